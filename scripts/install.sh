@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Install everything ragmeter needs on a fresh machine into ./.venv:
+# Python dependencies with the CPU build of torch (pinned in constraints.txt).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python_bin="${PYTHON:-$(command -v python3.11 || command -v python3)}"
+[ -x .venv/bin/python ] || "$python_bin" -m venv .venv
+
+pip_args=(--disable-pip-version-check --progress-bar off -c constraints.txt)
+# the CPU torch wheel lives in pip's local wheel folder on these machines
+if [ -d /opt/wheels ]; then pip_args+=(--find-links /opt/wheels); fi
+.venv/bin/python -m pip install "${pip_args[@]}" -e ".[dev,bench]"
+
+if .venv/bin/python -m pip list 2>/dev/null | grep -qi '^nvidia'; then
+  echo "install: CUDA packages were pulled in; torch must come from constraints.txt" >&2
+  exit 1
+fi
+.venv/bin/python -c "import torch, ragmeter; print('ragmeter', ragmeter.__version__, '| torch', torch.__version__)"

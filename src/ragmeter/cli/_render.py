@@ -1,0 +1,96 @@
+"""Rich rendering shared by CLI commands: progress bars and summary tables."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from ragmeter.reports import EvaluationReport
+
+__all__ = ["comparison_table", "null_reasons", "progress_bar", "summary_table"]
+
+
+@contextmanager
+def progress_bar(console: Console, total: int, label: str) -> Iterator[Any]:
+    """A progress bar over ``total`` results; yields a callback ``advance(n)``."""
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task(label, total=total)
+        yield lambda n: progress.advance(task, n)
+
+
+def _fmt(value: float | int | None, digits: int = 4) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def summary_table(report: EvaluationReport, title: str | None = None) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column("metric", style="bold")
+    table.add_column("mean", justify="right")
+    table.add_column("95% CI", justify="right")
+    table.add_column("scored", justify="right")
+    table.add_column("null", justify="right")
+    for name, stats in report.summary().items():
+        ci = (
+            "—"
+            if stats["ci95_low"] is None
+            else f"{stats['ci95_low']:.4f} – {stats['ci95_high']:.4f}"  # noqa: RUF001
+        )
+        nulls = int(stats["null"] or 0)
+        table.add_row(
+            name,
+            _fmt(stats["mean"]),
+            ci,
+            str(stats["count"]),
+            f"[yellow]{nulls}[/]" if nulls else "0",
+        )
+    return table
+
+
+def comparison_table(reports: Sequence[tuple[str, EvaluationReport]], title: str) -> Table:
+    """Means of several reports side by side, with the change from the first."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("metric", style="bold")
+    for label, _ in reports:
+        table.add_column(label, justify="right")
+    if len(reports) > 1:
+        table.add_column("change", justify="right")
+    summaries = [report.summary() for _, report in reports]
+    for name in reports[0][1].metric_names:
+        means = [s[name]["mean"] for s in summaries]
+        cells = [_fmt(m) for m in means]
+        if len(reports) > 1:
+            first, last = means[0], means[-1]
+            if first is None or last is None:
+                cells.append("—")
+            else:
+                delta = float(last) - float(first)
+                colour = "green" if delta > 0 else "red" if delta < 0 else "white"
+                cells.append(f"[{colour}]{delta:+.4f}[/]")
+        table.add_row(name, *cells)
+    return table
+
+
+def null_reasons(report: EvaluationReport, limit: int = 5) -> list[str]:
+    """The most common reasons for null scores, as ``"metric: reason (n)"`` lines."""
+    counts = Counter((r.metric_name, r.error or "") for r in report.errors())
+    return [f"{metric}: {reason} ({n})" for (metric, reason), n in counts.most_common(limit)]

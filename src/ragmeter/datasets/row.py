@@ -1,0 +1,172 @@
+"""One test case (a row) with canonical field names, validated before any work."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ragmeter.errors import DatasetError
+
+__all__ = ["FIELD_ALIASES", "Row", "row_from_mapping"]
+
+#: alias -> canonical field name (canonical names map to themselves).
+FIELD_ALIASES: dict[str, str] = {
+    "query": "query",
+    "question": "query",
+    "user_input": "query",
+    "doc_name": "doc_name",
+    "reference_contexts": "reference_contexts",
+    "factual": "reference_contexts",
+    "ground_truth_contexts": "reference_contexts",
+    "reference": "reference",
+    "ground_truth": "reference",
+    "answer_reference": "reference",
+    "response": "response",
+    "prediction": "response",
+    "answer": "response",
+    "retrieved_contexts": "retrieved_contexts",
+    "contexts": "retrieved_contexts",
+    "retrieved_ids": "retrieved_ids",
+    "reference_ids": "reference_ids",
+    "metadata": "metadata",
+}
+
+_EXPECTED: dict[str, str] = {
+    "query": "a non-empty string",
+    "doc_name": "a string or a list of strings",
+    "reference_contexts": "a list of strings",
+    "reference": "a string",
+    "response": "a string",
+    "retrieved_contexts": "a list of strings",
+    "retrieved_ids": "a list of strings (ids)",
+    "reference_ids": "a list of strings (ids)",
+    "metadata": "an object (dict)",
+}
+
+LIST_FIELDS = frozenset(
+    {"reference_contexts", "retrieved_contexts", "retrieved_ids", "reference_ids"}
+)
+
+
+class Row(BaseModel):
+    """A test case. ``extra`` holds input fields ragmeter does not know, carried through."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    query: str = Field(min_length=1)
+    doc_name: str | list[str] | None = None
+    reference_contexts: list[str] | None = None
+    reference: str | None = None
+    response: str | None = None
+    retrieved_contexts: list[str] | None = None
+    retrieved_ids: list[str] | None = None
+    reference_ids: list[str] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("retrieved_ids", "reference_ids", mode="before")
+    @classmethod
+    def _ids_as_strings(cls, value: Any) -> Any:
+        """Integer ids are common in IR data; accept them as their decimal string."""
+        if isinstance(value, list | tuple):
+            return [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
+        return value
+
+    def to_raw(self) -> dict[str, Any]:
+        """The row as a plain dict with canonical names, absent fields left out."""
+        raw = self.model_dump(exclude_none=True, exclude={"extra"})
+        if not raw.get("metadata"):
+            raw.pop("metadata", None)
+        raw.update(self.extra)
+        return raw
+
+
+def _is_missing(value: Any) -> bool:
+    if value is None:
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+def _canonical_fields(raw: Mapping[str, Any], row: int) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    given_as: dict[str, str] = {}
+    extra: dict[str, Any] = {}
+    for key, value in raw.items():
+        if not isinstance(key, str):
+            raise DatasetError(f"field names must be strings, got {key!r}", row=row)
+        canonical = FIELD_ALIASES.get(key)
+        if canonical is None:
+            extra[key] = value
+            continue
+        if _is_missing(value):
+            continue
+        if canonical in fields and fields[canonical] != value:
+            raise DatasetError(
+                f"given twice with different values, as '{given_as[canonical]}' and '{key}'",
+                row=row,
+                field=canonical,
+            )
+        fields[canonical] = value
+        given_as[canonical] = key
+    if extra:
+        fields["extra"] = extra
+    return fields
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+def row_from_mapping(
+    raw: Any, row: int, *, source: str | None = None, line: int | None = None
+) -> Row:
+    """Validate one input mapping into a ``Row``; a bad one raises ``DatasetError`` naming it."""
+    if not isinstance(raw, Mapping):
+        raise DatasetError(
+            f"expected an object with a 'query' field, got {_describe(raw)}",
+            row=row,
+            source=source,
+            line=line,
+        )
+    fields = _canonical_fields(raw, row)
+    if "query" not in fields:
+        raise DatasetError(
+            "missing; every row needs a query (aliases: question, user_input)",
+            row=row,
+            field="query",
+            source=source,
+            line=line,
+        )
+    try:
+        validated = Row.model_validate(fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = str(first["loc"][0]) if first["loc"] else None
+        bad = first.get("input")
+        expected = _EXPECTED.get(field or "", "a valid value")
+        if field in LIST_FIELDS and len(first["loc"]) > 1:
+            detail = f"expected {expected}; item {first['loc'][1]} is {_describe(bad)}"
+        else:
+            detail = f"expected {expected}, got {_describe(bad)}"
+        raise DatasetError(detail, row=row, field=field, source=source, line=line) from None
+    _check_ids_align(validated, row, source, line)
+    return validated
+
+
+def _check_ids_align(row_obj: Row, row: int, source: str | None, line: int | None) -> None:
+    ids, texts = row_obj.retrieved_ids, row_obj.retrieved_contexts
+    if ids is not None and texts is not None and len(ids) != len(texts):
+        raise DatasetError(
+            f"has {len(ids)} ids but retrieved_contexts has {len(texts)} items; "
+            "they must align one to one",
+            row=row,
+            field="retrieved_ids",
+            source=source,
+            line=line,
+        )

@@ -1,0 +1,83 @@
+"""Embeddings from any OpenAI-compatible ``/v1/embeddings`` endpoint, through the ``openai`` SDK."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+
+import numpy as np
+import openai
+
+from ragmeter.embeddings.base import normalize_rows
+from ragmeter.errors import ConfigError, EmbeddingError
+
+__all__ = ["OpenAIEmbedder"]
+
+
+class OpenAIEmbedder:
+    """Batches texts into requests of ``batch_size`` and sends up to ``max_concurrency`` at once."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        batch_size: int = 128,
+        max_concurrency: int = 4,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+    ) -> None:
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if key is None:
+            if base_url is None:
+                raise ConfigError(
+                    "the OpenAI embedder needs an API key (api_key or OPENAI_API_KEY) "
+                    "or the base_url of a server that needs none"
+                )
+            key = "no-key"  # local OpenAI-compatible servers often need none
+        if batch_size < 1 or max_concurrency < 1:
+            raise ConfigError("batch_size and max_concurrency must be at least 1")
+        self.model = model
+        self.base_url = base_url
+        self._batch_size = batch_size
+        self._max_concurrency = max_concurrency
+        self._client = openai.AsyncOpenAI(
+            base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries
+        )
+        self.requests = 0
+
+    @property
+    def name(self) -> str:
+        return self.model
+
+    async def _embed_batch(self, batch: list[str], semaphore: asyncio.Semaphore) -> np.ndarray:
+        async with semaphore:
+            try:
+                response = await self._client.embeddings.create(model=self.model, input=batch)
+            except openai.OpenAIError as exc:
+                where = self.base_url or "the OpenAI API"
+                raise EmbeddingError(f"embedding request to {where} failed: {exc}") from exc
+            self.requests += 1
+        data = sorted(response.data, key=lambda item: item.index)
+        if len(data) != len(batch):
+            raise EmbeddingError(
+                f"embedding server returned {len(data)} vectors for {len(batch)} texts"
+            )
+        return np.asarray([item.embedding for item in data], dtype=np.float32)
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        # the API rejects empty strings; a single space embeds as "nothing"
+        cleaned = [text if text.strip() else " " for text in texts]
+        semaphore = asyncio.Semaphore(self._max_concurrency)
+        batches = [
+            cleaned[i : i + self._batch_size] for i in range(0, len(cleaned), self._batch_size)
+        ]
+        parts = await asyncio.gather(*(self._embed_batch(b, semaphore) for b in batches))
+        return normalize_rows(np.concatenate(parts, axis=0))
+
+    async def aclose(self) -> None:
+        await self._client.close()

@@ -1,0 +1,81 @@
+"""The one error hierarchy: every failure ragmeter raises on purpose is a ``RagmeterError``."""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "DatasetError",
+    "EmbeddingError",
+    "JudgeError",
+    "MetricError",
+    "NotFoundError",
+    "RagmeterError",
+    "StoreError",
+]
+
+
+class RagmeterError(Exception):
+    """Root of every error ragmeter raises on purpose."""
+
+
+class ConfigError(RagmeterError):
+    """A setting, option or combination of options is invalid."""
+
+
+class DatasetError(RagmeterError):
+    """A dataset row is malformed or lacks what a chosen metric needs.
+
+    ``row`` is the 0-based row index (the ``row_index`` of results), ``field`` the canonical
+    field name, ``source`` the file or object the rows came from and ``line`` the line in
+    that file, when known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        row: int | None = None,
+        field: str | None = None,
+        source: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        self.row = row
+        self.field = field
+        self.source = source
+        self.line = line
+        self.reason = message
+        super().__init__(self._format(message))
+
+    def _format(self, message: str) -> str:
+        where: list[str] = []
+        if self.source is not None:
+            where.append(self.source if self.line is None else f"{self.source} line {self.line}")
+        if self.row is not None:
+            where.append(f"row {self.row}" if not where else f"(row {self.row})")
+        if self.field is not None:
+            where.append(f"field '{self.field}'")
+        prefix = " ".join(where)
+        return f"{prefix}: {message}" if prefix else message
+
+
+class MetricError(RagmeterError):
+    """A metric name cannot be resolved, or a metric is defined or parametrised wrongly."""
+
+
+class EmbeddingError(RagmeterError):
+    """An embedder could not be loaded or failed to embed."""
+
+
+class JudgeError(RagmeterError):
+    """A judge model could not be reached or configured."""
+
+
+class StoreError(RagmeterError):
+    """The run store failed."""
+
+
+class NotFoundError(RagmeterError, KeyError):
+    """A named thing (space, run, prompt, metric, ...) does not exist."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""

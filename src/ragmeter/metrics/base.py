@@ -1,0 +1,239 @@
+"""The metric hierarchy, shaped like DB-GPT's so its custom metrics run unchanged.
+
+::
+
+    EvaluationMetric
+    ├── LLMEvaluationMetric          (prediction = the response; asks a judge)
+    └── RetrieverEvaluationMetric    (prediction = the retrieved chunks)
+
+A subclass implements ``sync_compute`` (run off the event loop) or ``compute`` (async). Built-in
+metrics also implement ``compute_rows``, a batch path over all rows at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from abc import ABC
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from ragmeter.errors import MetricError
+
+if TYPE_CHECKING:
+    from ragmeter.datasets import Row
+    from ragmeter.metrics.context import EvaluationContext
+
+__all__ = [
+    "BaseEvaluationResult",
+    "EvaluationMetric",
+    "LLMEvaluationMetric",
+    "MetricOutcome",
+    "RetrieverEvaluationMetric",
+]
+
+P = TypeVar("P")
+C = TypeVar("C")
+
+
+class BaseEvaluationResult(BaseModel):
+    """What a metric returns for one row (DB-GPT's fields plus ``feedback``).
+
+    A ``score`` of ``None`` means "no score"; ``feedback`` should then say why.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    prediction: Any = None
+    contexts: Any = None
+    score: float | None = 0.0
+    passing: bool | None = None
+    metric_name: str | None = None
+    prediction_cost: int = 0
+    feedback: str | None = None
+
+
+@dataclass(slots=True)
+class MetricOutcome:
+    """One metric's verdict on one row, as the evaluation loop records it."""
+
+    score: float | None
+    passing: bool | None = None
+    feedback: str | None = None
+    error: str | None = None
+    prediction: Any = None
+    contexts: Any = None
+    cost: int = 0
+
+    @classmethod
+    def failed(cls, reason: str) -> MetricOutcome:
+        return cls(score=None, error=reason)
+
+    @classmethod
+    def from_result(cls, result: Any) -> MetricOutcome:
+        """Check a user metric's return value: NaN or no score becomes a null with a reason."""
+        if not isinstance(result, BaseEvaluationResult):
+            return cls.failed(
+                f"metric returned {type(result).__name__}, expected BaseEvaluationResult"
+            )
+        score = result.score
+        error = None
+        if score is not None and not math.isfinite(score):
+            error, score = f"metric returned a non-finite score ({score})", None
+        elif score is None:
+            error = result.feedback or "metric returned no score and gave no reason"
+        return cls(
+            score=None if score is None else float(score),
+            passing=result.passing,
+            feedback=result.feedback,
+            error=error,
+            prediction=result.prediction,
+            contexts=result.contexts,
+            cost=result.prediction_cost,
+        )
+
+
+class EvaluationMetric(ABC, Generic[P, C]):
+    """Base of every metric. ``name()`` is the class name; ``metric_name`` what results carry."""
+
+    #: One line shown by ``ragmeter metrics``; defaults to the docstring's first line.
+    description: ClassVar[str] = ""
+
+    _metric_name: str | None = None
+
+    @classmethod
+    def name(cls) -> str:
+        """The metric's class name, as DB-GPT reports it."""
+        return cls.__name__
+
+    @property
+    def metric_name(self) -> str:
+        """The name results carry: the spec it was created from (``ndcg@10``) or ``name()``."""
+        return self._metric_name or self.name()
+
+    @metric_name.setter
+    def metric_name(self, value: str) -> None:
+        self._metric_name = value
+
+    @classmethod
+    def describe(cls) -> str:
+        if cls.description:
+            return cls.description
+        doc = (cls.__doc__ or "").strip()
+        return doc.splitlines()[0] if doc else cls.__name__
+
+    async def compute(
+        self,
+        prediction: P,
+        contexts: Sequence[C] | None = None,
+        query: str | None = None,
+    ) -> BaseEvaluationResult:
+        """Score one row; by default runs ``sync_compute`` in a worker thread."""
+        return await asyncio.to_thread(self.sync_compute, prediction, contexts, query)
+
+    def sync_compute(
+        self,
+        prediction: P,
+        contexts: Sequence[C] | None = None,
+        query: str | None = None,
+    ) -> BaseEvaluationResult:
+        """Score one row synchronously."""
+        raise NotImplementedError(
+            f"{type(self).__name__} implements neither compute nor sync_compute"
+        )
+
+    # -- ragmeter's side: how a row feeds the metric ---------------------------------------
+
+    def check_implemented(self) -> None:
+        """Fail early when a subclass implements neither scoring method."""
+        cls = type(self)
+        if (
+            cls.compute is EvaluationMetric.compute
+            and cls.sync_compute is EvaluationMetric.sync_compute
+        ):
+            raise MetricError(f"{cls.__name__} implements neither compute nor sync_compute")
+
+    def missing_fields(self, row: Row) -> str | None:
+        """What the row lacks for this metric (a field description), or None."""
+        return None
+
+    def row_inputs(self, row: Row, ctx: EvaluationContext) -> tuple[Any, Any, str | None]:
+        """The ``(prediction, contexts, query)`` this metric is given for a row."""
+        raise NotImplementedError
+
+    async def compute_rows(
+        self, rows: Sequence[Row], ctx: EvaluationContext
+    ) -> list[MetricOutcome]:
+        """Score all rows; the default calls ``compute`` per row, concurrently, failures as data."""
+        semaphore = asyncio.Semaphore(ctx.max_concurrency)
+
+        async def one(row: Row) -> MetricOutcome:
+            async with semaphore:
+                prediction, contexts, query = self.row_inputs(row, ctx)
+                try:
+                    result = await self.compute(prediction, contexts, query)
+                except Exception as exc:  # a user metric's failure is that row's data
+                    outcome = MetricOutcome.failed(f"{type(exc).__name__}: {exc}")
+                else:
+                    outcome = MetricOutcome.from_result(result)
+                if outcome.prediction is None:
+                    outcome.prediction = prediction
+                if outcome.contexts is None:
+                    outcome.contexts = contexts
+                ctx.advance(1)
+                return outcome
+
+        return list(await asyncio.gather(*(one(row) for row in rows)))
+
+
+def overrides(obj: object, base: type, method: str) -> bool:
+    """Whether ``obj``'s class replaces ``base.method`` (a user subclass of a built-in)."""
+    return getattr(type(obj), method) is not getattr(base, method)
+
+
+class RetrieverEvaluationMetric(EvaluationMetric[list[str], str]):
+    """Scores retrieval: ``prediction`` is the retrieved chunks in rank order, ``contexts`` the
+    reference contexts of the row."""
+
+    #: Only the first ``top_k`` retrieved chunks count; None means the evaluation's default.
+    top_k: int | None = None
+
+    def effective_k(self, ctx: EvaluationContext) -> int | None:
+        return self.top_k if self.top_k is not None else ctx.top_k
+
+    def missing_fields(self, row: Row) -> str | None:
+        if row.retrieved_contexts is None:
+            return "retrieved_contexts"
+        if row.reference_contexts is None:
+            hint = " (doc_name needs a knowledge space)" if row.doc_name is not None else ""
+            return f"reference_contexts{hint}"
+        return None
+
+    def row_inputs(self, row: Row, ctx: EvaluationContext) -> tuple[Any, Any, str | None]:
+        retrieved = row.retrieved_contexts or []
+        k = self.effective_k(ctx)
+        return (retrieved[:k] if k is not None else retrieved), row.reference_contexts, row.query
+
+
+class LLMEvaluationMetric(EvaluationMetric[str, str]):
+    """Scores a response with a judge model: ``prediction`` is the response, ``contexts`` the
+    retrieved contexts. Subclasses give ``prompt_template`` and ``_parse_evaluate_response``."""
+
+    prompt_template: str = ""
+
+    def __init__(self, prompt_template: str | None = None) -> None:
+        if prompt_template is not None:
+            self.prompt_template = prompt_template
+
+    def missing_fields(self, row: Row) -> str | None:
+        return "response" if row.response is None else None
+
+    def row_inputs(self, row: Row, ctx: EvaluationContext) -> tuple[Any, Any, str | None]:
+        return row.response, row.retrieved_contexts, row.query
+
+    def _parse_evaluate_response(self, response: str) -> Any:
+        """Turn the judge's reply into a score (and optionally feedback)."""
+        raise NotImplementedError

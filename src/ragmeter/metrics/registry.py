@@ -1,0 +1,260 @@
+"""One registry keyed by (kind, name), and metric specs such as ``ndcg@10`` or
+``retrieval_similarity(reduce=first)@5`` that round-trip through their string."""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import logging
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any, TypeVar
+
+from ragmeter.errors import MetricError, NotFoundError
+from ragmeter.metrics.base import EvaluationMetric
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "MetricSpec",
+    "Registry",
+    "RegistryEntry",
+    "UnknownMetricError",
+    "create_metric",
+    "metric_entries",
+    "parse_metric_spec",
+    "register_metric",
+    "registry",
+]
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "ragmeter.metrics"
+ParamValue = str | int | float | bool
+
+
+class UnknownMetricError(MetricError, NotFoundError):
+    """No metric is registered under the requested name."""
+
+
+@dataclass(frozen=True)
+class RegistryEntry:
+    """A registered factory; ``aliases`` include the class name when it is a class."""
+
+    kind: str
+    name: str
+    factory: Callable[..., Any]
+    aliases: tuple[str, ...] = ()
+    description: str = ""
+
+    @property
+    def class_name(self) -> str | None:
+        return self.factory.__name__ if inspect.isclass(self.factory) else None
+
+    @property
+    def takes_k(self) -> bool:
+        try:
+            return "top_k" in inspect.signature(self.factory).parameters
+        except (TypeError, ValueError):
+            return False
+
+
+@dataclass
+class Registry:
+    """Factories keyed by (kind, lower-cased name or alias)."""
+
+    _entries: dict[tuple[str, str], RegistryEntry] = field(default_factory=dict)
+    _names: dict[tuple[str, str], str] = field(default_factory=dict)
+    _loaded_groups: set[str] = field(default_factory=set)
+
+    def add(self, entry: RegistryEntry) -> None:
+        keys = {entry.name.lower(), *(a.lower() for a in entry.aliases)}
+        for key in keys:
+            owner = self._names.get((entry.kind, key))
+            if owner is not None and owner != entry.name.lower():
+                raise MetricError(f"{entry.kind} name '{key}' is already registered by '{owner}'")
+        self._entries[(entry.kind, entry.name.lower())] = entry
+        for key in keys:
+            self._names[(entry.kind, key)] = entry.name.lower()
+
+    def remove(self, kind: str, name: str) -> None:
+        canonical = self._names.get((kind, name.lower()))
+        if canonical is None:
+            return
+        self._entries.pop((kind, canonical), None)
+        for key in [k for k, v in self._names.items() if k[0] == kind and v == canonical]:
+            del self._names[key]
+
+    def get(self, kind: str, name: str) -> RegistryEntry:
+        self._load_entry_points(kind)
+        canonical = self._names.get((kind, name.lower()))
+        if canonical is None:
+            known = sorted(e.name for (k, _), e in self._entries.items() if k == kind)
+            close = difflib.get_close_matches(
+                name.lower(), [n for k, n in self._names if k == kind]
+            )
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            raise UnknownMetricError(f"unknown {kind} '{name}'.{hint} Known: {', '.join(known)}")
+        return self._entries[(kind, canonical)]
+
+    def entries(self, kind: str) -> list[RegistryEntry]:
+        self._load_entry_points(kind)
+        return sorted((e for (k, _), e in self._entries.items() if k == kind), key=lambda e: e.name)
+
+    def _load_entry_points(self, kind: str) -> None:
+        if kind != "metric" or ENTRY_POINT_GROUP in self._loaded_groups:
+            return
+        self._loaded_groups.add(ENTRY_POINT_GROUP)
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            try:
+                target = ep.load()
+            except Exception as exc:  # a broken plugin must not break every other metric
+                log.warning("cannot load metric entry point %s = %s: %s", ep.name, ep.value, exc)
+                continue
+            if (kind, ep.name.lower()) in self._names:
+                continue  # registered on import by its own decorator
+            self.add(_entry_for("metric", ep.name, target, (), None))
+
+
+registry = Registry()
+
+T = TypeVar("T")
+
+
+def _entry_for(
+    kind: str,
+    name: str,
+    factory: Callable[..., Any],
+    aliases: Iterable[str],
+    description: str | None,
+) -> RegistryEntry:
+    names = list(aliases)
+    if inspect.isclass(factory) and factory.__name__.lower() != name.lower():
+        names.append(factory.__name__)
+    if description is None:
+        describe = getattr(factory, "describe", None)
+        description = describe() if callable(describe) else (factory.__doc__ or "").strip()
+        description = description.splitlines()[0] if description else ""
+    return RegistryEntry(kind, name, factory, tuple(names), description)
+
+
+def register_metric(
+    name: str | Callable[..., Any] | None = None,
+    *,
+    aliases: Iterable[str] = (),
+    description: str | None = None,
+) -> Any:
+    """Register a metric class or factory: ``@register_metric`` or ``@register_metric("name")``."""
+
+    def decorate(factory: Callable[..., T]) -> Callable[..., T]:
+        key = name if isinstance(name, str) else _snake_case(factory.__name__)
+        registry.add(_entry_for("metric", key, factory, aliases, description))
+        return factory
+
+    if callable(name):
+        return decorate(name)
+    return decorate
+
+
+def metric_entries() -> list[RegistryEntry]:
+    """Every registered metric, built-in, decorated and from entry points, by name."""
+    return registry.entries("metric")
+
+
+def _snake_case(text: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", text).lower()
+
+
+# -- specs -------------------------------------------------------------------------------
+
+_SPEC = re.compile(
+    r"^\s*(?P<name>[A-Za-z_][\w.\-]*)\s*(?:\((?P<params>[^()]*)\))?\s*(?:@\s*(?P<k>\d+))?\s*$"
+)
+_PARAM = re.compile(r"^\s*(?P<key>[A-Za-z_]\w*)\s*=\s*(?P<value>[^,]*?)\s*$")
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A parsed metric name: ``name(key=value, ...)@k``."""
+
+    name: str
+    params: tuple[tuple[str, ParamValue], ...] = ()
+    k: int | None = None
+
+    def __str__(self) -> str:
+        text = self.name
+        if self.params:
+            text += "(" + ",".join(f"{k}={_format_value(v)}" for k, v in self.params) + ")"
+        if self.k is not None:
+            text += f"@{self.k}"
+        return text
+
+
+def _parse_value(text: str) -> ParamValue:
+    lowered = text.lower()
+    if lowered in {"true", "false"}:
+        return lowered == "true"
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return text.strip("'\"")
+
+
+def _format_value(value: ParamValue) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def parse_metric_spec(text: str) -> MetricSpec:
+    """Parse ``ndcg@10``, ``RetrieverMRRMetric`` or ``mrr(match=overlap)@5``; never eval'd."""
+    match = _SPEC.match(text)
+    if match is None:
+        raise MetricError(
+            f"cannot parse metric '{text}'; expected name, name@k or name(key=value,...)@k"
+        )
+    params: list[tuple[str, ParamValue]] = []
+    if match["params"] and match["params"].strip():
+        for part in match["params"].split(","):
+            pm = _PARAM.match(part)
+            if pm is None:
+                raise MetricError(f"cannot parse parameter '{part.strip()}' in metric '{text}'")
+            params.append((pm["key"], _parse_value(pm["value"])))
+    k = int(match["k"]) if match["k"] is not None else None
+    if k is not None and k < 1:
+        raise MetricError(f"metric '{text}': @k must be at least 1")
+    return MetricSpec(match["name"], tuple(params), k)
+
+
+def create_metric(spec: str | MetricSpec, *, top_k: int | None = None) -> Any:
+    """Build a metric from its spec; ``top_k`` is the default cut-off for metrics without ``@k``.
+
+    Results carry the DB-GPT class name when the metric was asked for by class name, else the
+    canonical spec (``MRR@10`` -> ``mrr@10``).
+    """
+    parsed = parse_metric_spec(spec) if isinstance(spec, str) else spec
+    entry = registry.get("metric", parsed.name)
+    kwargs: dict[str, Any] = dict(parsed.params)
+    k = parsed.k
+    if k is not None and not entry.takes_k:
+        raise MetricError(f"metric '{entry.name}' takes no @k cut-off")
+    by_class_name = entry.class_name is not None and parsed.name.lower() == entry.class_name.lower()
+    if k is None and top_k is not None and entry.takes_k:
+        kwargs["top_k"] = top_k
+        shown_k = None if by_class_name else top_k
+    else:
+        shown_k = k
+        if k is not None:
+            kwargs["top_k"] = k
+    try:
+        metric = entry.factory(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise MetricError(f"metric '{parsed}': {exc}") from exc
+    if not isinstance(metric, EvaluationMetric):
+        raise MetricError(
+            f"metric '{entry.name}' built a {type(metric).__name__}, not an EvaluationMetric"
+        )
+    base = entry.class_name if by_class_name and entry.class_name else entry.name
+    metric.metric_name = str(MetricSpec(base, parsed.params, shown_k))
+    return metric

@@ -1,0 +1,126 @@
+"""Relevance judgements: which retrieved items are relevant, for all rows at once.
+
+The result is a rank-ordered boolean matrix (rows x positions, padded with False) plus the
+number of relevant items per row. Each relevant item is credited once, at its best rank:
+a repeated id or text later in the list counts as not relevant, as trec_eval (whose runs
+cannot repeat a document) would have it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import compress
+
+import numpy as np
+
+__all__ = ["Judgements", "judge_exact", "judge_overlap", "overlap_coefficient", "tokens"]
+
+
+@dataclass(frozen=True, slots=True)
+class Judgements:
+    """``relevant[i, j]``: the j-th retrieved item of row i is relevant (False past its end)."""
+
+    relevant: np.ndarray  # (rows, width) bool
+    n_retrieved: np.ndarray  # (rows,) int64
+    n_relevant: np.ndarray  # (rows,) int64
+
+    @property
+    def rows(self) -> int:
+        return int(self.relevant.shape[0])
+
+
+def _pack(flat: np.ndarray, lengths: np.ndarray, n_relevant: np.ndarray) -> Judgements:
+    rows = len(lengths)
+    width = int(lengths.max()) if rows else 0
+    if rows and int(lengths.min()) == width:
+        matrix = flat.reshape(rows, width)
+    else:
+        matrix = np.zeros((rows, width), dtype=bool)
+        matrix[np.arange(width) < lengths[:, None]] = flat
+    return Judgements(matrix, lengths, n_relevant)
+
+
+def judge_exact(
+    retrieved: Sequence[Sequence[str]], relevant: Sequence[Collection[str]]
+) -> Judgements:
+    """Relevance by equality (ids, or texts from the same space), vectorised per row."""
+    rows = len(retrieved)
+    if len(relevant) != rows:
+        raise ValueError(f"{rows} retrieved lists but {len(relevant)} relevant sets")
+    lengths = np.fromiter(map(len, retrieved), dtype=np.int64, count=rows)
+    n_relevant = np.empty(rows, dtype=np.int64)
+    parts: list[bytes] = []
+    append = parts.append
+    for i, (ret, rel) in enumerate(zip(retrieved, relevant, strict=True)):
+        wanted = rel if isinstance(rel, set | frozenset) else set(rel)
+        n_relevant[i] = len(wanted)
+        mask = bytes(map(wanted.__contains__, ret))
+        hits = mask.count(1)
+        if hits > 1:
+            found = list(compress(ret, mask))
+            if len(set(found)) != hits:  # a relevant item repeated: credit its first rank only
+                mask = _first_occurrences(ret, wanted)
+        append(mask)
+    flat = np.frombuffer(b"".join(parts), dtype=bool)
+    return _pack(flat, lengths, n_relevant)
+
+
+def _first_occurrences(ret: Sequence[str], wanted: Collection[str]) -> bytes:
+    seen: set[str] = set()
+    out = bytearray(len(ret))
+    for j, item in enumerate(ret):
+        if item in wanted and item not in seen:
+            seen.add(item)
+            out[j] = 1
+    return bytes(out)
+
+
+_TOKEN = re.compile(
+    r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
+)
+
+
+@lru_cache(maxsize=65536)
+def tokens(text: str) -> frozenset[str]:
+    """Lower-cased word tokens; each Han character is a token of its own."""
+    return frozenset(_TOKEN.findall(text.lower()))
+
+
+def overlap_coefficient(a: frozenset[str], b: frozenset[str]) -> float:
+    """|A ∩ B| / min(|A|, |B|): how much of the smaller text the larger one contains."""
+    if not a or not b:
+        return 0.0
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    return len(small & large) / len(small)
+
+
+def judge_overlap(
+    retrieved: Sequence[Sequence[str]],
+    references: Sequence[Sequence[str]],
+    threshold: float = 0.8,
+) -> Judgements:
+    """Relevance for differently chunked texts: a retrieved chunk is relevant when its token
+    overlap coefficient with a reference context not yet credited is at least ``threshold``.
+    Each reference is credited to its best-ranked match only (so recall stays <= 1)."""
+    rows = len(retrieved)
+    lengths = np.fromiter(map(len, retrieved), dtype=np.int64, count=rows)
+    n_relevant = np.empty(rows, dtype=np.int64)
+    parts: list[bytes] = []
+    for i, (ret, refs) in enumerate(zip(retrieved, references, strict=True)):
+        ref_tokens = [tokens(r) for r in dict.fromkeys(refs)]
+        n_relevant[i] = len(ref_tokens)
+        credited = [False] * len(ref_tokens)
+        mask = bytearray(len(ret))
+        for j, chunk in enumerate(ret):
+            chunk_tokens = tokens(chunk)
+            for r, ref in enumerate(ref_tokens):
+                if not credited[r] and overlap_coefficient(chunk_tokens, ref) >= threshold:
+                    credited[r] = True
+                    mask[j] = 1
+                    break
+        parts.append(bytes(mask))
+    flat = np.frombuffer(b"".join(parts), dtype=bool)
+    return _pack(flat, lengths, n_relevant)

@@ -1,0 +1,117 @@
+"""RetrieverSimilarityMetric: how close the retrieved chunks are, in meaning, to the references."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+from ragmeter.datasets import Row
+from ragmeter.embeddings import Embedder
+from ragmeter.metrics.base import (
+    BaseEvaluationResult,
+    MetricOutcome,
+    RetrieverEvaluationMetric,
+    overrides,
+)
+from ragmeter.metrics.context import EvaluationContext
+from ragmeter.metrics.registry import register_metric
+from ragmeter.metrics.retrieval.ranking import NO_RELEVANT_REASON
+
+__all__ = ["RetrieverSimilarityMetric"]
+
+Reduce = Literal["max", "first", "mean"]
+
+
+@register_metric("retrieval_similarity", aliases=("similarity",))
+class RetrieverSimilarityMetric(RetrieverEvaluationMetric):
+    """Similarity = mean over retrieved chunks of cosine(E(chunk), E(reference)), reduced over
+    references by max (default), first (DB-GPT) or mean.
+
+    Nothing retrieved scores 0; no reference context gives a null score with a reason.
+    Embeddings of all rows are computed in one batched call.
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        top_k: int | None = None,
+        reduce: Reduce = "max",
+    ) -> None:
+        if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
+            raise ValueError(f"top_k must be a positive integer, got {top_k!r}")
+        if reduce not in ("max", "first", "mean"):
+            raise ValueError(f"reduce must be max, first or mean, got {reduce!r}")
+        self.embedder = embedder
+        self.top_k = top_k
+        self.reduce: Reduce = reduce
+
+    def _score(self, retrieved: np.ndarray, references: np.ndarray) -> float:
+        if self.reduce == "first":
+            references = references[:1]
+        similarity = retrieved @ references.T  # rows are unit vectors: cosine similarity
+        per_chunk = similarity.max(axis=1) if self.reduce == "max" else similarity.mean(axis=1)
+        return float(per_chunk.mean())
+
+    def _outcome(
+        self, retrieved: list[str], references: list[str], vectors: dict[str, np.ndarray]
+    ) -> MetricOutcome:
+        if not references:
+            return MetricOutcome(
+                score=None, error=NO_RELEVANT_REASON, prediction=retrieved, contexts=references
+            )
+        if not retrieved:
+            return MetricOutcome(score=0.0, prediction=retrieved, contexts=references)
+        score = self._score(
+            np.stack([vectors[t] for t in retrieved]), np.stack([vectors[t] for t in references])
+        )
+        return MetricOutcome(score=score, prediction=retrieved, contexts=references)
+
+    async def compute_rows(
+        self, rows: Sequence[Row], ctx: EvaluationContext
+    ) -> list[MetricOutcome]:
+        if overrides(self, RetrieverSimilarityMetric, "sync_compute") or overrides(
+            self, RetrieverSimilarityMetric, "compute"
+        ):
+            return await super().compute_rows(rows, ctx)
+        inputs = [self.row_inputs(row, ctx) for row in rows]
+        texts = list(dict.fromkeys(t for ret, refs, _ in inputs for t in [*ret, *(refs or [])]))
+        if self.embedder is not None:
+            matrix = await self.embedder.embed(texts) if texts else np.zeros((0, 0))
+        else:
+            matrix = await ctx.embed(texts)
+        vectors = dict(zip(texts, matrix, strict=True))
+        outcomes = [self._outcome(list(ret), list(refs or []), vectors) for ret, refs, _ in inputs]
+        ctx.advance(len(rows))
+        return outcomes
+
+    async def compute(
+        self,
+        prediction: list[str],
+        contexts: Sequence[str] | None = None,
+        query: str | None = None,
+    ) -> BaseEvaluationResult:
+        """Score one row (DB-GPT's call shape); ``contexts`` are the reference contexts."""
+        ctx = EvaluationContext(embedder=self.embedder, top_k=self.top_k)
+        retrieved = list(prediction or [])
+        if self.top_k is not None:
+            retrieved = retrieved[: self.top_k]
+        texts = list(dict.fromkeys([*retrieved, *(contexts or [])]))
+        matrix = await ctx.embed(texts)
+        outcome = self._outcome(
+            retrieved, list(contexts or []), dict(zip(texts, matrix, strict=True))
+        )
+        return BaseEvaluationResult(
+            prediction=prediction, contexts=contexts, score=outcome.score, feedback=outcome.error
+        )
+
+    def sync_compute(
+        self,
+        prediction: list[str],
+        contexts: Sequence[str] | None = None,
+        query: str | None = None,
+    ) -> BaseEvaluationResult:
+        """Blocking form of ``compute``; call ``compute`` from async code instead."""
+        return asyncio.run(self.compute(prediction, contexts, query))

@@ -1,0 +1,176 @@
+"""``evaluate`` / ``aevaluate``: dataset -> metrics -> report, every row checked before any work."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import time
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from typing import Any, TypeVar
+
+from ragmeter.datasets import Dataset, Row, load_dataset
+from ragmeter.embeddings import Embedder
+from ragmeter.errors import ConfigError, DatasetError, MetricError
+from ragmeter.metrics.base import EvaluationMetric, LLMEvaluationMetric, MetricOutcome
+from ragmeter.metrics.context import EvaluationContext
+from ragmeter.metrics.registry import create_metric
+from ragmeter.reports import EvaluationReport, ResultRecord
+
+__all__ = ["MetricLike", "aevaluate", "check_rows", "evaluate", "resolve_metrics"]
+
+MetricLike = str | EvaluationMetric[Any, Any] | type[EvaluationMetric[Any, Any]]
+T = TypeVar("T")
+
+
+def resolve_metrics(
+    metrics: str | Iterable[MetricLike], *, top_k: int | None = None
+) -> list[EvaluationMetric[Any, Any]]:
+    """Turn names (``"mrr@10,ndcg@10"`` or a list), instances or classes into metric instances."""
+    items: list[Any] = (
+        [m.strip() for m in metrics.split(",") if m.strip()]
+        if isinstance(metrics, str)
+        else list(metrics)
+    )
+    if not items:
+        raise MetricError("no metrics given")
+    resolved: list[EvaluationMetric[Any, Any]] = []
+    for item in items:
+        if isinstance(item, str):
+            metric = create_metric(item, top_k=top_k)
+        elif isinstance(item, EvaluationMetric):
+            metric = item
+        elif isinstance(item, type) and issubclass(item, EvaluationMetric):
+            metric = item()
+        else:
+            raise MetricError(
+                f"expected a metric name, EvaluationMetric instance or class, got {item!r}"
+            )
+        metric.check_implemented()
+        resolved.append(metric)
+    names = [m.metric_name for m in resolved]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise MetricError(f"metric given twice: {', '.join(duplicates)}")
+    return resolved
+
+
+def check_rows(dataset: Dataset, metrics: Sequence[EvaluationMetric[Any, Any]]) -> None:
+    """Raise ``DatasetError`` for the first row lacking what a metric needs, before any work."""
+    for index, row in enumerate(dataset):
+        for metric in metrics:
+            missing = metric.missing_fields(row)
+            if missing is not None:
+                raise DatasetError(
+                    f"metric '{metric.metric_name}' needs {missing}, which this row lacks",
+                    row=index,
+                    field=missing.split()[0],
+                    source=dataset.source,
+                    line=dataset.line_of(index),
+                )
+
+
+async def _outcomes(
+    metric: EvaluationMetric[Any, Any], rows: Sequence[Row], ctx: EvaluationContext
+) -> list[MetricOutcome]:
+    try:
+        outcomes = await metric.compute_rows(rows, ctx)
+    except Exception as exc:  # the metric failed as a whole: every row says why, nothing is lost
+        reason = f"{type(exc).__name__}: {exc}"
+        ctx.advance(len(rows))
+        return [MetricOutcome.failed(reason) for _ in rows]
+    if len(outcomes) != len(rows):
+        reason = f"metric returned {len(outcomes)} results for {len(rows)} rows"
+        return [MetricOutcome.failed(reason) for _ in rows]
+    return outcomes
+
+
+async def aevaluate(
+    rows: Any,
+    metrics: str | Iterable[MetricLike],
+    *,
+    embedder: Embedder | None = None,
+    judge: Any = None,
+    top_k: int | None = None,
+    max_concurrency: int = 16,
+    on_progress: Callable[[int], None] | None = None,
+) -> EvaluationReport:
+    """Evaluate ``rows`` (path, DataFrame, list of dicts or Dataset) with ``metrics``.
+
+    ``top_k`` cuts retrieved lists for metrics without their own ``@k``; ``on_progress`` is
+    called with the number of row x metric results finished since its last call.
+    """
+    if top_k is not None and top_k < 1:
+        raise ConfigError(f"top_k must be at least 1, got {top_k}")
+    dataset = load_dataset(rows)
+    resolved = resolve_metrics(metrics, top_k=top_k)
+    check_rows(dataset, resolved)
+    if judge is None:
+        needing = [m.metric_name for m in resolved if isinstance(m, LLMEvaluationMetric)]
+        if needing:
+            raise ConfigError(f"metrics {', '.join(needing)} need a judge model; none was given")
+    ctx = EvaluationContext(
+        top_k=top_k,
+        embedder=embedder,
+        judge=judge,
+        max_concurrency=max_concurrency,
+        on_progress=on_progress,
+    )
+    started = time.perf_counter()
+    row_list = list(dataset)
+    per_metric = await asyncio.gather(*(_outcomes(m, row_list, ctx) for m in resolved))
+    raws = [row.to_raw() for row in row_list]
+    records = [
+        ResultRecord(
+            row_index=i,
+            metric_name=metric.metric_name,
+            score=outcome.score,
+            passing=outcome.passing,
+            feedback=outcome.feedback,
+            error=outcome.error if outcome.score is None else None,
+            prediction=outcome.prediction,
+            contexts=outcome.contexts,
+            prediction_cost=outcome.cost,
+            query=row_list[i].query,
+            raw_dataset=raws[i],
+        )
+        for i in range(len(row_list))
+        for metric, outcomes in zip(resolved, per_metric, strict=True)
+        for outcome in (outcomes[i],)
+    ]
+    names = [m.metric_name for m in resolved]
+    return EvaluationReport(records, names, len(row_list), time.perf_counter() - started)
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion from sync code, also when an event loop is running
+    (a notebook): then it runs on a worker thread with a loop of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def evaluate(
+    rows: Any,
+    metrics: str | Iterable[MetricLike],
+    *,
+    embedder: Embedder | None = None,
+    judge: Any = None,
+    top_k: int | None = None,
+    max_concurrency: int = 16,
+    on_progress: Callable[[int], None] | None = None,
+) -> EvaluationReport:
+    """Blocking form of ``aevaluate``."""
+    return run_sync(
+        aevaluate(
+            rows,
+            metrics,
+            embedder=embedder,
+            judge=judge,
+            top_k=top_k,
+            max_concurrency=max_concurrency,
+            on_progress=on_progress,
+        )
+    )
