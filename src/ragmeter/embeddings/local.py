@@ -62,6 +62,14 @@ def load_model(path: Path, device: str = "cpu") -> Any:
         return model
 
 
+def _dimension(model: Any) -> int:
+    # sentence-transformers renamed the method; support both spellings
+    getter = (
+        getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    )
+    return int(getter() or 0)
+
+
 class LocalEmbedder:
     """Sentence-transformers on CPU; encoding runs in a worker thread, never on the event loop."""
 
@@ -84,7 +92,7 @@ class LocalEmbedder:
         """Embed in the calling thread (batched by sentence-transformers)."""
         model = load_model(self.path, self._device)
         if not texts:
-            return np.zeros((0, model.get_sentence_embedding_dimension() or 0), dtype=np.float32)
+            return np.zeros((0, _dimension(model)), dtype=np.float32)
         with _encode_locks[(str(self.path), self._device)]:
             vectors = model.encode(
                 list(texts),

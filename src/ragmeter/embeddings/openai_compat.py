@@ -55,7 +55,9 @@ class OpenAIEmbedder:
     async def _embed_batch(self, batch: list[str], semaphore: asyncio.Semaphore) -> np.ndarray:
         async with semaphore:
             try:
-                response = await self._client.embeddings.create(model=self.model, input=batch)
+                response = await self._client.embeddings.create(
+                    model=self.model, input=batch, encoding_format="float"
+                )
             except openai.OpenAIError as exc:
                 where = self.base_url or "the OpenAI API"
                 raise EmbeddingError(f"embedding request to {where} failed: {exc}") from exc

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from ragmeter.errors import MetricError
+from ragmeter.errors import JudgeError, MetricError
+from ragmeter.judge.base import Judge
 
 if TYPE_CHECKING:
     from ragmeter.datasets import Row
@@ -220,19 +221,62 @@ class RetrieverEvaluationMetric(EvaluationMetric[list[str], str]):
 
 class LLMEvaluationMetric(EvaluationMetric[str, str]):
     """Scores a response with a judge model: ``prediction`` is the response, ``contexts`` the
-    retrieved contexts. Subclasses give ``prompt_template`` and ``_parse_evaluate_response``."""
+    retrieved contexts. Subclasses give ``prompt_template`` (with ``{query}``, ``{context}``,
+    ``{answer}``) and ``_parse_evaluate_response``, which returns a score, a
+    ``(score, feedback)`` pair or a ``BaseEvaluationResult``."""
 
     prompt_template: str = ""
+    judge: Judge | None = None
 
-    def __init__(self, prompt_template: str | None = None) -> None:
+    def __init__(self, prompt_template: str | None = None, judge: Judge | None = None) -> None:
         if prompt_template is not None:
             self.prompt_template = prompt_template
+        if judge is not None:
+            self.judge = judge
 
     def missing_fields(self, row: Row) -> str | None:
         return "response" if row.response is None else None
 
     def row_inputs(self, row: Row, ctx: EvaluationContext) -> tuple[Any, Any, str | None]:
         return row.response, row.retrieved_contexts, row.query
+
+    def format_prompt(
+        self, prediction: str, contexts: Sequence[str] | None, query: str | None
+    ) -> str:
+        return self.prompt_template.format(
+            query=query or "", context="\n".join(contexts or []), answer=prediction or ""
+        )
+
+    async def compute(
+        self,
+        prediction: str,
+        contexts: Sequence[str] | None = None,
+        query: str | None = None,
+    ) -> BaseEvaluationResult:
+        """Ask the judge with the formatted prompt and parse its reply."""
+        judge = self.judge
+        if judge is None:
+            raise JudgeError(f"{self.metric_name} has no judge model")
+        reply = await judge.complete(self.format_prompt(prediction, contexts, query))
+        parsed = self._parse_evaluate_response(reply)
+        if isinstance(parsed, BaseEvaluationResult):
+            return parsed
+        feedback = None
+        if isinstance(parsed, tuple):
+            parsed, feedback = parsed[0], (parsed[1] if len(parsed) > 1 else None)
+        return BaseEvaluationResult(
+            prediction=prediction,
+            contexts=contexts,
+            score=None if parsed is None else float(parsed),
+            feedback=None if feedback is None else str(feedback),
+        )
+
+    async def compute_rows(
+        self, rows: Sequence[Row], ctx: EvaluationContext
+    ) -> list[MetricOutcome]:
+        if self.judge is None:
+            self.judge = ctx.judge
+        return await super().compute_rows(rows, ctx)
 
     def _parse_evaluate_response(self, response: str) -> Any:
         """Turn the judge's reply into a score (and optionally feedback)."""

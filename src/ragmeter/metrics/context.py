@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
@@ -37,6 +38,7 @@ class EvaluationContext:
         self._on_progress = on_progress
         self._shared: dict[Hashable, Any] = {}
         self._vectors: dict[str, np.ndarray] = {}
+        self._embed_lock = asyncio.Lock()
 
     @property
     def embedder(self) -> Embedder:
@@ -60,10 +62,11 @@ class EvaluationContext:
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors for ``texts`` in order; each distinct text is embedded once per evaluation,
         all new ones in a single batched call."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
-        if missing:
-            vectors = await self.embedder.embed(missing)
-            self._vectors.update(zip(missing, vectors, strict=True))
+        async with self._embed_lock:  # metrics running side by side share one request
+            missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+            if missing:
+                vectors = await self.embedder.embed(missing)
+                self._vectors.update(zip(missing, vectors, strict=True))
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([self._vectors[t] for t in texts])

@@ -105,7 +105,11 @@ async def aevaluate(
     resolved = resolve_metrics(metrics, top_k=top_k)
     check_rows(dataset, resolved)
     if judge is None:
-        needing = [m.metric_name for m in resolved if isinstance(m, LLMEvaluationMetric)]
+        needing = [
+            m.metric_name
+            for m in resolved
+            if isinstance(m, LLMEvaluationMetric) and m.judge is None
+        ]
         if needing:
             raise ConfigError(f"metrics {', '.join(needing)} need a judge model; none was given")
     ctx = EvaluationContext(

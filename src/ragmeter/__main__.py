@@ -1,0 +1,5 @@
+"""``python -m ragmeter`` runs the command line."""
+
+from ragmeter.cli import main
+
+main()

@@ -1,0 +1,135 @@
+"""The ``ragmeter`` command as a user runs it: a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RAGMETER = [sys.executable, "-m", "ragmeter"]
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "200", "NO_COLOR": "1"}
+    return subprocess.run(
+        [*RAGMETER, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300
+    )
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    rows = [
+        {"query": "q1", "retrieved_ids": ["a", "b", "c"], "reference_ids": ["b"]},
+        {"query": "q2", "retrieved_ids": ["x", "y"], "reference_ids": ["x", "z"]},
+        {"query": "q3", "retrieved_ids": ["m"], "reference_ids": []},
+    ]
+    path = tmp_path / "qa.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_eval_prints_summary_and_writes_results(dataset: Path, tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    result = run(
+        "eval",
+        str(dataset),
+        "--metrics",
+        "mrr,ndcg,RetrieverHitRateMetric",
+        "--top-k",
+        "2",
+        "--out",
+        str(out),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "mrr@2" in result.stdout
+    assert "ndcg@2" in result.stdout
+    assert "RetrieverHitRateMetric" in result.stdout
+    assert "0.7500" in result.stdout  # mean mrr@2 over the two scored rows: (0.5 + 1) / 2
+    assert "3 result(s) have no score" in result.stdout
+    assert "no relevant item" in result.stdout
+    lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 9
+    assert {x["metric_name"] for x in lines} == {"mrr@2", "ndcg@2", "RetrieverHitRateMetric"}
+
+
+def test_bad_row_is_one_clear_line_and_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(
+        '{"query": "ok", "contexts": ["a"], "factual": ["a"]}\n{"query": "q", "contexts": "oops"}\n'
+    )
+    result = run("eval", str(path), "--metrics", "mrr")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "bad.jsonl line 2 (row 1) field 'retrieved_contexts'" in lines[0]
+    assert "expected a list of strings" in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_row_lacking_a_metric_field_names_row_metric_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "qa.jsonl"
+    path.write_text('{"query": "q", "doc_name": "awel.md", "contexts": ["a"]}\n')
+    result = run("eval", str(path), "--metrics", "hit_rate@5")
+    assert result.returncode == 2
+    assert "row 0" in result.stderr
+    assert "'hit_rate@5'" in result.stderr
+    assert "reference_contexts" in result.stderr
+
+
+def test_unknown_metric_lists_known_ones(dataset: Path) -> None:
+    result = run("eval", str(dataset), "--metrics", "mrr,ndgc@10")
+    assert result.returncode == 2
+    assert "unknown metric 'ndgc'" in result.stderr
+    assert "retrieval_similarity" in result.stderr
+
+
+def test_metrics_lists_every_registered_metric() -> None:
+    result = run("metrics")
+    assert result.returncode == 0
+    for name in ("hit_rate", "mrr", "precision", "recall", "ndcg", "map", "retrieval_similarity",
+                 "RetrieverHitRateMetric", "RetrieverMRRMetric", "RetrieverSimilarityMetric"):  # fmt: skip
+        assert name in result.stdout
+    assert "Mean reciprocal rank" in result.stdout
+
+
+def test_eval_with_remote_embeddings(dataset: Path, tmp_path: Path, embedding_server) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "texts.csv"
+    path.write_text(
+        'question,contexts,factual\nq1,"[""awel operator layer"", ""sunny weather""]","[""awel layer""]"\n'
+    )
+    result = run(
+        "eval", str(path), "-m", "RetrieverSimilarityMetric",
+        "--embedding-base-url", embedding_server.base_url, "--embedding-model", "hash-64",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "RetrieverSimilarityMetric" in result.stdout
+    assert len(embedding_server.requests) == 1
+
+
+def test_seed_custom_metric_example_runs() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "custom_metric.py")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "RetrieverMRRMetric [0.5, 1.0, 0.0]" in result.stdout
+    assert "mrr [0.5, 1.0, 0.0]" in result.stdout
+
+
+@pytest.mark.slow
+def test_demo_runs_offline() -> None:
+    result = run("demo")
+    assert result.returncode == 0, result.stderr
+    for text in (
+        "baseline (10 rows)",
+        "reranked (10 rows)",
+        "baseline vs reranked",
+        "RetrieverSimilarityMetric",
+        "ndcg@5",
+    ):
+        assert text in result.stdout
