@@ -16,6 +16,7 @@ from ragmeter.metrics.retrieval import (
     RetrieverNDCGMetric,
     RetrieverPrecisionMetric,
     RetrieverRecallMetric,
+    judge_exact,
 )
 
 ids = st.sampled_from([f"d{i}" for i in range(12)])
@@ -97,3 +98,27 @@ def test_per_row_sync_compute_matches_batch(
             single = metric.sync_compute(ret, rel).score
             assert single is not None
             assert math.isclose(single, batch[f"{name}@{k}"][row], abs_tol=1e-12)
+
+
+def _naive_relevance(ret: list[str], rel: list[str]) -> list[bool]:
+    seen: set[str] = set()
+    out = []
+    for item in ret:
+        out.append(item in rel and item not in seen)
+        if item in rel:
+            seen.add(item)
+    return out
+
+
+@given(runs())
+@settings(max_examples=300, deadline=None)
+def test_judge_matches_naive_reference_with_repeats(
+    run: tuple[list[list[str]], list[list[str]]],
+) -> None:
+    retrieved, relevant = run
+    judgements = judge_exact(retrieved, relevant)
+    for row, (ret, rel) in enumerate(zip(retrieved, relevant, strict=True)):
+        expected = _naive_relevance(ret, rel)
+        assert judgements.relevant[row, : len(ret)].tolist() == expected
+        assert not judgements.relevant[row, len(ret) :].any()
+        assert judgements.n_relevant[row] == len(set(rel))

@@ -12,7 +12,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import compress
+from itertools import repeat
 
 import numpy as np
 
@@ -46,36 +46,27 @@ def _pack(flat: np.ndarray, lengths: np.ndarray, n_relevant: np.ndarray) -> Judg
 def judge_exact(
     retrieved: Sequence[Sequence[str]], relevant: Sequence[Collection[str]]
 ) -> Judgements:
-    """Relevance by equality (ids, or texts from the same space), vectorised per row."""
+    """Relevance by equality (ids, or texts from the same space) for all rows.
+
+    One C-level pass per row: ``pending.pop(item, 0)`` yields 1 the first time a relevant
+    item appears and removes it, so a repeat later in the list yields 0. Each row's dict is
+    built right before use, while it is in cache.
+    """
     rows = len(retrieved)
     if len(relevant) != rows:
         raise ValueError(f"{rows} retrieved lists but {len(relevant)} relevant sets")
     lengths = np.fromiter(map(len, retrieved), dtype=np.int64, count=rows)
-    n_relevant = np.empty(rows, dtype=np.int64)
-    parts: list[bytes] = []
-    append = parts.append
-    for i, (ret, rel) in enumerate(zip(retrieved, relevant, strict=True)):
-        wanted = rel if isinstance(rel, set | frozenset) else set(rel)
-        n_relevant[i] = len(wanted)
-        mask = bytes(map(wanted.__contains__, ret))
-        hits = mask.count(1)
-        if hits > 1:
-            found = list(compress(ret, mask))
-            if len(set(found)) != hits:  # a relevant item repeated: credit its first rank only
-                mask = _first_occurrences(ret, wanted)
-        append(mask)
-    flat = np.frombuffer(b"".join(parts), dtype=bool)
-    return _pack(flat, lengths, n_relevant)
-
-
-def _first_occurrences(ret: Sequence[str], wanted: Collection[str]) -> bytes:
-    seen: set[str] = set()
-    out = bytearray(len(ret))
-    for j, item in enumerate(ret):
-        if item in wanted and item not in seen:
-            seen.add(item)
-            out[j] = 1
-    return bytes(out)
+    counts: list[int] = []
+    count = counts.append
+    mask = bytearray()
+    extend = mask.extend
+    zeros = repeat(0)
+    for ret, rel in zip(retrieved, relevant, strict=True):
+        pending = dict.fromkeys(rel, 1)
+        count(len(pending))
+        extend(map(pending.pop, ret, zeros))
+    flat = np.frombuffer(mask, dtype=bool)
+    return _pack(flat, lengths, np.array(counts, dtype=np.int64))
 
 
 _TOKEN = re.compile(

@@ -97,12 +97,13 @@ def ndcg(j: Judgements, k: int | None = None) -> np.ndarray:
 
 def average_precision(j: Judgements, k: int | None = None) -> np.ndarray:
     cut = _cut(j, k)
-    width = cut.shape[1]
-    if width == 0:
+    rows, ranks = np.nonzero(cut)  # row-major: each row's hits in rank order
+    if len(rows) == 0:
         return _undefined_where_no_relevant(np.zeros(j.rows), j)
-    running_hits = np.cumsum(cut, axis=1, dtype=np.float64)
-    precision_at = running_hits / np.arange(1, width + 1, dtype=np.float64)
-    total = (precision_at * cut).sum(axis=1)
+    first_of_row = np.searchsorted(rows, rows, side="left")
+    hits_so_far = np.arange(1, len(rows) + 1) - first_of_row
+    precision_at_hits = hits_so_far / (ranks + 1.0)
+    total = np.bincount(rows, weights=precision_at_hits, minlength=j.rows)
     return _undefined_where_no_relevant(_safe_divide(total, j.n_relevant), j)
 
 
