@@ -228,3 +228,13 @@ def test_llm_metric_subclass_as_the_seed_describes() -> None:
     assert failed.score is None
     assert failed.error is not None
     assert "ValueError" in failed.error
+
+
+def test_reused_llm_metric_takes_each_evaluations_judge() -> None:
+    metric = ZeroToFive()
+    rows = [{"query": "q1", "answer": "a1"}]
+    first = ragmeter.evaluate(rows, [metric], judge=ScriptedJudge({"Q: q1": "2\nmeh"}))
+    second = ragmeter.evaluate(rows, [metric], judge=ScriptedJudge({"Q: q1": "5\ngreat"}))
+    assert first.scores("ZeroToFive") == [2.0]
+    assert second.scores("ZeroToFive") == [5.0]
+    assert metric.judge is None

@@ -226,7 +226,9 @@ class LLMEvaluationMetric(EvaluationMetric[str, str]):
     ``(score, feedback)`` pair or a ``BaseEvaluationResult``."""
 
     prompt_template: str = ""
+    #: a judge fixed for this metric; None means the evaluation's judge
     judge: Judge | None = None
+    _evaluation_judge: Judge | None = None
 
     def __init__(self, prompt_template: str | None = None, judge: Judge | None = None) -> None:
         if prompt_template is not None:
@@ -254,7 +256,7 @@ class LLMEvaluationMetric(EvaluationMetric[str, str]):
         query: str | None = None,
     ) -> BaseEvaluationResult:
         """Ask the judge with the formatted prompt and parse its reply."""
-        judge = self.judge
+        judge = self.judge or self._evaluation_judge
         if judge is None:
             raise JudgeError(f"{self.metric_name} has no judge model")
         reply = await judge.complete(self.format_prompt(prediction, contexts, query))
@@ -274,8 +276,7 @@ class LLMEvaluationMetric(EvaluationMetric[str, str]):
     async def compute_rows(
         self, rows: Sequence[Row], ctx: EvaluationContext
     ) -> list[MetricOutcome]:
-        if self.judge is None:
-            self.judge = ctx.judge
+        self._evaluation_judge = ctx.judge  # per evaluation; never overrides self.judge
         return await super().compute_rows(rows, ctx)
 
     def _parse_evaluate_response(self, response: str) -> Any:
