@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from ragmeter.judge.scripted import ScriptedJudgeServer
 from tests.integration.embedding_server import EmbeddingServer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -14,3 +16,18 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 def embedding_server() -> Iterator[EmbeddingServer]:
     with EmbeddingServer() as server:
         yield server
+
+
+@pytest.fixture
+def judge_server() -> Iterator[ScriptedJudgeServer]:
+    """The scripted judge on a free port of 127.0.0.1, in this process."""
+    with ScriptedJudgeServer() as server:
+        yield server
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh ``$RAGMETER_HOME`` (store, config) for this test."""
+    path = tmp_path / "home"
+    monkeypatch.setenv("RAGMETER_HOME", str(path))
+    return path

@@ -59,7 +59,7 @@ def test_to_pandas_and_to_jsonl(tmp_path: Path) -> None:
     frame = report.to_pandas()
     assert list(frame.columns) == [
         "row_index", "metric_name", "score", "passing", "feedback", "error",
-        "prediction", "contexts", "prediction_cost", "query", "raw_dataset",
+        "prediction", "contexts", "prediction_cost", "query", "raw_dataset", "cost",
     ]  # fmt: skip
     assert len(frame) == 402
     path = report.to_jsonl(tmp_path / "out" / "results.jsonl")

@@ -20,7 +20,13 @@ from rich.table import Table
 
 from ragmeter.reports import EvaluationReport
 
-__all__ = ["comparison_table", "null_reasons", "progress_bar", "summary_table"]
+__all__ = [
+    "comparison_table",
+    "null_reasons",
+    "progress_bar",
+    "summary_table",
+    "usage_line",
+]
 
 
 @contextmanager
@@ -53,7 +59,7 @@ def summary_table(report: EvaluationReport, title: str | None = None) -> Table:
         ci = (
             "—"
             if stats["ci95_low"] is None
-            else f"{stats['ci95_low']:.4f} – {stats['ci95_high']:.4f}"  # noqa: RUF001
+            else f"{stats['ci95_low']:.4f} – {stats['ci95_high']:.4f}"
         )
         nulls = int(stats["null"] or 0)
         table.add_row(
@@ -94,3 +100,24 @@ def null_reasons(report: EvaluationReport, limit: int = 5) -> list[str]:
     """The most common reasons for null scores, as ``"metric: reason (n)"`` lines."""
     counts = Counter((r.metric_name, r.error or "") for r in report.errors())
     return [f"{metric}: {reason} ({n})" for (metric, reason), n in counts.most_common(limit)]
+
+
+def usage_line(usage: dict[str, float], rows: int, seconds: float) -> str:
+    """One line of judge cost: requests, cache hits, tokens, per row and in total."""
+    per_row = max(rows, 1)
+    requests = usage.get("requests", 0.0)
+    prompt = usage.get("prompt_tokens", 0.0)
+    completion = usage.get("completion_tokens", 0.0)
+    parts = [
+        f"judge: {requests:g} requests ({requests / per_row:.2f}/row)",
+        f"{usage.get('cached', 0.0):g} from cache",
+        f"{prompt:g} prompt tokens ({prompt / per_row:.0f}/row)",
+        f"{completion:g} completion tokens",
+    ]
+    if usage.get("retries"):
+        parts.append(f"{usage['retries']:g} retries")
+    if usage.get("reasks"):
+        parts.append(f"{usage['reasks']:g} re-asks")
+    parts.append(f"{usage.get('embedding_requests', 0.0):g} embedding calls")
+    parts.append(f"{seconds:.1f}s ({rows / seconds if seconds else 0:.1f} rows/s)")
+    return " · ".join(parts)

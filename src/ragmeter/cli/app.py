@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -13,12 +12,12 @@ from rich.console import Console
 from rich.table import Table
 
 from ragmeter import __version__
-from ragmeter.cli._render import null_reasons, progress_bar, summary_table
+from ragmeter.cli._render import null_reasons, progress_bar, summary_table, usage_line
 from ragmeter.datasets import load_dataset
-from ragmeter.embeddings import Embedder, OpenAIEmbedder
 from ragmeter.errors import ConfigError, DatasetError, MetricError, RagmeterError
 from ragmeter.metrics import metric_entries
-from ragmeter.runs import evaluate, resolve_metrics
+from ragmeter.runs import check_rows, evaluate, resolve_metrics
+from ragmeter.runs.judges import embedder_from_config, judge_from_config
 
 __all__ = ["app", "main"]
 
@@ -70,14 +69,6 @@ def _root(
     """Evaluate RAG pipelines and LLM agents."""
 
 
-def _embedder(base_url: str | None, model: str | None, key_env: str) -> Embedder | None:
-    if base_url is None and model is None:
-        return None  # the local MiniLM, loaded only if a metric needs it
-    if model is None:
-        raise ConfigError("--embedding-base-url needs --embedding-model")
-    return OpenAIEmbedder(model, base_url=base_url, api_key=os.environ.get(key_env))
-
-
 @app.command("eval")
 @_handles_errors
 def eval_command(
@@ -92,34 +83,83 @@ def eval_command(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write one JSON line per row x metric.")
     ] = None,
+    judge_model: Annotated[
+        str | None,
+        typer.Option(
+            help="Judge: a [models.NAME] of ragmeter.toml, or the model id at --judge-base-url."
+        ),
+    ] = None,
+    judge_base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible endpoint of the judge (no config needed).")
+    ] = None,
+    judge_api_key_env: Annotated[
+        str | None, typer.Option(help="Environment variable holding the judge's API key.")
+    ] = None,
+    judge_timeout: Annotated[
+        float | None, typer.Option(min=0.1, help="Seconds before a judge request is given up.")
+    ] = None,
+    plan: Annotated[
+        str, typer.Option(help="fused (fewest requests) or separate (one task per request).")
+    ] = "fused",
+    language: Annotated[
+        str, typer.Option(help="Judge prompt language: auto (from each row), en or zh.")
+    ] = "auto",
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Ask the judge even when a reply is cached.")
+    ] = False,
     embedding_base_url: Annotated[
         str | None, typer.Option(help="OpenAI-compatible embeddings endpoint (default: local).")
     ] = None,
     embedding_model: Annotated[
-        str | None, typer.Option(help="Embedding model name at --embedding-base-url.")
+        str | None,
+        typer.Option(help="Embedding model: a [models.NAME], or the id at --embedding-base-url."),
     ] = None,
     embedding_api_key_env: Annotated[
-        str, typer.Option(help="Environment variable holding the embeddings API key.")
-    ] = "OPENAI_API_KEY",
+        str | None, typer.Option(help="Environment variable holding the embeddings API key.")
+    ] = None,
     max_concurrency: Annotated[
-        int, typer.Option(min=1, help="Rows scored at once by per-row metrics.")
+        int, typer.Option(min=1, help="Judge requests (and per-row metrics) in flight at once.")
     ] = 16,
 ) -> None:
     """Evaluate a dataset with metrics; print a summary table and write the results."""
+    if plan not in ("fused", "separate"):
+        raise ConfigError(f"--plan must be fused or separate, got {plan!r}")
+    if language not in ("auto", "en", "zh"):
+        raise ConfigError(f"--language must be auto, en or zh, got {language!r}")
     dataset = load_dataset(data)
     resolved = resolve_metrics(metrics, top_k=top_k)
-    embedder = _embedder(embedding_base_url, embedding_model, embedding_api_key_env)
+    check_rows(dataset, resolved)
+    judge = None
+    if judge_model is not None:
+        judge = judge_from_config(
+            judge_model,
+            base_url=judge_base_url,
+            api_key_env=judge_api_key_env,
+            max_concurrency=max_concurrency,
+            timeout=judge_timeout,
+            cache=not no_cache,
+        )
+    elif judge_base_url is not None:
+        raise ConfigError("--judge-base-url needs --judge-model, the model id to ask")
+    embedder = embedder_from_config(
+        embedding_model, base_url=embedding_base_url, api_key_env=embedding_api_key_env
+    )
     total = len(dataset) * len(resolved)
     with progress_bar(console, total, "evaluating") as advance:
         report = evaluate(
             dataset,
             resolved,
             embedder=embedder,
+            judge=judge,
             top_k=top_k,
             max_concurrency=max_concurrency,
             on_progress=advance,
+            plan=plan,  # type: ignore[arg-type]
+            language=language,  # type: ignore[arg-type]
         )
     console.print(summary_table(report, title=f"{data} · {report.rows} rows"))
+    if judge is not None and report.usage is not None:
+        console.print(usage_line(report.usage, report.rows, report.seconds), highlight=False)
     _print_nulls(report)
     if out is not None:
         report.to_jsonl(out)
@@ -162,6 +202,54 @@ def demo_command(
     from ragmeter.cli.demo import run_demo
 
     run_demo(console, out)
+
+
+@app.command("judge-server")
+@_handles_errors
+def judge_server_command(
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 8765,
+    latency_ms: Annotated[
+        float, typer.Option(min=0, help="Delay before every reply, like a real model.")
+    ] = 0.0,
+    faults: Annotated[
+        str,
+        typer.Option(
+            help="Inject faults into chat replies, e.g. "
+            "malformed=0.3,rate_limit=0.1,server_error=0.05,hang=0.02."
+        ),
+    ] = "",
+    hang_seconds: Annotated[float, typer.Option(min=0, help="How long a hang lasts.")] = 30.0,
+    retry_after: Annotated[
+        float, typer.Option(min=0, help="Retry-After seconds sent with a 429.")
+    ] = 1.0,
+    seed: Annotated[int, typer.Option(help="Seed of the fault draws.")] = 0,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", help="Do not print a line per request.")
+    ] = False,
+) -> None:
+    """Serve a scripted, OpenAI-compatible judge (chat + embeddings) for dry runs and tests.
+
+    It answers ragmeter's prompts with deterministic verdicts and reports tokens, so a run
+    against it shows what a real model would be asked, at no cost.
+    """
+    from ragmeter.judge.scripted import ScriptedJudgeServer, parse_faults
+
+    plan = parse_faults(faults, hang_seconds=hang_seconds, retry_after=retry_after, seed=seed)
+    log = None if quiet else (lambda line: console.print(line, highlight=False))
+    server = ScriptedJudgeServer(host, port, latency_ms=latency_ms, faults=plan, log=log)
+    console.print(
+        f"scripted judge at {server.url} (model: any name, e.g. scripted); Ctrl-C stops it",
+        highlight=False,
+    )
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stats = server.snapshot()
+        server.stop()
+        console.print(f"served: {stats}", highlight=False)
 
 
 def main() -> None:

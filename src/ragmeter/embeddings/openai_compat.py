@@ -43,10 +43,20 @@ class OpenAIEmbedder:
         self.base_url = base_url
         self._batch_size = batch_size
         self._max_concurrency = max_concurrency
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries
-        )
+        self._client_options = {
+            "base_url": base_url,
+            "api_key": key,
+            "timeout": timeout,
+            "max_retries": max_retries,
+        }
+        self._client: openai.AsyncOpenAI | None = None
         self.requests = 0
+
+    def _ensure_client(self) -> openai.AsyncOpenAI:
+        """The client, made on first use in the running event loop (again after ``aclose``)."""
+        if self._client is None:
+            self._client = openai.AsyncOpenAI(**self._client_options)  # type: ignore[arg-type]
+        return self._client
 
     @property
     def name(self) -> str:
@@ -55,7 +65,7 @@ class OpenAIEmbedder:
     async def _embed_batch(self, batch: list[str], semaphore: asyncio.Semaphore) -> np.ndarray:
         async with semaphore:
             try:
-                response = await self._client.embeddings.create(
+                response = await self._ensure_client().embeddings.create(
                     model=self.model, input=batch, encoding_format="float"
                 )
             except openai.OpenAIError as exc:
@@ -82,4 +92,7 @@ class OpenAIEmbedder:
         return normalize_rows(np.concatenate(parts, axis=0))
 
     async def aclose(self) -> None:
-        await self._client.close()
+        """Close the connections; the next call opens new ones."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None

@@ -8,6 +8,16 @@ from ragmeter.metrics.base import (
     RetrieverEvaluationMetric,
 )
 from ragmeter.metrics.context import EvaluationContext
+from ragmeter.metrics.llm import (
+    AnswerCorrectnessMetric,
+    AnswerRelevancyMetric,
+    ContextPrecisionMetric,
+    ContextRecallMetric,
+    CriteriaMetric,
+    FaithfulnessMetric,
+    PlannedMetric,
+    ResponseRelevancyMetric,
+)
 from ragmeter.metrics.registry import (
     MetricSpec,
     UnknownMetricError,
@@ -29,12 +39,20 @@ from ragmeter.metrics.retrieval import (
 )
 
 __all__ = [
+    "AnswerCorrectnessMetric",
+    "AnswerRelevancyMetric",
     "BaseEvaluationResult",
+    "ContextPrecisionMetric",
+    "ContextRecallMetric",
+    "CriteriaMetric",
     "EvaluationContext",
     "EvaluationMetric",
+    "FaithfulnessMetric",
     "LLMEvaluationMetric",
     "MetricOutcome",
     "MetricSpec",
+    "PlannedMetric",
+    "ResponseRelevancyMetric",
     "RetrieverEvaluationMetric",
     "RetrieverHitRateMetric",
     "RetrieverMAPMetric",

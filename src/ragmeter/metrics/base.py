@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ragmeter.errors import JudgeError, MetricError
 from ragmeter.judge.base import Judge
+from ragmeter.judge.usage import Usage
 
 if TYPE_CHECKING:
     from ragmeter.datasets import Row
@@ -68,6 +69,8 @@ class MetricOutcome:
     prediction: Any = None
     contexts: Any = None
     cost: int = 0
+    #: judge usage charged to this result (requests, tokens, latency), if a judge was asked
+    usage: dict[str, float] | None = None
 
     @classmethod
     def failed(cls, reason: str) -> MetricOutcome:
@@ -222,10 +225,12 @@ class RetrieverEvaluationMetric(EvaluationMetric[list[str], str]):
 class LLMEvaluationMetric(EvaluationMetric[str, str]):
     """Scores a response with a judge model: ``prediction`` is the response, ``contexts`` the
     retrieved contexts. Subclasses give ``prompt_template`` (with ``{query}``, ``{context}``,
-    ``{answer}``) and ``_parse_evaluate_response``, which returns a score, a
-    ``(score, feedback)`` pair or a ``BaseEvaluationResult``."""
+    ``{answer}``), or ``prompt_templates`` by language, and ``_parse_evaluate_response``, which
+    returns a score, a ``(score, feedback)`` pair or a ``BaseEvaluationResult``."""
 
     prompt_template: str = ""
+    #: templates by language ("en", "zh"), used when ``prompt_template`` is empty
+    prompt_templates: ClassVar[dict[str, str]] = {}
     #: a judge fixed for this metric; None means the evaluation's judge
     judge: Judge | None = None
     _evaluation_judge: Judge | None = None
@@ -242,10 +247,20 @@ class LLMEvaluationMetric(EvaluationMetric[str, str]):
     def row_inputs(self, row: Row, ctx: EvaluationContext) -> tuple[Any, Any, str | None]:
         return row.response, row.retrieved_contexts, row.query
 
+    def template(self, language: str = "en") -> str:
+        """The prompt template for ``language``: the explicit one, else the language's own."""
+        if self.prompt_template:
+            return self.prompt_template
+        return self.prompt_templates.get(language) or self.prompt_templates.get("en", "")
+
     def format_prompt(
-        self, prediction: str, contexts: Sequence[str] | None, query: str | None
+        self,
+        prediction: str,
+        contexts: Sequence[str] | None,
+        query: str | None,
+        language: str = "en",
     ) -> str:
-        return self.prompt_template.format(
+        return self.template(language).format(
             query=query or "", context="\n".join(contexts or []), answer=prediction or ""
         )
 
@@ -260,25 +275,70 @@ class LLMEvaluationMetric(EvaluationMetric[str, str]):
         if judge is None:
             raise JudgeError(f"{self.metric_name} has no judge model")
         reply = await judge.complete(self.format_prompt(prediction, contexts, query))
+        return self._result(reply, prediction, contexts)
+
+    def _result(self, reply: str, prediction: Any, contexts: Any) -> BaseEvaluationResult:
         parsed = self._parse_evaluate_response(reply)
         if isinstance(parsed, BaseEvaluationResult):
             return parsed
         feedback = None
         if isinstance(parsed, tuple):
             parsed, feedback = parsed[0], (parsed[1] if len(parsed) > 1 else None)
+        if parsed is None and feedback is None:
+            feedback = f"could not read a score from the judge's reply: {reply[:200]!r}"
         return BaseEvaluationResult(
             prediction=prediction,
             contexts=contexts,
             score=None if parsed is None else float(parsed),
+            passing=self.passing(None if parsed is None else float(parsed)),
             feedback=None if feedback is None else str(feedback),
         )
+
+    def passing(self, score: float | None) -> bool | None:
+        """Whether a score passes; None (no opinion) unless a subclass sets a threshold."""
+        return None
 
     async def compute_rows(
         self, rows: Sequence[Row], ctx: EvaluationContext
     ) -> list[MetricOutcome]:
         self._evaluation_judge = ctx.judge  # per evaluation; never overrides self.judge
-        return await super().compute_rows(rows, ctx)
+        if overrides(self, LLMEvaluationMetric, "compute"):
+            return await super().compute_rows(rows, ctx)
+        judge = self.judge or ctx.judge
+        if judge is None:
+            raise JudgeError(f"{self.metric_name} has no judge model")
+        semaphore = asyncio.Semaphore(ctx.max_concurrency)
+
+        async def one(row: Row) -> MetricOutcome:
+            prediction, contexts, query = self.row_inputs(row, ctx)
+            language = ctx.language_of(row)
+            usage = Usage()
+            async with semaphore:
+                try:
+                    prompt = self.format_prompt(prediction, contexts, query, language)
+                    reply = await ask_text(judge, prompt, usage)
+                    outcome = MetricOutcome.from_result(self._result(reply, prediction, contexts))
+                except Exception as exc:  # the row's failure is data, with its reason
+                    outcome = MetricOutcome.failed(f"{type(exc).__name__}: {exc}")
+            outcome.prediction = prediction if outcome.prediction is None else outcome.prediction
+            outcome.contexts = contexts if outcome.contexts is None else outcome.contexts
+            outcome.usage = usage.to_dict()
+            outcome.cost = usage.tokens
+            ctx.advance(1)
+            return outcome
+
+        return list(await asyncio.gather(*(one(row) for row in rows)))
 
     def _parse_evaluate_response(self, response: str) -> Any:
         """Turn the judge's reply into a score (and optionally feedback)."""
         raise NotImplementedError
+
+
+async def ask_text(judge: Any, prompt: str, usage: Usage) -> str:
+    """Free text from ``judge``: the engine's counted call, or a plain ``complete``."""
+    if hasattr(judge, "ask_text"):
+        reply: str = await judge.ask_text(prompt, usage)
+        return reply
+    usage.add(Usage(requests=1))
+    text: str = await judge.complete(prompt)
+    return text

@@ -4,22 +4,29 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 
 from ragmeter.embeddings import Embedder, LocalEmbedder
+from ragmeter.judge.tasks import Language, detect_language
+from ragmeter.judge.usage import Usage
+
+if TYPE_CHECKING:
+    from ragmeter.datasets import Row
 
 __all__ = ["EvaluationContext"]
 
 T = TypeVar("T")
+_EMBED_BATCH = 256
+_EMBED_WAIT_S = 0.02
 
 
 class EvaluationContext:
     """Created once per evaluation and handed to every metric.
 
-    Work that several metrics need (relevance judgements, embeddings of the same texts) is
-    done once and kept here for the length of the evaluation.
+    Work that several metrics need (relevance judgements, judge tasks, embeddings of the same
+    texts) is done once and kept here for the length of the evaluation.
     """
 
     def __init__(
@@ -30,15 +37,23 @@ class EvaluationContext:
         judge: Any = None,
         max_concurrency: int = 16,
         on_progress: Callable[[int], None] | None = None,
+        plan: Literal["fused", "separate"] = "fused",
+        language: Literal["auto", "en", "zh"] = "auto",
     ) -> None:
         self.top_k = top_k
         self.judge = judge
         self.max_concurrency = max_concurrency
+        self.plan = plan
+        self.language = language
+        self.metrics: list[Any] = []
+        self.embedding_usage = Usage()
         self._embedder = embedder
         self._on_progress = on_progress
         self._shared: dict[Hashable, Any] = {}
         self._vectors: dict[str, np.ndarray] = {}
-        self._embed_lock = asyncio.Lock()
+        self._pending: dict[str, asyncio.Future[np.ndarray]] = {}
+        self._batch: list[str] = []
+        self._flush_handle: asyncio.TimerHandle | None = None
 
     @property
     def embedder(self) -> Embedder:
@@ -46,6 +61,12 @@ class EvaluationContext:
         if self._embedder is None:
             self._embedder = LocalEmbedder()
         return self._embedder
+
+    def language_of(self, row: Row) -> Language:
+        """The prompt language for a row: the setting, or detected from its query and response."""
+        if self.language != "auto":
+            return self.language
+        return detect_language(row.query, row.response)
 
     def advance(self, results: int) -> None:
         """Report that ``results`` more row x metric results are done."""
@@ -60,13 +81,47 @@ class EvaluationContext:
         return value
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors for ``texts`` in order; each distinct text is embedded once per evaluation,
-        all new ones in a single batched call."""
-        async with self._embed_lock:  # metrics running side by side share one request
-            missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
-            if missing:
-                vectors = await self.embedder.embed(missing)
-                self._vectors.update(zip(missing, vectors, strict=True))
+        """Vectors for ``texts`` in order. Each distinct text is embedded once per evaluation;
+        texts asked for by concurrent callers (rows, metrics) within a few milliseconds go out
+        in one batched request."""
+        loop = asyncio.get_running_loop()
+        for text in dict.fromkeys(texts):
+            if text not in self._vectors and text not in self._pending:
+                self._pending[text] = loop.create_future()
+                self._batch.append(text)
+        if len(self._batch) >= _EMBED_BATCH:
+            self._flush_now()
+        elif self._batch and self._flush_handle is None:
+            self._flush_handle = loop.call_later(_EMBED_WAIT_S, self._flush_now)
+        waiting = [self._pending[t] for t in texts if t not in self._vectors]
+        if waiting:
+            await asyncio.gather(*waiting)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([self._vectors[t] for t in texts])
+
+    def _flush_now(self) -> None:
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+        batch, self._batch = self._batch, []
+        if batch:
+            task = asyncio.ensure_future(self._embed_batch(batch))
+            self._shared.setdefault("_embed_tasks", set()).add(task)
+            task.add_done_callback(self._shared["_embed_tasks"].discard)
+
+    async def _embed_batch(self, batch: list[str]) -> None:
+        try:
+            vectors = await self.embedder.embed(batch)
+        except Exception as exc:  # every waiter gets the error; the texts can be asked again
+            for text in batch:
+                future = self._pending.pop(text)
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        self.embedding_usage.add(Usage(embedding_requests=1))
+        for text, vector in zip(batch, vectors, strict=True):
+            self._vectors[text] = vector
+            future = self._pending.pop(text)
+            if not future.done():
+                future.set_result(vector)

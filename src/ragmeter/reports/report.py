@@ -37,6 +37,8 @@ class ResultRecord:
     prediction_cost: int
     query: str
     raw_dataset: dict[str, Any]
+    #: judge usage charged to this result: requests, cached, tokens, latency_ms (None: no judge)
+    cost: dict[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -46,9 +48,16 @@ class EvaluationReport:
     """Results of ``evaluate``: ``scores``, ``summary``, ``to_pandas``, ``to_jsonl``."""
 
     def __init__(
-        self, records: list[ResultRecord], metric_names: list[str], rows: int, seconds: float
+        self,
+        records: list[ResultRecord],
+        metric_names: list[str],
+        rows: int,
+        seconds: float,
+        usage: dict[str, float] | None = None,
     ) -> None:
         self._records = records
+        #: what the run cost the judge and the embedder (None when no judge was used)
+        self.usage = usage
         self.metric_names = list(metric_names)
         self.rows = rows
         self.seconds = seconds

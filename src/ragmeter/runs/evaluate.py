@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from ragmeter.datasets import Dataset, Row, load_dataset
 from ragmeter.embeddings import Embedder
-from ragmeter.errors import ConfigError, DatasetError, MetricError
+from ragmeter.errors import ConfigError, DatasetError, JudgeError, MetricError
+from ragmeter.judge.plan import PlanKind
+from ragmeter.judge.usage import Usage
 from ragmeter.metrics.base import EvaluationMetric, LLMEvaluationMetric, MetricOutcome
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import create_metric
 from ragmeter.reports import EvaluationReport, ResultRecord
+from ragmeter.runs.judges import judge_from_config
 
 __all__ = ["MetricLike", "aevaluate", "check_rows", "evaluate", "resolve_metrics"]
 
@@ -93,17 +97,27 @@ async def aevaluate(
     top_k: int | None = None,
     max_concurrency: int = 16,
     on_progress: Callable[[int], None] | None = None,
+    plan: PlanKind = "fused",
+    language: Literal["auto", "en", "zh"] = "auto",
 ) -> EvaluationReport:
     """Evaluate ``rows`` (path, DataFrame, list of dicts or Dataset) with ``metrics``.
 
-    ``top_k`` cuts retrieved lists for metrics without their own ``@k``; ``on_progress`` is
-    called with the number of row x metric results finished since its last call.
+    ``judge`` is a ``JudgeEngine``, any object with ``complete(prompt)``, or a model name
+    from ``ragmeter.toml``. ``top_k`` cuts retrieved lists for metrics without their own
+    ``@k``; ``on_progress`` is called with the number of row x metric results finished since
+    its last call; ``plan`` and ``language`` steer the judge prompts.
     """
     if top_k is not None and top_k < 1:
         raise ConfigError(f"top_k must be at least 1, got {top_k}")
     dataset = load_dataset(rows)
     resolved = resolve_metrics(metrics, top_k=top_k)
     check_rows(dataset, resolved)
+    if plan not in ("fused", "separate"):
+        raise ConfigError(f"plan must be 'fused' or 'separate', got {plan!r}")
+    if language not in ("auto", "en", "zh"):
+        raise ConfigError(f"language must be auto, en or zh, got {language!r}")
+    if isinstance(judge, str):
+        judge = judge_from_config(judge, max_concurrency=max_concurrency)
     if judge is None:
         needing = [
             m.metric_name
@@ -118,10 +132,20 @@ async def aevaluate(
         judge=judge,
         max_concurrency=max_concurrency,
         on_progress=on_progress,
+        plan=plan,
+        language=language,
     )
+    ctx.metrics = resolved
+    before = _judge_usage(judge)
     started = time.perf_counter()
     row_list = list(dataset)
-    per_metric = await asyncio.gather(*(_outcomes(m, row_list, ctx) for m in resolved))
+    try:
+        per_metric = await asyncio.gather(*(_outcomes(m, row_list, ctx) for m in resolved))
+    finally:  # connections belong to this event loop; clients reopen on their next use
+        for client in (judge, embedder):
+            aclose = getattr(client, "aclose", None)
+            if aclose is not None:
+                await aclose()
     raws = [row.to_raw() for row in row_list]
     records = [
         ResultRecord(
@@ -136,13 +160,35 @@ async def aevaluate(
             prediction_cost=outcome.cost,
             query=row_list[i].query,
             raw_dataset=raws[i],
+            cost=outcome.usage,
         )
         for i in range(len(row_list))
         for metric, outcomes in zip(resolved, per_metric, strict=True)
         for outcome in (outcomes[i],)
     ]
+    seconds = time.perf_counter() - started
+    fatal = getattr(judge, "fatal", None)
+    if fatal:
+        raise JudgeError(fatal)
+    usage = _run_usage(judge, before, ctx)
     names = [m.metric_name for m in resolved]
-    return EvaluationReport(records, names, len(row_list), time.perf_counter() - started)
+    return EvaluationReport(records, names, len(row_list), seconds, usage)
+
+
+def _judge_usage(judge: Any) -> Usage | None:
+    total = getattr(judge, "total", None)
+    return dataclasses.replace(total) if isinstance(total, Usage) else None
+
+
+def _run_usage(judge: Any, before: Usage | None, ctx: EvaluationContext) -> dict[str, float]:
+    """This run's share of the judge's counters (an engine may serve several runs)."""
+    usage = Usage()
+    after = getattr(judge, "total", None)
+    if isinstance(after, Usage) and before is not None:
+        usage.add(after)
+        usage.add(before, -1.0)
+    usage.add(ctx.embedding_usage)
+    return usage.to_dict()
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -165,6 +211,8 @@ def evaluate(
     top_k: int | None = None,
     max_concurrency: int = 16,
     on_progress: Callable[[int], None] | None = None,
+    plan: PlanKind = "fused",
+    language: Literal["auto", "en", "zh"] = "auto",
 ) -> EvaluationReport:
     """Blocking form of ``aevaluate``."""
     return run_sync(
@@ -176,5 +224,7 @@ def evaluate(
             top_k=top_k,
             max_concurrency=max_concurrency,
             on_progress=on_progress,
+            plan=plan,
+            language=language,
         )
     )

@@ -1,0 +1,124 @@
+"""Settings from ``$RAGMETER_HOME/ragmeter.toml``: models by name and the store.
+
+::
+
+    [models.zhipu_proxyllm]
+    base_url = "https://open.bigmodel.cn/api/paas/v4"
+    model = "glm-4-flash"
+    api_key_env = "ZHIPU_API_KEY"
+
+    [store]
+    url = "sqlite:////path/to/ragmeter.db"   # default: ragmeter.db in the home folder
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ragmeter.errors import ConfigError
+
+__all__ = [
+    "ModelConfig",
+    "Settings",
+    "StoreConfig",
+    "config_path",
+    "load_settings",
+    "ragmeter_home",
+]
+
+HOME_ENV = "RAGMETER_HOME"
+
+
+def ragmeter_home() -> Path:
+    """The data folder: ``$RAGMETER_HOME`` or ``~/.ragmeter``."""
+    value = os.environ.get(HOME_ENV)
+    return Path(value).expanduser() if value else Path.home() / ".ragmeter"
+
+
+def config_path() -> Path:
+    return ragmeter_home() / "ragmeter.toml"
+
+
+class ModelConfig(BaseModel):
+    """One named model: an OpenAI-compatible endpoint, the model id and where its key is."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = ""
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    timeout: float = Field(default=60.0, gt=0)
+    max_concurrency: int | None = Field(default=None, ge=1)
+
+    def api_key(self) -> str:
+        """The key from ``api_key_env``; a clear error when that variable is unset."""
+        if self.api_key_env is None:
+            return "EMPTY"  # local servers (vLLM, Ollama) accept any key
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            raise ConfigError(
+                f"model '{self.name}' reads its API key from ${self.api_key_env}, which is not set"
+            )
+        return key
+
+
+class StoreConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: str | None = None
+
+
+class Settings(BaseModel):
+    """The parsed ``ragmeter.toml``; every section is optional."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    models: dict[str, ModelConfig] = Field(default_factory=dict)
+    store: StoreConfig = Field(default_factory=StoreConfig)
+    source: str | None = None
+
+    def model(self, name: str) -> ModelConfig:
+        """The model declared as ``[models.NAME]``; ConfigError listing the known names if none."""
+        found = self.models.get(name)
+        if found is None:
+            known = ", ".join(sorted(self.models)) or "none"
+            where = self.source or str(config_path())
+            raise ConfigError(
+                f"unknown model '{name}': {where} declares {known}; add [models.{name}] "
+                "or give --judge-base-url with the model id"
+            )
+        return found
+
+    def store_url(self) -> str:
+        if self.store.url:
+            return self.store.url
+        return f"sqlite:///{ragmeter_home() / 'ragmeter.db'}"
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    """Read the config file (``$RAGMETER_HOME/ragmeter.toml`` by default); absent means defaults."""
+    path = path or config_path()
+    if not path.exists():
+        return Settings()
+    try:
+        raw: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    models = raw.get("models", {})
+    if not isinstance(models, dict):
+        raise ConfigError(f"{path}: [models] must be a table of named models")
+    for name, body in models.items():
+        if isinstance(body, dict):
+            body.setdefault("name", name)
+    try:
+        return Settings.model_validate({**raw, "source": str(path)})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"{path}: {where}: {first['msg']}") from exc

@@ -1,0 +1,326 @@
+"""The judge engine every LLM metric shares: one OpenAI-compatible client per model with
+structured output, re-asks, an adaptive concurrency limit, retries, timeouts, a cache and
+usage counters."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+from typing import Any, Literal, TypeVar
+
+import openai
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ragmeter.errors import JudgeError
+from ragmeter.judge._limiter import AdaptiveLimiter
+from ragmeter.judge._parse import extract_json
+from ragmeter.judge.cache import CachedReply, JudgeCache, cache_key
+from ragmeter.judge.usage import Usage
+
+__all__ = ["JudgeEngine", "JudgeSettings", "StructuredMode"]
+
+M = TypeVar("M", bound=BaseModel)
+StructuredMode = Literal["auto", "json_schema", "json_object", "prompt"]
+
+
+class JudgeSettings(BaseModel):
+    """How to reach and drive one judge model."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    base_url: str
+    api_key: str = Field(default="EMPTY", repr=False)
+    name: str | None = None
+    timeout: float = Field(default=60.0, gt=0)
+    max_concurrency: int = Field(default=16, ge=1)
+    max_retries: int = Field(default=4, ge=0)
+    max_reasks: int = Field(default=2, ge=0)
+    temperature: float = 0.0
+    structured: StructuredMode = "auto"
+    retry_base_delay: float = Field(default=0.5, ge=0)
+    retry_max_delay: float = Field(default=30.0, ge=0)
+
+
+class _Unusable(Exception):
+    """A reply that arrived but cannot be used; the engine re-asks quoting the reason."""
+
+
+class _Fatal(Exception):
+    """The endpoint refuses every request (bad key, unknown model): no point retrying."""
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    headers = exc.response.headers
+    if "retry-after-ms" in headers:
+        try:
+            return float(headers["retry-after-ms"]) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value)
+        return max(0.0, parsed.timestamp() - time.time())
+
+
+class JudgeEngine:
+    """Asks one judge model. ``ask`` returns a validated pydantic reply; ``ask_text`` free text
+    (DB-GPT-style templates); ``complete`` is the plain ``Judge`` protocol.
+
+    Every call adds what it cost to the ``usage`` it is given and to ``total``. A reply that
+    still fails after ``max_reasks`` re-asks, or a request that fails after ``max_retries``,
+    raises ``JudgeError`` with the reason; the metric turns that into a null score.
+    """
+
+    def __init__(self, settings: JudgeSettings, cache: JudgeCache | None = None) -> None:
+        self.settings = settings
+        self.cache = cache
+        self.total = Usage()
+        self._mode: StructuredMode = settings.structured
+        self._limiter: AdaptiveLimiter | None = None
+        self._client: openai.AsyncOpenAI | None = None
+        self.fatal: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.settings.name or self.settings.model
+
+    def _ensure_client(self) -> tuple[openai.AsyncOpenAI, AdaptiveLimiter]:
+        if self._client is None or self._limiter is None:
+            self._client = openai.AsyncOpenAI(
+                base_url=self.settings.base_url,
+                api_key=self.settings.api_key,
+                max_retries=0,  # retries are ours: they must see the limiter and the counters
+                timeout=self.settings.timeout,
+            )
+            self._limiter = AdaptiveLimiter(self.settings.max_concurrency)
+        return self._client, self._limiter
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+            self._limiter = None
+
+    # -- public calls -------------------------------------------------------------------
+
+    async def ask(
+        self,
+        system: str,
+        user: str,
+        reply_model: type[M],
+        usage: Usage,
+        *,
+        check: Any = None,
+    ) -> M:
+        """A reply of type ``reply_model``; ``check(reply)`` may return a reason to re-ask."""
+        schema = reply_model.model_json_schema()
+
+        def parse(content: str) -> M:
+            try:
+                reply = reply_model.model_validate(extract_json(content))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"]) or "reply"
+                raise _Unusable(f"{where}: {first['msg']}") from exc
+            except ValueError as exc:
+                raise _Unusable(str(exc)) from exc
+            problem = check(reply) if check is not None else None
+            if problem:
+                raise _Unusable(problem)
+            return reply
+
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        reply: M = await self._run(messages, schema, reply_model.__name__, parse, usage)
+        return reply
+
+    async def ask_text(self, prompt: str, usage: Usage) -> str:
+        """The judge's free-text reply to ``prompt`` (one user message)."""
+
+        def parse(content: str) -> str:
+            if not content.strip():
+                raise _Unusable("the reply is empty")
+            return content
+
+        text: str = await self._run([{"role": "user", "content": prompt}], None, "", parse, usage)
+        return text
+
+    async def complete(self, prompt: str) -> str:
+        """The ``Judge`` protocol: free text, counted in ``total`` only."""
+        return await self.ask_text(prompt, Usage())
+
+    # -- the loop -----------------------------------------------------------------------
+
+    async def _run(
+        self,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any] | None,
+        schema_name: str,
+        parse: Any,
+        usage: Usage,
+    ) -> Any:
+        if self.fatal is not None:
+            raise JudgeError(self.fatal)
+        parameters = {"temperature": self.settings.temperature}
+        key = cache_key(
+            model=self.settings.model,
+            base_url=self.settings.base_url,
+            messages=messages,
+            parameters=parameters,
+            schema=schema,
+        )
+        if self.cache is not None:
+            hit = await asyncio.to_thread(self.cache.get, key)
+            if hit is not None:
+                try:
+                    value = parse(hit.content)
+                except _Unusable:
+                    pass  # the expected reply changed shape: ask again
+                else:
+                    self._count(usage, cached=1)
+                    return value
+        conversation = list(messages)
+        problem = ""
+        for attempt in range(self.settings.max_reasks + 1):
+            if attempt:
+                self._count(usage, reasks=1)
+            content, prompt_tokens, completion_tokens = await self._send(
+                conversation, schema, schema_name, usage
+            )
+            try:
+                value = parse(content)
+            except _Unusable as exc:
+                problem = str(exc)
+                conversation = [
+                    *conversation,
+                    {"role": "assistant", "content": content},
+                    {"role": "user", "content": _reask(problem, schema is not None)},
+                ]
+                continue
+            if self.cache is not None:
+                reply = CachedReply(content, prompt_tokens, completion_tokens)
+                await asyncio.to_thread(
+                    self.cache.put, key, self.settings.model, self.settings.base_url, reply
+                )
+            return value
+        raise JudgeError(
+            f"judge reply unusable after {self.settings.max_reasks + 1} attempts: {problem}"
+        )
+
+    def _count(self, usage: Usage, **counts: float) -> None:
+        delta = Usage(**counts)
+        usage.add(delta)
+        self.total.add(delta)
+
+    def _response_format(self, schema: dict[str, Any] | None, name: str) -> Any:
+        if schema is None or self._mode == "prompt":
+            return openai.omit
+        if self._mode == "json_object":
+            return {"type": "json_object"}
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": f"ragmeter_{name}"[:64], "schema": schema},
+        }
+
+    async def _send(
+        self,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any] | None,
+        schema_name: str,
+        usage: Usage,
+    ) -> tuple[str, int, int]:
+        client, limiter = self._ensure_client()
+        problem = ""
+        for attempt in range(self.settings.max_retries + 1):
+            if attempt:
+                self._count(usage, retries=1)
+            wait = self._backoff(attempt)
+            await limiter.acquire()
+            started = time.perf_counter()
+            try:
+                response = await client.chat.completions.create(
+                    model=self.settings.model,
+                    messages=messages,  # type: ignore[arg-type]
+                    temperature=self.settings.temperature,
+                    response_format=self._response_format(schema, schema_name),
+                )
+            except openai.RateLimitError as exc:
+                retry_after = _retry_after(exc)
+                limiter.rate_limited(retry_after if retry_after is not None else wait)
+                problem = f"rate limited (429) {self.settings.max_retries + 1} times"
+                wait = 0.0  # the limiter holds everyone back until Retry-After has passed
+            except openai.BadRequestError as exc:
+                if schema is not None and self._downgrade():
+                    problem = f"endpoint refused the response format: {exc.message}"
+                    wait = 0.0
+                else:
+                    raise JudgeError(f"judge refused the request (400): {exc.message}") from exc
+            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+                self.fatal = f"judge '{self.label}' refused the API key: {exc.message}"
+                raise JudgeError(self.fatal) from exc
+            except openai.NotFoundError as exc:
+                self.fatal = f"judge '{self.label}' at {self.settings.base_url}: {exc.message}"
+                raise JudgeError(self.fatal) from exc
+            except openai.APITimeoutError:
+                problem = f"no reply within the {self.settings.timeout:g}s timeout"
+            except openai.APIConnectionError as exc:
+                problem = f"connection failed: {exc.__cause__ or exc}"
+            except openai.APIStatusError as exc:
+                problem = f"HTTP {exc.status_code} from the judge: {exc.message}"
+            else:
+                latency = time.perf_counter() - started
+                await limiter.succeeded()
+                return self._read(response, messages, usage, latency)
+            finally:
+                self._count(usage, requests=1, latency_s=time.perf_counter() - started)
+                await limiter.release()
+            if attempt < self.settings.max_retries and wait > 0:
+                await asyncio.sleep(wait)
+        raise JudgeError(
+            f"judge request failed after {self.settings.max_retries + 1} tries: {problem}"
+        )
+
+    def _read(
+        self, response: Any, messages: list[dict[str, str]], usage: Usage, latency: float
+    ) -> tuple[str, int, int]:
+        del latency  # counted by the caller
+        content = ""
+        if response.choices:
+            content = response.choices[0].message.content or ""
+        if response.usage is not None:
+            prompt_tokens = int(response.usage.prompt_tokens or 0)
+            completion_tokens = int(response.usage.completion_tokens or 0)
+        else:  # the server did not say: estimate, so the counters are never blank
+            from ragmeter.judge.tokens import count_tokens
+
+            prompt_tokens = sum(count_tokens(m["content"]) for m in messages)
+            completion_tokens = count_tokens(content)
+        self._count(usage, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        return content, prompt_tokens, completion_tokens
+
+    def _downgrade(self) -> bool:
+        """json_schema -> json_object -> prompt only, when the endpoint refuses a format."""
+        if self.settings.structured != "auto":
+            return False
+        order: list[StructuredMode] = ["auto", "json_object", "prompt"]
+        index = order.index(self._mode) if self._mode in order else len(order) - 1
+        if index + 1 >= len(order):
+            return False
+        self._mode = order[index + 1]
+        return True
+
+    def _backoff(self, attempt: int) -> float:
+        """Jittered exponential delay before the next try."""
+        base = min(self.settings.retry_max_delay, self.settings.retry_base_delay * 2**attempt)
+        return float(base) * random.uniform(0.5, 1.5)
+
+
+def _reask(problem: str, structured: bool) -> str:
+    what = "the corrected JSON object" if structured else "a corrected reply"
+    return f"Your reply could not be used: {problem}. Reply again with only {what}."

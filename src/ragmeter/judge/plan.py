@@ -1,0 +1,175 @@
+"""Plans: how the judge tasks of one row become requests.
+
+``fused`` (default) sends at most two requests per row for every RAGAS metric together:
+1. statements of the response and of the reference, and the generated questions;
+2. every verdict that reads the contexts or compares statements, the contexts sent once.
+
+``separate`` sends one task per request, for judges that do better with simple prompts.
+Each task reads the same inputs and gives the same outputs in both plans.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel
+
+from ragmeter.datasets import Row
+from ragmeter.errors import JudgeError
+from ragmeter.judge._parse import extract_json
+from ragmeter.judge.tasks import Language, build_request, detect_language
+from ragmeter.judge.usage import Usage
+
+__all__ = ["PlanKind", "RowJudgement", "StructuredJudge", "TaskPlan", "as_structured"]
+
+PlanKind = Literal["fused", "separate"]
+LanguageSetting = Literal["auto", "en", "zh"]
+
+#: tasks that read only the row; then tasks that read their outputs (and the contexts)
+FIRST = ("response_statements", "reference_statements", "questions")
+SECOND = (
+    "faithfulness",
+    "context_usefulness",
+    "reference_attribution",
+    "response_in_reference",
+    "reference_in_response",
+)
+DEPENDS: dict[str, tuple[str, ...]] = {
+    "faithfulness": ("response_statements",),
+    "reference_attribution": ("reference_statements",),
+    "response_in_reference": ("response_statements", "reference_statements"),
+    "reference_in_response": ("response_statements", "reference_statements"),
+}
+
+
+class StructuredJudge(Protocol):
+    async def ask(
+        self, system: str, user: str, reply_model: type[Any], usage: Usage, *, check: Any = None
+    ) -> Any: ...
+
+
+class _TextJudgeAdapter:
+    """Lets a plain ``Judge`` (``complete(prompt) -> str``) answer structured tasks."""
+
+    def __init__(self, judge: Any) -> None:
+        self.judge = judge
+
+    async def ask(
+        self, system: str, user: str, reply_model: type[Any], usage: Usage, *, check: Any = None
+    ) -> Any:
+        usage.add(Usage(requests=1))
+        reply = reply_model.model_validate(
+            extract_json(await self.judge.complete(f"{system}\n\n{user}"))
+        )
+        problem = check(reply) if check is not None else None
+        if problem:
+            raise JudgeError(f"judge reply unusable: {problem}")
+        return reply
+
+
+def as_structured(judge: Any) -> StructuredJudge:
+    if hasattr(judge, "ask"):
+        structured: StructuredJudge = judge
+        return structured
+    return _TextJudgeAdapter(judge)
+
+
+@dataclass
+class RowJudgement:
+    """What the judge said about one row: outputs by key, failures by task, cost by metric."""
+
+    language: Language
+    outputs: dict[str, Any] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+    cost: dict[str, Usage] = field(default_factory=dict)
+
+    def failure(self, tasks: Sequence[str]) -> str | None:
+        for task in tasks:
+            if task in self.failures:
+                return self.failures[task]
+        return None
+
+
+def _inputs(row: Row) -> dict[str, Any]:
+    return {
+        "question": row.query,
+        "response": row.response,
+        "reference": row.reference,
+        "contexts": list(row.retrieved_contexts or []),
+        "target": row.reference if row.reference is not None else row.response,
+    }
+
+
+class TaskPlan:
+    """Runs the judge tasks of each row once, however many metrics read them.
+
+    ``consumers`` maps each task to the metric names that read it; a request's cost is split
+    evenly between the metrics reading any task in it.
+    """
+
+    def __init__(
+        self,
+        judge: Any,
+        consumers: Mapping[str, set[str]],
+        *,
+        kind: PlanKind = "fused",
+        language: LanguageSetting = "auto",
+        max_rows_in_flight: int = 32,
+    ) -> None:
+        self.judge = as_structured(judge)
+        self.consumers = {task: set(names) for task, names in consumers.items()}
+        self.kind = kind
+        self.language = language
+        self._rows: dict[int, asyncio.Task[RowJudgement]] = {}
+        self._slots = asyncio.Semaphore(max_rows_in_flight)
+
+    async def judgement(self, index: int, row: Row) -> RowJudgement:
+        task = self._rows.get(index)
+        if task is None:
+            task = self._rows[index] = asyncio.ensure_future(self._judge_row(row))
+        return await task
+
+    async def _judge_row(self, row: Row) -> RowJudgement:
+        language: Language = (
+            detect_language(row.query, row.response) if self.language == "auto" else self.language
+        )
+        result = RowJudgement(language)
+        inputs = _inputs(row)
+        async with self._slots:
+            for stage in (FIRST, SECOND):
+                tasks = [t for t in stage if t in self.consumers]
+                groups = [tasks] if self.kind == "fused" else [[t] for t in tasks]
+                await asyncio.gather(*(self._request(g, inputs, result) for g in groups if g))
+        return result
+
+    async def _request(
+        self, tasks: list[str], inputs: dict[str, Any], result: RowJudgement
+    ) -> None:
+        runnable = []
+        for task in tasks:
+            blocked = next((d for d in DEPENDS.get(task, ()) if d in result.failures), None)
+            if blocked is not None:
+                result.failures[task] = (
+                    f"not judged because {blocked} failed: {result.failures[blocked]}"
+                )
+            else:
+                runnable.append(task)
+        if not runnable:
+            return
+        request = build_request(runnable, {**inputs, **result.outputs}, result.language)
+        usage = Usage()
+        try:
+            reply: BaseModel = await self.judge.ask(
+                request.system, request.user, request.reply_model, usage, check=request.check
+            )
+        except JudgeError as exc:
+            for task in runnable:
+                result.failures[task] = str(exc)
+        else:
+            result.outputs.update(reply.model_dump())
+        readers = sorted({name for task in runnable for name in self.consumers[task]})
+        for name in readers:
+            result.cost.setdefault(name, Usage()).add(usage, 1 / len(readers))

@@ -1,0 +1,220 @@
+"""Deterministic answers of the scripted judge.
+
+ragmeter's own tasks are answered from their JSON inputs with word-overlap rules, so the
+verdicts are valid, vary with the data and are the same whichever plan asked. DB-GPT-style
+0-5 templates are scored the same way. Any other prompt that embeds a JSON schema (the style
+RAGAS uses) gets an instance of that schema; anything else a short text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["answer_chat", "embed_text", "reply_keys"]
+
+_WORD = re.compile(r"[a-z0-9]+|[\u4e00-\u9fff]")
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*|\n+")
+_STOP_WORDS = (
+    "a an the of to in on for and or is are was were be by with as at it its this that from "
+    "which what how why who does do can"
+)
+_STOP = frozenset(_STOP_WORDS.split(" "))
+_NONCOMMITTAL = ("i don't know", "i do not know", "not sure", "cannot answer", "不知道", "无法回答")
+_KEYS_LINE = re.compile(r'"([a-z_]+)"')
+SUPPORT = 0.6
+EMBEDDING_DIM = 256
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+def _supported(claim: str, sources: Iterable[str]) -> bool:
+    words = _words(claim)
+    if not words:
+        return False
+    pool: set[str] = set().union(*(_words(s) for s in sources))
+    return len(words & pool) / len(words) >= SUPPORT
+
+
+def _sentences(text: str | None) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text or "") if s and len(_words(s)) > 0]
+
+
+def _verdicts(items: Sequence[str], sources: Sequence[str], what: str) -> list[dict[str, Any]]:
+    out = []
+    for item in items:
+        ok = _supported(item, sources)
+        reason = f"{'found in' if ok else 'not found in'} the {what}"
+        out.append({"reason": reason, "verdict": ok})
+    return out
+
+
+def _questions(response: str, count: int = 3) -> list[str]:
+    statements = _sentences(response) or [response or "the answer"]
+    questions = []
+    for i in range(count):
+        words = statements[i % len(statements)].rstrip(".!?。！？").split()
+        start = (i // len(statements)) * 2
+        questions.append("What about " + " ".join(words[start : start + 10] or words[:10]) + "?")
+    return questions
+
+
+def _task_output(key: str, inputs: dict[str, Any]) -> Any:
+    contexts = inputs.get("contexts") or []
+    response_statements = inputs.get("response_statements") or []
+    reference_statements = inputs.get("reference_statements") or []
+    if key == "response_statements":
+        return _sentences(inputs.get("response"))
+    if key == "reference_statements":
+        return _sentences(inputs.get("reference"))
+    if key == "questions":
+        return _questions(inputs.get("response") or "")
+    if key == "noncommittal":
+        text = (inputs.get("response") or "").lower()
+        return any(p in text for p in _NONCOMMITTAL)
+    if key == "faithfulness":
+        return _verdicts(response_statements, contexts, "contexts")
+    if key == "context_usefulness":
+        target = inputs.get("target") or ""
+        return [
+            {"reason": "shares the answer's facts", "verdict": True}
+            if any(_supported(s, [c]) for s in _sentences(target))
+            else {"reason": "does not carry the answer's facts", "verdict": False}
+            for c in contexts
+        ]
+    if key == "reference_attribution":
+        return _verdicts(reference_statements, contexts, "contexts")
+    if key == "response_in_reference":
+        return _verdicts(response_statements, reference_statements, "reference")
+    if key == "reference_in_response":
+        return _verdicts(reference_statements, response_statements, "response")
+    if key == "score":
+        sentences = _sentences(inputs.get("response"))
+        sources = [inputs.get("question") or "", inputs.get("criteria") or "", *contexts]
+        backed = sum(_supported(s, sources) for s in sentences)
+        return round(backed / len(sentences), 3) if sentences else 0.0
+    if key == "reason":
+        return "scripted verdict: share of response sentences backed by the question and contexts"
+    return None
+
+
+def reply_keys(body: dict[str, Any]) -> list[str] | None:
+    """The output keys of a ragmeter task request, or None if it is not one."""
+    response_format = body.get("response_format") or {}
+    if response_format.get("type") == "json_schema":
+        spec = response_format.get("json_schema") or {}
+        if str(spec.get("name", "")).startswith("ragmeter_"):
+            return list((spec.get("schema") or {}).get("properties", {}))
+    system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
+    last = system.strip().splitlines()[-1] if system.strip() else ""
+    if "JSON" in last and ("keys" in last or "键" in last):
+        return _KEYS_LINE.findall(last)
+    return None
+
+
+_TEMPLATES = (
+    ("Question:\n", "\n\nContext:\n", "\n\nAnswer:\n", "en"),
+    ("问题：\n", "\n\n参考内容：\n", "\n\n答案：\n", "zh"),
+)
+
+
+def _template_reply(prompt: str) -> str | None:
+    for q_mark, c_mark, a_mark, language in _TEMPLATES:
+        if q_mark in prompt and c_mark in prompt and a_mark in prompt:
+            question = prompt.split(q_mark, 1)[1].split(c_mark, 1)[0]
+            context = prompt.split(c_mark, 1)[1].split(a_mark, 1)[0]
+            answer = prompt.split(a_mark, 1)[1]
+            sentences = _sentences(answer)
+            backed = sum(_supported(s, [context, question]) for s in sentences)
+            score = round(5 * backed / len(sentences)) if sentences else 0
+            if language == "zh":
+                return f"{score}\n答案中有 {backed}/{len(sentences)} 句可由参考内容或问题支持。"
+            return (
+                f"{score}\n{backed} of {len(sentences)} answer sentences are backed by the context."
+            )
+    return None
+
+
+def _schema_instance(schema: dict[str, Any], defs: dict[str, Any], inputs: Any, key: str) -> Any:
+    if "$ref" in schema:
+        return _schema_instance(defs[schema["$ref"].rsplit("/", 1)[-1]], defs, inputs, key)
+    for union in ("anyOf", "oneOf", "allOf"):
+        if union in schema:
+            options = [o for o in schema[union] if o.get("type") != "null"] or schema[union]
+            return _schema_instance(options[0], defs, inputs, key)
+    kind = schema.get("type")
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {k: _schema_instance(v, defs, inputs, k) for k, v in props.items()}
+    if kind == "array":
+        source = inputs.get(key) if isinstance(inputs, dict) else None
+        if not isinstance(source, list):
+            source = (
+                next((v for v in inputs.values() if isinstance(v, list)), None)
+                if isinstance(inputs, dict)
+                else None
+            )
+        count = len(source) if isinstance(source, list) and source else 2
+        return [_schema_instance(schema.get("items", {}), defs, inputs, key) for _ in range(count)]
+    if kind == "integer":
+        return 0 if "noncommittal" in key else 1
+    if kind == "number":
+        return 1.0
+    if kind == "boolean":
+        return "noncommittal" not in key
+    text = (
+        next((v for v in (inputs or {}).values() if isinstance(v, str) and v), "")
+        if isinstance(inputs, dict)
+        else ""
+    )
+    return f"What about {text[:80]}?" if key == "question" else (text[:120] or "scripted")
+
+
+def _embedded_schema_reply(prompt: str) -> str | None:
+    marker = "as specified in JSON Schema:\n"
+    if marker not in prompt:
+        return None
+    decoder = json.JSONDecoder()
+    try:
+        schema, _ = decoder.raw_decode(prompt, prompt.index(marker) + len(marker))
+        at = prompt.rfind("input: ")
+        inputs = decoder.raw_decode(prompt, at + len("input: "))[0] if at != -1 else {}
+    except json.JSONDecodeError:
+        return None
+    return json.dumps(_schema_instance(schema, schema.get("$defs", {}), inputs, ""))
+
+
+def answer_chat(body: dict[str, Any]) -> str:
+    """The reply content for a chat completion request."""
+    messages = body.get("messages") or []
+    users = [m.get("content") or "" for m in messages if m.get("role") == "user"]
+    first_user = users[0] if users else ""
+    keys = reply_keys(body)
+    if keys is not None:
+        try:
+            inputs = json.loads(first_user)
+        except json.JSONDecodeError:
+            inputs = {}
+        return json.dumps({k: _task_output(k, inputs) for k in keys}, ensure_ascii=False)
+    prompt = "\n".join(str(m.get("content") or "") for m in messages)
+    for reply in (_template_reply(first_user), _embedded_schema_reply(prompt)):
+        if reply is not None:
+            return reply
+    digest = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
+    return f"{digest % 6}\nscripted reply: this prompt is not one the scripted judge knows."
+
+
+def embed_text(text: str) -> list[float]:
+    """A unit vector from hashed words: texts sharing words are similar."""
+    vector = np.zeros(EMBEDDING_DIM, dtype=np.float32)
+    for word in _WORD.findall(text.lower()):
+        vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % EMBEDDING_DIM] += 1.0
+    norm = float(np.linalg.norm(vector))
+    return (vector / norm if norm else vector).tolist()

@@ -1,0 +1,264 @@
+"""The five RAGAS metrics, scored from judge tasks that a plan shares between them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ragmeter.datasets import Row
+from ragmeter.errors import JudgeError, MetricError
+from ragmeter.judge.plan import RowJudgement, TaskPlan
+from ragmeter.judge.usage import Usage
+from ragmeter.metrics.base import BaseEvaluationResult, LLMEvaluationMetric, MetricOutcome
+from ragmeter.metrics.context import EvaluationContext
+from ragmeter.metrics.registry import register_metric
+
+__all__ = [
+    "AnswerCorrectnessMetric",
+    "ContextPrecisionMetric",
+    "ContextRecallMetric",
+    "FaithfulnessMetric",
+    "PlannedMetric",
+    "ResponseRelevancyMetric",
+    "average_precision_of_useful",
+    "statement_f1",
+]
+
+
+def _plan(ctx: EvaluationContext) -> TaskPlan:
+    def build() -> TaskPlan:
+        consumers: dict[str, set[str]] = {}
+        for metric in ctx.metrics:
+            for task in getattr(metric, "tasks", ()):
+                consumers.setdefault(task, set()).add(metric.metric_name)
+        return TaskPlan(
+            ctx.judge,
+            consumers,
+            kind=ctx.plan,
+            language=ctx.language,
+            max_rows_in_flight=2 * ctx.max_concurrency,
+        )
+
+    return ctx.shared("judge_task_plan", build)
+
+
+def _ratio(verdicts: Sequence[dict[str, Any]]) -> float:
+    return sum(bool(v["verdict"]) for v in verdicts) / len(verdicts)
+
+
+def _misses(items: Sequence[str], verdicts: Sequence[dict[str, Any]], limit: int = 3) -> str:
+    missed = [
+        f"{item!r} ({v.get('reason') or 'no reason'})"
+        for item, v in zip(items, verdicts, strict=False)
+        if not v["verdict"]
+    ]
+    if not missed:
+        return ""
+    more = f" and {len(missed) - limit} more" if len(missed) > limit else ""
+    return "; ".join(missed[:limit]) + more
+
+
+def average_precision_of_useful(useful: Sequence[bool]) -> float:
+    """sum_k(precision@k * v_k) / sum_k(v_k); 0 when nothing is useful."""
+    flags = np.asarray(useful, dtype=bool)
+    if not flags.any():
+        return 0.0
+    hits = np.cumsum(flags)
+    precision_at_k = hits / np.arange(1, len(flags) + 1)
+    return float((precision_at_k * flags).sum() / hits[-1])
+
+
+def statement_f1(tp: int, fp: int, fn: int) -> float:
+    """TP / (TP + 0.5 (FP + FN)); callers handle TP = FP = FN = 0."""
+    return tp / (tp + 0.5 * (fp + fn))
+
+
+class PlannedMetric(LLMEvaluationMetric):
+    """An LLM metric whose judge work is done by the evaluation's task plan.
+
+    ``tasks`` names the judge tasks it reads; ``needs`` the row fields it requires.
+    Subclasses implement ``score`` from the row's judgement.
+    """
+
+    tasks: ClassVar[tuple[str, ...]] = ()
+    needs: ClassVar[tuple[str, ...]] = ()
+
+    def missing_fields(self, row: Row) -> str | None:
+        for name in self.needs:
+            if name == "response|reference":
+                if row.response is None and row.reference is None:
+                    return "response or reference"
+            elif getattr(row, name) is None:
+                return name
+        return None
+
+    async def compute(
+        self,
+        prediction: str,
+        contexts: Sequence[str] | None = None,
+        query: str | None = None,
+    ) -> BaseEvaluationResult:
+        raise MetricError(
+            f"{self.metric_name} scores whole rows through evaluate(); it has no per-call form"
+        )
+
+    async def score(
+        self, row: Row, judged: RowJudgement, ctx: EvaluationContext
+    ) -> tuple[float | None, str]:
+        """(score, feedback) for one row; a None score needs a reason as feedback."""
+        raise NotImplementedError
+
+    async def compute_rows(
+        self, rows: Sequence[Row], ctx: EvaluationContext
+    ) -> list[MetricOutcome]:
+        judge = self.judge or ctx.judge
+        if judge is None:
+            raise JudgeError(f"{self.metric_name} has no judge model")
+        plan = _plan(ctx)
+
+        async def one(index: int, row: Row) -> MetricOutcome:
+            judged = await plan.judgement(index, row)
+            failure = judged.failure(self.tasks)
+            if failure is not None:
+                outcome = MetricOutcome.failed(failure)
+            else:
+                try:
+                    score, feedback = await self.score(row, judged, ctx)
+                except Exception as exc:  # an embedding failure etc.: this row's data
+                    outcome = MetricOutcome.failed(f"{type(exc).__name__}: {exc}")
+                else:
+                    outcome = MetricOutcome(
+                        score=score,
+                        feedback=feedback or None,
+                        error=None if score is not None else feedback,
+                    )
+            outcome.prediction = row.response
+            outcome.contexts = row.retrieved_contexts
+            usage = judged.cost.get(self.metric_name, Usage())
+            outcome.usage = usage.to_dict()
+            outcome.cost = usage.tokens
+            ctx.advance(1)
+            return outcome
+
+        return list(await asyncio.gather(*(one(i, row) for i, row in enumerate(rows))))
+
+
+@register_metric("faithfulness")
+class FaithfulnessMetric(PlannedMetric):
+    """Faithfulness = supported response statements / response statements, each statement
+    checked against the retrieved contexts."""
+
+    tasks = ("response_statements", "faithfulness")
+    needs = ("response", "retrieved_contexts")
+
+    async def score(
+        self, row: Row, judged: RowJudgement, ctx: EvaluationContext
+    ) -> tuple[float | None, str]:
+        statements = judged.outputs["response_statements"]
+        if not statements:
+            return None, "the judge found no statements in the response to check"
+        verdicts = judged.outputs["faithfulness"]
+        missed = _misses(statements, verdicts)
+        return _ratio(verdicts), (f"not supported: {missed}" if missed else "")
+
+
+@register_metric("answer_relevancy", aliases=("response_relevancy", "ResponseRelevancy"))
+class ResponseRelevancyMetric(PlannedMetric):
+    """ResponseRelevancy = mean cosine(E(query), E(q_i)) over the questions the judge writes
+    from the response (negative cosines count as 0); 0 when the response is noncommittal."""
+
+    tasks = ("questions",)
+    needs = ("response",)
+
+    async def score(
+        self, row: Row, judged: RowJudgement, ctx: EvaluationContext
+    ) -> tuple[float | None, str]:
+        if judged.outputs["noncommittal"]:
+            return 0.0, "the judge found the response noncommittal"
+        questions = [q for q in judged.outputs["questions"] if q.strip()]
+        if not questions:
+            return None, "the judge wrote no questions from the response"
+        vectors = await ctx.embed([row.query, *questions])
+        cosines = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
+        return float(cosines.mean()), "questions: " + " | ".join(questions)
+
+
+@register_metric("context_precision", aliases=("ContextPrecision",))
+class ContextPrecisionMetric(PlannedMetric):
+    """ContextPrecision = sum_k(precision@k * v_k) / sum_k(v_k) over the retrieved contexts in
+    rank order; v_k = context k was useful for the reference (for the response when the row
+    has no reference). 0 when no context was useful or none was retrieved."""
+
+    tasks = ("context_usefulness",)
+    needs = ("retrieved_contexts", "response|reference")
+
+    async def score(
+        self, row: Row, judged: RowJudgement, ctx: EvaluationContext
+    ) -> tuple[float | None, str]:
+        useful = [bool(v["verdict"]) for v in judged.outputs["context_usefulness"]]
+        target = "reference" if row.reference is not None else "response"
+        if not any(useful):
+            what = "no context was retrieved" if not useful else "no retrieved context was useful"
+            return 0.0, f"{what} (judged against the {target})"
+        weighted = average_precision_of_useful(useful)
+        marks = "".join("1" if u else "0" for u in useful)
+        return weighted, f"useful by rank: {marks} (judged against the {target})"
+
+
+@register_metric("context_recall", aliases=("ContextRecall",))
+class ContextRecallMetric(PlannedMetric):
+    """ContextRecall = reference statements attributable to the retrieved contexts /
+    reference statements."""
+
+    tasks = ("reference_statements", "reference_attribution")
+    needs = ("reference", "retrieved_contexts")
+
+    async def score(
+        self, row: Row, judged: RowJudgement, ctx: EvaluationContext
+    ) -> tuple[float | None, str]:
+        statements = judged.outputs["reference_statements"]
+        if not statements:
+            return None, "the judge found no statements in the reference"
+        verdicts = judged.outputs["reference_attribution"]
+        missed = _misses(statements, verdicts)
+        return _ratio(verdicts), (f"not in the contexts: {missed}" if missed else "")
+
+
+@register_metric("answer_correctness", aliases=("AnswerCorrectness",))
+class AnswerCorrectnessMetric(PlannedMetric):
+    """AnswerCorrectness = (1 - w) * F1 + w * cosine(E(response), E(reference)) with
+    w = ``similarity_weight`` (0.25); F1 = TP / (TP + 0.5 (FP + FN)) over the statements of
+    the response vs those of the reference."""
+
+    tasks = (
+        "response_statements",
+        "reference_statements",
+        "response_in_reference",
+        "reference_in_response",
+    )
+    needs = ("response", "reference")
+
+    def __init__(self, similarity_weight: float = 0.25, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if not 0.0 <= similarity_weight <= 1.0:
+            raise ValueError(f"similarity_weight must be in [0, 1], got {similarity_weight!r}")
+        self.weights = (1.0 - similarity_weight, similarity_weight)
+
+    async def score(
+        self, row: Row, judged: RowJudgement, ctx: EvaluationContext
+    ) -> tuple[float | None, str]:
+        tp = sum(bool(v["verdict"]) for v in judged.outputs["response_in_reference"])
+        fp = len(judged.outputs["response_in_reference"]) - tp
+        fn = sum(not v["verdict"] for v in judged.outputs["reference_in_response"])
+        if tp + fp + fn == 0:
+            return None, "the judge found no statements in the response or the reference"
+        f1 = statement_f1(tp, fp, fn)
+        similarity = 0.0
+        if self.weights[1] > 0:
+            vectors = await ctx.embed([row.response or "", row.reference or ""])
+            similarity = float(np.clip(vectors[0] @ vectors[1], 0.0, 1.0))
+        score = self.weights[0] * f1 + self.weights[1] * similarity
+        return score, f"TP={tp} FP={fp} FN={fn} F1={f1:.3f} similarity={similarity:.3f}"

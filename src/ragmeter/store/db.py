@@ -1,0 +1,84 @@
+"""Opening the store: an engine on the configured URL, migrated to the latest schema."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from ragmeter.errors import StoreError
+
+__all__ = ["Store", "open_store"]
+
+_MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+class Store:
+    """The database behind ragmeter: SQLite in ``$RAGMETER_HOME`` by default, any SQLAlchemy
+    URL otherwise. Opening it applies pending migrations."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        kwargs: dict[str, Any] = {}
+        if url.startswith("sqlite"):
+            path = url.split(":///", 1)[-1]
+            if path and path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+        try:
+            self.engine: Engine = create_engine(url, **kwargs)
+        except (SQLAlchemyError, ValueError) as exc:
+            raise StoreError(f"cannot open store {url!r}: {exc}") from exc
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self.migrate()
+
+    def migrate(self) -> None:
+        """Bring the schema to the newest revision."""
+        config = Config()
+        config.set_main_option("script_location", str(_MIGRATIONS))
+        try:
+            with self.engine.begin() as connection:
+                config.attributes["connection"] = connection
+                command.upgrade(config, "head")
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot migrate store {self.url!r}: {exc}") from exc
+
+    def session(self) -> Session:
+        return self._sessions()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+_open: dict[str, Store] = {}
+_open_lock = threading.Lock()
+
+
+def open_store(url: str | None = None) -> Store:
+    """The store at ``url`` (default: the configured one), opened once per process."""
+    if url is None:
+        from ragmeter.config import load_settings
+
+        url = load_settings().store_url()
+    with _open_lock:
+        store = _open.get(url)
+        if store is None:
+            store = _open[url] = Store(url)
+        return store

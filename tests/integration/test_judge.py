@@ -1,0 +1,236 @@
+"""The judge engine and the LLM metrics through the real ``openai`` client against the
+scripted judge server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import ragmeter
+from ragmeter.demo.judge_rows import synthetic_rows
+from ragmeter.judge.scripted import ScriptedJudgeServer
+from ragmeter.runs.judges import embedder_from_config, judge_from_config
+
+RAGAS_FIVE = "faithfulness,answer_relevancy,context_precision,context_recall,answer_correctness"
+SIX = RAGAS_FIVE + ",AnswerRelevancyMetric"
+
+
+def _evaluate(
+    server: ScriptedJudgeServer, rows: object, metrics: str, **kwargs: object
+) -> ragmeter.EvaluationReport:
+    cache = bool(kwargs.pop("cache", True))
+    judge = judge_from_config("scripted", base_url=server.url, cache=cache)
+    embedder = embedder_from_config("scripted", base_url=server.url)
+    return ragmeter.evaluate(rows, metrics, judge=judge, embedder=embedder, **kwargs)  # type: ignore[arg-type]
+
+
+def test_fused_and_separate_plans_give_the_same_scores(
+    judge_server: ScriptedJudgeServer, home: Path
+) -> None:
+    rows = synthetic_rows(12)
+    fused = _evaluate(judge_server, rows, RAGAS_FIVE, plan="fused", cache=False)
+    fused_requests = judge_server.snapshot()["chat_requests"]
+    judge_server.reset()
+    separate = _evaluate(judge_server, rows, RAGAS_FIVE, plan="separate", cache=False)
+    separate_requests = judge_server.snapshot()["chat_requests"]
+    assert fused_requests <= 3 * len(rows)
+    assert fused_requests == 2 * len(rows)
+    assert separate_requests == 8 * len(rows)  # one request per task: 3 first, 5 second
+    for name in RAGAS_FIVE.split(","):
+        assert fused.scores(name) == separate.scores(name), name
+        assert all(s is not None for s in fused.scores(name)), name
+    # the verdicts vary with the data: not every row scores the same
+    assert len(set(fused.scores("faithfulness"))) > 1
+    assert fused.usage is not None and fused.usage["requests"] == fused_requests
+
+
+def test_costs_add_up_to_the_run_total(judge_server: ScriptedJudgeServer, home: Path) -> None:
+    report = _evaluate(judge_server, synthetic_rows(6), SIX, cache=False)
+    stats = judge_server.snapshot()
+    charged = sum(r.cost["requests"] for r in report if r.cost)
+    assert charged == pytest.approx(stats["chat_requests"])
+    tokens = sum(r.prediction_cost for r in report)
+    assert tokens == pytest.approx(
+        stats["prompt_tokens"] + stats["completion_tokens"], abs=len(report)
+    )
+    assert report.usage is not None and report.usage["prompt_tokens"] == stats["prompt_tokens"]
+
+
+def test_second_run_is_served_from_the_cache(judge_server: ScriptedJudgeServer, home: Path) -> None:
+    rows = synthetic_rows(5)
+    first = _evaluate(judge_server, rows, SIX)
+    assert judge_server.snapshot()["chat_requests"] == 15
+    judge_server.reset()
+    second = _evaluate(judge_server, rows, SIX)
+    assert judge_server.snapshot().get("chat_requests", 0) == 0
+    assert second.usage is not None and second.usage["cached"] == 15
+    for name in SIX.split(","):
+        assert first.scores(name) == second.scores(name)
+    third = _evaluate(judge_server, rows, SIX, cache=False)
+    assert judge_server.snapshot()["chat_requests"] == 15
+    assert third.scores("faithfulness") == first.scores("faithfulness")
+
+
+def test_chinese_rows_get_chinese_prompts(judge_server: ScriptedJudgeServer, home: Path) -> None:
+    rows = [
+        {
+            "query": "AWEL 是什么？",
+            "response": "AWEL 是一种工作流表达语言。它分为三层。",
+            "retrieved_contexts": [
+                "AWEL 是一种为大模型应用设计的工作流表达语言。",
+                "AWEL 分为算子层、AgentFream 层和 DSL 层。",
+            ],
+            "reference": "AWEL 是一种工作流表达语言。",
+        }
+    ]
+    seen: list[str] = []
+    judge_server.log = seen.append
+    report = _evaluate(judge_server, rows, "faithfulness,AnswerRelevancyMetric", cache=False)
+    assert report.scores("faithfulness")[0] is not None
+    assert report.scores("AnswerRelevancyMetric")[0] is not None
+    assert (
+        "参考内容" in (report.results("AnswerRelevancyMetric")[0].feedback or "")
+        or report.results("AnswerRelevancyMetric")[0].feedback
+    )
+    assert len(seen) == 3
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _cli(*args: str, home: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "COLUMNS": "200",
+        "NO_COLOR": "1",
+        "RAGMETER_HOME": str(home),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "ragmeter", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture
+def faulty_server(home: Path) -> Iterator[str]:
+    """``ragmeter judge-server`` as a user starts it, injecting the faults of the issue."""
+    port = _free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "ragmeter", "judge-server", "--port", str(port), "--quiet",
+            "--faults", "malformed=0.3,rate_limit=0.1,server_error=0.05,hang=0.03",
+            "--hang-seconds", "2", "--retry-after", "0.1", "--seed", "7",
+        ],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/models", timeout=1).close()
+            break
+        except (urllib.error.URLError, OSError):
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                raise RuntimeError(f"judge-server did not start: {process.communicate()}") from None
+            time.sleep(0.1)
+    try:
+        yield url
+    finally:
+        process.terminate()
+        process.communicate(timeout=10)
+
+
+def test_faulty_judge_run_completes_with_every_null_explained(
+    faulty_server: str, home: Path, tmp_path: Path
+) -> None:
+    data = tmp_path / "rows.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in synthetic_rows(50)) + "\n", encoding="utf-8")
+    out = tmp_path / "r.jsonl"
+    result = _cli(
+        "eval", str(data), "--metrics", SIX,
+        "--judge-base-url", faulty_server, "--judge-model", "scripted", "--judge-timeout", "0.5",
+        "--embedding-base-url", faulty_server, "--embedding-model", "scripted",
+        "--out", str(out), home=home,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 300
+    for line in lines:
+        assert (line["score"] is None) == (line["error"] is not None), line
+    nulls = sum(line["score"] is None for line in lines)
+    scored = len(lines) - nulls
+    assert scored >= 240  # re-asks and retries recover most faults
+    if nulls:
+        assert f"{nulls} result(s) have no score" in result.stdout
+    assert "retries" in result.stdout and "re-asks" in result.stdout
+    with urllib.request.urlopen(f"{faulty_server}/stats", timeout=5) as reply:
+        stats = json.load(reply)
+    assert stats["fault_malformed"] > 0 and stats["fault_rate_limit"] > 0
+    assert stats["fault_server_error"] > 0 and stats["fault_hang"] > 0
+
+
+def test_bad_row_fails_before_any_request(
+    judge_server: ScriptedJudgeServer, home: Path, tmp_path: Path
+) -> None:
+    data = tmp_path / "rows.jsonl"
+    rows = synthetic_rows(3)
+    del rows[2]["response"]
+    data.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    result = _cli(
+        "eval", str(data), "--metrics", "faithfulness",
+        "--judge-base-url", judge_server.url, "--judge-model", "scripted", home=home,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "line 3 (row 2)" in result.stderr and "'faithfulness' needs response" in result.stderr
+    assert judge_server.snapshot().get("chat_requests", 0) == 0
+
+
+def test_models_by_name_and_missing_key(
+    judge_server: ScriptedJudgeServer, home: Path, tmp_path: Path
+) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "ragmeter.toml").write_text(
+        f'[models.dry_run]\nbase_url = "{judge_server.url}"\nmodel = "scripted"\napi_key_env = "DRY_RUN_KEY"\n'
+    )
+    data = tmp_path / "rows.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in synthetic_rows(2)) + "\n", encoding="utf-8")
+    os.environ.pop("DRY_RUN_KEY", None)
+    missing = _cli("eval", str(data), "-m", "faithfulness", "--judge-model", "dry_run", home=home)
+    assert missing.returncode == 2
+    assert "$DRY_RUN_KEY, which is not set" in missing.stderr
+    unknown = _cli("eval", str(data), "-m", "faithfulness", "--judge-model", "nope", home=home)
+    assert unknown.returncode == 2 and "unknown model 'nope'" in unknown.stderr
+    assert judge_server.snapshot().get("chat_requests", 0) == 0
+    os.environ["DRY_RUN_KEY"] = "secret"
+    try:
+        ok = _cli(
+            "eval",
+            str(data),
+            "-m",
+            "faithfulness,context_recall",
+            "--judge-model",
+            "dry_run",
+            home=home,
+        )
+    finally:
+        os.environ.pop("DRY_RUN_KEY", None)
+    assert ok.returncode == 0, ok.stderr
+    assert "judge: 4 requests" in ok.stdout

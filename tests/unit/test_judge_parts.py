@@ -1,0 +1,167 @@
+"""Judge building blocks: reply parsing, request building, language, config, limiter, formulas."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ragmeter
+from ragmeter.config import load_settings
+from ragmeter.errors import ConfigError
+from ragmeter.judge._limiter import AdaptiveLimiter
+from ragmeter.judge._parse import extract_json
+from ragmeter.judge.tasks import build_request, detect_language
+from ragmeter.metrics.llm.ragas import average_precision_of_useful, statement_f1
+
+
+def test_extract_json_tolerates_fences_and_prose() -> None:
+    assert extract_json('Sure!\n```json\n{"a": [1, 2]}\n```\nDone.') == {"a": [1, 2]}
+    assert extract_json('The answer is {"verdict": true} as asked.') == {"verdict": True}
+    with pytest.raises(ValueError, match="invalid JSON"):
+        extract_json('{"statements": ["one", "tw')
+    with pytest.raises(ValueError, match="no JSON object"):
+        extract_json("4\nlooks fine")
+
+
+def test_build_request_sends_only_needed_inputs_and_checks_lengths() -> None:
+    inputs = {
+        "question": "q",
+        "response": "r",
+        "reference": "ref",
+        "contexts": ["c1", "c2"],
+        "response_statements": ["s1", "s2", "s3"],
+    }
+    request = build_request(
+        ["faithfulness", "context_usefulness"], {**inputs, "target": "ref"}, "en"
+    )
+    sent = json.loads(request.user)
+    assert set(sent) == {"question", "contexts", "response_statements", "target"}
+    assert request.expected_lengths == {"faithfulness": 3, "context_usefulness": 2}
+    assert '"faithfulness", "context_usefulness"' in request.system
+    verdict = {"reason": "", "verdict": True}
+    short = request.reply_model.model_validate(
+        {"faithfulness": [verdict], "context_usefulness": [verdict, verdict]}
+    )
+    assert request.check(short) == "`faithfulness` has 1 items but must have 3, one per input item"
+    full = request.reply_model.model_validate(
+        {"faithfulness": [verdict] * 3, "context_usefulness": [verdict] * 2}
+    )
+    assert request.check(full) is None
+    zh = build_request(["response_statements"], inputs, "zh")
+    assert "拆成" in zh.system
+
+
+def test_detect_language() -> None:
+    assert detect_language("What is AWEL?", "AWEL is a language.") == "en"
+    assert detect_language("AWEL 是什么？", "AWEL 是一种工作流表达语言。") == "zh"
+    assert detect_language(None, "") == "en"
+
+
+def test_models_by_name_from_ragmeter_toml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAGMETER_HOME", str(tmp_path))
+    (tmp_path / "ragmeter.toml").write_text(
+        '[models.zhipu_proxyllm]\nbase_url = "https://example.invalid/v1"\n'
+        'model = "glm-4-flash"\napi_key_env = "ZHIPU_TEST_KEY"\n'
+    )
+    settings = load_settings()
+    model = settings.model("zhipu_proxyllm")
+    assert (model.model, model.base_url) == ("glm-4-flash", "https://example.invalid/v1")
+    monkeypatch.delenv("ZHIPU_TEST_KEY", raising=False)
+    with pytest.raises(ConfigError, match=r"\$ZHIPU_TEST_KEY, which is not set"):
+        model.api_key()
+    monkeypatch.setenv("ZHIPU_TEST_KEY", "k")
+    assert model.api_key() == "k"
+    with pytest.raises(ConfigError, match=r"unknown model 'gpt5'.*declares zhipu_proxyllm"):
+        settings.model("gpt5")
+
+
+def test_bad_config_names_file_and_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAGMETER_HOME", str(tmp_path))
+    (tmp_path / "ragmeter.toml").write_text('[models.x]\nbase_url = "u"\n')
+    with pytest.raises(ConfigError, match=r"ragmeter.toml: models.x.model: Field required"):
+        load_settings()
+    (tmp_path / "ragmeter.toml").write_text("[models\n")
+    with pytest.raises(ConfigError, match=r"ragmeter\.toml"):
+        load_settings()
+
+
+async def test_limiter_halves_on_429_and_grows_back() -> None:
+    limiter = AdaptiveLimiter(8)
+    limiter.rate_limited(0.0)
+    assert limiter.limit == 4
+    limiter.rate_limited(0.0)
+    assert limiter.limit == 2
+    for _ in range(2):
+        await limiter.succeeded()
+    assert limiter.limit == 3
+
+
+def test_context_precision_hand_worked() -> None:
+    # useful at ranks 1 and 3: (1/1 + 2/3) / 2
+    assert average_precision_of_useful([True, False, True]) == pytest.approx(5 / 6)
+    assert average_precision_of_useful([False, True]) == pytest.approx(0.5)
+    assert average_precision_of_useful([False, False]) == 0.0
+    assert average_precision_of_useful([]) == 0.0
+
+
+def test_statement_f1_hand_worked() -> None:
+    assert statement_f1(1, 2, 1) == pytest.approx(1 / 2.5)
+    assert statement_f1(3, 0, 0) == 1.0
+
+
+@given(st.lists(st.booleans(), max_size=12))
+def test_context_precision_bounds_and_rank_order(flags: list[bool]) -> None:
+    score = average_precision_of_useful(flags)
+    assert 0.0 <= score <= 1.0
+    if flags and all(flags):
+        assert score == 1.0
+    ranked_best = sorted(flags, reverse=True)  # every useful context first
+    assert average_precision_of_useful(ranked_best) >= score - 1e-12
+
+
+class FixedJudge:
+    """A plain ``complete`` judge replying with fixed verdicts, to check the formulas end to end."""
+
+    async def complete(self, prompt: str) -> str:
+        keys = prompt.split("exactly the keys: ")[1].split("\n")[0].rstrip(".")
+        wanted = [k.strip().strip('"') for k in keys.split(",")]
+        v = lambda ok: {"reason": "", "verdict": ok}  # noqa: E731
+        canned = {
+            "response_statements": ["s1", "s2", "s3", "s4"],
+            "reference_statements": ["r1", "r2"],
+            "questions": ["q1", "q2", "q3"],
+            "noncommittal": False,
+            "faithfulness": [v(True), v(True), v(False), v(True)],
+            "context_usefulness": [v(True), v(False), v(True)],
+            "reference_attribution": [v(True), v(False)],
+            "response_in_reference": [v(True), v(False), v(False), v(False)],
+            "reference_in_response": [v(True), v(False)],
+        }
+        return json.dumps({k: canned[k] for k in wanted})
+
+
+@pytest.mark.parametrize("plan", ["fused", "separate"])
+def test_ragas_formulas_from_fixed_verdicts(plan: str) -> None:
+    rows = [
+        {
+            "query": "q",
+            "response": "r",
+            "reference": "ref",
+            "retrieved_contexts": ["c1", "c2", "c3"],
+        }
+    ]
+    report = ragmeter.evaluate(
+        rows,
+        "faithfulness,context_precision,context_recall,answer_correctness(similarity_weight=0)",
+        judge=FixedJudge(),
+        plan=plan,  # type: ignore[arg-type]
+    )
+    assert report.scores("faithfulness") == [pytest.approx(3 / 4)]
+    assert report.scores("context_precision") == [pytest.approx(5 / 6)]
+    assert report.scores("context_recall") == [pytest.approx(1 / 2)]
+    # TP=1, FP=3, FN=1 -> 1 / (1 + 0.5 * 4)
+    assert report.scores("answer_correctness(similarity_weight=0)") == [pytest.approx(1 / 3)]
