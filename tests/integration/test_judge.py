@@ -234,3 +234,13 @@ def test_models_by_name_and_missing_key(
         os.environ.pop("DRY_RUN_KEY", None)
     assert ok.returncode == 0, ok.stderr
     assert "judge: 4 requests" in ok.stdout
+
+
+def test_endpoint_without_json_schema_falls_back_to_json_object(home: Path) -> None:
+    with ScriptedJudgeServer(refuse_json_schema=True) as server:
+        report = _evaluate(server, synthetic_rows(8), "faithfulness,context_recall", cache=False)
+        stats = server.snapshot()
+    assert all(s is not None for s in report.scores("faithfulness"))
+    assert all(s is not None for s in report.scores("context_recall"))
+    assert 1 <= stats["refused_json_schema"] <= 16  # only the requests in flight when it refused
+    assert stats["chat_requests"] - stats["refused_json_schema"] == 16

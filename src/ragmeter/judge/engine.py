@@ -242,6 +242,7 @@ class JudgeEngine:
                 self._count(usage, retries=1)
             wait = self._backoff(attempt)
             await limiter.acquire()
+            mode = self._mode
             started = time.perf_counter()
             try:
                 response = await client.chat.completions.create(
@@ -256,7 +257,7 @@ class JudgeEngine:
                 problem = f"rate limited (429) {self.settings.max_retries + 1} times"
                 wait = 0.0  # the limiter holds everyone back until Retry-After has passed
             except openai.BadRequestError as exc:
-                if schema is not None and self._downgrade():
+                if schema is not None and self._downgrade(mode):
                     problem = f"endpoint refused the response format: {exc.message}"
                     wait = 0.0
                 else:
@@ -304,10 +305,13 @@ class JudgeEngine:
         self._count(usage, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
         return content, prompt_tokens, completion_tokens
 
-    def _downgrade(self) -> bool:
-        """json_schema -> json_object -> prompt only, when the endpoint refuses a format."""
+    def _downgrade(self, refused: StructuredMode) -> bool:
+        """json_schema -> json_object -> prompt only, when the endpoint refuses a format.
+        ``refused`` is the mode the failed request used (others may have moved on already)."""
         if self.settings.structured != "auto":
             return False
+        if self._mode != refused:
+            return True  # a concurrent request already stepped down: just try again
         order: list[StructuredMode] = ["auto", "json_object", "prompt"]
         index = order.index(self._mode) if self._mode in order else len(order) - 1
         if index + 1 >= len(order):

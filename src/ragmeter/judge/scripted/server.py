@@ -82,8 +82,11 @@ class ScriptedJudgeServer:
         latency_ms: float = 0.0,
         faults: FaultPlan | None = None,
         log: Callable[[str], None] | None = None,
+        refuse_json_schema: bool = False,
     ) -> None:
         self.latency_s = latency_ms / 1000
+        #: answer 400 to ``response_format: json_schema``, like endpoints without it
+        self.refuse_json_schema = refuse_json_schema
         self.faults = faults or FaultPlan()
         self.log = log
         self.stats: Counter[str] = Counter()
@@ -222,6 +225,12 @@ def _handler(server: ScriptedJudgeServer) -> type[BaseHTTPRequestHandler]:
 
         def _chat(self, body: dict[str, Any]) -> None:
             server.count(chat_requests=1)
+            response_format = body.get("response_format") or {}
+            if server.refuse_json_schema and response_format.get("type") == "json_schema":
+                server.count(refused_json_schema=1)
+                message = "response_format type json_schema is not supported"
+                self._send(400, {"error": {"message": message}})
+                return
             fault = server.fault()
             if fault == "rate_limit":
                 headers = {"Retry-After": f"{server.faults.retry_after:g}"}
