@@ -98,10 +98,7 @@ def test_chinese_rows_get_chinese_prompts(judge_server: ScriptedJudgeServer, hom
     report = _evaluate(judge_server, rows, "faithfulness,AnswerRelevancyMetric", cache=False)
     assert report.scores("faithfulness")[0] is not None
     assert report.scores("AnswerRelevancyMetric")[0] is not None
-    assert (
-        "参考内容" in (report.results("AnswerRelevancyMetric")[0].feedback or "")
-        or report.results("AnswerRelevancyMetric")[0].feedback
-    )
+    assert "参考内容" in (report.results("AnswerRelevancyMetric")[0].feedback or "")
     assert len(seen) == 3
 
 

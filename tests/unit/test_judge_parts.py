@@ -165,3 +165,26 @@ def test_ragas_formulas_from_fixed_verdicts(plan: str) -> None:
     assert report.scores("context_recall") == [pytest.approx(1 / 2)]
     # TP=1, FP=3, FN=1 -> 1 / (1 + 0.5 * 4)
     assert report.scores("answer_correctness(similarity_weight=0)") == [pytest.approx(1 / 3)]
+
+
+class CountingJudge(FixedJudge):
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def complete(self, prompt: str) -> str:
+        self.calls += 1
+        return await super().complete(prompt)
+
+
+def test_a_metrics_own_judge_is_asked_instead_of_the_evaluations() -> None:
+    from ragmeter.metrics import ContextRecallMetric, FaithfulnessMetric
+
+    rows = [{"query": "q", "response": "r", "reference": "ref", "retrieved_contexts": ["c1"]}]
+    own, shared = CountingJudge(), CountingJudge()
+    report = ragmeter.evaluate(
+        rows, [FaithfulnessMetric(judge=own), ContextRecallMetric()], judge=shared
+    )
+    assert report.scores("FaithfulnessMetric") == [pytest.approx(3 / 4)]
+    assert report.scores("ContextRecallMetric") == [pytest.approx(1 / 2)]
+    assert own.calls == 2  # statements, then verdicts: only faithfulness's tasks
+    assert shared.calls == 2  # context recall's own two requests

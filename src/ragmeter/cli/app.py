@@ -16,7 +16,7 @@ from ragmeter.cli._render import null_reasons, progress_bar, summary_table, usag
 from ragmeter.datasets import load_dataset
 from ragmeter.errors import ConfigError, DatasetError, MetricError, RagmeterError
 from ragmeter.metrics import metric_entries
-from ragmeter.runs import check_rows, evaluate, resolve_metrics
+from ragmeter.runs import evaluate, resolve_metrics
 from ragmeter.runs.judges import embedder_from_config, judge_from_config
 
 __all__ = ["app", "main"]
@@ -128,7 +128,6 @@ def eval_command(
         raise ConfigError(f"--language must be auto, en or zh, got {language!r}")
     dataset = load_dataset(data)
     resolved = resolve_metrics(metrics, top_k=top_k)
-    check_rows(dataset, resolved)
     judge = None
     if judge_model is not None:
         judge = judge_from_config(

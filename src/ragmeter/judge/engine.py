@@ -17,6 +17,7 @@ from ragmeter.errors import JudgeError
 from ragmeter.judge._limiter import AdaptiveLimiter
 from ragmeter.judge._parse import extract_json
 from ragmeter.judge.cache import CachedReply, JudgeCache, cache_key
+from ragmeter.judge.tokens import count_tokens
 from ragmeter.judge.usage import Usage
 
 __all__ = ["JudgeEngine", "JudgeSettings", "StructuredMode"]
@@ -275,9 +276,8 @@ class JudgeEngine:
             except openai.APIStatusError as exc:
                 problem = f"HTTP {exc.status_code} from the judge: {exc.message}"
             else:
-                latency = time.perf_counter() - started
                 await limiter.succeeded()
-                return self._read(response, messages, usage, latency)
+                return self._read(response, messages, usage)
             finally:
                 self._count(usage, requests=1, latency_s=time.perf_counter() - started)
                 await limiter.release()
@@ -288,9 +288,8 @@ class JudgeEngine:
         )
 
     def _read(
-        self, response: Any, messages: list[dict[str, str]], usage: Usage, latency: float
+        self, response: Any, messages: list[dict[str, str]], usage: Usage
     ) -> tuple[str, int, int]:
-        del latency  # counted by the caller
         content = ""
         if response.choices:
             content = response.choices[0].message.content or ""
@@ -298,8 +297,6 @@ class JudgeEngine:
             prompt_tokens = int(response.usage.prompt_tokens or 0)
             completion_tokens = int(response.usage.completion_tokens or 0)
         else:  # the server did not say: estimate, so the counters are never blank
-            from ragmeter.judge.tokens import count_tokens
-
             prompt_tokens = sum(count_tokens(m["content"]) for m in messages)
             completion_tokens = count_tokens(content)
         self._count(usage, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)

@@ -61,9 +61,11 @@ class _TextJudgeAdapter:
         self, system: str, user: str, reply_model: type[Any], usage: Usage, *, check: Any = None
     ) -> Any:
         usage.add(Usage(requests=1))
-        reply = reply_model.model_validate(
-            extract_json(await self.judge.complete(f"{system}\n\n{user}"))
-        )
+        text = await self.judge.complete(f"{system}\n\n{user}")
+        try:
+            reply = reply_model.model_validate(extract_json(text))
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError too
+            raise JudgeError(f"judge reply unusable: {exc}") from exc
         problem = check(reply) if check is not None else None
         if problem:
             raise JudgeError(f"judge reply unusable: {problem}")
@@ -165,9 +167,10 @@ class TaskPlan:
             reply: BaseModel = await self.judge.ask(
                 request.system, request.user, request.reply_model, usage, check=request.check
             )
-        except JudgeError as exc:
+        except Exception as exc:  # the row's tasks fail with the reason; other rows go on
+            reason = str(exc) if isinstance(exc, JudgeError) else f"{type(exc).__name__}: {exc}"
             for task in runnable:
-                result.failures[task] = str(exc)
+                result.failures[task] = reason
         else:
             result.outputs.update(reply.model_dump())
         readers = sorted({name for task in runnable for name in self.consumers[task]})

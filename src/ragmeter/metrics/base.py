@@ -76,6 +76,11 @@ class MetricOutcome:
     def failed(cls, reason: str) -> MetricOutcome:
         return cls(score=None, error=reason)
 
+    def charge(self, usage: Usage) -> None:
+        """Record the judge work this result cost (``cost`` dict and tokens)."""
+        self.usage = usage.to_dict()
+        self.cost = usage.tokens
+
     @classmethod
     def from_result(cls, result: Any) -> MetricOutcome:
         """Check a user metric's return value: NaN or no score becomes a null with a reason."""
@@ -247,6 +252,13 @@ class LLMEvaluationMetric(EvaluationMetric[str, str]):
     def row_inputs(self, row: Row, ctx: EvaluationContext) -> tuple[Any, Any, str | None]:
         return row.response, row.retrieved_contexts, row.query
 
+    def judge_for(self, ctx: EvaluationContext) -> Any:
+        """This metric's own judge, else the evaluation's; JudgeError if there is neither."""
+        judge = self.judge or ctx.judge
+        if judge is None:
+            raise JudgeError(f"{self.metric_name} has no judge model")
+        return judge
+
     def template(self, language: str = "en") -> str:
         """The prompt template for ``language``: the explicit one, else the language's own."""
         if self.prompt_template:
@@ -304,9 +316,7 @@ class LLMEvaluationMetric(EvaluationMetric[str, str]):
         self._evaluation_judge = ctx.judge  # per evaluation; never overrides self.judge
         if overrides(self, LLMEvaluationMetric, "compute"):
             return await super().compute_rows(rows, ctx)
-        judge = self.judge or ctx.judge
-        if judge is None:
-            raise JudgeError(f"{self.metric_name} has no judge model")
+        judge = self.judge_for(ctx)
         semaphore = asyncio.Semaphore(ctx.max_concurrency)
 
         async def one(row: Row) -> MetricOutcome:
@@ -322,8 +332,7 @@ class LLMEvaluationMetric(EvaluationMetric[str, str]):
                     outcome = MetricOutcome.failed(f"{type(exc).__name__}: {exc}")
             outcome.prediction = prediction if outcome.prediction is None else outcome.prediction
             outcome.contexts = contexts if outcome.contexts is None else outcome.contexts
-            outcome.usage = usage.to_dict()
-            outcome.cost = usage.tokens
+            outcome.charge(usage)
             ctx.advance(1)
             return outcome
 

@@ -54,6 +54,7 @@ class EvaluationContext:
         self._pending: dict[str, asyncio.Future[np.ndarray]] = {}
         self._batch: list[str] = []
         self._flush_handle: asyncio.TimerHandle | None = None
+        self._embed_tasks: set[asyncio.Task[None]] = set()  # kept referenced until done
 
     @property
     def embedder(self) -> Embedder:
@@ -107,8 +108,8 @@ class EvaluationContext:
         batch, self._batch = self._batch, []
         if batch:
             task = asyncio.ensure_future(self._embed_batch(batch))
-            self._shared.setdefault("_embed_tasks", set()).add(task)
-            task.add_done_callback(self._shared["_embed_tasks"].discard)
+            self._embed_tasks.add(task)
+            task.add_done_callback(self._embed_tasks.discard)
 
     async def _embed_batch(self, batch: list[str]) -> None:
         try:

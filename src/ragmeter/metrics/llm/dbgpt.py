@@ -105,10 +105,7 @@ class CriteriaMetric(LLMEvaluationMetric):
     async def compute_rows(
         self, rows: Sequence[Row], ctx: EvaluationContext
     ) -> list[MetricOutcome]:
-        judge = self.judge or ctx.judge
-        if judge is None:
-            raise JudgeError(f"{self.metric_name} has no judge model")
-        structured = as_structured(judge)
+        structured = as_structured(self.judge_for(ctx))
         semaphore = asyncio.Semaphore(ctx.max_concurrency)
 
         async def one(row: Row) -> MetricOutcome:
@@ -125,8 +122,11 @@ class CriteriaMetric(LLMEvaluationMetric):
                     reply = await structured.ask(
                         request.system, request.user, request.reply_model, usage
                     )
-                except JudgeError as exc:
-                    outcome = MetricOutcome.failed(str(exc))
+                except Exception as exc:  # the row's failure is data, with its reason
+                    reason = (
+                        str(exc) if isinstance(exc, JudgeError) else f"{type(exc).__name__}: {exc}"
+                    )
+                    outcome = MetricOutcome.failed(reason)
                 else:
                     score = float(reply.score)
                     outcome = MetricOutcome(
@@ -135,7 +135,7 @@ class CriteriaMetric(LLMEvaluationMetric):
                         feedback=reply.reason or None,
                     )
             outcome.prediction, outcome.contexts = row.response, row.retrieved_contexts
-            outcome.usage, outcome.cost = usage.to_dict(), usage.tokens
+            outcome.charge(usage)
             ctx.advance(1)
             return outcome
 

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ragmeter.datasets import Row
-from ragmeter.errors import JudgeError, MetricError
+from ragmeter.errors import MetricError
 from ragmeter.judge.plan import RowJudgement, TaskPlan
 from ragmeter.judge.usage import Usage
 from ragmeter.metrics.base import BaseEvaluationResult, LLMEvaluationMetric, MetricOutcome
@@ -28,21 +28,25 @@ __all__ = [
 ]
 
 
-def _plan(ctx: EvaluationContext) -> TaskPlan:
+def _plan(ctx: EvaluationContext, judge: Any) -> TaskPlan:
+    """The evaluation's task plan for ``judge``: shared by every planned metric asking it."""
+
     def build() -> TaskPlan:
         consumers: dict[str, set[str]] = {}
         for metric in ctx.metrics:
+            if (getattr(metric, "judge", None) or ctx.judge) is not judge:
+                continue
             for task in getattr(metric, "tasks", ()):
                 consumers.setdefault(task, set()).add(metric.metric_name)
         return TaskPlan(
-            ctx.judge,
+            judge,
             consumers,
             kind=ctx.plan,
             language=ctx.language,
             max_rows_in_flight=2 * ctx.max_concurrency,
         )
 
-    return ctx.shared("judge_task_plan", build)
+    return ctx.shared(("judge_task_plan", id(judge)), build)
 
 
 def _ratio(verdicts: Sequence[dict[str, Any]]) -> float:
@@ -114,10 +118,7 @@ class PlannedMetric(LLMEvaluationMetric):
     async def compute_rows(
         self, rows: Sequence[Row], ctx: EvaluationContext
     ) -> list[MetricOutcome]:
-        judge = self.judge or ctx.judge
-        if judge is None:
-            raise JudgeError(f"{self.metric_name} has no judge model")
-        plan = _plan(ctx)
+        plan = _plan(ctx, self.judge_for(ctx))
 
         async def one(index: int, row: Row) -> MetricOutcome:
             judged = await plan.judgement(index, row)
@@ -137,9 +138,7 @@ class PlannedMetric(LLMEvaluationMetric):
                     )
             outcome.prediction = row.response
             outcome.contexts = row.retrieved_contexts
-            usage = judged.cost.get(self.metric_name, Usage())
-            outcome.usage = usage.to_dict()
-            outcome.cost = usage.tokens
+            outcome.charge(judged.cost.get(self.metric_name, Usage()))
             ctx.advance(1)
             return outcome
 
