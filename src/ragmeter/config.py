@@ -83,15 +83,16 @@ class Settings(BaseModel):
     store: StoreConfig = Field(default_factory=StoreConfig)
     source: str | None = None
 
-    def model(self, name: str) -> ModelConfig:
+    def model(
+        self, name: str, hint: str = "or give --judge-base-url with the model id"
+    ) -> ModelConfig:
         """The model declared as ``[models.NAME]``; ConfigError listing the known names if none."""
         found = self.models.get(name)
         if found is None:
             known = ", ".join(sorted(self.models)) or "none"
             where = self.source or str(config_path())
             raise ConfigError(
-                f"unknown model '{name}': {where} declares {known}; add [models.{name}] "
-                "or give --judge-base-url with the model id"
+                f"unknown model '{name}': {where} declares {known}; add [models.{name}] {hint}"
             )
         return found
 

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from ragmeter import __version__
+from ragmeter.cli._common import console, handles_errors
 from ragmeter.cli._render import null_reasons, progress_bar, summary_table, usage_line
+from ragmeter.cli.space import space_app
 from ragmeter.datasets import load_dataset
-from ragmeter.errors import ConfigError, DatasetError, MetricError, RagmeterError
+from ragmeter.errors import ConfigError
 from ragmeter.metrics import metric_entries
 from ragmeter.runs import evaluate, resolve_metrics
 from ragmeter.runs.judges import embedder_from_config, judge_from_config
@@ -28,30 +27,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
-err_console = Console(stderr=True)
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-#: exit code for bad input (dataset, options, metric names); 1 is any other failure
-EXIT_BAD_INPUT = 2
-
-
-def _handles_errors(command: F) -> F:
-    """Print a ``RagmeterError`` as one clear line and exit non-zero."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except RagmeterError as exc:
-            err_console.print(
-                f"[bold red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True
-            )
-            bad_input = isinstance(exc, DatasetError | ConfigError | MetricError)
-            raise typer.Exit(EXIT_BAD_INPUT if bad_input else 1) from None
-
-    return wrapper  # type: ignore[return-value]
+app.add_typer(space_app)
 
 
 def _version(value: bool) -> None:
@@ -70,7 +46,7 @@ def _root(
 
 
 @app.command("eval")
-@_handles_errors
+@handles_errors
 def eval_command(
     data: Annotated[Path, typer.Argument(help="Dataset: .jsonl, .json, .csv or .parquet.")],
     metrics: Annotated[
@@ -175,7 +151,7 @@ def _print_nulls(report: Any) -> None:
 
 
 @app.command("metrics")
-@_handles_errors
+@handles_errors
 def metrics_command() -> None:
     """List every registered metric with a one-line description."""
     table = Table(title="metrics", title_justify="left")
@@ -191,7 +167,7 @@ def metrics_command() -> None:
 
 
 @app.command("demo")
-@_handles_errors
+@handles_errors
 def demo_command(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Also write the results as JSONL here.")
@@ -204,7 +180,7 @@ def demo_command(
 
 
 @app.command("judge-server")
-@_handles_errors
+@handles_errors
 def judge_server_command(
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 8765,

@@ -74,7 +74,7 @@ class LocalEmbedder:
     """Sentence-transformers on CPU; encoding runs in a worker thread, never on the event loop."""
 
     def __init__(
-        self, model_path: str | Path | None = None, *, device: str = "cpu", batch_size: int = 64
+        self, model_path: str | Path | None = None, *, device: str = "cpu", batch_size: int = 32
     ) -> None:
         self._path = Path(model_path) if model_path is not None else None
         self._device = device

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from ragmeter.config import Settings, load_settings
-from ragmeter.embeddings import Embedder, OpenAIEmbedder
+from ragmeter.embeddings import Embedder, OpenAIEmbedder, embedder_by_name
 from ragmeter.errors import ConfigError
 from ragmeter.judge.cache import JudgeCache
 from ragmeter.judge.engine import JudgeEngine, JudgeSettings
@@ -78,11 +78,4 @@ def embedder_from_config(
     if base_url is not None:
         key = _key_from_env(api_key_env, f"embedding model '{model}'")
         return OpenAIEmbedder(model, base_url=base_url, api_key=key)
-    settings = settings or load_settings()
-    declared = settings.model(model)
-    key = (
-        _key_from_env(api_key_env, f"embedding model '{model}'")
-        if api_key_env
-        else declared.api_key()
-    )
-    return OpenAIEmbedder(declared.model, base_url=declared.base_url, api_key=key)
+    return embedder_by_name(model, settings=settings, api_key_env=api_key_env)

@@ -1,6 +1,24 @@
 """The store: SQLAlchemy models and migrations on SQLite (default) or PostgreSQL."""
 
 from ragmeter.store.db import Store, open_store
-from ragmeter.store.models import Base, JudgeCacheEntry
+from ragmeter.store.models import (
+    AppRecord,
+    Base,
+    ChunkRecord,
+    DocumentRecord,
+    JudgeCacheEntry,
+    PromptRecord,
+    SpaceRecord,
+)
 
-__all__ = ["Base", "JudgeCacheEntry", "Store", "open_store"]
+__all__ = [
+    "AppRecord",
+    "Base",
+    "ChunkRecord",
+    "DocumentRecord",
+    "JudgeCacheEntry",
+    "PromptRecord",
+    "SpaceRecord",
+    "Store",
+    "open_store",
+]

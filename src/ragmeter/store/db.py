@@ -35,6 +35,8 @@ class Store:
     def __init__(self, url: str) -> None:
         self.url = url
         kwargs: dict[str, Any] = {}
+        #: where files that live beside the database go (space indexes)
+        self.files_dir = _files_dir(url)
         if url.startswith("sqlite"):
             path = url.split(":///", 1)[-1]
             if path and path != ":memory:":
@@ -65,6 +67,18 @@ class Store:
 
     def close(self) -> None:
         self.engine.dispose()
+
+
+def _files_dir(url: str) -> Path:
+    """``<db stem>-files`` beside a SQLite file; the data folder for any other database."""
+    from ragmeter.config import ragmeter_home
+
+    if url.startswith("sqlite"):
+        path = url.split(":///", 1)[-1].split("?", 1)[0]
+        if path and path != ":memory:":
+            db = Path(path)
+            return db.with_name(f"{db.stem}-files")
+    return ragmeter_home() / "files"
 
 
 _open: dict[str, Store] = {}

@@ -1,0 +1,39 @@
+"""What every CLI command shares: consoles, error handling and running coroutines."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from ragmeter.errors import ConfigError, DatasetError, MetricError, NotFoundError, RagmeterError
+
+__all__ = ["EXIT_BAD_INPUT", "console", "err_console", "handles_errors"]
+
+console = Console()
+err_console = Console(stderr=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: exit code for bad input (dataset, options, names); 1 is any other failure
+EXIT_BAD_INPUT = 2
+
+
+def handles_errors(command: F) -> F:
+    """Print a ``RagmeterError`` as one clear line and exit non-zero."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except RagmeterError as exc:
+            err_console.print(
+                f"[bold red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True
+            )
+            bad_input = isinstance(exc, DatasetError | ConfigError | MetricError | NotFoundError)
+            raise typer.Exit(EXIT_BAD_INPUT if bad_input else 1) from None
+
+    return wrapper  # type: ignore[return-value]

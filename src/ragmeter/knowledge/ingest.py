@@ -1,0 +1,245 @@
+"""Adding documents to a space: read, hash, chunk, embed in large batches, store a batch of
+documents per transaction, then rebuild the indexes once.
+
+A document whose content hash is unchanged is skipped; a changed one is re-chunked. A file
+that fails is reported with its reason and never stops the others; a crash loses at most
+the batch being embedded (run ``add`` again to finish).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from sqlalchemy import delete, insert, select, update
+
+from ragmeter.embeddings import Embedder, embedder_by_name
+from ragmeter.errors import EmbeddingError, RagmeterError, StoreError
+from ragmeter.knowledge.chunking import ChunkDraft, chunk_text
+from ragmeter.knowledge.indexes import rebuild_indexes
+from ragmeter.knowledge.models import AddReport, SpaceInfo
+from ragmeter.knowledge.readers import document_kind, read_document
+from ragmeter.knowledge.spaces import KnowledgeBase
+from ragmeter.store import ChunkRecord, DocumentRecord, SpaceRecord
+
+__all__ = ["ProgressEvent", "SourceFile", "add_documents", "collect_sources"]
+
+#: chunks embedded per call; large enough that the embedder's own batching is efficient
+EMBED_BATCH = 512
+
+#: ``(event, n)``: ``files_total``, ``file``, ``chunks_total``, ``chunks``, ``indexing``
+ProgressEvent = Callable[[str, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A file to add and the document name it gets."""
+
+    name: str
+    path: Path
+
+
+def _hidden(path: Path, root: Path) -> bool:
+    return any(part.startswith(".") for part in path.relative_to(root).parts)
+
+
+def collect_sources(paths: Sequence[Path]) -> tuple[list[SourceFile], AddReport]:
+    """Files under ``paths`` (folders recursively, hidden ones skipped), named by their path
+    relative to the folder given, or by their file name when given directly."""
+    report = AddReport()
+    sources: dict[str, SourceFile] = {}
+    for given in paths:
+        if given.is_dir():
+            found = sorted(p for p in given.rglob("*") if p.is_file() and not _hidden(p, given))
+            candidates = []
+            for path in found:
+                if document_kind(path) is None:
+                    report.skipped.append(str(path))
+                else:
+                    candidates.append(SourceFile(path.relative_to(given).as_posix(), path))
+        elif given.is_file():
+            if document_kind(given) is None:
+                report.failed.append((str(given), "unsupported file type (md, txt, html, pdf)"))
+                continue
+            candidates = [SourceFile(given.name, given)]
+        else:
+            report.failed.append((str(given), "no such file or folder"))
+            continue
+        for source in candidates:
+            other = sources.get(source.name)
+            if other is not None:
+                report.failed.append(
+                    (str(source.path), f"name '{source.name}' is already taken by {other.path}")
+                )
+            else:
+                sources[source.name] = source
+    return list(sources.values()), report
+
+
+@dataclass(slots=True)
+class _Pending:
+    source: SourceFile
+    kind: str
+    digest: str
+    size: int
+    drafts: list[ChunkDraft]
+    existing_id: int | None
+
+
+def _prepare(
+    kb: KnowledgeBase,
+    space: SpaceInfo,
+    sources: Sequence[SourceFile],
+    report: AddReport,
+    progress: ProgressEvent,
+) -> list[_Pending]:
+    with kb.store.session() as session:
+        known = {
+            name: (doc_id, digest)
+            for doc_id, name, digest in session.execute(
+                select(DocumentRecord.id, DocumentRecord.name, DocumentRecord.content_hash).where(
+                    DocumentRecord.space_id == space.id
+                )
+            )
+        }
+    pending: list[_Pending] = []
+    for source in sources:
+        try:
+            data = source.path.read_bytes()
+            digest = hashlib.sha256(data).hexdigest()
+            existing = known.get(source.name)
+            if existing is not None and existing[1] == digest:
+                report.unchanged.append(source.name)
+                continue
+            drafts = chunk_text(read_document(source.path, data), space.chunking)
+            if not drafts:
+                report.empty.append(source.name)
+                continue
+        except OSError as exc:
+            report.failed.append((str(source.path), exc.strerror or str(exc)))
+        except RagmeterError as exc:
+            report.failed.append((str(source.path), str(exc).removeprefix(f"{source.path}: ")))
+        else:
+            kind = document_kind(source.path) or "txt"
+            existing_id = existing[0] if existing is not None else None
+            pending.append(_Pending(source, kind, digest, len(data), drafts, existing_id))
+        finally:
+            progress("file", 1)
+    return pending
+
+
+def _batches(pending: Sequence[_Pending]) -> Iterator[list[_Pending]]:
+    batch: list[_Pending] = []
+    size = 0
+    for item in pending:
+        batch.append(item)
+        size += len(item.drafts)
+        if size >= EMBED_BATCH:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _store_batch(
+    kb: KnowledgeBase, space: SpaceInfo, batch: Sequence[_Pending], vectors: np.ndarray
+) -> None:
+    """One transaction: replace or insert each document with its chunks; bump the revision."""
+    rows: list[dict[str, object]] = []
+    offset = 0
+    with kb.store.session() as session:
+        for item in batch:
+            values = {
+                "source": str(item.source.path.resolve()),
+                "kind": item.kind,
+                "content_hash": item.digest,
+                "size": item.size,
+                "chunk_count": len(item.drafts),
+            }
+            if item.existing_id is not None:
+                doc_id = item.existing_id
+                session.execute(delete(ChunkRecord).where(ChunkRecord.document_id == doc_id))
+                session.execute(
+                    update(DocumentRecord).where(DocumentRecord.id == doc_id).values(**values)
+                )
+            else:
+                record = DocumentRecord(space_id=space.id, name=item.source.name, **values)
+                session.add(record)
+                session.flush()
+                doc_id = record.id
+            for position, draft in enumerate(item.drafts):
+                rows.append(
+                    {
+                        "space_id": space.id,
+                        "document_id": doc_id,
+                        "position": position,
+                        "content": draft.content,
+                        "meta": draft.meta,
+                        "embedding": vectors[offset + position].tobytes(),
+                    }
+                )
+            offset += len(item.drafts)
+        session.execute(insert(ChunkRecord), rows)
+        session.execute(
+            update(SpaceRecord)
+            .where(SpaceRecord.id == space.id)
+            .values(revision=SpaceRecord.revision + 1, dimension=int(vectors.shape[1]))
+        )
+        session.commit()
+
+
+async def _embed(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    try:
+        return await embedder.embed(texts)
+    except RagmeterError:
+        raise
+    except Exception as exc:  # torch and HTTP clients raise many kinds
+        raise EmbeddingError(f"embedding chunks failed: {exc}") from exc
+
+
+async def add_documents(
+    kb: KnowledgeBase,
+    space: str | int,
+    paths: Sequence[Path],
+    *,
+    embedder: Embedder | None = None,
+    progress: ProgressEvent | None = None,
+) -> AddReport:
+    """Add files and folders to a space; see the module docstring."""
+    started = time.perf_counter()
+    notify: ProgressEvent = progress or (lambda _event, _n: None)
+    info = kb.space(space)
+    sources, report = collect_sources(paths)
+    notify("files_total", len(sources))
+    pending = _prepare(kb, info, sources, report, notify)
+    notify("chunks_total", sum(len(p.drafts) for p in pending))
+    for batch in _batches(pending):
+        if embedder is None:
+            embedder = embedder_by_name(info.embedder, settings=kb.settings)
+        texts = [d.content for item in batch for d in item.drafts]
+        vectors = await _embed(embedder, texts)
+        if info.dimension is not None and vectors.shape[1] != info.dimension:
+            raise EmbeddingError(
+                f"embedder '{info.embedder}' gave {vectors.shape[1]}-d vectors; "
+                f"space '{info.name}' holds {info.dimension}-d ones"
+            )
+        _store_batch(kb, info, batch, vectors)
+        info = info.model_copy(update={"dimension": int(vectors.shape[1])})
+        for item in batch:
+            (report.updated if item.existing_id is not None else report.added).append(
+                item.source.name
+            )
+        report.chunks += len(texts)
+        notify("chunks", len(texts))
+    if report.changed or not (kb.index_dir(info.id) / "index.json").exists():
+        notify("indexing", 0)
+        try:
+            rebuild_indexes(kb.store, info.id, kb.index_dir(info.id))
+        except OSError as exc:
+            raise StoreError(f"cannot write the index of space '{info.name}': {exc}") from exc
+    report.seconds = time.perf_counter() - started
+    return report
