@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -24,24 +25,38 @@ __all__ = [
     "comparison_table",
     "null_reasons",
     "progress_bar",
+    "progress_bars",
+    "side_by_side_table",
     "summary_table",
     "usage_line",
 ]
 
 
-@contextmanager
-def progress_bar(console: Console, total: int, label: str) -> Iterator[Any]:
-    """A progress bar over ``total`` results; yields a callback ``advance(n)``."""
-    columns = (
+def _columns() -> tuple[Any, ...]:
+    return (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, console=console, transient=True) as progress:
-        task = progress.add_task(label, total=total)
-        yield lambda n: progress.advance(task, n)
+
+
+@contextmanager
+def progress_bar(console: Console, total: int, label: str) -> Iterator[Any]:
+    """A progress bar over ``total`` results; yields a callback ``advance(n)``."""
+    with progress_bars(console, [(label, total)]) as (advance,):
+        yield advance
+
+
+@contextmanager
+def progress_bars(
+    console: Console, stages: Sequence[tuple[str, int]]
+) -> Iterator[list[Callable[[int], None]]]:
+    """One bar per ``(label, total)`` stage; yields their ``advance(n)`` callbacks in order."""
+    with Progress(*_columns(), console=console, transient=True) as progress:
+        tasks = [progress.add_task(label, total=total) for label, total in stages]
+        yield [functools.partial(progress.advance, task) for task in tasks]
 
 
 def _fmt(value: float | int | None, digits: int = 4) -> str:
@@ -92,6 +107,30 @@ def comparison_table(reports: Sequence[tuple[str, EvaluationReport]], title: str
                 delta = float(last) - float(first)
                 colour = "green" if delta > 0 else "red" if delta < 0 else "white"
                 cells.append(f"[{colour}]{delta:+.4f}[/]")
+        table.add_row(name, *cells)
+    return table
+
+
+def side_by_side_table(reports: Sequence[tuple[str, EvaluationReport]], title: str) -> Table:
+    """Each metric's mean and 95% CI under several targets (retrievers), best in bold."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("metric", style="bold")
+    for label, _ in reports:
+        table.add_column(label, justify="right")
+    summaries = [report.summary() for _, report in reports]
+    for name in reports[0][1].metric_names:
+        means = [s[name]["mean"] for s in summaries]
+        best = max((float(m) for m in means if m is not None), default=None)
+        cells = []
+        for stats, mean in zip(summaries, means, strict=True):
+            text = _fmt(mean)
+            if stats[name]["ci95_low"] is not None:
+                text += f" [dim]({stats[name]['ci95_low']:.3f}–{stats[name]['ci95_high']:.3f})[/]"
+            if stats[name]["null"]:
+                text += f" [yellow]{stats[name]['null']} null[/]"
+            if mean is not None and best is not None and float(mean) == best and len(reports) > 1:
+                text = f"[bold green]{text}[/]"
+            cells.append(text)
         table.add_row(name, *cells)
     return table
 

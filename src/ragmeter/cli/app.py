@@ -1,22 +1,21 @@
-"""The ``ragmeter`` command line: ``eval``, ``metrics``, ``demo``."""
+"""The ``ragmeter`` command line: ``eval``, ``space``, ``prompt``, ``app``, ``metrics``,
+``demo``, ``judge-server``."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from ragmeter import __version__
 from ragmeter.cli._common import console, handles_errors
-from ragmeter.cli._render import null_reasons, progress_bar, summary_table, usage_line
+from ragmeter.cli.apps import app_app
+from ragmeter.cli.evaluate import EvalRequest, run_eval
+from ragmeter.cli.prompts import prompt_app
 from ragmeter.cli.space import space_app
-from ragmeter.datasets import load_dataset
-from ragmeter.errors import ConfigError
 from ragmeter.metrics import metric_entries
-from ragmeter.runs import evaluate, resolve_metrics
-from ragmeter.runs.judges import embedder_from_config, judge_from_config
 
 __all__ = ["app", "main"]
 
@@ -28,6 +27,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(space_app)
+app.add_typer(prompt_app)
+app.add_typer(app_app)
 
 
 def _version(value: bool) -> None:
@@ -54,7 +55,13 @@ def eval_command(
     ],
     top_k: Annotated[
         int | None,
-        typer.Option("--top-k", "-k", min=1, help="Cut-off for metrics without their own @k."),
+        typer.Option(
+            "--top-k",
+            "-k",
+            min=1,
+            help="Cut-off for metrics without their own @k; with --space, chunks to retrieve "
+            "(default 5).",
+        ),
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write one JSON line per row x metric.")
@@ -96,58 +103,55 @@ def eval_command(
     max_concurrency: Annotated[
         int, typer.Option(min=1, help="Judge requests (and per-row metrics) in flight at once.")
     ] = 16,
+    space: Annotated[
+        str | None,
+        typer.Option(help="Recall scene: retrieve top-k chunks from this knowledge space."),
+    ] = None,
+    retriever: Annotated[
+        str | None,
+        typer.Option(help="Recall scene: vector, bm25, hybrid, or several side by side."),
+    ] = None,
+    score_threshold: Annotated[
+        float | None, typer.Option(help="Recall scene: drop hits scoring below this.")
+    ] = None,
+    app_name: Annotated[
+        str | None,
+        typer.Option("--app", help="App scene: answer every row with this app first."),
+    ] = None,
+    judge_prompt: Annotated[
+        str | None,
+        typer.Option(help="Prompt code of AnswerRelevancyMetric's judge template."),
+    ] = None,
 ) -> None:
-    """Evaluate a dataset with metrics; print a summary table and write the results."""
-    if plan not in ("fused", "separate"):
-        raise ConfigError(f"--plan must be fused or separate, got {plan!r}")
-    if language not in ("auto", "en", "zh"):
-        raise ConfigError(f"--language must be auto, en or zh, got {language!r}")
-    dataset = load_dataset(data)
-    resolved = resolve_metrics(metrics, top_k=top_k)
-    judge = None
-    if judge_model is not None:
-        judge = judge_from_config(
-            judge_model,
-            base_url=judge_base_url,
-            api_key_env=judge_api_key_env,
-            max_concurrency=max_concurrency,
-            timeout=judge_timeout,
-            cache=not no_cache,
-        )
-    elif judge_base_url is not None:
-        raise ConfigError("--judge-base-url needs --judge-model, the model id to ask")
-    embedder = embedder_from_config(
-        embedding_model, base_url=embedding_base_url, api_key_env=embedding_api_key_env
-    )
-    total = len(dataset) * len(resolved)
-    with progress_bar(console, total, "evaluating") as advance:
-        report = evaluate(
-            dataset,
-            resolved,
-            embedder=embedder,
-            judge=judge,
+    """Evaluate a dataset with metrics; print a summary table and write the results.
+
+    With --space the rows' queries are first searched in a knowledge space (scene recall);
+    with --app they are first answered by an app (scene app).
+    """
+    run_eval(
+        EvalRequest(
+            data=data,
+            metrics=metrics,
             top_k=top_k,
+            out=out,
+            judge_model=judge_model,
+            judge_base_url=judge_base_url,
+            judge_api_key_env=judge_api_key_env,
+            judge_timeout=judge_timeout,
+            judge_prompt=judge_prompt,
+            plan=plan,
+            language=language,
+            no_cache=no_cache,
+            embedding_model=embedding_model,
+            embedding_base_url=embedding_base_url,
+            embedding_api_key_env=embedding_api_key_env,
             max_concurrency=max_concurrency,
-            on_progress=advance,
-            plan=plan,  # type: ignore[arg-type]
-            language=language,  # type: ignore[arg-type]
+            space=space,
+            retriever=retriever,
+            score_threshold=score_threshold,
+            app=app_name,
         )
-    console.print(summary_table(report, title=f"{data} · {report.rows} rows"))
-    if judge is not None and report.usage is not None:
-        console.print(usage_line(report.usage, report.rows, report.seconds), highlight=False)
-    _print_nulls(report)
-    if out is not None:
-        report.to_jsonl(out)
-        console.print(f"results: {out} ({len(report)} lines)")
-
-
-def _print_nulls(report: Any) -> None:
-    reasons = null_reasons(report)
-    if reasons:
-        nulls = len(report.errors())
-        console.print(f"[yellow]{nulls} result(s) have no score; reasons:[/]")
-        for line in reasons:
-            console.print(f"  [yellow]-[/] {line}", highlight=False)
+    )
 
 
 @app.command("metrics")

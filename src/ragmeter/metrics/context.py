@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 
-from ragmeter.embeddings import Embedder, LocalEmbedder
+from ragmeter.embeddings import DEFAULT_MODEL_NAME, Embedder, LocalEmbedder
 from ragmeter.judge.tasks import Language, detect_language
 from ragmeter.judge.usage import Usage
 
@@ -62,6 +62,17 @@ class EvaluationContext:
         if self._embedder is None:
             self._embedder = LocalEmbedder()
         return self._embedder
+
+    @property
+    def embedder_name(self) -> str:
+        """Name of the evaluation's embedder (the local default when none was given)."""
+        return self._embedder.name if self._embedder is not None else DEFAULT_MODEL_NAME
+
+    def seed_vectors(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Vectors already computed by the evaluation's embedder (a space's stored chunk
+        vectors), so ``embed`` does not ask for them again."""
+        for text, vector in zip(texts, vectors, strict=True):
+            self._vectors.setdefault(text, vector)
 
     def language_of(self, row: Row) -> Language:
         """The prompt language for a row: the setting, or detected from its query and response."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,8 +54,11 @@ class EvaluationReport:
         rows: int,
         seconds: float,
         usage: dict[str, float] | None = None,
+        target: str | None = None,
     ) -> None:
         self._records = records
+        #: what produced the predictions (a retriever, an app), if not the rows themselves
+        self.target = target
         #: what the run cost the judge and the embedder (None when no judge was used)
         self.usage = usage
         self.metric_names = list(metric_names)
@@ -134,15 +137,21 @@ class EvaluationReport:
         columns = list(ResultRecord.__dataclass_fields__)
         return pd.DataFrame([r.to_dict() for r in self._records], columns=columns)
 
-    def to_jsonl(self, path: str | Path) -> Path:
-        """Write one JSON line per row x metric (row by row) and return the path."""
+    def to_jsonl(
+        self,
+        path: str | Path,
+        *,
+        extra: Mapping[str, Any] | None = None,
+        append: bool = False,
+    ) -> Path:
+        """Write one JSON line per row x metric (row by row) and return the path. ``extra``
+        fields (e.g. ``{"retriever": "bm25"}``) go into every line."""
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        with target.open("w", encoding="utf-8") as handle:
+        with target.open("a" if append else "w", encoding="utf-8") as handle:
             for record in self._records:
-                handle.write(
-                    json.dumps(record.to_dict(), ensure_ascii=False, default=_json_default)
-                )
+                line = {**extra, **record.to_dict()} if extra else record.to_dict()
+                handle.write(json.dumps(line, ensure_ascii=False, default=_json_default))
                 handle.write("\n")
         return target
 

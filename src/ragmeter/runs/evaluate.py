@@ -7,7 +7,7 @@ import concurrent.futures
 import dataclasses
 import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypedDict, TypeVar, Unpack
 
 from ragmeter.datasets import Dataset, Row, load_dataset
 from ragmeter.embeddings import Embedder
@@ -19,8 +19,17 @@ from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import create_metric
 from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.runs.judges import judge_from_config
+from ragmeter.runs.targets import Target
 
-__all__ = ["MetricLike", "aevaluate", "check_rows", "evaluate", "resolve_metrics"]
+__all__ = [
+    "EvaluateOptions",
+    "MetricLike",
+    "aevaluate",
+    "check_rows",
+    "evaluate",
+    "resolve_metrics",
+    "run_sync",
+]
 
 MetricLike = str | EvaluationMetric[Any, Any] | type[EvaluationMetric[Any, Any]]
 T = TypeVar("T")
@@ -58,9 +67,14 @@ def resolve_metrics(
     return resolved
 
 
-def check_rows(dataset: Dataset, metrics: Sequence[EvaluationMetric[Any, Any]]) -> None:
-    """Raise ``DatasetError`` for the first row lacking what a metric needs, before any work."""
-    for index, row in enumerate(dataset):
+def check_rows(
+    dataset: Dataset,
+    metrics: Sequence[EvaluationMetric[Any, Any]],
+    rows: Sequence[Row] | None = None,
+) -> None:
+    """Raise ``DatasetError`` for the first row lacking what a metric needs, before any work.
+    ``rows`` are the dataset's rows as a target will fill them, if not the dataset itself."""
+    for index, row in enumerate(dataset if rows is None else rows):
         for metric in metrics:
             missing = metric.missing_fields(row)
             if missing is not None:
@@ -71,6 +85,21 @@ def check_rows(dataset: Dataset, metrics: Sequence[EvaluationMetric[Any, Any]]) 
                     source=dataset.source,
                     line=dataset.line_of(index),
                 )
+
+
+_PLACEHOLDERS: dict[str, Any] = {
+    "response": "",
+    "retrieved_contexts": [],
+    "retrieved_ids": [],
+    "reference_contexts": [],
+    "reference_ids": [],
+}
+
+
+def _preview(rows: Sequence[Row], provides: frozenset[str]) -> list[Row]:
+    """Rows as they will look once a target filled its fields (for checking them early)."""
+    update = {f: _PLACEHOLDERS[f] for f in provides if f in _PLACEHOLDERS}
+    return [row.model_copy(update=update) for row in rows]
 
 
 async def _outcomes(
@@ -88,66 +117,126 @@ async def _outcomes(
     return outcomes
 
 
+class EvaluateOptions(TypedDict, total=False):
+    """Keyword options of ``evaluate`` and ``aevaluate``."""
+
+    embedder: Embedder | None
+    judge: Any
+    top_k: int | None
+    max_concurrency: int
+    on_progress: Callable[[int], None] | None
+    plan: PlanKind
+    language: Literal["auto", "en", "zh"]
+    target: Target | None
+    on_target_progress: Callable[[int], None] | None
+
+
+def _check_options(top_k: int | None, plan: str, language: str) -> None:
+    if top_k is not None and top_k < 1:
+        raise ConfigError(f"top_k must be at least 1, got {top_k}")
+    if plan not in ("fused", "separate"):
+        raise ConfigError(f"plan must be 'fused' or 'separate', got {plan!r}")
+    if language not in ("auto", "en", "zh"):
+        raise ConfigError(f"language must be auto, en or zh, got {language!r}")
+
+
+def _check_judge(judge: Any, metrics: Sequence[EvaluationMetric[Any, Any]]) -> None:
+    if judge is None:
+        needing = [
+            m.metric_name for m in metrics if isinstance(m, LLMEvaluationMetric) and m.judge is None
+        ]
+        if needing:
+            raise ConfigError(f"metrics {', '.join(needing)} need a judge model; none was given")
+
+
+async def _score(
+    metrics: Sequence[EvaluationMetric[Any, Any]],
+    rows: Sequence[Row | str],
+    ctx: EvaluationContext,
+) -> list[list[MetricOutcome]]:
+    """Outcomes per metric per row; a row the target failed (a reason string) fails every
+    metric with that reason."""
+    ready = [row for row in rows if isinstance(row, Row)]
+    per_metric = await asyncio.gather(*(_outcomes(m, ready, ctx) for m in metrics))
+    ctx.advance((len(rows) - len(ready)) * len(metrics))
+    out: list[list[MetricOutcome]] = []
+    for outcomes in per_metric:
+        scored = iter(outcomes)
+        out.append(
+            [next(scored) if isinstance(row, Row) else MetricOutcome.failed(row) for row in rows]
+        )
+    return out
+
+
 async def aevaluate(
-    rows: Any,
-    metrics: str | Iterable[MetricLike],
-    *,
-    embedder: Embedder | None = None,
-    judge: Any = None,
-    top_k: int | None = None,
-    max_concurrency: int = 16,
-    on_progress: Callable[[int], None] | None = None,
-    plan: PlanKind = "fused",
-    language: Literal["auto", "en", "zh"] = "auto",
+    rows: Any, metrics: str | Iterable[MetricLike], **options: Unpack[EvaluateOptions]
 ) -> EvaluationReport:
     """Evaluate ``rows`` (path, DataFrame, list of dicts or Dataset) with ``metrics``.
 
     ``judge`` is a ``JudgeEngine``, any object with ``complete(prompt)``, or a model name
     from ``ragmeter.toml``. ``top_k`` cuts retrieved lists for metrics without their own
     ``@k``; ``on_progress`` is called with the number of row x metric results finished since
-    its last call; ``plan`` and ``language`` steer the judge prompts.
+    its last call; ``plan`` and ``language`` steer the judge prompts. A ``target`` (a space's
+    retriever, an app) fills each row first; ``on_target_progress`` counts its rows.
     """
-    if top_k is not None and top_k < 1:
-        raise ConfigError(f"top_k must be at least 1, got {top_k}")
+    top_k = options.get("top_k")
+    plan = options.get("plan", "fused")
+    language = options.get("language", "auto")
+    max_concurrency = options.get("max_concurrency", 16)
+    target = options.get("target")
+    embedder = options.get("embedder")
+    _check_options(top_k, plan, language)
     dataset = load_dataset(rows)
     resolved = resolve_metrics(metrics, top_k=top_k)
-    check_rows(dataset, resolved)
-    if plan not in ("fused", "separate"):
-        raise ConfigError(f"plan must be 'fused' or 'separate', got {plan!r}")
-    if language not in ("auto", "en", "zh"):
-        raise ConfigError(f"language must be auto, en or zh, got {language!r}")
+    prepared = list(dataset) if target is None else target.prepare(dataset)
+    check_rows(
+        dataset, resolved, prepared if target is None else _preview(prepared, target.provides)
+    )
+    judge = options.get("judge")
     if isinstance(judge, str):
         judge = judge_from_config(judge, max_concurrency=max_concurrency)
-    if judge is None:
-        needing = [
-            m.metric_name
-            for m in resolved
-            if isinstance(m, LLMEvaluationMetric) and m.judge is None
-        ]
-        if needing:
-            raise ConfigError(f"metrics {', '.join(needing)} need a judge model; none was given")
+    _check_judge(judge, resolved)
     ctx = EvaluationContext(
         top_k=top_k,
         embedder=embedder,
         judge=judge,
         max_concurrency=max_concurrency,
-        on_progress=on_progress,
+        on_progress=options.get("on_progress"),
         plan=plan,
         language=language,
     )
     ctx.metrics = resolved
     before = _judge_usage(judge)
     started = time.perf_counter()
-    row_list = list(dataset)
     try:
-        per_metric = await asyncio.gather(*(_outcomes(m, row_list, ctx) for m in resolved))
+        produced: list[Row | str] = list(prepared)
+        if target is not None:
+            counter = options.get("on_target_progress") or (lambda _n: None)
+            produced = await target.produce(prepared, ctx, counter)
+        per_metric = await _score(resolved, produced, ctx)
     finally:  # connections belong to this event loop; clients reopen on their next use
-        for client in (judge, embedder):
+        for client in (judge, embedder, target):
             aclose = getattr(client, "aclose", None)
             if aclose is not None:
                 await aclose()
-    raws = [row.to_raw() for row in row_list]
-    records = [
+    records = _records(prepared, resolved, per_metric)
+    seconds = time.perf_counter() - started
+    fatal = getattr(judge, "fatal", None)
+    if fatal:
+        raise JudgeError(fatal)
+    usage = _run_usage(judge, before, ctx)
+    names = [m.metric_name for m in resolved]
+    label = None if target is None else target.label
+    return EvaluationReport(records, names, len(prepared), seconds, usage, target=label)
+
+
+def _records(
+    rows: Sequence[Row],
+    metrics: Sequence[EvaluationMetric[Any, Any]],
+    per_metric: Sequence[Sequence[MetricOutcome]],
+) -> list[ResultRecord]:
+    raws = [row.to_raw() for row in rows]
+    return [
         ResultRecord(
             row_index=i,
             metric_name=metric.metric_name,
@@ -158,21 +247,14 @@ async def aevaluate(
             prediction=outcome.prediction,
             contexts=outcome.contexts,
             prediction_cost=outcome.cost,
-            query=row_list[i].query,
+            query=rows[i].query,
             raw_dataset=raws[i],
             cost=outcome.usage,
         )
-        for i in range(len(row_list))
-        for metric, outcomes in zip(resolved, per_metric, strict=True)
+        for i in range(len(rows))
+        for metric, outcomes in zip(metrics, per_metric, strict=True)
         for outcome in (outcomes[i],)
     ]
-    seconds = time.perf_counter() - started
-    fatal = getattr(judge, "fatal", None)
-    if fatal:
-        raise JudgeError(fatal)
-    usage = _run_usage(judge, before, ctx)
-    names = [m.metric_name for m in resolved]
-    return EvaluationReport(records, names, len(row_list), seconds, usage)
 
 
 def _judge_usage(judge: Any) -> Usage | None:
@@ -203,28 +285,7 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def evaluate(
-    rows: Any,
-    metrics: str | Iterable[MetricLike],
-    *,
-    embedder: Embedder | None = None,
-    judge: Any = None,
-    top_k: int | None = None,
-    max_concurrency: int = 16,
-    on_progress: Callable[[int], None] | None = None,
-    plan: PlanKind = "fused",
-    language: Literal["auto", "en", "zh"] = "auto",
+    rows: Any, metrics: str | Iterable[MetricLike], **options: Unpack[EvaluateOptions]
 ) -> EvaluationReport:
     """Blocking form of ``aevaluate``."""
-    return run_sync(
-        aevaluate(
-            rows,
-            metrics,
-            embedder=embedder,
-            judge=judge,
-            top_k=top_k,
-            max_concurrency=max_concurrency,
-            on_progress=on_progress,
-            plan=plan,
-            language=language,
-        )
-    )
+    return run_sync(aevaluate(rows, metrics, **options))

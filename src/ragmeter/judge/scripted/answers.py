@@ -142,6 +142,24 @@ def _template_reply(prompt: str) -> str | None:
     return None
 
 
+_ANSWER_PROMPTS = (
+    ("\n\nPassages:\n", "\n\nQuestion: ", "I do not know."),
+    ("参考段落：\n", "\n\n问题：", "不知道。"),
+)
+
+
+def _rag_answer(prompt: str) -> str | None:
+    """A RagApp answer: the two passage sentences sharing most words with the question."""
+    for p_mark, q_mark, unknown in _ANSWER_PROMPTS:
+        if p_mark in prompt and q_mark in prompt:
+            passages = prompt.split(p_mark, 1)[1].split(q_mark, 1)[0]
+            question = _words(prompt.split(q_mark, 1)[1].split("\n", 1)[0])
+            ranked = sorted(_sentences(passages), key=lambda s: -len(_words(s) & question))
+            best = [s for s in ranked[:2] if _words(s) & question]
+            return " ".join(best) if best else unknown
+    return None
+
+
 def _schema_instance(schema: dict[str, Any], defs: dict[str, Any], inputs: Any, key: str) -> Any:
     if "$ref" in schema:
         return _schema_instance(defs[schema["$ref"].rsplit("/", 1)[-1]], defs, inputs, key)
@@ -204,7 +222,11 @@ def answer_chat(body: dict[str, Any]) -> str:
             inputs = {}
         return json.dumps({k: _task_output(k, inputs) for k in keys}, ensure_ascii=False)
     prompt = "\n".join(str(m.get("content") or "") for m in messages)
-    for reply in (_template_reply(first_user), _embedded_schema_reply(prompt)):
+    for reply in (
+        _template_reply(first_user),
+        _rag_answer(first_user),
+        _embedded_schema_reply(prompt),
+    ):
         if reply is not None:
             return reply
     digest = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)

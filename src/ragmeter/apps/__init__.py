@@ -1,0 +1,31 @@
+"""Apps, the targets of the ``app`` scene: ``RagApp`` (space + prompt + model), ``HttpApp``
+(the user's endpoint) and ``CallableApp`` (a Python function)."""
+
+from ragmeter.apps.base import App, AppAnswer, AppError, CallableApp, as_answer
+from ragmeter.apps.http import HttpApp
+from ragmeter.apps.rag import RAG_ANSWER_TEMPLATES, RagApp
+from ragmeter.apps.store import (
+    AppConfig,
+    AppStore,
+    CallableAppConfig,
+    HttpAppConfig,
+    RagAppConfig,
+    build_app,
+)
+
+__all__ = [
+    "RAG_ANSWER_TEMPLATES",
+    "App",
+    "AppAnswer",
+    "AppConfig",
+    "AppError",
+    "AppStore",
+    "CallableApp",
+    "CallableAppConfig",
+    "HttpApp",
+    "HttpAppConfig",
+    "RagApp",
+    "RagAppConfig",
+    "as_answer",
+    "build_app",
+]

@@ -1,0 +1,104 @@
+"""Apps: what the ``app`` scene evaluates. An app answers a query with an answer and the
+contexts it used; ``answer_many`` lets an app batch work across all queries."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from ragmeter.errors import RagmeterError
+
+__all__ = ["App", "AppAnswer", "AppError", "CallableApp", "as_answer"]
+
+
+class AppError(RagmeterError):
+    """An app failed to answer one query; the row gets a null score with this reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class AppAnswer:
+    """An app's reply: the answer text and the retrieved contexts, in rank order."""
+
+    answer: str
+    contexts: list[str] = field(default_factory=list)
+
+
+@runtime_checkable
+class App(Protocol):
+    """Anything that answers queries. ``answer_many`` (optional) answers a batch at once and
+    returns, per query, an ``AppAnswer`` or the exception that query failed with."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def answer(self, query: str) -> AppAnswer: ...
+
+
+def _contexts(value: Any, where: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Sequence):
+        out: list[str] = []
+        for item in value:
+            if isinstance(item, str):
+                out.append(item)
+            elif isinstance(item, Mapping):
+                text = next(
+                    (item[k] for k in ("content", "text", "page_content") if k in item), None
+                )
+                if not isinstance(text, str):
+                    raise AppError(f"{where}: a context object has no 'content' or 'text'")
+                out.append(text)
+            else:
+                raise AppError(f"{where}: contexts must be strings, got {type(item).__name__}")
+        return out
+    raise AppError(f"{where}: contexts must be a list, got {type(value).__name__}")
+
+
+def as_answer(value: Any, where: str = "the app") -> AppAnswer:
+    """Accept what a user's function naturally returns: a string, an ``(answer, contexts)``
+    pair, a dict with ``answer``/``response`` and ``contexts``, or an ``AppAnswer``."""
+    if isinstance(value, AppAnswer):
+        return value
+    if isinstance(value, str):
+        return AppAnswer(value)
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
+        return AppAnswer(value[0], _contexts(value[1], where))
+    if isinstance(value, Mapping):
+        answer = next((value[k] for k in ("answer", "response", "prediction") if k in value), None)
+        if not isinstance(answer, str):
+            raise AppError(f"{where} returned a dict without a string 'answer'")
+        contexts = next((value[k] for k in ("contexts", "retrieved_contexts") if k in value), None)
+        return AppAnswer(answer, _contexts(contexts, where))
+    raise AppError(
+        f"{where} returned {type(value).__name__}; return a string, (answer, contexts) "
+        "or {'answer': ..., 'contexts': [...]}"
+    )
+
+
+class CallableApp:
+    """A Python function (sync, run in a worker thread, or async) as an app."""
+
+    def __init__(self, function: Callable[[str], Any], name: str | None = None) -> None:
+        if not callable(function):
+            raise TypeError(f"expected a callable, got {type(function).__name__}")
+        self.function = function
+        self._name: str = name or str(getattr(function, "__name__", "callable"))
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def answer(self, query: str) -> AppAnswer:
+        if inspect.iscoroutinefunction(self.function):
+            value = await self.function(query)
+        else:
+            value = await asyncio.to_thread(self.function, query)
+            if inspect.isawaitable(value):
+                value = await value
+        return as_answer(value, f"app '{self.name}'")

@@ -1,0 +1,147 @@
+"""``ragmeter app``: the applications the app scene evaluates."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from ragmeter.apps import AppStore, CallableAppConfig, HttpAppConfig, RagAppConfig
+from ragmeter.cli._common import console, handles_errors
+from ragmeter.config import load_settings
+from ragmeter.errors import ConfigError
+from ragmeter.knowledge import KnowledgeBase, parse_retrievers
+from ragmeter.prompts import PromptStore
+
+__all__ = ["app_app"]
+
+app_app = typer.Typer(
+    name="app",
+    help="Apps to evaluate: a RagApp (space + prompt + model), an HTTP endpoint or a function.",
+    no_args_is_help=True,
+)
+
+
+def _rag_config(
+    space: str,
+    model: str | None,
+    model_base_url: str | None,
+    api_key_env: str | None,
+    prompt: str | None,
+    top_k: int,
+    retriever: str,
+) -> RagAppConfig:
+    if model is None:
+        raise ConfigError("a RagApp needs --model: a [models.NAME] of ragmeter.toml")
+    kb = KnowledgeBase()
+    info = kb.space(space)
+    if model_base_url is None:
+        load_settings().model(model, hint="or give --model-base-url with the model id")
+    if prompt is not None:
+        PromptStore(kb.store).get(prompt, kind="answer")
+    kinds = parse_retrievers(retriever)
+    if len(kinds) != 1:
+        raise ConfigError("a RagApp uses one retriever: vector, bm25 or hybrid")
+    return RagAppConfig(
+        space=info.name,
+        model=model,
+        base_url=model_base_url,
+        api_key_env=api_key_env,
+        prompt=prompt,
+        top_k=top_k,
+        retriever=kinds[0],
+    )
+
+
+@app_app.command("add")
+@handles_errors
+def add_command(
+    name: Annotated[str, typer.Argument(help="The app's name.")],
+    space: Annotated[str | None, typer.Option(help="RagApp: the knowledge space.")] = None,
+    model: Annotated[
+        str | None, typer.Option(help="RagApp: a [models.NAME], or the id at --model-base-url.")
+    ] = None,
+    model_base_url: Annotated[
+        str | None, typer.Option(help="RagApp: OpenAI-compatible endpoint of --model.")
+    ] = None,
+    prompt: Annotated[
+        str | None, typer.Option(help="RagApp: answer prompt code (default: built-in en/zh).")
+    ] = None,
+    top_k: Annotated[int, typer.Option("--top-k", min=1, help="RagApp: chunks retrieved.")] = 5,
+    retriever: Annotated[str, typer.Option(help="RagApp: vector, bm25 or hybrid.")] = "vector",
+    url: Annotated[str | None, typer.Option(help="HttpApp: the endpoint to POST to.")] = None,
+    query_key: Annotated[str, typer.Option(help="HttpApp: body key of the query.")] = "query",
+    answer_key: Annotated[
+        str, typer.Option(help="HttpApp: reply key of the answer (dotted path).")
+    ] = "answer",
+    contexts_key: Annotated[
+        str, typer.Option(help="HttpApp: reply key of the contexts (dotted path).")
+    ] = "contexts",
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Variable holding the key (sent as a Bearer token).")
+    ] = None,
+    timeout: Annotated[float, typer.Option(min=0.1, help="HttpApp: seconds per request.")] = 60.0,
+    function: Annotated[
+        str | None, typer.Option("--callable", help="A Python function as module:function.")
+    ] = None,
+) -> None:
+    """Register an app: --space with --model (RagApp), --url (HttpApp) or --callable."""
+    chosen = [
+        flag
+        for flag, value in (("--space", space), ("--url", url), ("--callable", function))
+        if value
+    ]
+    if len(chosen) != 1:
+        raise ConfigError("give exactly one of --space (with --model), --url or --callable")
+    config: RagAppConfig | HttpAppConfig | CallableAppConfig
+    try:
+        if space is not None:
+            config = _rag_config(
+                space, model, model_base_url, api_key_env, prompt, top_k, retriever
+            )
+        elif url is not None:
+            config = HttpAppConfig(
+                url=url,
+                query_key=query_key,
+                answer_key=answer_key,
+                contexts_key=contexts_key,
+                api_key_env=api_key_env,
+                timeout=timeout,
+            )
+        else:
+            config = CallableAppConfig(target=function or "")
+    except ValueError as exc:
+        raise ConfigError(str(exc).splitlines()[-1].strip()) from None
+    record = AppStore().add(name, config)
+    console.print(f"added {record.kind} app '{record.name}' (id {record.id})", highlight=False)
+
+
+@app_app.command("list")
+@handles_errors
+def list_command() -> None:
+    """List the registered apps."""
+    table = Table(title="apps", title_justify="left")
+    for column in ("id", "name", "kind", "settings"):
+        table.add_column(column)
+    for record in AppStore().apps():
+        settings = {k: v for k, v in record.config.items() if k != "kind" and v is not None}
+        table.add_row(str(record.id), record.name, record.kind, json.dumps(settings))
+    console.print(table)
+
+
+@app_app.command("show")
+@handles_errors
+def show_command(name: Annotated[str, typer.Argument(help="App name or id.")]) -> None:
+    """Print an app's settings as JSON."""
+    record = AppStore().get(name)
+    typer.echo(json.dumps({"id": record.id, "name": record.name, **record.config}, indent=2))
+
+
+@app_app.command("rm")
+@handles_errors
+def rm_command(name: Annotated[str, typer.Argument(help="App name or id.")]) -> None:
+    """Remove an app."""
+    record = AppStore().remove(name)
+    console.print(f"removed app '{record.name}'", highlight=False)

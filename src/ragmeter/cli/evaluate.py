@@ -1,0 +1,243 @@
+"""``ragmeter eval``: rows that carry their predictions, the ``recall`` scene (``--space``,
+one or several retrievers side by side) or the ``app`` scene (``--app``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from ragmeter.apps import AppStore, RagApp, build_app
+from ragmeter.cli._common import console
+from ragmeter.cli._render import (
+    null_reasons,
+    progress_bars,
+    side_by_side_table,
+    summary_table,
+    usage_line,
+)
+from ragmeter.datasets import Dataset, load_dataset
+from ragmeter.errors import ConfigError
+from ragmeter.judge.plan import PlanKind
+from ragmeter.knowledge import KnowledgeBase, SpaceSearcher, parse_retrievers
+from ragmeter.metrics import AnswerRelevancyMetric, EvaluationMetric
+from ragmeter.prompts import PromptStore
+from ragmeter.reports import EvaluationReport
+from ragmeter.runs import evaluate, resolve_metrics
+from ragmeter.runs.judges import embedder_from_config, judge_from_config
+from ragmeter.runs.targets import AppTarget, RecallTarget, Target
+
+__all__ = ["EvalRequest", "run_eval"]
+
+#: retrieval depth of the recall scene when --top-k is not given (DB-GPT's context.top_k)
+DEFAULT_RECALL_TOP_K = 5
+
+
+@dataclass(frozen=True)
+class EvalRequest:
+    """Everything ``ragmeter eval`` was asked to do."""
+
+    data: Path
+    metrics: str
+    top_k: int | None = None
+    out: Path | None = None
+    judge_model: str | None = None
+    judge_base_url: str | None = None
+    judge_api_key_env: str | None = None
+    judge_timeout: float | None = None
+    judge_prompt: str | None = None
+    plan: str = "fused"
+    language: str = "auto"
+    no_cache: bool = False
+    embedding_model: str | None = None
+    embedding_base_url: str | None = None
+    embedding_api_key_env: str | None = None
+    max_concurrency: int = 16
+    space: str | None = None
+    retriever: str | None = None
+    score_threshold: float | None = None
+    app: str | None = None
+
+
+def _check(request: EvalRequest) -> None:
+    if request.plan not in ("fused", "separate"):
+        raise ConfigError(f"--plan must be fused or separate, got {request.plan!r}")
+    if request.language not in ("auto", "en", "zh"):
+        raise ConfigError(f"--language must be auto, en or zh, got {request.language!r}")
+    if request.judge_base_url is not None and request.judge_model is None:
+        raise ConfigError("--judge-base-url needs --judge-model, the model id to ask")
+    if request.space is None and request.app is None:
+        for option, value in (
+            ("--retriever", request.retriever),
+            ("--score-threshold", request.score_threshold),
+        ):
+            if value is not None:
+                raise ConfigError(f"{option} needs --space (the knowledge space to search)")
+    if request.app is not None and request.retriever is not None:
+        raise ConfigError("--retriever is for the recall scene (--space without --app)")
+
+
+def _judge(request: EvalRequest) -> Any:
+    if request.judge_model is None:
+        return None
+    return judge_from_config(
+        request.judge_model,
+        base_url=request.judge_base_url,
+        api_key_env=request.judge_api_key_env,
+        max_concurrency=request.max_concurrency,
+        timeout=request.judge_timeout,
+        cache=not request.no_cache,
+    )
+
+
+def apply_judge_prompt(metrics: Sequence[EvaluationMetric[Any, Any]], code: str) -> None:
+    """Give every AnswerRelevancyMetric the stored judge template ``code``."""
+    targets = [m for m in metrics if isinstance(m, AnswerRelevancyMetric)]
+    if not targets:
+        raise ConfigError("--judge-prompt sets AnswerRelevancyMetric's template; add that metric")
+    template = PromptStore().get(code, kind="judge").template
+    for metric in targets:
+        metric.prompt_template = template
+
+
+def _evaluate(setup: EvaluationSetup, target: Target | None, label: str) -> EvaluationReport:
+    rows = len(setup.dataset)
+    stages = [(label, rows)] if target is not None else []
+    stages.append(("evaluating", rows * len(setup.metrics)))
+    with progress_bars(console, stages) as advances:
+        return evaluate(
+            setup.dataset,
+            setup.metrics,
+            embedder=setup.embedder,
+            judge=setup.judge,
+            top_k=setup.top_k,
+            max_concurrency=setup.max_concurrency,
+            on_progress=advances[-1],
+            on_target_progress=advances[0] if target is not None else None,
+            plan=setup.plan,
+            language=setup.language,
+            target=target,
+        )
+
+
+@dataclass
+class EvaluationSetup:
+    """What every scene shares once options are resolved."""
+
+    dataset: Dataset
+    metrics: list[EvaluationMetric[Any, Any]]
+    judge: Any
+    embedder: Any
+    top_k: int | None
+    max_concurrency: int
+    plan: PlanKind
+    language: Literal["auto", "en", "zh"]
+
+
+def _print_report(report: EvaluationReport, title: str, judged: bool) -> None:
+    console.print(summary_table(report, title=title))
+    if judged and report.usage is not None:
+        console.print(usage_line(report.usage, report.rows, report.seconds), highlight=False)
+    _print_nulls(report)
+
+
+def _print_nulls(report: EvaluationReport, label: str = "") -> None:
+    reasons = null_reasons(report)
+    if reasons:
+        nulls = len(report.errors())
+        where = f" ({label})" if label else ""
+        console.print(f"[yellow]{nulls} result(s){where} have no score; reasons:[/]")
+        for line in reasons:
+            console.print(f"  [yellow]-[/] {line}", highlight=False)
+
+
+def _write(out: Path, reports: Sequence[tuple[str, EvaluationReport]], key: str | None) -> None:
+    out.unlink(missing_ok=True)
+    lines = 0
+    for label, report in reports:
+        extra = {key: label} if key is not None else None
+        report.to_jsonl(out, extra=extra, append=True)
+        lines += len(report)
+    console.print(f"results: {out} ({lines} lines)")
+
+
+def _recall(request: EvalRequest, setup: EvaluationSetup, space: str) -> None:
+    retrievers = parse_retrievers(request.retriever or "vector")
+    searcher = SpaceSearcher(KnowledgeBase(), space)
+    k = request.top_k or DEFAULT_RECALL_TOP_K
+    reports: list[tuple[str, EvaluationReport]] = []
+    for retriever in retrievers:
+        target = RecallTarget(
+            searcher, retriever=retriever, top_k=k, score_threshold=request.score_threshold
+        )
+        reports.append((retriever, _evaluate(setup, target, f"{retriever} search")))
+    title = f"{request.data} · {len(setup.dataset)} rows · space '{searcher.info.name}' · top {k}"
+    if len(reports) == 1:
+        _print_report(reports[0][1], f"{title} · {retrievers[0]}", setup.judge is not None)
+    else:
+        console.print(side_by_side_table(reports, title))
+        for label, report in reports:
+            _print_nulls(report, label)
+    if request.out is not None:
+        _write(request.out, reports, "retriever")
+
+
+def _app(request: EvalRequest, setup: EvaluationSetup, name: str) -> None:
+    kb = KnowledgeBase()
+    store = AppStore(kb.store)
+    record = store.get(name)
+    app = build_app(
+        record.name,
+        store.config(record.id),
+        kb=kb,
+        cache=not request.no_cache,
+        max_concurrency=request.max_concurrency,
+    )
+    searcher = SpaceSearcher(kb, request.space) if request.space is not None else None
+    if searcher is None and isinstance(app, RagApp):
+        searcher = app.searcher
+    target = AppTarget(app, searcher=searcher, max_concurrency=request.max_concurrency)
+    report = _evaluate(setup, target, f"app {record.name}")
+    title = f"{request.data} · {report.rows} rows · app '{record.name}'"
+    _print_report(report, title, setup.judge is not None)
+    if isinstance(app, RagApp) and app.usage.requests:
+        console.print(
+            f"app model: {app.usage.requests:g} requests, {app.usage.cached:g} from cache, "
+            f"{app.usage.prompt_tokens:g} prompt tokens",
+            highlight=False,
+        )
+    if request.out is not None:
+        _write(request.out, [(record.name, report)], "app")
+
+
+def run_eval(request: EvalRequest) -> None:
+    """Load, check and evaluate; print the summary; write the results."""
+    _check(request)
+    dataset = load_dataset(request.data)
+    metrics = resolve_metrics(request.metrics, top_k=request.top_k)
+    if request.judge_prompt is not None:
+        apply_judge_prompt(metrics, request.judge_prompt)
+    setup = EvaluationSetup(
+        dataset=dataset,
+        metrics=metrics,
+        judge=_judge(request),
+        embedder=embedder_from_config(
+            request.embedding_model,
+            base_url=request.embedding_base_url,
+            api_key_env=request.embedding_api_key_env,
+        ),
+        top_k=request.top_k,
+        max_concurrency=request.max_concurrency,
+        plan=cast(PlanKind, request.plan),
+        language=cast(Literal["auto", "en", "zh"], request.language),
+    )
+    if request.app is not None:
+        _app(request, setup, request.app)
+    elif request.space is not None:
+        _recall(request, setup, request.space)
+    else:
+        report = _evaluate(setup, None, "")
+        _print_report(report, f"{request.data} · {report.rows} rows", setup.judge is not None)
+        if request.out is not None:
+            _write(request.out, [("", report)], None)

@@ -1,0 +1,85 @@
+"""Prompt templates by code in the store: add (checked), list, show, remove."""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
+
+from ragmeter.errors import ConfigError, NotFoundError, StoreError
+from ragmeter.prompts.templates import check_template
+from ragmeter.store import PromptRecord, Store, open_store
+
+__all__ = ["PromptStore"]
+
+_CODE = re.compile(r"^[\w][\w.\-]{0,199}$")
+
+
+class PromptStore:
+    """The prompt templates of one store."""
+
+    def __init__(self, store: Store | None = None) -> None:
+        self.store = store or open_store()
+
+    def add(
+        self,
+        code: str,
+        template: str,
+        *,
+        kind: str = "judge",
+        language: str | None = None,
+        description: str = "",
+        replace: bool = False,
+    ) -> PromptRecord:
+        """Store a template after checking its variables; an existing code needs ``replace``."""
+        if not _CODE.match(code):
+            raise ConfigError(
+                f"invalid prompt code {code!r}: use letters, digits, '_', '-' or '.' (at most 200)"
+            )
+        if language not in (None, "en", "zh"):
+            raise ConfigError(f"language must be en or zh, got {language!r}")
+        check_template(template, kind)
+        try:
+            with self.store.session() as session:
+                record = session.scalars(
+                    select(PromptRecord).where(PromptRecord.code == code)
+                ).first()
+                if record is not None and not replace:
+                    raise ConfigError(f"prompt '{code}' exists; give --replace to overwrite it")
+                if record is None:
+                    record = PromptRecord(code=code)
+                    session.add(record)
+                record.kind = kind
+                record.language = language
+                record.template = template
+                record.description = description
+                session.commit()
+                session.refresh(record)
+                return record
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot store prompt '{code}': {exc}") from exc
+
+    def get(self, code: str, kind: str | None = None) -> PromptRecord:
+        """A prompt by code; NotFoundError listing the codes, ConfigError if of another kind."""
+        with self.store.session() as session:
+            record = session.scalars(select(PromptRecord).where(PromptRecord.code == code)).first()
+            if record is None:
+                codes = session.scalars(select(PromptRecord.code).order_by(PromptRecord.code)).all()
+                known = ", ".join(codes) or "none yet (ragmeter prompt add CODE --file F)"
+                raise NotFoundError(f"no prompt '{code}'; known: {known}")
+        if kind is not None and record.kind != kind:
+            raise ConfigError(
+                f"prompt '{code}' is a {record.kind} prompt; a {kind} prompt is needed here"
+            )
+        return record
+
+    def prompts(self) -> list[PromptRecord]:
+        with self.store.session() as session:
+            return list(session.scalars(select(PromptRecord).order_by(PromptRecord.code)).all())
+
+    def remove(self, code: str) -> None:
+        record = self.get(code)
+        with self.store.session() as session:
+            session.delete(session.get(PromptRecord, record.id))
+            session.commit()

@@ -1,0 +1,228 @@
+"""Targets: what produces a row's predictions before the metrics score it.
+
+- ``RecallTarget`` (scene ``recall``): a knowledge space's retriever; ``prediction`` is the
+  retrieved chunks in rank order; a row's ``doc_name`` chunks become its references.
+- ``AppTarget`` (scene ``app``): an app answers every row concurrently; its failures are
+  that row's data (a null score with the reason), never the run's end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from ragmeter.apps.base import App, AppAnswer
+from ragmeter.datasets import Dataset, Row
+from ragmeter.embeddings import is_local_embedder
+from ragmeter.errors import DatasetError, RagmeterError
+from ragmeter.knowledge import (
+    AmbiguousDocumentError,
+    RetrieverName,
+    SpaceSearcher,
+    UnknownDocumentError,
+)
+from ragmeter.metrics.context import EvaluationContext
+
+__all__ = ["AppTarget", "RecallTarget", "Target", "resolve_doc_names"]
+
+Progress = Callable[[int], None]
+
+
+class Target(Protocol):
+    """Fills rows before scoring. ``provides`` names the row fields it fills."""
+
+    label: str
+    provides: frozenset[str]
+
+    def prepare(self, dataset: Dataset) -> list[Row]:
+        """Rows ready to run (references resolved); DatasetError names a bad row."""
+        ...
+
+    async def produce(
+        self, rows: Sequence[Row], ctx: EvaluationContext, progress: Progress
+    ) -> list[Row | str]:
+        """Each row with the target's output, or the reason it failed."""
+        ...
+
+
+def _same_embedder(a: str, b: str) -> bool:
+    return a.lower() == b.lower() or (is_local_embedder(a) and is_local_embedder(b))
+
+
+def resolve_doc_names(searcher: SpaceSearcher, dataset: Dataset) -> list[Row]:
+    """Rows whose ``doc_name`` (one name or several) is replaced by the chunks of those
+    documents: texts as ``reference_contexts``, chunk ids as ``reference_ids``."""
+    kb, info = searcher.kb, searcher.info
+    rows = list(dataset)
+    if not any(row.doc_name is not None for row in rows):
+        return rows
+    names = [d.name for d in kb.documents(info.id)]
+    resolved: list[list[str]] = []
+    for index, row in enumerate(rows):
+        wanted = [] if row.doc_name is None else _as_list(row.doc_name)
+        try:
+            resolved.append([kb.resolve_document(info, name, names) for name in wanted])
+        except (UnknownDocumentError, AmbiguousDocumentError) as exc:
+            raise DatasetError(
+                str(exc),
+                row=index,
+                field="doc_name",
+                source=dataset.source,
+                line=dataset.line_of(index),
+            ) from None
+    chunks = kb.chunks_of(info.id, sorted({n for names_ in resolved for n in names_}))
+    out: list[Row] = []
+    for row, doc_names in zip(rows, resolved, strict=True):
+        if not doc_names:
+            out.append(row)
+            continue
+        picked = [c for name in doc_names for c in chunks[name]]
+        out.append(
+            row.model_copy(
+                update={
+                    "reference_contexts": [c.content for c in picked],
+                    "reference_ids": [str(c.id) for c in picked],
+                }
+            )
+        )
+    return out
+
+
+def _as_list(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+class RecallTarget:
+    """Retrieves ``top_k`` chunks for every query of the dataset in one batched search."""
+
+    provides = frozenset({"retrieved_contexts", "retrieved_ids"})
+
+    def __init__(
+        self,
+        searcher: SpaceSearcher,
+        *,
+        retriever: RetrieverName = "vector",
+        top_k: int = 5,
+        score_threshold: float | None = None,
+    ) -> None:
+        self.searcher = searcher
+        self.retriever = retriever
+        self.top_k = top_k
+        self.score_threshold = score_threshold
+        self.label: str = retriever
+
+    def prepare(self, dataset: Dataset) -> list[Row]:
+        return resolve_doc_names(self.searcher, dataset)
+
+    async def produce(
+        self, rows: Sequence[Row], ctx: EvaluationContext, progress: Progress
+    ) -> list[Row | str]:
+        hits = await self.searcher.search(
+            [row.query for row in rows],
+            top_k=self.top_k,
+            retriever=self.retriever,
+            score_threshold=self.score_threshold,
+        )
+        if _same_embedder(ctx.embedder_name, self.searcher.info.embedder):
+            self._seed(rows, hits, ctx)
+        progress(len(rows))
+        return [
+            row.model_copy(
+                update={
+                    "retrieved_contexts": [h.content for h in row_hits],
+                    "retrieved_ids": [str(h.chunk_id) for h in row_hits],
+                }
+            )
+            for row, row_hits in zip(rows, hits, strict=True)
+        ]
+
+    async def aclose(self) -> None:
+        aclose = getattr(self.searcher.embedder, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+    def _seed(
+        self, rows: Sequence[Row], hits: Sequence[Sequence[Any]], ctx: EvaluationContext
+    ) -> None:
+        """Hand the space's stored vectors of these chunks to the metrics (no re-embedding)."""
+        texts: dict[int, str] = {}
+        for row, row_hits in zip(rows, hits, strict=True):
+            texts.update((h.chunk_id, h.content) for h in row_hits)
+            for chunk_id, text in zip(
+                row.reference_ids or [], row.reference_contexts or [], strict=False
+            ):
+                texts[int(chunk_id)] = text
+        if texts:
+            ids = list(texts)
+            ctx.seed_vectors([texts[i] for i in ids], self.searcher.vectors_of(ids))
+
+
+class AppTarget:
+    """Runs an app on every row, ``max_concurrency`` at a time (or through its batch call)."""
+
+    provides = frozenset({"response", "retrieved_contexts"})
+
+    def __init__(
+        self,
+        app: App,
+        *,
+        searcher: SpaceSearcher | None = None,
+        max_concurrency: int = 16,
+    ) -> None:
+        self.app = app
+        self.searcher = searcher
+        self.max_concurrency = max_concurrency
+        self.label = app.name
+
+    async def aclose(self) -> None:
+        aclose = getattr(self.app, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+    def prepare(self, dataset: Dataset) -> list[Row]:
+        if self.searcher is None:
+            return list(dataset)
+        return resolve_doc_names(self.searcher, dataset)
+
+    async def _answers(
+        self, queries: Sequence[str], progress: Progress
+    ) -> list[AppAnswer | BaseException]:
+        many = getattr(self.app, "answer_many", None)
+        if many is not None:
+            answers: list[AppAnswer | BaseException] = await many(queries, progress)
+            return answers
+        semaphore = asyncio.Semaphore(self.max_concurrency)
+
+        async def one(query: str) -> AppAnswer | BaseException:
+            async with semaphore:
+                try:
+                    return await self.app.answer(query)
+                except Exception as exc:  # the row's failure is data
+                    return exc
+                finally:
+                    progress(1)
+
+        return list(await asyncio.gather(*(one(q) for q in queries)))
+
+    async def produce(
+        self, rows: Sequence[Row], ctx: EvaluationContext, progress: Progress
+    ) -> list[Row | str]:
+        answers = await self._answers([row.query for row in rows], progress)
+        out: list[Row | str] = []
+        for row, answer in zip(rows, answers, strict=True):
+            if isinstance(answer, AppAnswer):
+                out.append(
+                    row.model_copy(
+                        update={"response": answer.answer, "retrieved_contexts": answer.contexts}
+                    )
+                )
+            else:
+                out.append(_failure(self.app.name, answer))
+        return out
+
+
+def _failure(app: str, exc: BaseException) -> str:
+    if isinstance(exc, RagmeterError):
+        return f"app '{app}' failed: {exc}"
+    return f"app '{app}' failed: {type(exc).__name__}: {exc}"
