@@ -12,13 +12,13 @@ import httpx
 
 from ragmeter.apps.base import AppAnswer, AppError, as_answer
 
-__all__ = ["HttpApp", "dig"]
+__all__ = ["MISSING", "HttpApp", "dig"]
 
-_MISSING = object()
+MISSING = object()
 
 
 def dig(data: Any, path: str) -> Any:
-    """``data["a"]["b"][0]`` for the path ``a.b.0``; a missing step returns ``_MISSING``."""
+    """``data["a"]["b"][0]`` for the path ``a.b.0``; a missing step returns ``MISSING``."""
     current = data
     for step in path.split("."):
         if isinstance(current, Mapping) and step in current:
@@ -26,7 +26,7 @@ def dig(data: Any, path: str) -> Any:
         elif isinstance(current, list) and step.isdigit() and int(step) < len(current):
             current = current[int(step)]
         else:
-            return _MISSING
+            return MISSING
     return current
 
 
@@ -91,11 +91,11 @@ class HttpApp:
         except json.JSONDecodeError:
             raise AppError(f"{self.url} did not answer JSON: {response.text[:120]!r}") from None
         answer = dig(data, self.answer_key)
-        if answer is _MISSING:
+        if answer is MISSING:
             keys = ", ".join(data) if isinstance(data, Mapping) else type(data).__name__
             raise AppError(f"the reply has no '{self.answer_key}' (it has: {keys})")
         contexts = dig(data, self.contexts_key)
-        value = {"answer": answer, "contexts": None if contexts is _MISSING else contexts}
+        value = {"answer": answer, "contexts": None if contexts is MISSING else contexts}
         if not isinstance(answer, str):
             raise AppError(f"'{self.answer_key}' in the reply is not a string")
         return as_answer(value, f"the reply of {self.url}")

@@ -177,7 +177,8 @@ def demo_command(
         Path | None, typer.Option("--out", "-o", help="Also write the results as JSONL here.")
     ] = None,
 ) -> None:
-    """Evaluate the bundled demo retrieval runs offline (local embeddings, no key)."""
+    """Build a space from the bundled corpus and compare vector, bm25 and hybrid retrieval
+    on the bundled QA set, offline, with no key."""
     from ragmeter.cli.demo import run_demo
 
     run_demo(console, out)

@@ -1,38 +1,81 @@
-"""``ragmeter demo``: evaluate the bundled retrieval runs offline and compare them."""
+"""``ragmeter demo``: build a knowledge space from the bundled corpus, then compare vector,
+BM25 and hybrid retrieval on the bundled QA set, offline, with no key."""
 
 from __future__ import annotations
 
 import os
+from collections import defaultdict
 from pathlib import Path
 
 from rich.console import Console
+from rich.table import Table
 
-from ragmeter.cli._render import comparison_table, progress_bar, summary_table
-from ragmeter.demo import DEMO_METRICS, DEMO_RUNS, demo_dataset_path
-from ragmeter.embeddings import LocalEmbedder
-from ragmeter.reports import EvaluationReport
-from ragmeter.runs import evaluate
+from ragmeter.cli.evaluate import EvalRequest, Reports, run_eval
+from ragmeter.cli.space import add_with_progress
+from ragmeter.demo import DEMO_METRICS, DEMO_RETRIEVERS, DEMO_SPACE, demo_corpus_path, demo_qa_path
+from ragmeter.errors import NotFoundError
+from ragmeter.knowledge import ChunkingConfig, KnowledgeBase
 
 __all__ = ["run_demo"]
 
 
-def run_demo(console: Console, out: Path | None = None) -> list[tuple[str, EvaluationReport]]:
+def _by_language(reports: Reports, metric: str) -> Table:
+    """A metric's mean per query language and retriever: where each retriever wins."""
+    table = Table(title=f"{metric} by query language", title_justify="left")
+    table.add_column("language", style="bold")
+    for label, _ in reports:
+        table.add_column(label, justify="right")
+    means: dict[str, list[str]] = defaultdict(list)
+    for _, report in reports:
+        groups: dict[str, list[float]] = defaultdict(list)
+        for record in report.results(metric):
+            language = str(record.raw_dataset.get("metadata", {}).get("language", "?"))
+            if record.score is not None:
+                groups[language].append(record.score)
+        for language in ("en", "zh"):
+            values = groups.get(language, [])
+            means[language].append(f"{sum(values) / len(values):.4f}" if values else "—")
+    for language, cells in means.items():
+        table.add_row(language, *cells)
+    return table
+
+
+def run_demo(console: Console, out: Path | None = None) -> Reports:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    embedder = LocalEmbedder()  # one model for both runs, loaded once
-    reports: list[tuple[str, EvaluationReport]] = []
+    kb = KnowledgeBase()
+    try:
+        info = kb.space(DEMO_SPACE)
+    except NotFoundError:
+        info = kb.create_space(
+            DEMO_SPACE,
+            chunking=ChunkingConfig(strategy="markdown", chunk_size=512, chunk_overlap=50),
+            description="ragmeter's demo: gardening and tea notes in English and Chinese",
+        )
     console.print(
-        "[bold]ragmeter demo[/]: 10 questions on a composting handbook, two retrieval runs, "
-        f"local embeddings ({embedder.name}, offline)"
+        f"[bold]ragmeter demo[/]: knowledge space '{info.name}' from 6 bundled documents "
+        "(3 English, 3 Chinese), local embeddings (all-MiniLM-L6-v2, offline)",
+        highlight=False,
     )
-    for run in DEMO_RUNS:
-        path = demo_dataset_path(run)
-        with progress_bar(console, 10 * len(DEMO_METRICS), f"{run}") as advance:
-            report = evaluate(path, list(DEMO_METRICS), embedder=embedder, on_progress=advance)
-        reports.append((run, report))
-        console.print(summary_table(report, title=f"{run} ({report.rows} rows)"))
-        if out is not None:
-            target = out.with_name(f"{out.stem}.{run}{out.suffix or '.jsonl'}")
-            report.to_jsonl(target)
-            console.print(f"results: {target}")
-    console.print(comparison_table(reports, "baseline vs reranked"))
+    add_with_progress(kb, info.name, [demo_corpus_path()])
+    sample = kb.document_chunks(info.name, "zh/tea.md")[0]
+    console.print(f"a chunk of zh/tea.md, DB-GPT style:\n  [dim]{sample.content[:90]}…[/]")
+    reports = run_eval(
+        EvalRequest(
+            data=demo_qa_path(),
+            metrics=",".join(DEMO_METRICS),
+            space=info.name,
+            retriever=",".join(DEMO_RETRIEVERS),
+            top_k=5,
+            out=out,
+            title="demo QA (12 en + 12 zh questions)",
+        )
+    )
+    console.print(_by_language(reports, "RetrieverMRRMetric"))
+    console.print(
+        "The space stays in your store. Try:\n"
+        f'  ragmeter space search {info.name} "how warm should water be for green tea" '
+        "--retriever hybrid\n"
+        f"  ragmeter space chunks {info.name} composting.md",
+        highlight=False,
+    )
     return reports

@@ -58,6 +58,8 @@ class EvalRequest:
     retriever: str | None = None
     score_threshold: float | None = None
     app: str | None = None
+    #: how the dataset is named in tables (default: its path)
+    title: str | None = None
 
 
 def _check(request: EvalRequest) -> None:
@@ -162,7 +164,10 @@ def _write(out: Path, reports: Sequence[tuple[str, EvaluationReport]], key: str 
     console.print(f"results: {out} ({lines} lines)")
 
 
-def _recall(request: EvalRequest, setup: EvaluationSetup, space: str) -> None:
+Reports = list[tuple[str, EvaluationReport]]
+
+
+def _recall(request: EvalRequest, setup: EvaluationSetup, space: str) -> Reports:
     retrievers = parse_retrievers(request.retriever or "vector")
     searcher = SpaceSearcher(KnowledgeBase(), space)
     k = request.top_k or DEFAULT_RECALL_TOP_K
@@ -172,7 +177,8 @@ def _recall(request: EvalRequest, setup: EvaluationSetup, space: str) -> None:
             searcher, retriever=retriever, top_k=k, score_threshold=request.score_threshold
         )
         reports.append((retriever, _evaluate(setup, target, f"{retriever} search")))
-    title = f"{request.data} · {len(setup.dataset)} rows · space '{searcher.info.name}' · top {k}"
+    name = request.title or str(request.data)
+    title = f"{name} · {len(setup.dataset)} rows · space '{searcher.info.name}' · top {k}"
     if len(reports) == 1:
         _print_report(reports[0][1], f"{title} · {retrievers[0]}", setup.judge is not None)
     else:
@@ -181,9 +187,10 @@ def _recall(request: EvalRequest, setup: EvaluationSetup, space: str) -> None:
             _print_nulls(report, label)
     if request.out is not None:
         _write(request.out, reports, "retriever")
+    return reports
 
 
-def _app(request: EvalRequest, setup: EvaluationSetup, name: str) -> None:
+def _app(request: EvalRequest, setup: EvaluationSetup, name: str) -> Reports:
     kb = KnowledgeBase()
     store = AppStore(kb.store)
     record = store.get(name)
@@ -199,7 +206,7 @@ def _app(request: EvalRequest, setup: EvaluationSetup, name: str) -> None:
         searcher = app.searcher
     target = AppTarget(app, searcher=searcher, max_concurrency=request.max_concurrency)
     report = _evaluate(setup, target, f"app {record.name}")
-    title = f"{request.data} · {report.rows} rows · app '{record.name}'"
+    title = f"{request.title or request.data} · {report.rows} rows · app '{record.name}'"
     _print_report(report, title, setup.judge is not None)
     if isinstance(app, RagApp) and app.usage.requests:
         console.print(
@@ -209,10 +216,12 @@ def _app(request: EvalRequest, setup: EvaluationSetup, name: str) -> None:
         )
     if request.out is not None:
         _write(request.out, [(record.name, report)], "app")
+    return [(record.name, report)]
 
 
-def run_eval(request: EvalRequest) -> None:
-    """Load, check and evaluate; print the summary; write the results."""
+def run_eval(request: EvalRequest) -> Reports:
+    """Load, check and evaluate; print the summary; write the results. Returns the reports
+    with their labels (retriever or app name; empty without a target)."""
     _check(request)
     dataset = load_dataset(request.data)
     metrics = resolve_metrics(request.metrics, top_k=request.top_k)
@@ -233,11 +242,12 @@ def run_eval(request: EvalRequest) -> None:
         language=cast(Literal["auto", "en", "zh"], request.language),
     )
     if request.app is not None:
-        _app(request, setup, request.app)
-    elif request.space is not None:
-        _recall(request, setup, request.space)
-    else:
-        report = _evaluate(setup, None, "")
-        _print_report(report, f"{request.data} · {report.rows} rows", setup.judge is not None)
-        if request.out is not None:
-            _write(request.out, [("", report)], None)
+        return _app(request, setup, request.app)
+    if request.space is not None:
+        return _recall(request, setup, request.space)
+    report = _evaluate(setup, None, "")
+    title = f"{request.title or request.data} · {report.rows} rows"
+    _print_report(report, title, setup.judge is not None)
+    if request.out is not None:
+        _write(request.out, [("", report)], None)
+    return [("", report)]

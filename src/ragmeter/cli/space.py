@@ -26,7 +26,7 @@ from ragmeter.knowledge import (
 )
 from ragmeter.runs.evaluate import run_sync
 
-__all__ = ["space_app"]
+__all__ = ["add_with_progress", "space_app"]
 
 space_app = typer.Typer(
     name="space",
@@ -127,6 +127,15 @@ def _print_report(name: str, report: AddReport) -> None:
         err_console.print(f"[red]failed:[/] {path}: {reason}", highlight=False, soft_wrap=True)
 
 
+def add_with_progress(kb: KnowledgeBase, name: str, paths: list[Path]) -> AddReport:
+    """Add documents with progress bars for files and chunks, then print what happened."""
+    info = kb.space(name)
+    with _add_progress() as on_event:
+        report = run_sync(add_documents(kb, info.id, paths, progress=on_event))
+    _print_report(info.name, report)
+    return report
+
+
 @space_app.command("add")
 @handles_errors
 def add_command(
@@ -136,11 +145,7 @@ def add_command(
     ],
 ) -> None:
     """Add documents; unchanged ones (same content hash) are skipped, changed ones re-chunked."""
-    kb = KnowledgeBase()
-    info = kb.space(name)
-    with _add_progress() as on_event:
-        report = run_sync(add_documents(kb, info.id, paths, progress=on_event))
-    _print_report(info.name, report)
+    report = add_with_progress(KnowledgeBase(), name, paths)
     if report.failed:
         raise typer.Exit(1)
 

@@ -1,30 +1,33 @@
-"""The bundled demo: a composting handbook's QA set with two precomputed retrieval runs
-(``baseline`` and ``reranked``), so ragmeter can be tried offline with no key."""
+"""The bundled demo: a small gardening and tea corpus of our own writing (three English and
+three Chinese markdown documents) and a QA set of 24 questions that name the document
+answering each one, so the recall scene can be tried offline with no key."""
 
 from __future__ import annotations
 
 from importlib.resources import files
 from pathlib import Path
 
-__all__ = ["DEMO_METRICS", "DEMO_RUNS", "demo_dataset_path"]
+__all__ = ["DEMO_METRICS", "DEMO_RETRIEVERS", "DEMO_SPACE", "demo_corpus_path", "demo_qa_path"]
 
-#: the retrieval runs shipped, in the order they are compared
-DEMO_RUNS: tuple[str, ...] = ("baseline", "reranked")
+#: the space the demo builds (and leaves behind to explore)
+DEMO_SPACE = "ragmeter-demo"
+
+DEMO_RETRIEVERS: tuple[str, ...] = ("vector", "bm25", "hybrid")
 
 DEMO_METRICS: tuple[str, ...] = (
     "RetrieverHitRateMetric",
     "RetrieverMRRMetric",
     "RetrieverSimilarityMetric",
     "hit_rate@1",
-    "precision@3",
-    "recall@3",
     "ndcg@5",
-    "map@5",
 )
 
 
-def demo_dataset_path(run: str = "baseline") -> Path:
-    """Path of a bundled demo dataset (JSONL)."""
-    if run not in DEMO_RUNS:
-        raise ValueError(f"unknown demo run {run!r}; choose from {', '.join(DEMO_RUNS)}")
-    return Path(str(files("ragmeter.demo") / "data" / f"compost_{run}.jsonl"))
+def demo_corpus_path() -> Path:
+    """Folder of the demo documents (``en/`` and ``zh/``)."""
+    return Path(str(files("ragmeter.demo") / "corpus"))
+
+
+def demo_qa_path() -> Path:
+    """The demo QA set (JSONL: query, doc_name, metadata.language)."""
+    return Path(str(files("ragmeter.demo") / "data" / "garden_qa.jsonl"))

@@ -40,7 +40,7 @@ class VectorIndex:
         matrix = np.ascontiguousarray(vectors, dtype=np.float32)
         if matrix.ndim != 2 or len(matrix) != len(ids):
             raise ValueError(f"expected {len(ids)} vectors in a 2-d array, got {matrix.shape}")
-        dim = matrix.shape[1] if len(matrix) else int(dimension or 0)
+        dim = int(matrix.shape[1] or dimension or 0)
         if dim < 1:
             raise ValueError("the dimension of an empty index must be given")
         index: faiss.Index
