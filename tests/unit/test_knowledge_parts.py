@@ -49,7 +49,7 @@ def test_pdf_text_is_read(tmp_path: Path) -> None:
 def test_broken_pdf_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "broken.pdf"
     path.write_bytes(b"%PDF-1.4 this is not a pdf")
-    with pytest.raises(DocumentReadError, match="broken.pdf"):
+    with pytest.raises(DocumentReadError, match=r"broken\.pdf"):
         read_document(path)
 
 
