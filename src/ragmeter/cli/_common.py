@@ -7,11 +7,12 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 
 from ragmeter.errors import ConfigError, DatasetError, MetricError, NotFoundError, RagmeterError
 
-__all__ = ["EXIT_BAD_INPUT", "console", "err_console", "handles_errors"]
+__all__ = ["EXIT_BAD_INPUT", "console", "err_console", "handles_errors", "validation_message"]
 
 console = Console()
 err_console = Console(stderr=True)
@@ -37,3 +38,11 @@ def handles_errors(command: F) -> F:
             raise typer.Exit(EXIT_BAD_INPUT if bad_input else 1) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def validation_message(exc: ValidationError) -> str:
+    """The first problem pydantic found, as one line naming the field."""
+    first = exc.errors()[0]
+    message = str(first["msg"]).removeprefix("Value error, ")
+    field = ".".join(str(p) for p in first["loc"])
+    return f"{field}: {message}" if field else message

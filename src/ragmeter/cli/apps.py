@@ -6,10 +6,11 @@ import json
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.table import Table
 
 from ragmeter.apps import AppStore, CallableAppConfig, HttpAppConfig, RagAppConfig
-from ragmeter.cli._common import console, handles_errors
+from ragmeter.cli._common import console, handles_errors, validation_message
 from ragmeter.config import load_settings
 from ragmeter.errors import ConfigError
 from ragmeter.knowledge import KnowledgeBase, parse_retrievers
@@ -112,8 +113,8 @@ def add_command(
             )
         else:
             config = CallableAppConfig(target=function or "")
-    except ValueError as exc:
-        raise ConfigError(str(exc).splitlines()[-1].strip()) from None
+    except ValidationError as exc:
+        raise ConfigError(validation_message(exc)) from None
     record = AppStore().add(name, config)
     console.print(f"added {record.kind} app '{record.name}' (id {record.id})", highlight=False)
 

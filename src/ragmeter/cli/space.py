@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ragmeter.cli._common import console, err_console, handles_errors
+from ragmeter.cli._common import console, err_console, handles_errors, validation_message
 from ragmeter.embeddings import DEFAULT_MODEL_NAME
 from ragmeter.errors import ConfigError
 from ragmeter.knowledge import (
@@ -71,8 +72,8 @@ def create_command(
             chunk_overlap=chunk_overlap,
             separator=_unescape(separator),
         )
-    except ValueError as exc:
-        raise ConfigError(str(exc).splitlines()[-1].strip()) from None
+    except ValidationError as exc:
+        raise ConfigError(validation_message(exc)) from None
     info = KnowledgeBase().create_space(
         name, embedder=embedder, chunking=config, description=description
     )

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import bm25s
 import numpy as np
 
 from ragmeter.errors import StoreError
@@ -31,7 +30,9 @@ class LexicalIndex:
             raise ValueError(f"{len(texts)} texts for {len(ids)} ids")
         if not len(texts):
             return cls(None, np.asarray(ids))
-        retriever = bm25s.BM25()
+        import bm25s  # imported on first use: it pulls in scipy (and numba when installed)
+
+        retriever = bm25s.BM25(backend="numpy")
         retriever.index(tokenize_many(texts), show_progress=False)
         return cls(retriever, np.asarray(ids))
 
@@ -76,6 +77,8 @@ class LexicalIndex:
 
     @classmethod
     def load(cls, folder: Path) -> LexicalIndex:
+        import bm25s
+
         try:
             with (folder / "lexical_ids.npy").open("rb") as handle:
                 ids = np.load(handle)

@@ -1,0 +1,99 @@
+"""Running the ``ragmeter`` command as a user does, and small test corpora."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+RAGMETER = [sys.executable, "-m", "ragmeter"]
+
+
+def run(
+    *args: str, home: Path | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``ragmeter ARGS`` in a subprocess (offline, wide, no colour), in ``home`` if given."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "200", "NO_COLOR": "1"}
+    if home is not None:
+        env["RAGMETER_HOME"] = str(home)
+    return subprocess.run(
+        [*RAGMETER, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300
+    )
+
+
+def json_lines(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def dbgpt_docs() -> Path | None:
+    """DB-GPT's documentation corpus in ``shared/`` beside the checkout, if present."""
+    for parent in (ROOT, *ROOT.parents):
+        candidate = parent / "shared" / "corpora" / "dbgpt-docs"
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def write_models(home: Path, url: str) -> None:
+    """A ``ragmeter.toml`` naming the scripted server as model ``scripted`` (chat) and as
+    embedding model ``hashed``."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "ragmeter.toml").write_text(
+        f'[models.scripted]\nbase_url = "{url}"\nmodel = "scripted"\n\n'
+        f'[models.hashed]\nbase_url = "{url}"\nmodel = "hashed-words"\n',
+        encoding="utf-8",
+    )
+
+
+GUIDE_AWEL = """# What is AWEL?
+
+AWEL is a workflow expression language for building LLM applications.
+
+## AWEL Design
+
+AWEL is divided into an operator layer, an AgentFream layer and a DSL layer.
+
+## Executable environment
+
+AWEL workflows run in a stand-alone environment or on a Ray cluster.
+"""
+
+NOTES_AWEL = """# AWEL notes
+
+Operators such as MapOperator and JoinOperator are the building blocks of a DAG.
+"""
+
+TEA = """# 泡茶指南
+
+## 绿茶
+
+绿茶怕烫，水温以八十到八十五度为宜。
+
+## 乌龙茶
+
+乌龙茶要用沸水冲泡，可以连续冲泡七到八次。
+"""
+
+
+def write_corpus(folder: Path) -> Path:
+    """guide/awel.md, notes/awel.md (same file name), guide/tea.md (Chinese), page.html,
+    readme.txt, an empty file and an unsupported one."""
+    (folder / "guide").mkdir(parents=True)
+    (folder / "notes").mkdir()
+    (folder / "guide" / "awel.md").write_text(GUIDE_AWEL, encoding="utf-8")
+    (folder / "notes" / "awel.md").write_text(NOTES_AWEL, encoding="utf-8")
+    (folder / "guide" / "tea.md").write_text(TEA, encoding="utf-8")
+    (folder / "page.html").write_text(
+        "<html><body><h1>Ray</h1><p>Ray runs distributed Python workloads.</p></body></html>",
+        encoding="utf-8",
+    )
+    (folder / "readme.txt").write_text("Compost heaps need air and water.\n", encoding="utf-8")
+    (folder / "empty.md").write_text("# Only a title\n", encoding="utf-8")
+    (folder / "logo.png").write_bytes(b"\x89PNG\r\n")
+    (folder / ".hidden").mkdir()
+    (folder / ".hidden" / "secret.md").write_text("# hidden\n\nnot added\n", encoding="utf-8")
+    return folder
