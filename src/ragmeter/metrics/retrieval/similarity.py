@@ -51,7 +51,9 @@ class RetrieverSimilarityMetric(RetrieverEvaluationMetric):
     def _score(self, retrieved: np.ndarray, references: np.ndarray) -> float:
         if self.reduce == "first":
             references = references[:1]
-        similarity = retrieved @ references.T  # rows are unit vectors: cosine similarity
+        # rows are unit vectors, so this is cosine similarity; float32 rounding can step
+        # just past +-1 for identical texts, so it is clipped back
+        similarity = np.clip(retrieved @ references.T, -1.0, 1.0)
         per_chunk = similarity.max(axis=1) if self.reduce == "max" else similarity.mean(axis=1)
         return float(per_chunk.mean())
 
