@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.helpers import run as run_home
+
 ROOT = Path(__file__).resolve().parents[2]
 RAGMETER = [sys.executable, "-m", "ragmeter"]
 
@@ -122,14 +124,28 @@ def test_seed_custom_metric_example_runs() -> None:
 
 
 @pytest.mark.slow
-def test_demo_runs_offline() -> None:
-    result = run("demo")
+def test_demo_builds_a_space_and_compares_three_retrievers(tmp_path: Path) -> None:
+    env_home = tmp_path / "home"
+    result = run_home("demo", home=env_home)
     assert result.returncode == 0, result.stderr
-    for text in (
-        "baseline (10 rows)",
-        "reranked (10 rows)",
-        "baseline vs reranked",
-        "RetrieverSimilarityMetric",
-        "ndcg@5",
-    ):
+    assert "space 'ragmeter-demo': added 6, updated 0, unchanged 0" in result.stdout
+    assert '"泡茶指南": ' in result.stdout  # a DB-GPT-style chunk is shown
+    header = next(
+        line for line in result.stdout.splitlines() if "vector" in line and "bm25" in line
+    )
+    assert header.index("vector") < header.index("bm25") < header.index("hybrid")
+    for text in ("24 rows", "RetrieverMRRMetric", "RetrieverSimilarityMetric", "by query language"):
         assert text in result.stdout
+    again = run_home("demo", home=env_home)
+    assert "added 0, updated 0, unchanged 6" in again.stdout
+    search = run_home(
+        "space",
+        "search",
+        "ragmeter-demo",
+        "绿茶的水温",
+        "--retriever",
+        "bm25",
+        "--json",
+        home=env_home,
+    )
+    assert json.loads(search.stdout.splitlines()[0])["document"] == "zh/tea.md"

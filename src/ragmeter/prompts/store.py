@@ -70,7 +70,8 @@ class PromptStore:
                 raise NotFoundError(f"no prompt '{code}'; known: {known}")
         if kind is not None and record.kind != kind:
             raise ConfigError(
-                f"prompt '{code}' is a {record.kind} prompt; a {kind} prompt is needed here"
+                f"prompt '{code}' is a {record.kind} prompt; this needs one added with "
+                f"--kind {kind}"
             )
         return record
 

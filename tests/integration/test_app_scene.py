@@ -1,0 +1,284 @@
+"""The app scene: ``ragmeter eval --app`` against a RagApp (space + prompt + the scripted
+model) and an HttpApp (a real HTTP server started here), judged by the scripted judge."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from ragmeter.judge.scripted import ScriptedJudgeServer
+from tests.integration.helpers import json_lines, run, write_corpus, write_models
+
+QA = [
+    {"query": "Which layers make up AWEL?", "doc_name": "guide/awel.md"},
+    {"query": "Where do AWEL workflows run?", "doc_name": "guide/awel.md"},
+    {"query": "What does a compost heap need?", "doc_name": "readme.txt"},
+]
+
+JUDGE_TEMPLATE = "Grade this.\nAsked: {query}\nKnown: {context}\nSaid: {answer}\nScore 0-5 first.\n"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ScriptedJudgeServer]:
+    with ScriptedJudgeServer() as judge:
+        yield judge
+
+
+@pytest.fixture(scope="module")
+def app_home(tmp_path_factory: pytest.TempPathFactory, server: ScriptedJudgeServer) -> Path:
+    root = tmp_path_factory.mktemp("apps")
+    home = root / "home"
+    write_models(home, server.url)
+    assert run("space", "create", "kb", "--embedder", "hashed", home=home).returncode == 0
+    assert run("space", "add", "kb", str(write_corpus(root / "corpus")), home=home).returncode == 0
+    (root / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in QA), encoding="utf-8")
+    return home
+
+
+def _eval(home: Path, app: str, *extra: str) -> tuple[Any, list[dict[str, Any]]]:
+    out = home.parent / f"{app}.jsonl"
+    result = run(
+        "eval",
+        str(home.parent / "qa.jsonl"),
+        "--app",
+        app,
+        "--metrics",
+        "AnswerRelevancyMetric,faithfulness",
+        "--judge-model",
+        "scripted",
+        "--no-cache",
+        "--out",
+        str(out),
+        *extra,
+        home=home,
+    )
+    assert result.returncode == 0, result.stderr
+    return result, json_lines(out.read_text(encoding="utf-8"))
+
+
+def test_rag_app_answers_from_its_space_then_is_judged(
+    app_home: Path, server: ScriptedJudgeServer
+) -> None:
+    added = run(
+        "app", "add", "bot", "--space", "kb", "--model", "scripted", "--top-k", "2", home=app_home
+    )
+    assert added.returncode == 0, added.stderr
+    server.reset()
+    result, lines = _eval(app_home, "bot")
+    # one answer per row, then 1 + 2 judge requests per row (AnswerRelevancyMetric, fused faithfulness)
+    assert server.snapshot()["chat_requests"] == len(QA) * 4
+    assert "app model: 3 requests" in result.stdout
+    assert len(lines) == len(QA) * 2 and {x["app"] for x in lines} == {"bot"}
+    for line in lines:
+        assert line["score"] is not None, line["error"]
+        assert len(line["contexts"]) == 2
+        assert line["prediction"] and line["prediction"] != "I do not know."
+    relevancy = [x for x in lines if x["metric_name"] == "AnswerRelevancyMetric"]
+    assert all(0 <= x["score"] <= 5 and x["passing"] is not None for x in relevancy)
+    # the answer is built from the retrieved chunks, so it is faithful to them
+    faithful = [x["score"] for x in lines if x["metric_name"] == "faithfulness"]
+    assert min(faithful) > 0.5
+
+
+def test_prompts_steer_the_app_and_the_judge(app_home: Path, tmp_path: Path) -> None:
+    judge_file = tmp_path / "judge.txt"
+    judge_file.write_text(JUDGE_TEMPLATE, encoding="utf-8")
+    answer_file = tmp_path / "answer.txt"
+    answer_file.write_text(
+        "Use these notes:\n{context}\nThen reply to: {query}\n", encoding="utf-8"
+    )
+    assert run("prompt", "add", "strict", "--file", str(judge_file), home=app_home).returncode == 0
+    assert (
+        run(
+            "prompt", "add", "terse", "--file", str(answer_file), "--kind", "answer", home=app_home
+        ).returncode
+        == 0
+    )
+    assert run("prompt", "show", "strict", home=app_home).stdout == JUDGE_TEMPLATE + "\n"
+    listing = run("prompt", "list", home=app_home).stdout
+    assert "strict" in listing and "terse" in listing and "answer" in listing
+    assert (
+        run(
+            "app",
+            "add",
+            "terse-bot",
+            "--space",
+            "kb",
+            "--model",
+            "scripted",
+            "--prompt",
+            "terse",
+            home=app_home,
+        ).returncode
+        == 0
+    )
+    _, lines = _eval(app_home, "terse-bot", "--judge-prompt", "strict")
+    # the scripted model does not know either template, so its generic reply shows they were sent
+    for line in lines:
+        assert line["prediction"].endswith(
+            "scripted reply: this prompt is not one the scripted judge knows."
+        )
+    relevancy = [x for x in lines if x["metric_name"] == "AnswerRelevancyMetric"]
+    assert all("scripted reply" in (x["feedback"] or "") for x in relevancy)
+    # a judge prompt where an answer prompt is needed, and the other way round
+    wrong = run(
+        "app",
+        "add",
+        "x",
+        "--space",
+        "kb",
+        "--model",
+        "scripted",
+        "--prompt",
+        "strict",
+        home=app_home,
+    )
+    assert wrong.returncode == 2
+    assert (
+        "prompt 'strict' is a judge prompt; this needs one added with --kind answer" in wrong.stderr
+    )
+    assert run("prompt", "rm", "strict", home=app_home).returncode == 0
+    gone = run("prompt", "show", "strict", home=app_home)
+    assert gone.returncode == 2 and "no prompt 'strict'" in gone.stderr
+
+
+def test_prompt_variables_are_checked(app_home: Path, tmp_path: Path) -> None:
+    path = tmp_path / "bad.txt"
+    path.write_text("Score {answer} for {query}", encoding="utf-8")
+    result = run("prompt", "add", "bad", "--file", str(path), home=app_home)
+    assert result.returncode == 2
+    assert "must use {query}, {context}, {answer}; it lacks {context}" in result.stderr
+    path.write_text("{query} {context} {answer} {score}", encoding="utf-8")
+    odd = run("prompt", "add", "bad", "--file", str(path), home=app_home)
+    assert odd.returncode == 2 and "it uses {score}" in odd.stderr
+
+
+class _Answers(BaseHTTPRequestHandler):
+    """The user's own RAG endpoint: nested JSON; 'compost' questions fail with a 500."""
+
+    seen: ClassVar[list[dict[str, Any]]] = []
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).seen.append({"body": body, "auth": self.headers.get("Authorization")})
+        if "compost" in body["q"]:
+            status, reply = 500, {"error": "index offline"}
+        else:
+            context = "AWEL workflows run in a stand-alone environment or on a Ray cluster."
+            reply = {"data": {"text": context, "sources": [{"content": context}]}}
+            status = 200
+        data = json.dumps(reply).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def endpoint() -> Iterator[str]:
+    _Answers.seen = []
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Answers)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/answer"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_http_app_failures_are_row_data(
+    app_home: Path, endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    added = run(
+        "app",
+        "add",
+        "web",
+        "--url",
+        endpoint,
+        "--query-key",
+        "q",
+        "--answer-key",
+        "data.text",
+        "--contexts-key",
+        "data.sources",
+        "--api-key-env",
+        "WEB_KEY",
+        home=app_home,
+    )
+    assert added.returncode == 0, added.stderr
+    unset = run(
+        "eval",
+        str(app_home.parent / "qa.jsonl"),
+        "--app",
+        "web",
+        "-m",
+        "faithfulness",
+        "--judge-model",
+        "scripted",
+        home=app_home,
+    )
+    assert unset.returncode == 2 and "$WEB_KEY, which is not set" in unset.stderr
+    monkeypatch.setenv("WEB_KEY", "s3cret")
+    result, lines = _eval(app_home, "web")
+    assert {s["auth"] for s in _Answers.seen} == {"Bearer s3cret"}
+    assert {s["body"]["q"] for s in _Answers.seen} == {r["query"] for r in QA}
+    failed = [x for x in lines if x["row_index"] == 2]
+    assert {x["score"] for x in failed} == {None}
+    assert all("app 'web' failed" in x["error"] and "answered 500" in x["error"] for x in failed)
+    scored = [x for x in lines if x["row_index"] != 2]
+    assert all(x["score"] is not None for x in scored)
+    assert scored[0]["contexts"] == [
+        "AWEL workflows run in a stand-alone environment or on a Ray cluster."
+    ]
+    assert "2 result(s) have no score" in result.stdout
+
+
+def test_app_add_refuses_what_cannot_run(app_home: Path) -> None:
+    both = run("app", "add", "x", "--space", "kb", "--url", "http://127.0.0.1:1/", home=app_home)
+    assert both.returncode == 2 and "exactly one of" in both.stderr
+    space = run("app", "add", "x", "--space", "nope", "--model", "scripted", home=app_home)
+    assert space.returncode == 2 and "no knowledge space 'nope'" in space.stderr
+    model = run("app", "add", "x", "--space", "kb", "--model", "gpt-9", home=app_home)
+    assert model.returncode == 2 and "unknown model 'gpt-9'" in model.stderr
+    url = run("app", "add", "x", "--url", "ftp://host/x", home=app_home)
+    assert url.returncode == 2 and "url" in url.stderr
+    missing = run(
+        "eval",
+        str(app_home.parent / "qa.jsonl"),
+        "--app",
+        "ghost",
+        "-m",
+        "faithfulness",
+        "--judge-model",
+        "scripted",
+        home=app_home,
+    )
+    assert missing.returncode == 2 and "no app 'ghost'" in missing.stderr
+
+
+def test_a_python_function_as_the_app(
+    app_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "my_rag.py").write_text(
+        "async def answer(query):\n"
+        "    context = 'AWEL is divided into an operator layer, an AgentFream layer and a DSL layer.'\n"
+        "    return {'answer': context, 'contexts': [context]}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    added = run("app", "add", "fn", "--callable", "my_rag:answer", home=app_home)
+    assert added.returncode == 0, added.stderr
+    _, lines = _eval(app_home, "fn")
+    faithful = [x["score"] for x in lines if x["metric_name"] == "faithfulness"]
+    assert faithful == [1.0] * len(QA)
+    assert run("app", "rm", "fn", home=app_home).returncode == 0
+    assert "fn" not in run("app", "list", home=app_home).stdout
