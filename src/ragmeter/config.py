@@ -9,6 +9,9 @@
 
     [store]
     url = "sqlite:////path/to/ragmeter.db"   # default: ragmeter.db in the home folder
+
+    [knowledge]
+    hnsw_threshold = 200000   # spaces with more chunks get an approximate HNSW index
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ragmeter.errors import ConfigError
 
 __all__ = [
+    "KnowledgeConfig",
     "ModelConfig",
     "Settings",
     "StoreConfig",
@@ -74,6 +78,15 @@ class StoreConfig(BaseModel):
     url: str | None = None
 
 
+class KnowledgeConfig(BaseModel):
+    """``[knowledge]``: how space indexes are built."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: spaces with more chunks than this get an HNSW index (approximate); fewer, an exact one
+    hnsw_threshold: int = Field(default=200_000, ge=1)
+
+
 class Settings(BaseModel):
     """The parsed ``ragmeter.toml``; every section is optional."""
 
@@ -81,6 +94,7 @@ class Settings(BaseModel):
 
     models: dict[str, ModelConfig] = Field(default_factory=dict)
     store: StoreConfig = Field(default_factory=StoreConfig)
+    knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
     source: str | None = None
 
     def model(

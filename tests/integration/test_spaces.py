@@ -173,3 +173,23 @@ def test_bad_input_is_one_clear_line(
     assert "report.docx: unsupported file type" in unsupported.stderr
     assert "missing: no such file or folder" in unsupported.stderr
     assert "Traceback" not in unsupported.stderr
+
+
+def test_large_spaces_get_an_hnsw_index(
+    home: Path, judge_server: ScriptedJudgeServer, tmp_path: Path
+) -> None:
+    """``[knowledge] hnsw_threshold`` in ragmeter.toml switches the vector index to HNSW."""
+    write_models(home, judge_server.url)
+    with (home / "ragmeter.toml").open("a", encoding="utf-8") as config:
+        config.write("\n[knowledge]\nhnsw_threshold = 3\n")
+    corpus = write_corpus(tmp_path / "corpus")
+    assert run("space", "create", "big", "--embedder", "hashed", home=home).returncode == 0
+    assert run("space", "add", "big", str(corpus), home=home).returncode == 0
+    meta = json.loads((home / "ragmeter-files" / "spaces" / "1" / "index.json").read_text())
+    assert meta["vector_index"] == "hnsw" and meta["chunks"] > 3
+    hits = json_lines(
+        run(
+            "space", "search", "big", "stand-alone environment or Ray cluster", "--json", home=home
+        ).stdout
+    )
+    assert hits[0]["document"] == "guide/awel.md"

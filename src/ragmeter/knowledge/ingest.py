@@ -238,7 +238,12 @@ async def add_documents(
     if report.changed or not (kb.index_dir(info.id) / "index.json").exists():
         notify("indexing", 0)
         try:
-            rebuild_indexes(kb.store, info.id, kb.index_dir(info.id))
+            rebuild_indexes(
+                kb.store,
+                info.id,
+                kb.index_dir(info.id),
+                hnsw_threshold=kb.settings.knowledge.hnsw_threshold,
+            )
         except OSError as exc:
             raise StoreError(f"cannot write the index of space '{info.name}': {exc}") from exc
     report.seconds = time.perf_counter() - started

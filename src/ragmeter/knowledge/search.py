@@ -74,7 +74,11 @@ class SpaceSearcher:
 
     def indexes(self) -> SpaceIndexes:
         return load_indexes(
-            self.kb.store, self.info.id, self.info.revision, self.kb.index_dir(self.info.id)
+            self.kb.store,
+            self.info.id,
+            self.info.revision,
+            self.kb.index_dir(self.info.id),
+            hnsw_threshold=self.kb.settings.knowledge.hnsw_threshold,
         )
 
     async def embed_queries(self, queries: Sequence[str]) -> np.ndarray:
