@@ -13,8 +13,9 @@ def dbgpt_docs() -> Path:
     given = os.environ.get("RAGMETER_DBGPT_DOCS")
     if given:
         return Path(given)
-    for parent in (ROOT, *ROOT.parents):
-        candidate = parent / "shared" / "corpora" / "dbgpt-docs"
-        if candidate.is_dir():
-            return candidate
+    places = [p / "shared" / "corpora" / "dbgpt-docs" for p in (ROOT, *ROOT.parents)]
+    places.append(Path("/work/shared/corpora/dbgpt-docs"))  # the workspace's shared folder
+    found = next((p for p in places if p.is_dir()), None)
+    if found is not None:
+        return found
     raise SystemExit("DB-GPT's docs corpus not found; set RAGMETER_DBGPT_DOCS to its folder")

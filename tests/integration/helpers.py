@@ -30,12 +30,13 @@ def json_lines(text: str) -> list[dict[str, Any]]:
 
 
 def dbgpt_docs() -> Path | None:
-    """DB-GPT's documentation corpus in ``shared/`` beside the checkout, if present."""
-    for parent in (ROOT, *ROOT.parents):
-        candidate = parent / "shared" / "corpora" / "dbgpt-docs"
-        if candidate.is_dir():
-            return candidate
-    return None
+    """DB-GPT's documentation corpus: ``$RAGMETER_DBGPT_DOCS``, or ``shared/corpora/dbgpt-docs``
+    beside the checkout or in the workspace, if present."""
+    given = os.environ.get("RAGMETER_DBGPT_DOCS")
+    places = [Path(given)] if given else []
+    places += [p / "shared" / "corpora" / "dbgpt-docs" for p in (ROOT, *ROOT.parents)]
+    places.append(Path("/work/shared/corpora/dbgpt-docs"))  # the workspace's shared folder
+    return next((p for p in places if p.is_dir()), None)
 
 
 def write_models(home: Path, url: str) -> None:

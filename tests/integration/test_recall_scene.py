@@ -123,6 +123,7 @@ def test_unknown_or_ambiguous_doc_name_names_the_row_and_candidates(recall_home:
     unknown = run("eval", str(path), "--space", "kb", "-m", "mrr", home=recall_home)
     assert unknown.returncode == 2
     assert "no document 'teas.md' in space 'kb'" in unknown.stderr
+    assert "did you mean guide/tea.md?" in unknown.stderr
     wrong = run(
         "eval", str(path), "--space", "kb", "--retriever", "dense", "-m", "mrr", home=recall_home
     )

@@ -17,10 +17,11 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from ragmeter.apps.base import App, CallableApp
 from ragmeter.apps.http import HttpApp
 from ragmeter.apps.rag import RagApp
-from ragmeter.errors import ConfigError, NotFoundError, StoreError
+from ragmeter.errors import ConfigError, StoreError
 from ragmeter.knowledge import KnowledgeBase, RetrieverName, SpaceSearcher
 from ragmeter.prompts import PromptStore
 from ragmeter.store import AppRecord, Store, open_store
+from ragmeter.store.lookup import by_name_or_id
 
 __all__ = [
     "AppConfig",
@@ -103,16 +104,10 @@ class AppStore:
 
     def get(self, app: str | int) -> AppRecord:
         """An app by name or id; NotFoundError listing the known names."""
-        key = str(app).strip()
         with self.store.session() as session:
-            column = AppRecord.id if key.isdigit() else AppRecord.name
-            value: Any = int(key) if key.isdigit() else key
-            record = session.scalars(select(AppRecord).where(column == value)).first()
-            if record is None:
-                names = session.scalars(select(AppRecord.name).order_by(AppRecord.name)).all()
-                known = ", ".join(names) or "none yet (ragmeter app add NAME ...)"
-                raise NotFoundError(f"no app '{key}'; known: {known}")
-            return record
+            return by_name_or_id(
+                session, AppRecord, app, what="app", hint="ragmeter app add NAME ..."
+            )
 
     def config(self, app: str | int) -> RagAppConfig | HttpAppConfig | CallableAppConfig:
         record = self.get(app)

@@ -76,8 +76,11 @@ def _check(request: EvalRequest) -> None:
         ):
             if value is not None:
                 raise ConfigError(f"{option} needs --space (the knowledge space to search)")
-    if request.app is not None and request.retriever is not None:
-        raise ConfigError("--retriever is for the recall scene (--space without --app)")
+    if request.app is not None and (request.retriever or request.score_threshold is not None):
+        raise ConfigError(
+            "--retriever and --score-threshold are for the recall scene (--space without "
+            "--app); an app retrieves with its own settings"
+        )
 
 
 def _judge(request: EvalRequest) -> Any:

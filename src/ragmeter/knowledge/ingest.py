@@ -201,6 +201,32 @@ async def _embed(embedder: Embedder, texts: list[str]) -> np.ndarray:
         raise EmbeddingError(f"embedding chunks failed: {exc}") from exc
 
 
+async def _embed_and_store(
+    kb: KnowledgeBase,
+    info: SpaceInfo,
+    pending: Sequence[_Pending],
+    embedder: Embedder,
+    report: AddReport,
+    notify: ProgressEvent,
+) -> SpaceInfo:
+    for batch in _batches(pending):
+        texts = [d.content for item in batch for d in item.drafts]
+        vectors = await _embed(embedder, texts)
+        if info.dimension is not None and vectors.shape[1] != info.dimension:
+            raise EmbeddingError(
+                f"embedder '{info.embedder}' gave {vectors.shape[1]}-d vectors; "
+                f"space '{info.name}' holds {info.dimension}-d ones"
+            )
+        _store_batch(kb, info, batch, vectors)
+        info = info.model_copy(update={"dimension": int(vectors.shape[1])})
+        for item in batch:
+            done = report.updated if item.existing_id is not None else report.added
+            done.append(item.source.name)
+        report.chunks += len(texts)
+        notify("chunks", len(texts))
+    return info
+
+
 async def add_documents(
     kb: KnowledgeBase,
     space: str | int,
@@ -217,24 +243,15 @@ async def add_documents(
     notify("files_total", len(sources))
     pending = _prepare(kb, info, sources, report, notify)
     notify("chunks_total", sum(len(p.drafts) for p in pending))
-    for batch in _batches(pending):
-        if embedder is None:
-            embedder = embedder_by_name(info.embedder, settings=kb.settings)
-        texts = [d.content for item in batch for d in item.drafts]
-        vectors = await _embed(embedder, texts)
-        if info.dimension is not None and vectors.shape[1] != info.dimension:
-            raise EmbeddingError(
-                f"embedder '{info.embedder}' gave {vectors.shape[1]}-d vectors; "
-                f"space '{info.name}' holds {info.dimension}-d ones"
-            )
-        _store_batch(kb, info, batch, vectors)
-        info = info.model_copy(update={"dimension": int(vectors.shape[1])})
-        for item in batch:
-            (report.updated if item.existing_id is not None else report.added).append(
-                item.source.name
-            )
-        report.chunks += len(texts)
-        notify("chunks", len(texts))
+    if pending:
+        own = embedder is None
+        active = embedder or embedder_by_name(info.embedder, settings=kb.settings)
+        try:
+            info = await _embed_and_store(kb, info, pending, active, report, notify)
+        finally:
+            aclose = getattr(active, "aclose", None)
+            if own and aclose is not None:
+                await aclose()
     if report.changed or not (kb.index_dir(info.id) / "index.json").exists():
         notify("indexing", 0)
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 import shutil
 from collections.abc import Sequence
@@ -18,6 +19,7 @@ from ragmeter.errors import ConfigError, NotFoundError, StoreError
 from ragmeter.knowledge.chunking import ChunkingConfig
 from ragmeter.knowledge.models import ChunkInfo, DocumentInfo, SpaceInfo
 from ragmeter.store import ChunkRecord, DocumentRecord, SpaceRecord, Store, open_store
+from ragmeter.store.lookup import by_name_or_id
 
 __all__ = ["AmbiguousDocumentError", "KnowledgeBase", "UnknownDocumentError"]
 
@@ -113,18 +115,13 @@ class KnowledgeBase:
         return _space_info(record)
 
     def _record(self, session: Session, space: str | int) -> SpaceRecord:
-        key = str(space).strip()
-        statement = select(SpaceRecord)
-        if key.isdigit():
-            statement = statement.where(SpaceRecord.id == int(key))
-        else:
-            statement = statement.where(SpaceRecord.name == key)
-        record = session.scalars(statement).first()
-        if record is None:
-            names = session.scalars(select(SpaceRecord.name).order_by(SpaceRecord.name)).all()
-            known = ", ".join(names) or "none yet (ragmeter space create NAME)"
-            raise NotFoundError(f"no knowledge space '{key}'; known: {known}")
-        return record
+        return by_name_or_id(
+            session,
+            SpaceRecord,
+            space,
+            what="knowledge space",
+            hint="ragmeter space create NAME",
+        )
 
     def space(self, space: str | int) -> SpaceInfo:
         """A space by name or id, with its document and chunk counts."""
@@ -188,8 +185,10 @@ class KnowledgeBase:
         if len(matches) == 1:
             return matches[0]
         if not matches:
-            close = [n for n in names if PurePosixPath(n).stem == wanted.stem][:5]
-            hint = f"; similar: {', '.join(close)}" if close else ""
+            by_file = {n: PurePosixPath(n).name for n in names}
+            near = difflib.get_close_matches(wanted.name, set(by_file.values()), n=3, cutoff=0.7)
+            close = [n for n, file in by_file.items() if file in near or file == wanted.name][:5]
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise UnknownDocumentError(
                 f"no document '{doc_name}' in space '{space.name}' ({len(names)} documents){hint}"
             )
