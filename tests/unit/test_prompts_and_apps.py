@@ -66,3 +66,18 @@ def test_a_failing_app_row_is_data_and_the_others_are_scored() -> None:
     (failed,) = report.errors()
     assert failed.error == "app 'mine' failed: RuntimeError: the backend is down"
     assert report.target == "mine"
+
+
+def test_a_plain_function_is_an_app() -> None:
+    async def echo(query: str) -> dict[str, object]:
+        return {"answer": query.upper(), "contexts": [query.upper()]}
+
+    report = ragmeter.evaluate(
+        [{"query": "ok", "reference_contexts": ["OK"]}], "hit_rate", app=echo
+    )
+    assert report.scores("hit_rate") == [1.0]
+    assert report.target == "echo"
+    with pytest.raises(ConfigError, match="give one of target, space or app"):
+        ragmeter.evaluate(
+            [{"query": "q"}], "hit_rate", app=echo, target=AppTarget(CallableApp(echo))
+        )

@@ -19,7 +19,7 @@ from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import create_metric
 from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.runs.judges import judge_from_config
-from ragmeter.runs.targets import Target
+from ragmeter.runs.targets import AppTarget, RecallTarget, Target
 
 __all__ = [
     "EvaluateOptions",
@@ -29,6 +29,7 @@ __all__ = [
     "evaluate",
     "resolve_metrics",
     "run_sync",
+    "target_from_options",
 ]
 
 MetricLike = str | EvaluationMetric[Any, Any] | type[EvaluationMetric[Any, Any]]
@@ -129,6 +130,45 @@ class EvaluateOptions(TypedDict, total=False):
     language: Literal["auto", "en", "zh"]
     target: Target | None
     on_target_progress: Callable[[int], None] | None
+    space: str | int | None
+    retriever: str
+    score_threshold: float | None
+    app: Any
+
+
+def target_from_options(options: EvaluateOptions) -> Target | None:
+    """The target the options ask for: ``target`` itself, ``space`` (+ ``retriever``,
+    ``top_k`` default 5, ``score_threshold``) for the recall scene, or ``app`` (an App, a
+    function of the query, or a stored app's name) for the app scene."""
+    from ragmeter.apps import App, AppStore, CallableApp, build_app
+    from ragmeter.knowledge import KnowledgeBase, SpaceSearcher, parse_retrievers
+
+    given = [k for k in ("target", "space", "app") if options.get(k) is not None]
+    if len(given) > 1 and given != ["space", "app"]:
+        raise ConfigError(f"give one of target, space or app, not {' and '.join(given)}")
+    if options.get("target") is not None:
+        return options["target"]
+    space, app = options.get("space"), options.get("app")
+    if app is None:
+        if space is None:
+            return None
+        retrievers = parse_retrievers(options.get("retriever", "vector"))
+        if len(retrievers) != 1:
+            raise ConfigError("evaluate takes one retriever; call it once per retriever")
+        return RecallTarget(
+            SpaceSearcher(KnowledgeBase(), space),
+            retriever=retrievers[0],
+            top_k=options.get("top_k") or 5,
+            score_threshold=options.get("score_threshold"),
+        )
+    concurrency = options.get("max_concurrency", 16)
+    kb = KnowledgeBase()
+    if isinstance(app, str):
+        app = build_app(app, AppStore(kb.store).config(app), kb=kb, max_concurrency=concurrency)
+    elif not isinstance(app, App):
+        app = CallableApp(app)
+    searcher = SpaceSearcher(kb, space) if space is not None else getattr(app, "searcher", None)
+    return AppTarget(app, searcher=searcher, max_concurrency=concurrency)
 
 
 def _check_options(top_k: int | None, plan: str, language: str) -> None:
@@ -183,9 +223,9 @@ async def aevaluate(
     plan = options.get("plan", "fused")
     language = options.get("language", "auto")
     max_concurrency = options.get("max_concurrency", 16)
-    target = options.get("target")
-    embedder = options.get("embedder")
     _check_options(top_k, plan, language)
+    target = target_from_options(options)
+    embedder = options.get("embedder")
     dataset = load_dataset(rows)
     resolved = resolve_metrics(metrics, top_k=top_k)
     prepared = list(dataset) if target is None else target.prepare(dataset)
