@@ -177,8 +177,10 @@ def demo_command(
         Path | None, typer.Option("--out", "-o", help="Also write the results as JSONL here.")
     ] = None,
 ) -> None:
-    """Build a space from the bundled corpus and compare vector, bm25 and hybrid retrieval
-    on the bundled QA set, offline, with no key."""
+    """Build a space from bundled docs and compare vector, bm25 and hybrid retrieval, offline.
+
+    The space, 'ragmeter-demo', stays in the store to explore with 'ragmeter space'.
+    """
     from ragmeter.cli.demo import run_demo
 
     run_demo(console, out)
