@@ -7,21 +7,19 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from ragmeter.apps.base import App, CallableApp
 from ragmeter.apps.http import HttpApp
 from ragmeter.apps.rag import RagApp
-from ragmeter.errors import ConfigError, StoreError
+from ragmeter.errors import ConfigError
 from ragmeter.knowledge import KnowledgeBase, RetrieverName, SpaceSearcher
 from ragmeter.prompts import PromptStore
 from ragmeter.store import AppRecord, Store, open_store
-from ragmeter.store.lookup import by_name_or_id
+from ragmeter.store.lookup import add_named, by_name_or_id, check_name
 
 __all__ = [
     "AppConfig",
@@ -31,8 +29,6 @@ __all__ = [
     "RagAppConfig",
     "build_app",
 ]
-
-_NAME = re.compile(r"^[\w][\w.\- ]{0,199}$")
 
 
 class RagAppConfig(BaseModel):
@@ -86,20 +82,9 @@ class AppStore:
         self.store = store or open_store()
 
     def add(self, name: str, config: RagAppConfig | HttpAppConfig | CallableAppConfig) -> AppRecord:
-        if not _NAME.match(name) or name.isdigit():
-            raise ConfigError(
-                f"invalid app name {name!r}: use letters, digits, '_', '-', '.' or spaces, "
-                "not only digits (those are ids)"
-            )
+        check_name(name, "app")
         record = AppRecord(name=name, kind=config.kind, config=config.model_dump())
-        try:
-            with self.store.session() as session:
-                session.add(record)
-                session.commit()
-        except IntegrityError:
-            raise ConfigError(f"an app named '{name}' already exists") from None
-        except SQLAlchemyError as exc:
-            raise StoreError(f"cannot store app '{name}': {exc}") from exc
+        add_named(self.store, record, "app")
         return record
 
     def get(self, app: str | int) -> AppRecord:

@@ -3,27 +3,23 @@
 from __future__ import annotations
 
 import difflib
-import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
 from ragmeter.config import Settings, load_settings
 from ragmeter.embeddings import DEFAULT_MODEL_NAME, is_local_embedder
-from ragmeter.errors import ConfigError, NotFoundError, StoreError
+from ragmeter.errors import ConfigError, NotFoundError
 from ragmeter.knowledge.chunking import ChunkingConfig
 from ragmeter.knowledge.models import ChunkInfo, DocumentInfo, SpaceInfo
 from ragmeter.store import ChunkRecord, DocumentRecord, SpaceRecord, Store, open_store
-from ragmeter.store.lookup import by_name_or_id
+from ragmeter.store.lookup import add_named, by_name_or_id, check_name
 
 __all__ = ["AmbiguousDocumentError", "KnowledgeBase", "UnknownDocumentError"]
-
-_NAME = re.compile(r"^[\w][\w.\- ]{0,199}$")
 
 
 class UnknownDocumentError(NotFoundError):
@@ -90,11 +86,7 @@ class KnowledgeBase:
         description: str = "",
     ) -> SpaceInfo:
         """A new, empty space. Its embedder and chunking cannot change later."""
-        if not _NAME.match(name) or name.isdigit() or name != name.strip():
-            raise ConfigError(
-                f"invalid space name {name!r}: use letters, digits, '_', '-', '.' or spaces "
-                "(at most 200), not only digits (those are ids)"
-            )
+        check_name(name, "knowledge space")
         if not is_local_embedder(embedder):
             self.settings.model(embedder, hint="to use it as the space's embedder")
         record = SpaceRecord(
@@ -104,14 +96,7 @@ class KnowledgeBase:
             chunking=(chunking or ChunkingConfig()).model_dump(),
             revision=0,
         )
-        try:
-            with self.store.session() as session:
-                session.add(record)
-                session.commit()
-        except IntegrityError:
-            raise ConfigError(f"a knowledge space named '{name}' already exists") from None
-        except SQLAlchemyError as exc:
-            raise StoreError(f"cannot create space '{name}': {exc}") from exc
+        add_named(self.store, record, "knowledge space")
         return _space_info(record)
 
     def _record(self, session: Session, space: str | int) -> SpaceRecord:

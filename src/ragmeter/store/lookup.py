@@ -1,15 +1,20 @@
-"""Finding a record by name or by id, as every command that takes ``NAME`` does."""
+"""Named records (spaces, apps): valid names, unique inserts, lookup by name or id."""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+import re
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from ragmeter.errors import NotFoundError
+from ragmeter.errors import ConfigError, NotFoundError, StoreError
 
-__all__ = ["by_name_or_id"]
+if TYPE_CHECKING:
+    from ragmeter.store.db import Store
+
+__all__ = ["add_named", "by_name_or_id", "check_name"]
 
 R = TypeVar("R")
 
@@ -26,3 +31,28 @@ def by_name_or_id(session: Session, model: type[R], key: str | int, *, what: str
         known = ", ".join(names) or f"none yet ({hint})"
         raise NotFoundError(f"no {what} '{text}'; known: {known}")
     return record
+
+
+_NAME = re.compile(r"^[\w][\w.\- ]{0,199}$")
+
+
+def check_name(name: str, what: str) -> None:
+    """ConfigError unless ``name`` is 1-200 letters, digits, ``_ - .`` or spaces, starts with a
+    letter or digit, and is not all digits (those are ids)."""
+    if not _NAME.match(name) or name.isdigit() or name != name.strip():
+        raise ConfigError(
+            f"invalid {what} name {name!r}: use letters, digits, '_', '-', '.' or spaces "
+            "(at most 200), not only digits (those are ids)"
+        )
+
+
+def add_named(store: Store, record: Any, what: str) -> None:
+    """Insert a record with a unique ``name``; ConfigError if the name is taken."""
+    try:
+        with store.session() as session:
+            session.add(record)
+            session.commit()
+    except IntegrityError:
+        raise ConfigError(f"{what} '{record.name}' already exists; choose another name") from None
+    except SQLAlchemyError as exc:
+        raise StoreError(f"cannot store {what} '{record.name}': {exc}") from exc
