@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import platform
 import re
+from importlib.metadata import version
 from pathlib import Path
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
@@ -29,3 +32,10 @@ def write_section(key: str, title: str, body: str) -> None:
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text(text, encoding="utf-8")
     print(f"wrote {DOC}")
+
+
+def machine_line(*packages: str) -> str:
+    """``Machine: x86_64, 2 cores, Python 3.11.7, <package> <version>, ...`` for a section."""
+    parts = [f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"]
+    parts += [f"{name} {version(name)}" for name in packages]
+    return "Machine: " + ", ".join(parts) + "."

@@ -16,18 +16,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import platform
 import shutil
 import statistics
 import tempfile
 import time
-from importlib.metadata import version
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from _corpus import dbgpt_docs  # bench/ is on sys.path when the script runs
-from _report import write_section
+from _report import machine_line, write_section
 from ragmeter.embeddings import LocalEmbedder
 from ragmeter.embeddings.local import default_model_path, load_model
 from ragmeter.knowledge import ChunkingConfig, KnowledgeBase, add_documents, chunk_text
@@ -117,10 +115,7 @@ def main() -> None:
             f"**Goal: ragmeter's ingestion at least {GOAL}x the throughput of encoding alone. "
             f"Measured: {ratio:.2f}x ({verdict}).**",
             "",
-            f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-            f"{platform.python_version()}, torch {version('torch')}, sentence-transformers "
-            f"{version('sentence-transformers')}, faiss-cpu {version('faiss-cpu')}, "
-            f"bm25s {version('bm25s')}.",
+            machine_line("torch", "sentence-transformers", "faiss-cpu", "bm25s"),
         ]
     )
     write_section("ingestion", "Ingestion throughput vs sentence-transformers alone", body)

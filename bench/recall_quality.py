@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import platform
 import tempfile
 import time
 from pathlib import Path
@@ -22,7 +21,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import ragmeter
 from _corpus import dbgpt_docs  # bench/ is on sys.path when the script runs
-from _report import write_section
+from _report import machine_line, write_section
 from ragmeter.knowledge import KnowledgeBase, SpaceSearcher, add_documents
 from ragmeter.runs.targets import RecallTarget
 
@@ -67,8 +66,7 @@ def main() -> None:
             "",
             *rows,
             "",
-            f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-            f"{platform.python_version()}.",
+            machine_line(),
         ]
     )
     write_section("recall_quality", "Recall quality on DB-GPT's docs: vector, BM25, hybrid", body)

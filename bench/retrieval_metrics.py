@@ -14,18 +14,15 @@ Run: ``.venv/bin/python bench/retrieval_metrics.py``; it rewrites its section of
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import random
 import statistics
 import time
 from collections.abc import Callable
-from importlib.metadata import version
 from typing import Any
 
 import numpy as np
 
-from _report import write_section  # bench/ is on sys.path when the script runs
+from _report import machine_line, write_section  # bench/ is on sys.path when the script runs
 from ragmeter.metrics import score_rankings
 
 OURS = ["mrr", "ndcg@10", "map@100", "precision@10", "recall@100", "hit_rate@10"]
@@ -180,9 +177,7 @@ def main() -> None:
     lines += [f"| `{n}` | {a:.6f} | {b:.6f} | {c:.6f} |" for n, a, b, c in rows]
     lines += [
         "",
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}, pytrec_eval-terrier {version('pytrec-eval-terrier')}, "
-        f"ranx {version('ranx')}, numpy {np.__version__}.",
+        machine_line("pytrec-eval-terrier", "ranx", "numpy"),
     ]
     text = "\n".join(lines)
     print(text)

@@ -15,16 +15,13 @@ Run: ``.venv/bin/python bench/vector_search.py``; it rewrites its section of
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import time
 from collections.abc import Callable
-from importlib.metadata import version
 
 import numpy as np
 
-from _report import write_section  # bench/ is on sys.path when the script runs
+from _report import machine_line, write_section  # bench/ is on sys.path when the script runs
 from ragmeter.knowledge.vector_index import VectorIndex
 
 GOAL = 1.5
@@ -115,9 +112,7 @@ def main() -> None:
             "",
             f"**Goal: at most {GOAL}x the time of numpy. Measured: {ratio:.2f}x ({verdict}).**",
             "",
-            f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-            f"{platform.python_version()}, faiss-cpu {version('faiss-cpu')}, numpy "
-            f"{version('numpy')}.",
+            machine_line("faiss-cpu", "numpy"),
         ]
     )
     write_section("vector_search", "Batched vector search vs numpy", body)
