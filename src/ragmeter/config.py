@@ -12,6 +12,12 @@
 
     [knowledge]
     hnsw_threshold = 200000   # spaces with more chunks get an approximate HNSW index
+
+    [server]
+    api_keys = ["a-long-random-key"]   # or RAGMETER_API_KEYS="k1,k2"; none: loopback only
+    workers = 2                        # runs evaluated at once
+    max_upload_mb = 20                 # per uploaded file
+    max_request_mb = 100               # per request body
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from ragmeter.errors import ConfigError
 __all__ = [
     "KnowledgeConfig",
     "ModelConfig",
+    "ServerConfig",
     "Settings",
     "StoreConfig",
     "config_path",
@@ -36,6 +43,7 @@ __all__ = [
 ]
 
 HOME_ENV = "RAGMETER_HOME"
+API_KEYS_ENV = "RAGMETER_API_KEYS"
 
 
 def ragmeter_home() -> Path:
@@ -87,6 +95,23 @@ class KnowledgeConfig(BaseModel):
     hnsw_threshold: int = Field(default=200_000, ge=1)
 
 
+class ServerConfig(BaseModel):
+    """``[server]``: who may call ``ragmeter serve`` and how much work it takes on."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    api_keys: list[str] = Field(default_factory=list)
+    workers: int = Field(default=2, ge=1, le=64)
+    max_upload_mb: float = Field(default=20.0, gt=0)
+    max_request_mb: float = Field(default=100.0, gt=0)
+
+    def keys(self) -> list[str]:
+        """The configured keys, plus those in ``$RAGMETER_API_KEYS`` (comma-separated)."""
+        extra = os.environ.get(API_KEYS_ENV, "")
+        keys = [*self.api_keys, *(k.strip() for k in extra.split(","))]
+        return [k for k in dict.fromkeys(keys) if k]
+
+
 class Settings(BaseModel):
     """The parsed ``ragmeter.toml``; every section is optional."""
 
@@ -95,6 +120,7 @@ class Settings(BaseModel):
     models: dict[str, ModelConfig] = Field(default_factory=dict)
     store: StoreConfig = Field(default_factory=StoreConfig)
     knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
+    server: ServerConfig = Field(default_factory=ServerConfig)
     source: str | None = None
 
     def model(

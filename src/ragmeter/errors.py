@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigError",
+    "ConflictError",
     "DatasetError",
     "EmbeddingError",
     "JudgeError",
@@ -20,6 +21,10 @@ class RagmeterError(Exception):
 
 class ConfigError(RagmeterError):
     """A setting, option or combination of options is invalid."""
+
+
+class ConflictError(ConfigError):
+    """A name or id is already taken, or a thing is in a state that forbids the change."""
 
 
 class DatasetError(RagmeterError):

@@ -1,5 +1,5 @@
-"""The ``ragmeter`` command line: ``eval``, ``space``, ``prompt``, ``app``, ``metrics``,
-``demo``, ``judge-server``."""
+"""The ``ragmeter`` command line: ``eval``, ``serve``, ``space``, ``prompt``, ``app``,
+``metrics``, ``demo``, ``judge-server``."""
 
 from __future__ import annotations
 
@@ -232,6 +232,32 @@ def judge_server_command(
         stats = server.snapshot()
         server.stop()
         console.print(f"served: {stats}", highlight=False)
+
+
+@app.command("serve")
+@handles_errors
+def serve_command(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port (DB-GPT's default).")] = 5670,
+    insecure_no_auth: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-no-auth",
+            help="Listen beyond loopback with no API keys configured (anyone may call it).",
+        ),
+    ] = False,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+) -> None:
+    """Serve the HTTP API (DB-GPT-compatible /evaluation, runs, spaces, prompts, apps,
+    datasets) over this store; OpenAPI docs at /docs.
+
+    Keys come from [server] api_keys in ragmeter.toml or $RAGMETER_API_KEYS; every route but
+    /health then needs 'Authorization: Bearer <key>'.
+    """
+    from ragmeter.service import serve
+
+    console.print(f"ragmeter API at http://{host}:{port} (docs: /docs)", highlight=False)
+    serve(host, port, insecure_no_auth=insecure_no_auth, log_level=log_level)
 
 
 def main() -> None:

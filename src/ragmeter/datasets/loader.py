@@ -61,8 +61,9 @@ _SUFFIXES = {
 }
 
 
-def load_dataset(source: Any) -> Dataset:
-    """Load and validate every row before any work; a bad row raises ``DatasetError``."""
+def load_dataset(source: Any, *, name: str | None = None) -> Dataset:
+    """Load and validate every row before any work; a bad row raises ``DatasetError``.
+    ``name`` is how errors call rows given as a list (default ``<rows>``)."""
     if isinstance(source, Dataset):
         return source
     if isinstance(source, str | os.PathLike):
@@ -72,7 +73,7 @@ def load_dataset(source: Any) -> Dataset:
     if isinstance(source, Mapping):
         raise DatasetError("expected rows (a list of dicts), got a single dict")
     if isinstance(source, Iterable):
-        return _from_records(enumerate(source, start=1), "<rows>", lines=False)
+        return _from_records(enumerate(source, start=1), name or "<rows>", lines=False)
     raise DatasetError(
         f"cannot load a dataset from {type(source).__name__}; give a path (.jsonl, .json, "
         ".csv, .parquet), a pandas DataFrame or a list of dicts"

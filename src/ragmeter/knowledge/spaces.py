@@ -202,6 +202,15 @@ class KnowledgeBase:
                     out[chunk.document].append(chunk)
         return out
 
+    def space_chunks(
+        self, space: str | int, offset: int = 0, limit: int = 100
+    ) -> tuple[list[ChunkInfo], int]:
+        """One page of a space's chunks (by document, then position) and how many it has."""
+        info = self.space(space)
+        with self.store.session() as session:
+            chunks = _chunks(session, ChunkRecord.space_id == info.id, offset, limit)
+        return chunks, info.chunks
+
     def chunks_by_id(self, ids: Sequence[int]) -> dict[int, ChunkInfo]:
         """Chunks by id, for turning search hits into texts."""
         unique = list(dict.fromkeys(int(i) for i in ids))
@@ -216,7 +225,9 @@ class KnowledgeBase:
 _BATCH = 500  # ids per IN (...) clause, well under every database's limit
 
 
-def _chunks(session: Session, where: ColumnElement[bool]) -> list[ChunkInfo]:
+def _chunks(
+    session: Session, where: ColumnElement[bool], offset: int = 0, limit: int | None = None
+) -> list[ChunkInfo]:
     rows = session.execute(
         select(
             ChunkRecord.id,
@@ -228,6 +239,8 @@ def _chunks(session: Session, where: ColumnElement[bool]) -> list[ChunkInfo]:
         .join(DocumentRecord, DocumentRecord.id == ChunkRecord.document_id)
         .where(where)
         .order_by(DocumentRecord.name, ChunkRecord.position)
+        .offset(offset)
+        .limit(limit)
     )
     return [
         ChunkInfo(id=i, document=d, position=p, content=c, meta=m or {}) for i, d, p, c, m in rows

@@ -7,7 +7,7 @@ import re
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
-from ragmeter.errors import ConfigError, NotFoundError, StoreError
+from ragmeter.errors import ConfigError, ConflictError, NotFoundError, StoreError
 from ragmeter.prompts.templates import check_template
 from ragmeter.store import PromptRecord, Store, open_store
 
@@ -46,7 +46,7 @@ class PromptStore:
                     select(PromptRecord).where(PromptRecord.code == code)
                 ).first()
                 if record is not None and not replace:
-                    raise ConfigError(f"prompt '{code}' exists; give --replace to overwrite it")
+                    raise ConflictError(f"prompt '{code}' exists; replace it to overwrite it")
                 if record is None:
                     record = PromptRecord(code=code)
                     session.add(record)

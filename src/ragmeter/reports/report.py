@@ -17,7 +17,7 @@ from ragmeter.reports._bootstrap import bootstrap_mean_ci
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["EvaluationReport", "MetricSummary", "ResultRecord"]
+__all__ = ["EvaluationReport", "MetricSummary", "ResultRecord", "json_default"]
 
 MetricSummary = dict[str, float | int | None]
 
@@ -151,12 +151,13 @@ class EvaluationReport:
         with target.open("a" if append else "w", encoding="utf-8") as handle:
             for record in self._records:
                 line = {**extra, **record.to_dict()} if extra else record.to_dict()
-                handle.write(json.dumps(line, ensure_ascii=False, default=_json_default))
+                handle.write(json.dumps(line, ensure_ascii=False, default=json_default))
                 handle.write("\n")
         return target
 
 
-def _json_default(value: Any) -> Any:
+def json_default(value: Any) -> Any:
+    """``json.dumps`` fallback: numpy scalars and arrays as numbers and lists, NaN as null."""
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):

@@ -25,11 +25,17 @@ __all__ = [
     "EvaluateOptions",
     "MetricLike",
     "aevaluate",
+    "build_records",
+    "check_judge",
     "check_rows",
     "evaluate",
+    "prepare_rows",
     "resolve_metrics",
     "run_sync",
+    "score_rows",
     "target_from_options",
+    "usage_since",
+    "usage_snapshot",
 ]
 
 MetricLike = str | EvaluationMetric[Any, Any] | type[EvaluationMetric[Any, Any]]
@@ -180,16 +186,31 @@ def _check_options(top_k: int | None, plan: str, language: str) -> None:
         raise ConfigError(f"language must be auto, en or zh, got {language!r}")
 
 
-def _check_judge(judge: Any, metrics: Sequence[EvaluationMetric[Any, Any]]) -> None:
+def check_judge(judge: Any, metrics: Sequence[EvaluationMetric[Any, Any]], hint: str = "") -> None:
+    """ConfigError when a metric needs a judge and none was given (``hint`` says how)."""
     if judge is None:
         needing = [
             m.metric_name for m in metrics if isinstance(m, LLMEvaluationMetric) and m.judge is None
         ]
         if needing:
-            raise ConfigError(f"metrics {', '.join(needing)} need a judge model; none was given")
+            raise ConfigError(
+                f"metrics {', '.join(needing)} need a judge model; none was given{hint}"
+            )
 
 
-async def _score(
+def prepare_rows(
+    dataset: Dataset, metrics: Sequence[EvaluationMetric[Any, Any]], target: Target | None
+) -> list[Row]:
+    """The rows as the target takes them (doc names resolved), checked against what every
+    metric needs once the target has filled its fields."""
+    prepared = list(dataset) if target is None else target.prepare(dataset)
+    check_rows(
+        dataset, metrics, prepared if target is None else _preview(prepared, target.provides)
+    )
+    return prepared
+
+
+async def score_rows(
     metrics: Sequence[EvaluationMetric[Any, Any]],
     rows: Sequence[Row | str],
     ctx: EvaluationContext,
@@ -228,14 +249,11 @@ async def aevaluate(
     embedder = options.get("embedder")
     dataset = load_dataset(rows)
     resolved = resolve_metrics(metrics, top_k=top_k)
-    prepared = list(dataset) if target is None else target.prepare(dataset)
-    check_rows(
-        dataset, resolved, prepared if target is None else _preview(prepared, target.provides)
-    )
+    prepared = prepare_rows(dataset, resolved, target)
     judge = options.get("judge")
     if isinstance(judge, str):
         judge = judge_from_config(judge, max_concurrency=max_concurrency)
-    _check_judge(judge, resolved)
+    check_judge(judge, resolved)
     ctx = EvaluationContext(
         top_k=top_k,
         embedder=embedder,
@@ -246,39 +264,40 @@ async def aevaluate(
         language=language,
     )
     ctx.metrics = resolved
-    before = _judge_usage(judge)
+    before = usage_snapshot(judge)
     started = time.perf_counter()
     try:
         produced: list[Row | str] = list(prepared)
         if target is not None:
             counter = options.get("on_target_progress") or (lambda _n: None)
             produced = await target.produce(prepared, ctx, counter)
-        per_metric = await _score(resolved, produced, ctx)
+        per_metric = await score_rows(resolved, produced, ctx)
     finally:  # connections belong to this event loop; clients reopen on their next use
         for client in (judge, embedder, target):
             aclose = getattr(client, "aclose", None)
             if aclose is not None:
                 await aclose()
-    records = _records(prepared, resolved, per_metric)
+    records = build_records(prepared, resolved, per_metric)
     seconds = time.perf_counter() - started
     fatal = getattr(judge, "fatal", None)
     if fatal:
         raise JudgeError(fatal)
-    usage = _run_usage(judge, before, ctx)
+    usage = usage_since(judge, before, ctx)
     names = [m.metric_name for m in resolved]
     label = None if target is None else target.label
     return EvaluationReport(records, names, len(prepared), seconds, usage, target=label)
 
 
-def _records(
+def build_records(
     rows: Sequence[Row],
     metrics: Sequence[EvaluationMetric[Any, Any]],
     per_metric: Sequence[Sequence[MetricOutcome]],
+    indices: Sequence[int] | None = None,
 ) -> list[ResultRecord]:
     raws = [row.to_raw() for row in rows]
     return [
         ResultRecord(
-            row_index=i,
+            row_index=i if indices is None else indices[i],
             metric_name=metric.metric_name,
             score=outcome.score,
             passing=outcome.passing,
@@ -297,12 +316,12 @@ def _records(
     ]
 
 
-def _judge_usage(judge: Any) -> Usage | None:
+def usage_snapshot(judge: Any) -> Usage | None:
     total = getattr(judge, "total", None)
     return dataclasses.replace(total) if isinstance(total, Usage) else None
 
 
-def _run_usage(judge: Any, before: Usage | None, ctx: EvaluationContext) -> dict[str, float]:
+def usage_since(judge: Any, before: Usage | None, ctx: EvaluationContext) -> dict[str, float]:
     """This run's share of the judge's counters (an engine may serve several runs)."""
     usage = Usage()
     after = getattr(judge, "total", None)

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from ragmeter.errors import ConfigError, NotFoundError, StoreError
+from ragmeter.errors import ConfigError, ConflictError, NotFoundError, StoreError
 
 if TYPE_CHECKING:
     from ragmeter.store.db import Store
@@ -53,6 +53,6 @@ def add_named(store: Store, record: Any, what: str) -> None:
             session.add(record)
             session.commit()
     except IntegrityError:
-        raise ConfigError(f"{what} '{record.name}' already exists; choose another name") from None
+        raise ConflictError(f"{what} '{record.name}' already exists; choose another name") from None
     except SQLAlchemyError as exc:
         raise StoreError(f"cannot store {what} '{record.name}': {exc}") from exc

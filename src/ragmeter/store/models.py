@@ -7,7 +7,9 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     DateTime,
+    Float,
     ForeignKey,
     Integer,
     LargeBinary,
@@ -22,9 +24,12 @@ __all__ = [
     "AppRecord",
     "Base",
     "ChunkRecord",
+    "DatasetRecord",
     "DocumentRecord",
     "JudgeCacheEntry",
     "PromptRecord",
+    "ResultRow",
+    "RunRecord",
     "SpaceRecord",
 ]
 
@@ -134,3 +139,63 @@ class AppRecord(Base):
     updated_at: Mapped[datetime] = mapped_column(
         DateTime, server_default=func.now(), onupdate=func.now()
     )
+
+
+class DatasetRecord(Base):
+    """Rows to evaluate, as canonical dicts. Uploaded ones have a name; the rows a request
+    carries inline are kept unnamed, for the run that uses them."""
+
+    __tablename__ = "datasets"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str | None] = mapped_column(String(200), unique=True, nullable=True)
+    source: Mapped[str] = mapped_column(String(1000), default="")
+    row_count: Mapped[int] = mapped_column(Integer, default=0)
+    rows: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
+
+
+class RunRecord(Base):
+    """One evaluation: what was asked (``spec``), how far it got and what it cost."""
+
+    __tablename__ = "runs"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    scene_key: Mapped[str] = mapped_column(String(16))
+    scene_value: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    dataset_id: Mapped[int] = mapped_column(ForeignKey("datasets.id"), index=True)
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
+    request: Mapped[dict[str, Any]] = mapped_column(JSON)
+    total_rows: Mapped[int] = mapped_column(Integer, default=0)
+    done_rows: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    resumable: Mapped[bool] = mapped_column(Boolean, default=False)
+    usage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
+    started_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+
+
+class ResultRow(Base):
+    """One row x one metric of a run; written with the rest of its row, never twice."""
+
+    __tablename__ = "results"
+    __table_args__ = (
+        UniqueConstraint("run_id", "row_index", "metric_name", name="uq_results_run_row_metric"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    row_index: Mapped[int] = mapped_column(Integer)
+    metric_name: Mapped[str] = mapped_column(String(200))
+    score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    passing: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    feedback: Mapped[str | None] = mapped_column(Text, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    prediction: Mapped[Any] = mapped_column(JSON, nullable=True)
+    contexts: Mapped[Any] = mapped_column(JSON, nullable=True)
+    prediction_cost: Mapped[int] = mapped_column(Integer, default=0)
+    query: Mapped[str] = mapped_column(Text)
+    raw_dataset: Mapped[dict[str, Any]] = mapped_column(JSON)
+    cost: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)

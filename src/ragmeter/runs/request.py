@@ -1,0 +1,173 @@
+"""What a run is asked to do: DB-GPT's 18-field ``EvaluateServeRequest`` as its clients send
+it, and ``RunSpec``, the checked form a run keeps in the store."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragmeter.errors import ConfigError
+
+__all__ = [
+    "CONTEXT_KEYS",
+    "DEFAULT_PARALLEL",
+    "SCENES",
+    "EvaluateServeRequest",
+    "RunSpec",
+    "spec_from_request",
+]
+
+Scene = Literal["recall", "app", "dataset"]
+SCENES: dict[str, str] = {
+    "recall": "Retrieve top_k chunks from a knowledge space (scene_value: its id or name) "
+    "for each query and score the retrieval.",
+    "app": "Ask an app (scene_value: its id or name) each query and score its answer and "
+    "contexts; context.model is the judge, context.prompt the judge prompt's code.",
+    "dataset": "Score rows that carry their own predictions (response, retrieved_contexts).",
+}
+#: keys ``context`` may hold, and what each does
+CONTEXT_KEYS: dict[str, str] = {
+    "top_k": "retrieval depth of the recall scene (default 5); metrics without @k cut there",
+    "prompt": "code of a stored judge prompt for AnswerRelevancyMetric",
+    "model": "judge model: a [models.NAME] of ragmeter.toml",
+    "retriever": "recall scene: vector (default), bm25 or hybrid",
+    "score_threshold": "recall scene: drop chunks scoring below this",
+    "embedding_model": "embedder for similarity metrics: a [models.NAME] (default: local)",
+    "language": "judge prompt language: auto (default), en or zh",
+    "plan": "judge plan: fused (default) or separate",
+}
+#: rows evaluated at once when the request gives no ``parallel_num``
+DEFAULT_PARALLEL = 8
+MAX_PARALLEL = 64
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class EvaluateServeRequest(BaseModel):
+    """The request body of ``POST .../evaluation`` and ``POST .../runs``: every field is
+    optional, as DB-GPT's client sends all 18 and leaves most of them null."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    evaluate_code: str | None = Field(None, description="id for the run (default: generated)")
+    scene_key: str | None = Field(None, description="recall, app or dataset")
+    scene_value: str | None = Field(None, description="space (recall) or app (app): id or name")
+    datasets_name: str | None = Field(None, description="a stored dataset's name or id")
+    datasets: list[dict[str, Any]] | None = Field(None, description="rows, inline")
+    evaluate_metrics: list[str] | None = Field(None, description="metric names or specs")
+    context: dict[str, Any] | None = Field(None, description="top_k, prompt, model, ...")
+    user_name: str | None = None
+    user_id: str | None = None
+    sys_code: str | None = None
+    parallel_num: int | None = Field(None, description="rows evaluated at once (1-64)")
+    state: str | None = None
+    result: str | None = None
+    storage_type: str | None = None
+    average_score: str | None = None
+    log_info: str | None = None
+    gmt_create: str | None = None
+    gmt_modified: str | None = None
+
+
+class RunSpec(BaseModel):
+    """A run's checked settings, stored with it so a resumed run does exactly the same."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    scene: Scene
+    scene_value: str | None = None
+    metrics: list[str]
+    top_k: int | None = Field(default=None, ge=1)
+    retriever: str = "vector"
+    score_threshold: float | None = None
+    judge_model: str | None = None
+    judge_prompt: str | None = None
+    embedding_model: str | None = None
+    language: Literal["auto", "en", "zh"] = "auto"
+    plan: Literal["fused", "separate"] = "fused"
+    parallel_num: int = Field(default=DEFAULT_PARALLEL, ge=1, le=MAX_PARALLEL)
+    #: what results call the metrics (``metrics`` resolved), filled when the run is checked
+    metric_names: list[str] = Field(default_factory=list)
+
+
+def _text(context: dict[str, Any], key: str) -> str | None:
+    value = context.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"context.{key} must be a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _number(context: dict[str, Any], key: str, *, integer: bool) -> Any:
+    value = context.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str):  # DB-GPT's UI sends numbers as strings
+        with contextlib.suppress(ValueError):
+            value = int(value) if integer else float(value)
+    kinds = (int,) if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        what = "an integer" if integer else "a number"
+        raise ConfigError(f"context.{key} must be {what}, got {value!r}")
+    if integer and value < 1:
+        raise ConfigError(f"context.{key} must be at least 1, got {value}")
+    return value
+
+
+def _choice(context: dict[str, Any], key: str, allowed: tuple[str, ...], default: str) -> str:
+    value = context.get(key)
+    if value is None:
+        return default
+    if value not in allowed:
+        raise ConfigError(f"context.{key} must be one of {', '.join(allowed)}, got {value!r}")
+    return str(value)
+
+
+def _scene(request: EvaluateServeRequest) -> Scene:
+    scene = (request.scene_key or "").strip()
+    if scene not in SCENES:
+        got = "nothing" if not scene else repr(scene)
+        raise ConfigError(f"scene_key must be one of {', '.join(SCENES)}, got {got}")
+    if scene in ("recall", "app") and not (request.scene_value or "").strip():
+        what = "knowledge space" if scene == "recall" else "app"
+        raise ConfigError(f"scene_value is required for scene '{scene}': the {what}'s id or name")
+    return scene  # type: ignore[return-value]  # checked against SCENES above
+
+
+def spec_from_request(request: EvaluateServeRequest) -> RunSpec:
+    """Check a request's fields (naming the one at fault) and turn it into a ``RunSpec``."""
+    scene = _scene(request)
+    metrics = [m.strip() for m in request.evaluate_metrics or [] if m and m.strip()]
+    if not metrics:
+        raise ConfigError("evaluate_metrics must name at least one metric (see GET /metrics)")
+    context = dict(request.context or {})
+    unknown = sorted(set(context) - set(CONTEXT_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"context has unknown key(s) {', '.join(unknown)}; known: {', '.join(CONTEXT_KEYS)}"
+        )
+    parallel = request.parallel_num
+    if parallel is not None and not 1 <= parallel <= MAX_PARALLEL:
+        raise ConfigError(f"parallel_num must be between 1 and {MAX_PARALLEL}, got {parallel}")
+    if request.evaluate_code is not None and not _RUN_ID.match(request.evaluate_code):
+        raise ConfigError(
+            f"evaluate_code {request.evaluate_code!r} is not a valid run id: use 1-64 letters, "
+            "digits, '_', '-' or '.'"
+        )
+    return RunSpec(
+        scene=scene,
+        scene_value=(request.scene_value or "").strip() or None,
+        metrics=metrics,
+        top_k=_number(context, "top_k", integer=True),
+        retriever=_choice(context, "retriever", ("vector", "bm25", "hybrid"), "vector"),
+        score_threshold=_number(context, "score_threshold", integer=False),
+        judge_model=_text(context, "model"),
+        judge_prompt=_text(context, "prompt"),
+        embedding_model=_text(context, "embedding_model"),
+        language=_choice(context, "language", ("auto", "en", "zh"), "auto"),
+        plan=_choice(context, "plan", ("fused", "separate"), "fused"),
+        parallel_num=parallel or DEFAULT_PARALLEL,
+    )

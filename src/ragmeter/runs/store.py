@@ -1,0 +1,362 @@
+"""Runs, their datasets and results in the store. Every state change is one transaction, and
+a row's results are written together with the progress counter, so a killed process leaves
+either all of a row or none of it."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+
+from ragmeter.errors import ConflictError, NotFoundError, StoreError
+from ragmeter.reports import ResultRecord
+from ragmeter.reports._bootstrap import bootstrap_mean_ci
+from ragmeter.reports.report import json_default
+from ragmeter.runs.request import RunSpec
+from ragmeter.store import DatasetRecord, ResultRow, RunRecord, Store
+from ragmeter.store.lookup import by_name_or_id
+
+__all__ = ["RunInfo", "RunState", "RunStore", "add_usage"]
+
+RunState = Literal["pending", "running", "done", "failed", "cancelled"]
+INTERRUPTED = "interrupted: the server stopped while this run was running; resume it"
+
+
+class RunInfo(BaseModel):
+    """A run as the API shows it."""
+
+    run_id: str
+    state: RunState
+    scene_key: str
+    scene_value: str | None
+    metrics: list[str]
+    progress: dict[str, int]
+    resumable: bool
+    error: str | None
+    summary: dict[str, dict[str, float | int | None]] | None = None
+    cost: dict[str, float]
+    dataset_id: int
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+def add_usage(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float]:
+    """Two usage dicts summed key by key."""
+    return {k: round(float(a.get(k, 0)) + float(b.get(k, 0)), 3) for k in {*a, *b}}
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def _summary(scores: dict[str, list[float | None]]) -> dict[str, dict[str, float | int | None]]:
+    out: dict[str, dict[str, float | int | None]] = {}
+    for name, values in scores.items():
+        present = np.asarray([s for s in values if s is not None], dtype=np.float64)
+        entry: dict[str, float | int | None] = {
+            "mean": None,
+            "count": len(present),
+            "null": len(values) - len(present),
+            "ci95_low": None,
+            "ci95_high": None,
+        }
+        if len(present):
+            low, high = bootstrap_mean_ci(present)
+            entry.update(mean=float(present.mean()), ci95_low=low, ci95_high=high)
+        out[name] = entry
+    return out
+
+
+class RunStore:
+    """Datasets, runs and results of one store."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._summaries: dict[tuple[str, int], dict[str, dict[str, float | int | None]]] = {}
+
+    # -- datasets ---------------------------------------------------------------------------
+
+    def add_dataset(
+        self, rows: Sequence[dict[str, Any]], *, name: str | None = None, source: str = ""
+    ) -> DatasetRecord:
+        """Keep rows (canonical dicts); a named dataset's name must be free."""
+        record = DatasetRecord(name=name, source=source, row_count=len(rows), rows=list(rows))
+        try:
+            with self.store.session() as session:
+                session.add(record)
+                session.commit()
+        except IntegrityError:
+            raise ConflictError(f"dataset '{name}' already exists; choose another name") from None
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot store dataset: {exc}") from exc
+        return record
+
+    def dataset(self, key: str | int) -> DatasetRecord:
+        with self.store.session() as session:
+            record = by_name_or_id(
+                session, DatasetRecord, key, what="dataset", hint="upload one first"
+            )
+            if record.name is None and not str(key).isdigit():
+                raise NotFoundError(f"no dataset '{key}'")
+            return record
+
+    def datasets(self, offset: int = 0, limit: int = 50) -> tuple[list[DatasetRecord], int]:
+        """Named datasets, newest first, and how many there are."""
+        named = DatasetRecord.name.is_not(None)
+        with self.store.session() as session:
+            total = session.scalar(select(func.count()).where(named)) or 0
+            query = (
+                select(DatasetRecord)
+                .where(named)
+                .order_by(DatasetRecord.id.desc())
+                .offset(offset)
+                .limit(limit)
+            )
+            return list(session.scalars(query).all()), total
+
+    # -- runs -------------------------------------------------------------------------------
+
+    def create(
+        self,
+        spec: RunSpec,
+        dataset_id: int,
+        total_rows: int,
+        request: dict[str, Any],
+        run_id: str | None = None,
+    ) -> RunRecord:
+        record = RunRecord(
+            id=run_id or uuid.uuid4().hex,
+            state="pending",
+            scene_key=spec.scene,
+            scene_value=spec.scene_value,
+            dataset_id=dataset_id,
+            spec=spec.model_dump(),
+            request=request,
+            total_rows=total_rows,
+            done_rows=0,
+            resumable=False,
+            usage={},
+        )
+        try:
+            with self.store.session() as session:
+                session.add(record)
+                session.commit()
+        except IntegrityError:
+            raise ConflictError(f"run '{record.id}' already exists; choose another id") from None
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot store run: {exc}") from exc
+        return record
+
+    def get(self, run_id: str) -> RunRecord:
+        with self.store.session() as session:
+            record = session.get(RunRecord, run_id)
+        if record is None:
+            raise NotFoundError(f"no run '{run_id}'")
+        return record
+
+    def info(self, record: RunRecord, *, summary: bool = True) -> RunInfo:
+        return RunInfo(
+            run_id=record.id,
+            state=record.state,
+            scene_key=record.scene_key,
+            scene_value=record.scene_value,
+            metrics=list(record.spec.get("metric_names") or record.spec.get("metrics", [])),
+            progress={"done": record.done_rows, "total": record.total_rows},
+            resumable=record.resumable,
+            error=record.error,
+            summary=self.summary(record) if summary else None,
+            cost=dict(record.usage or {}),
+            dataset_id=record.dataset_id,
+            created_at=record.created_at,
+            started_at=record.started_at,
+            finished_at=record.finished_at,
+        )
+
+    def runs(
+        self, offset: int = 0, limit: int = 50, state: str | None = None
+    ) -> tuple[list[RunRecord], int]:
+        """Runs, newest first, and how many match."""
+        where = [RunRecord.state == state] if state else []
+        with self.store.session() as session:
+            total = session.scalar(select(func.count()).select_from(RunRecord).where(*where)) or 0
+            query = (
+                select(RunRecord)
+                .where(*where)
+                .order_by(RunRecord.created_at.desc(), RunRecord.id)
+                .offset(offset)
+                .limit(limit)
+            )
+            return list(session.scalars(query).all()), total
+
+    def _set(self, run_id: str, *conditions: Any, **values: Any) -> bool:
+        with self.store.session() as session:
+            result = session.execute(
+                update(RunRecord).where(RunRecord.id == run_id, *conditions).values(**values)
+            )
+            session.commit()
+            return bool(getattr(result, "rowcount", 0))
+
+    def start(self, run_id: str) -> bool:
+        """pending -> running; False if the run is no longer pending (cancelled meanwhile)."""
+        record = self.get(run_id)
+        return self._set(
+            run_id,
+            RunRecord.state == "pending",
+            state="running",
+            error=None,
+            resumable=False,
+            started_at=record.started_at or _now(),
+        )
+
+    def finish(self, run_id: str, state: RunState, error: str | None = None) -> None:
+        """running -> done, failed or cancelled; unfinished rows make it resumable."""
+        record = self.get(run_id)
+        self._set(
+            run_id,
+            state=state,
+            error=error,
+            resumable=state != "done" and record.done_rows < record.total_rows,
+            finished_at=_now(),
+        )
+
+    def request_cancel(self, run_id: str) -> RunRecord:
+        """Cancel a pending or running run; ConflictError for a finished one."""
+        record = self.get(run_id)
+        if record.state not in ("pending", "running"):
+            raise ConflictError(f"run '{run_id}' is {record.state}; only pending or running runs")
+        self._set(
+            run_id,
+            RunRecord.state.in_(("pending", "running")),
+            state="cancelled",
+            resumable=record.done_rows < record.total_rows,
+            finished_at=_now(),
+        )
+        return self.get(run_id)
+
+    def reopen(self, run_id: str) -> RunRecord:
+        """A failed or cancelled run with rows left -> pending again."""
+        record = self.get(run_id)
+        if record.state in ("pending", "running"):
+            raise ConflictError(f"run '{run_id}' is already {record.state}")
+        if record.done_rows >= record.total_rows:
+            raise ConflictError(f"run '{run_id}' has no rows left to evaluate")
+        self._set(run_id, RunRecord.state == record.state, state="pending", finished_at=None)
+        return self.get(run_id)
+
+    def interrupt(self, run_id: str) -> None:
+        """A run stopped by a server going down (not by a user): failed and resumable."""
+        self._set(
+            run_id,
+            RunRecord.state.in_(("pending", "running", "cancelled")),
+            RunRecord.error.is_(None),
+            state="failed",
+            error=INTERRUPTED,
+            resumable=True,
+            finished_at=_now(),
+        )
+
+    def mark_interrupted(self) -> list[str]:
+        """At start-up: runs a dead process left ``running`` become failed and resumable."""
+        with self.store.session() as session:
+            ids = list(session.scalars(select(RunRecord.id).where(RunRecord.state == "running")))
+        for run_id in ids:
+            self.interrupt(run_id)
+        return ids
+
+    def pending(self) -> list[str]:
+        with self.store.session() as session:
+            query = select(RunRecord.id).where(RunRecord.state == "pending")
+            return list(session.scalars(query.order_by(RunRecord.created_at)))
+
+    # -- results ----------------------------------------------------------------------------
+
+    def finished_rows(self, run_id: str) -> set[int]:
+        with self.store.session() as session:
+            query = select(ResultRow.row_index).where(ResultRow.run_id == run_id).distinct()
+            return set(session.scalars(query))
+
+    def commit_rows(
+        self, run_id: str, records: Sequence[ResultRecord], usage: dict[str, float]
+    ) -> None:
+        """Write finished rows' results and advance the run's counter, in one transaction."""
+        rows = len({r.row_index for r in records})
+        values = [_result_row(run_id, r) for r in records]
+        try:
+            with self.store.session() as session:
+                session.add_all(values)
+                session.execute(
+                    update(RunRecord)
+                    .where(RunRecord.id == run_id)
+                    .values(done_rows=RunRecord.done_rows + rows, usage=usage)
+                )
+                session.commit()
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot store results of run '{run_id}': {exc}") from exc
+
+    def results(self, run_id: str, offset: int = 0, limit: int = 100) -> tuple[list[Any], int]:
+        """Results in row then metric order, and how many the run has."""
+        self.get(run_id)
+        where = ResultRow.run_id == run_id
+        with self.store.session() as session:
+            total = session.scalar(select(func.count()).select_from(ResultRow).where(where)) or 0
+            query = (
+                select(ResultRow)
+                .where(where)
+                .order_by(ResultRow.row_index, ResultRow.id)
+                .offset(offset)
+                .limit(limit)
+            )
+            return list(session.scalars(query).all()), total
+
+    def summary(self, record: RunRecord) -> dict[str, dict[str, float | int | None]]:
+        """Per metric: mean, count, nulls and a 95% bootstrap CI over the rows done so far."""
+        key = (record.id, record.done_rows)
+        cached = self._summaries.get(key)
+        if cached is not None:
+            return cached
+        metrics = list(record.spec.get("metric_names") or record.spec.get("metrics", []))
+        with self.store.session() as session:
+            found = session.execute(
+                select(ResultRow.metric_name, ResultRow.score)
+                .where(ResultRow.run_id == record.id)
+                .order_by(ResultRow.row_index)
+            ).all()
+        scores: dict[str, list[float | None]] = {name: [] for name in metrics}
+        for name, score in found:
+            scores.setdefault(name, []).append(score)
+        out = _summary(scores)
+        if len(self._summaries) > 256:
+            self._summaries.clear()
+        self._summaries[key] = out
+        return out
+
+
+def _plain(value: Any) -> Any:
+    """JSON-safe copy (numpy scalars and arrays become numbers and lists)."""
+    return json.loads(json.dumps(value, ensure_ascii=False, default=json_default))
+
+
+def _result_row(run_id: str, r: ResultRecord) -> ResultRow:
+    return ResultRow(
+        run_id=run_id,
+        row_index=r.row_index,
+        metric_name=r.metric_name,
+        score=None if r.score is None else float(r.score),
+        passing=None if r.passing is None else bool(r.passing),
+        feedback=r.feedback,
+        error=r.error,
+        prediction=_plain(r.prediction),
+        contexts=_plain(r.contexts),
+        prediction_cost=int(r.prediction_cost or 0),
+        query=r.query,
+        raw_dataset=_plain(r.raw_dataset),
+        cost=_plain(r.cost),
+    )

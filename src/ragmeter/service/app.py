@@ -1,0 +1,84 @@
+"""The FastAPI application: DB-GPT-compatible evaluation routes, runs, resources, auth."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+
+from ragmeter import __version__
+from ragmeter.config import Settings, load_settings
+from ragmeter.service.envelope import Result, install_error_handlers, ok
+from ragmeter.service.middleware import BearerAuth, BodyLimit
+from ragmeter.service.routes import evaluate, knowledge, resources, runs
+from ragmeter.service.state import Services
+
+__all__ = ["API_PREFIX", "create_app"]
+
+log = logging.getLogger(__name__)
+
+#: DB-GPT's prefix for its serve modules; the v1 evaluate path is kept for old clients
+API_PREFIX = "/api/v2/serve"
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    found: Services = app.state.services
+    interrupted = found.runs.mark_interrupted()
+    if interrupted:
+        log.warning("runs left running by a stopped server, now resumable: %s", interrupted)
+    for run_id in found.runs.pending():
+        found.manager.submit(run_id)
+    try:
+        yield
+    finally:
+        found.manager.shutdown()
+
+
+def _openapi_with_bearer(app: FastAPI) -> Any:
+    original = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = original()
+            components = schema.setdefault("components", {})
+            components.setdefault("securitySchemes", {})["bearer"] = {
+                "type": "http",
+                "scheme": "bearer",
+            }
+            schema["security"] = [{"bearer": []}]
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    return openapi
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The service over the store of ``settings`` (default: ``$RAGMETER_HOME``'s)."""
+    settings = settings or load_settings()
+    app = FastAPI(
+        title="ragmeter",
+        version=__version__,
+        description="Evaluate RAG pipelines and LLM apps. DB-GPT-compatible evaluation API.",
+        lifespan=_lifespan,
+    )
+    app.state.services = Services.open(settings)
+    install_error_handlers(app)
+    app.add_middleware(BodyLimit, limit=int(settings.server.max_request_mb * 1_000_000))
+    app.add_middleware(BearerAuth, keys=settings.server.keys())
+
+    @app.get("/health", tags=["health"])
+    def health() -> Result[dict[str, str]]:
+        """Liveness probe; the one route that needs no key."""
+        return ok({"status": "ok", "version": __version__})
+
+    app.include_router(evaluate.router, prefix=f"{API_PREFIX}/evaluate")
+    app.include_router(evaluate.router, prefix="/api/v1/evaluate", include_in_schema=False)
+    app.include_router(runs.router, prefix=f"{API_PREFIX}/evaluate")
+    app.include_router(knowledge.router, prefix=f"{API_PREFIX}/knowledge")
+    app.include_router(resources.router, prefix=API_PREFIX)
+    app.openapi = _openapi_with_bearer(app)  # type: ignore[method-assign]
+    return app

@@ -1,0 +1,165 @@
+"""Knowledge spaces: create, list, upload documents (multipart), list documents and chunks,
+retrieve. A space is addressed by its id or its name."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, File, Query, UploadFile, status
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragmeter.knowledge import (
+    DOCUMENT_KINDS,
+    ChunkInfo,
+    ChunkingConfig,
+    DocumentInfo,
+    Hit,
+    RetrieverName,
+    SpaceInfo,
+    SpaceSearcher,
+    add_documents,
+)
+from ragmeter.service.envelope import ApiError, Result, ok
+from ragmeter.service.schemas import Page
+from ragmeter.service.state import Services, services
+from ragmeter.service.uploads import save_uploads
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/spaces", tags=["knowledge"])
+Deps = Annotated[Services, Depends(services)]
+
+
+class SpaceCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=200)
+    description: str = Field(default="", max_length=10_000)
+    embedder: str | None = Field(default=None, description="default: the local MiniLM")
+    chunking: ChunkingConfig | None = None
+
+
+class RetrieveRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=10_000)
+    top_k: int = Field(default=5, ge=1, le=1000)
+    score_threshold: float | None = None
+    retriever: RetrieverName = "vector"
+
+
+class HitOut(BaseModel):
+    chunk_id: int
+    score: float
+    document: str
+    content: str
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class AddOut(BaseModel):
+    added: list[str]
+    updated: list[str]
+    unchanged: list[str]
+    failed: list[tuple[str, str]]
+    empty: list[str]
+    chunks: int
+    seconds: float
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+def create_space(body: SpaceCreate, svc: Deps) -> Result[SpaceInfo]:
+    """A new, empty space; its embedder and chunking are fixed from now on."""
+    kwargs: dict[str, Any] = {"description": body.description, "chunking": body.chunking}
+    if body.embedder:
+        kwargs["embedder"] = body.embedder
+    return ok(svc.kb.create_space(body.name, **kwargs))
+
+
+@router.get("")
+def list_spaces(svc: Deps) -> Result[list[SpaceInfo]]:
+    return ok(svc.kb.spaces())
+
+
+@router.get("/{space}")
+def get_space(space: str, svc: Deps) -> Result[SpaceInfo]:
+    return ok(svc.kb.space(space))
+
+
+@router.delete("/{space}")
+def delete_space(space: str, svc: Deps) -> Result[SpaceInfo]:
+    """Remove a space with its documents, chunks and index files."""
+    return ok(svc.kb.delete_space(space))
+
+
+def _add(svc: Services, space: str, folder: Path) -> Any:
+    return asyncio.run(add_documents(svc.kb, space, [folder]))
+
+
+@router.post("/{space}/documents")
+async def upload_documents(
+    space: str, svc: Deps, files: Annotated[list[UploadFile], File()]
+) -> Result[AddOut]:
+    """Add files (multipart field ``files``, md/txt/html/pdf). A file's name, a relative
+    path, becomes its document name; an unchanged file is skipped, a changed one replaced."""
+    info = await asyncio.to_thread(svc.kb.space, space)
+    suffixes = set(DOCUMENT_KINDS)
+    with tempfile.TemporaryDirectory(prefix="ragmeter-upload-") as tmp:
+        await save_uploads(files, Path(tmp), max_bytes=svc.max_upload_bytes, suffixes=suffixes)
+        report = await asyncio.to_thread(_add, svc, str(info.id), Path(tmp))
+    fields = asdict(report)
+    out = AddOut.model_validate({k: fields[k] for k in AddOut.model_fields})
+    if report.failed:
+        reasons = "; ".join(f"{Path(p).name}: {why}" for p, why in report.failed)
+        raise ApiError(422, "unreadable_document", reasons, data=out.model_dump())
+    return ok(out)
+
+
+@router.get("/{space}/documents")
+def list_documents(space: str, svc: Deps) -> Result[list[DocumentInfo]]:
+    return ok(svc.kb.documents(space))
+
+
+@router.get("/{space}/chunks")
+def list_chunks(
+    space: str,
+    svc: Deps,
+    doc_name: str | None = None,
+    offset: Annotated[int, Query(ge=0, le=2**31)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> Result[Page[ChunkInfo]]:
+    """A page of the space's chunks, or of one document's (``doc_name`` resolves as in
+    datasets: exact name, else a unique path suffix)."""
+    if doc_name is None:
+        chunks, total = svc.kb.space_chunks(space, offset, limit)
+    else:
+        every = svc.kb.document_chunks(space, doc_name)
+        chunks, total = every[offset : offset + limit], len(every)
+    return ok(Page[ChunkInfo](items=chunks, total=total, offset=offset, limit=limit))
+
+
+async def _search(svc: Services, space: str, body: RetrieveRequest) -> list[Hit]:
+    searcher = SpaceSearcher(svc.kb, space)
+    try:
+        hits = await searcher.search(
+            [body.query],
+            top_k=body.top_k,
+            retriever=body.retriever,
+            score_threshold=body.score_threshold,
+        )
+    finally:
+        aclose = getattr(searcher.embedder, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    return hits[0]
+
+
+@router.post("/{space}/retrieve")
+async def retrieve(space: str, body: RetrieveRequest, svc: Deps) -> Result[list[HitOut]]:
+    """The top_k chunks for a query, by the space's own embedder (vector), BM25 or hybrid."""
+    info = await asyncio.to_thread(svc.kb.space, space)
+    hits = await asyncio.to_thread(lambda: asyncio.run(_search(svc, str(info.id), body)))
+    return ok([HitOut.model_validate(h.to_dict()) for h in hits])

@@ -1,0 +1,207 @@
+"""Prompts, apps, datasets and models. Apps made here are rag or http apps; a Python
+callable can only be registered from the command line (it runs code on the server)."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, File, Form, Query, UploadFile, status
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragmeter.apps import HttpAppConfig, RagAppConfig
+from ragmeter.datasets import load_dataset
+from ragmeter.errors import DatasetError
+from ragmeter.service.envelope import Result, ok
+from ragmeter.service.schemas import Page
+from ragmeter.service.state import Services, services
+from ragmeter.service.uploads import save_uploads
+from ragmeter.store.lookup import check_name
+
+__all__ = ["router"]
+
+router = APIRouter()
+Deps = Annotated[Services, Depends(services)]
+Offset = Annotated[int, Query(ge=0, le=2**31)]
+Limit = Annotated[int, Query(ge=1, le=1000)]
+DATASET_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".json")
+
+# -- prompts -------------------------------------------------------------------------------
+
+
+class PromptIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    code: str = Field(min_length=1, max_length=200)
+    template: str = Field(min_length=1, max_length=100_000)
+    kind: Literal["judge", "answer"] = "judge"
+    language: Literal["en", "zh"] | None = None
+    description: str = Field(default="", max_length=10_000)
+    replace: bool = False
+
+
+class PromptOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    code: str
+    kind: str
+    language: str | None
+    template: str
+    description: str
+    updated_at: datetime | None = None
+
+
+@router.post("/prompts", tags=["prompts"], status_code=status.HTTP_201_CREATED)
+def add_prompt(body: PromptIn, svc: Deps) -> Result[PromptOut]:
+    """Store a template: kind judge uses {query}, {context}, {answer}; answer {query}, {context}."""
+    record = svc.prompts.add(
+        body.code,
+        body.template,
+        kind=body.kind,
+        language=body.language,
+        description=body.description,
+        replace=body.replace,
+    )
+    return ok(PromptOut.model_validate(record))
+
+
+@router.get("/prompts", tags=["prompts"])
+def list_prompts(svc: Deps) -> Result[list[PromptOut]]:
+    return ok([PromptOut.model_validate(r) for r in svc.prompts.prompts()])
+
+
+@router.get("/prompts/{code}", tags=["prompts"])
+def get_prompt(code: str, svc: Deps) -> Result[PromptOut]:
+    return ok(PromptOut.model_validate(svc.prompts.get(code)))
+
+
+@router.delete("/prompts/{code}", tags=["prompts"])
+def delete_prompt(code: str, svc: Deps) -> Result[PromptOut]:
+    record = svc.prompts.get(code)
+    svc.prompts.remove(code)
+    return ok(PromptOut.model_validate(record))
+
+
+# -- apps ----------------------------------------------------------------------------------
+
+
+class AppIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=200)
+    config: Annotated[RagAppConfig | HttpAppConfig, Field(discriminator="kind")]
+
+
+class AppOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str
+    kind: str
+    config: dict[str, Any]
+
+
+@router.post("/apps", tags=["apps"], status_code=status.HTTP_201_CREATED)
+def add_app(body: AppIn, svc: Deps) -> Result[AppOut]:
+    """Register a rag app (space + model + answer prompt) or an http app (your endpoint)."""
+    if isinstance(body.config, RagAppConfig):
+        svc.kb.space(body.config.space)  # fail now, naming the space, not at the first run
+        if body.config.prompt is not None:
+            svc.prompts.get(body.config.prompt, kind="answer")
+    return ok(AppOut.model_validate(svc.apps.add(body.name, body.config)))
+
+
+@router.get("/apps", tags=["apps"])
+def list_apps(svc: Deps) -> Result[list[AppOut]]:
+    return ok([AppOut.model_validate(r) for r in svc.apps.apps()])
+
+
+@router.get("/apps/{app}", tags=["apps"])
+def get_app(app: str, svc: Deps) -> Result[AppOut]:
+    return ok(AppOut.model_validate(svc.apps.get(app)))
+
+
+@router.delete("/apps/{app}", tags=["apps"])
+def delete_app(app: str, svc: Deps) -> Result[AppOut]:
+    return ok(AppOut.model_validate(svc.apps.remove(app)))
+
+
+# -- datasets ------------------------------------------------------------------------------
+
+
+class DatasetOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str | None
+    source: str
+    row_count: int
+    created_at: datetime | None = None
+
+
+def _load_rows(path: Path, name: str) -> list[dict[str, Any]]:
+    dataset = load_dataset(path)
+    if len(dataset) == 0:
+        raise DatasetError(f"{name} holds no rows")
+    return [row.to_raw() for row in dataset]
+
+
+async def _read_dataset(svc: Services, upload: UploadFile) -> tuple[str, list[dict[str, Any]]]:
+    with tempfile.TemporaryDirectory(prefix="ragmeter-dataset-") as tmp:
+        (name,) = await save_uploads(
+            [upload], Path(tmp), max_bytes=svc.max_upload_bytes, suffixes=DATASET_SUFFIXES
+        )
+        rows = await asyncio.to_thread(_load_rows, Path(tmp) / name, name)
+    return name, rows
+
+
+@router.post("/datasets", tags=["datasets"], status_code=status.HTTP_201_CREATED)
+async def upload_dataset(
+    svc: Deps,
+    file: Annotated[UploadFile, File(description="JSONL, JSON or CSV rows")],
+    name: Annotated[str | None, Form(max_length=200)] = None,
+) -> Result[DatasetOut]:
+    """Store rows under a name (default: the file's stem) for ``datasets_name``. Every row
+    is checked; a bad one is refused naming its line and field."""
+    filename, rows = await _read_dataset(svc, file)
+    dataset_name = (name or PurePosixPath(filename).stem).strip()
+    check_name(dataset_name, "dataset")
+    record = await asyncio.to_thread(svc.runs.add_dataset, rows, name=dataset_name, source=filename)
+    return ok(DatasetOut.model_validate(record))
+
+
+@router.get("/datasets", tags=["datasets"])
+def list_datasets(svc: Deps, offset: Offset = 0, limit: Limit = 50) -> Result[Page[DatasetOut]]:
+    found, total = svc.runs.datasets(offset, limit)
+    items = [DatasetOut.model_validate(r) for r in found]
+    return ok(Page[DatasetOut](items=items, total=total, offset=offset, limit=limit))
+
+
+@router.get("/datasets/{dataset}", tags=["datasets"])
+def get_dataset(dataset: str, svc: Deps) -> Result[DatasetOut]:
+    return ok(DatasetOut.model_validate(svc.runs.dataset(dataset)))
+
+
+@router.get("/datasets/{dataset}/rows", tags=["datasets"])
+def dataset_rows(
+    dataset: str, svc: Deps, offset: Offset = 0, limit: Limit = 100
+) -> Result[Page[dict[str, Any]]]:
+    record = svc.runs.dataset(dataset)
+    items = list(record.rows[offset : offset + limit])
+    return ok(Page[dict[str, Any]](items=items, total=record.row_count, offset=offset, limit=limit))
+
+
+# -- models --------------------------------------------------------------------------------
+
+
+class ModelOut(BaseModel):
+    name: str
+
+
+@router.get("/models", tags=["models"])
+def list_models(svc: Deps) -> Result[list[ModelOut]]:
+    """Names of the models in ragmeter.toml, for ``context.model`` (never their keys)."""
+    return ok([ModelOut(name=n) for n in sorted(svc.settings.models)])

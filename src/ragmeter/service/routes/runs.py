@@ -1,0 +1,77 @@
+"""Runs: create (answers at once), list, status with progress and summary, paged results,
+cancel and resume. A run resumed after a crash skips every row already stored."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, Query, status
+
+from ragmeter.runs.request import EvaluateServeRequest
+from ragmeter.runs.store import RunInfo
+from ragmeter.service._runs import create_run, result_dict
+from ragmeter.service.envelope import Result, ok
+from ragmeter.service.schemas import Page, ResultItem, RunCreated
+from ragmeter.service.state import Services, services
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/runs", tags=["runs"])
+Deps = Annotated[Services, Depends(services)]
+Offset = Annotated[int, Query(ge=0, le=2**31)]
+Limit = Annotated[int, Query(ge=1, le=1000)]
+State = Literal["pending", "running", "done", "failed", "cancelled"]
+
+
+@router.post("", status_code=status.HTTP_202_ACCEPTED)
+async def create(body: EvaluateServeRequest, svc: Deps) -> Result[RunCreated]:
+    """Queue a run (same body as ``/evaluation``); poll ``GET /runs/{run_id}``."""
+    record = await create_run(svc, body)
+    return ok(RunCreated(run_id=record.id, state=record.state))
+
+
+@router.get("")
+def list_runs(
+    svc: Deps, offset: Offset = 0, limit: Limit = 50, state: State | None = None
+) -> Result[Page[RunInfo]]:
+    """Runs, newest first (without summaries; ask a run for its own)."""
+    found, total = svc.runs.runs(offset, limit, state)
+    items = [svc.runs.info(r, summary=False) for r in found]
+    return ok(Page[RunInfo](items=items, total=total, offset=offset, limit=limit))
+
+
+@router.get("/{run_id}")
+def get_run(run_id: str, svc: Deps) -> Result[RunInfo]:
+    """State, progress (rows done of total), per-metric mean with 95% CI, and cost."""
+    return ok(svc.runs.info(svc.runs.get(run_id)))
+
+
+@router.get("/{run_id}/results")
+def results(
+    run_id: str, svc: Deps, offset: Offset = 0, limit: Limit = 100
+) -> Result[Page[ResultItem]]:
+    """Stored results in row order; a null ``score`` has its reason in ``error``."""
+    found, total = svc.runs.results(run_id, offset, limit)
+    items = [ResultItem.model_validate(result_dict(r)) for r in found]
+    return ok(Page[ResultItem](items=items, total=total, offset=offset, limit=limit))
+
+
+@router.post("/{run_id}/cancel")
+async def cancel(run_id: str, svc: Deps) -> Result[RunInfo]:
+    """Stop a pending or running run; rows finished so far stay, the rest can be resumed."""
+    record = await asyncio.to_thread(svc.runs.request_cancel, run_id)
+    svc.manager.cancel(run_id)
+    return ok(svc.runs.info(record))
+
+
+@router.post("/{run_id}/resume", status_code=status.HTTP_202_ACCEPTED)
+async def resume(run_id: str, svc: Deps) -> Result[RunInfo]:
+    """Queue a failed, cancelled or interrupted run again; only its missing rows are done."""
+    future = svc.manager.future(run_id)
+    current = await asyncio.to_thread(svc.runs.get, run_id)
+    if current.state == "cancelled" and future is not None and not future.done():
+        await asyncio.wrap_future(future)  # its worker is still stopping
+    record = await asyncio.to_thread(svc.runs.reopen, run_id)
+    svc.manager.submit(run_id)
+    return ok(svc.runs.info(record))
