@@ -55,10 +55,10 @@ class ApiError(Exception):
 
 
 _STATUS: list[tuple[type[BaseException], int, str]] = [
-    (NotFoundError, 404, "not_found"),
-    (ConflictError, 409, "conflict"),
     (DatasetError, 400, "invalid_request"),
     (MetricError, 400, "invalid_request"),
+    (NotFoundError, 404, "not_found"),
+    (ConflictError, 409, "conflict"),
     (ConfigError, 400, "invalid_request"),
     (JudgeError, 502, "upstream_error"),
     (EmbeddingError, 502, "upstream_error"),

@@ -91,6 +91,7 @@ class ScriptedJudgeServer:
         self.log = log
         self.stats: Counter[str] = Counter()
         self._lock = threading.Lock()
+        self._in_flight = 0
         self._rng = random.Random(self.faults.seed)
         self._httpd = _Server((host, port), _handler(self))
         self._thread: threading.Thread | None = None
@@ -125,6 +126,16 @@ class ScriptedJudgeServer:
     def reset(self) -> None:
         with self._lock:
             self.stats.clear()
+
+    def enter(self) -> None:
+        """A chat request started: track the most ever answered at once (``max_in_flight``)."""
+        with self._lock:
+            self._in_flight += 1
+            self.stats["max_in_flight"] = max(self.stats["max_in_flight"], self._in_flight)
+
+    def leave(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
 
     def count(self, **values: int) -> None:
         with self._lock:
@@ -224,6 +235,13 @@ def _handler(server: ScriptedJudgeServer) -> type[BaseHTTPRequestHandler]:
                 self._send(400, {"error": {"message": f"bad request: {exc}"}})
 
         def _chat(self, body: dict[str, Any]) -> None:
+            server.enter()
+            try:
+                self._answer_chat(body)
+            finally:
+                server.leave()
+
+        def _answer_chat(self, body: dict[str, Any]) -> None:
             server.count(chat_requests=1)
             response_format = body.get("response_format") or {}
             if server.refuse_json_schema and response_format.get("type") == "json_schema":

@@ -1,0 +1,45 @@
+"""What both clients share: where the service is, the key, and the request each call makes."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import httpx
+
+from ragmeter.client._calls import Call
+
+__all__ = ["DEFAULT_API_BASE", "FINISHED", "KEY_ENV", "ClientBase"]
+
+DEFAULT_API_BASE = "http://localhost:5670/api/v2"
+KEY_ENV = "RAGMETER_API_KEY"
+FINISHED = frozenset({"done", "failed", "cancelled"})
+
+
+class ClientBase:
+    """``api_base`` as DB-GPT's client takes it (``.../api/v2``); calls go to its
+    ``/serve/...`` routes. ``api_key`` defaults to ``$RAGMETER_API_KEY``."""
+
+    def __init__(
+        self, api_base: str = DEFAULT_API_BASE, api_key: str | None = None, timeout: float = 60.0
+    ) -> None:
+        self.api_base = api_base.rstrip("/")
+        key = api_key if api_key is not None else os.environ.get(KEY_ENV)
+        self._headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._timeout = timeout
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.api_base}/serve"
+
+    def _request_kwargs(self, call: Call[Any]) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"params": call.params}
+        if call.json is not None:
+            kwargs["json"] = call.json
+        if call.files is not None:
+            kwargs["files"] = call.files
+        if call.form is not None:
+            kwargs["data"] = call.form
+        if call.long:
+            kwargs["timeout"] = httpx.Timeout(self._timeout, read=None)
+        return kwargs

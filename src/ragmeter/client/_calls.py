@@ -1,0 +1,209 @@
+"""Every API call once: method, path, body and how to read the answer's ``data``. The sync
+and async clients only differ in how they send a ``Call``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, TypeAdapter
+
+from ragmeter.errors import RagmeterError
+from ragmeter.knowledge.models import ChunkInfo, DocumentInfo, SpaceInfo
+from ragmeter.runs.request import EvaluateServeRequest
+from ragmeter.runs.store import RunInfo
+from ragmeter.service.schemas import Page, ResultItem, RunCreated
+
+__all__ = ["Call", "ClientError", "RequestLike", "as_request", "read_envelope"]
+
+T = TypeVar("T")
+RequestLike = EvaluateServeRequest | Mapping[str, Any]
+Files = list[tuple[str, tuple[str, bytes]]]
+
+
+class ClientError(RagmeterError):
+    """The service refused or failed a call: ``status`` (HTTP), ``code`` and ``message``
+    (the envelope's ``err_code`` and ``err_msg``), ``data`` when it sent some."""
+
+    def __init__(
+        self, message: str, *, status: int | None = None, code: str | None = None, data: Any = None
+    ) -> None:
+        super().__init__(f"{status} {code}: {message}" if status else message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    method: str
+    path: str
+    parse: Callable[[Any], T]
+    json: Any = None
+    params: dict[str, Any] | None = None
+    files: Files | None = None
+    form: dict[str, str] | None = None
+    #: waits for a whole evaluation: no read timeout
+    long: bool = False
+
+
+def as_request(request: Any) -> dict[str, Any]:
+    """A request body from our model, DB-GPT's (anything with ``dict()``) or a dict."""
+    if isinstance(request, BaseModel):
+        return request.model_dump(exclude_none=True)
+    if isinstance(request, Mapping):
+        return EvaluateServeRequest.model_validate(dict(request)).model_dump(exclude_none=True)
+    legacy = getattr(request, "dict", None)  # DB-GPT's own request model (pydantic v1 API)
+    if callable(legacy):
+        return {k: v for k, v in legacy().items() if v is not None}
+    raise TypeError(f"expected an EvaluateServeRequest or a dict, got {type(request).__name__}")
+
+
+def read_envelope(status: int, body: Any) -> Any:
+    """``data`` of a successful answer; ClientError with the service's message otherwise."""
+    if not isinstance(body, dict) or "success" not in body:
+        raise ClientError(f"unexpected answer: {str(body)[:200]}", status=status)
+    if not body["success"] or status >= 400:
+        raise ClientError(
+            str(body.get("err_msg") or "request failed"),
+            status=status,
+            code=body.get("err_code"),
+            data=body.get("data"),
+        )
+    return body.get("data")
+
+
+def _model(kind: Any) -> Callable[[Any], Any]:
+    adapter: TypeAdapter[Any] = TypeAdapter(kind)
+    return adapter.validate_python
+
+
+def _raw(data: Any) -> Any:
+    return data
+
+
+def _files(paths: Sequence[str | Path], names: Sequence[str] | None) -> Files:
+    out: Files = []
+    for index, given in enumerate(paths):
+        path = Path(given)
+        name = names[index] if names is not None else path.name
+        out.append(("files", (name, path.read_bytes())))
+    return out
+
+
+# -- evaluation and runs ---------------------------------------------------------------------
+
+
+def evaluation(request: RequestLike) -> Call[list[list[dict[str, Any]]]]:
+    return Call("POST", "/evaluate/evaluation", _raw, json=as_request(request), long=True)
+
+
+def create_run(request: RequestLike) -> Call[RunCreated]:
+    return Call("POST", "/evaluate/runs", _model(RunCreated), json=as_request(request))
+
+
+def get_run(run_id: str) -> Call[RunInfo]:
+    return Call("GET", f"/evaluate/runs/{run_id}", _model(RunInfo))
+
+
+def list_runs(offset: int, limit: int, state: str | None) -> Call[Page[RunInfo]]:
+    params: dict[str, Any] = {"offset": offset, "limit": limit}
+    if state:
+        params["state"] = state
+    return Call("GET", "/evaluate/runs", _model(Page[RunInfo]), params=params)
+
+
+def results_page(run_id: str, offset: int, limit: int) -> Call[Page[ResultItem]]:
+    params = {"offset": offset, "limit": limit}
+    return Call("GET", f"/evaluate/runs/{run_id}/results", _model(Page[ResultItem]), params=params)
+
+
+def cancel_run(run_id: str) -> Call[RunInfo]:
+    return Call("POST", f"/evaluate/runs/{run_id}/cancel", _model(RunInfo))
+
+
+def resume_run(run_id: str) -> Call[RunInfo]:
+    return Call("POST", f"/evaluate/runs/{run_id}/resume", _model(RunInfo))
+
+
+# -- knowledge spaces ------------------------------------------------------------------------
+
+
+def create_space(name: str, description: str, embedder: str | None) -> Call[SpaceInfo]:
+    body: dict[str, Any] = {"name": name, "description": description}
+    if embedder:
+        body["embedder"] = embedder
+    return Call("POST", "/knowledge/spaces", _model(SpaceInfo), json=body)
+
+
+def spaces() -> Call[list[SpaceInfo]]:
+    return Call("GET", "/knowledge/spaces", _model(list[SpaceInfo]))
+
+
+def space(key: str | int) -> Call[SpaceInfo]:
+    return Call("GET", f"/knowledge/spaces/{key}", _model(SpaceInfo))
+
+
+def delete_space(key: str | int) -> Call[SpaceInfo]:
+    return Call("DELETE", f"/knowledge/spaces/{key}", _model(SpaceInfo))
+
+
+def upload_documents(
+    key: str | int, paths: Sequence[str | Path], names: Sequence[str] | None
+) -> Call[dict[str, Any]]:
+    files = _files(paths, names)
+    return Call("POST", f"/knowledge/spaces/{key}/documents", _raw, files=files)
+
+
+def documents(key: str | int) -> Call[list[DocumentInfo]]:
+    return Call("GET", f"/knowledge/spaces/{key}/documents", _model(list[DocumentInfo]))
+
+
+def chunks(key: str | int, doc_name: str | None, offset: int, limit: int) -> Call[Page[ChunkInfo]]:
+    params: dict[str, Any] = {"offset": offset, "limit": limit}
+    if doc_name is not None:
+        params["doc_name"] = doc_name
+    path = f"/knowledge/spaces/{key}/chunks"
+    return Call("GET", path, _model(Page[ChunkInfo]), params=params)
+
+
+def retrieve(
+    key: str | int, query: str, top_k: int, score_threshold: float | None, retriever: str
+) -> Call[list[dict[str, Any]]]:
+    body = {"query": query, "top_k": top_k, "retriever": retriever}
+    if score_threshold is not None:
+        body["score_threshold"] = score_threshold
+    return Call("POST", f"/knowledge/spaces/{key}/retrieve", _raw, json=body)
+
+
+# -- prompts, apps, datasets, models ---------------------------------------------------------
+
+
+def add_prompt(body: dict[str, Any]) -> Call[dict[str, Any]]:
+    return Call("POST", "/prompts", _raw, json=body)
+
+
+def get(path: str) -> Call[Any]:
+    return Call("GET", path, _raw)
+
+
+def delete(path: str) -> Call[Any]:
+    return Call("DELETE", path, _raw)
+
+
+def add_app(name: str, config: Mapping[str, Any]) -> Call[dict[str, Any]]:
+    return Call("POST", "/apps", _raw, json={"name": name, "config": dict(config)})
+
+
+def upload_dataset(path: str | Path, name: str | None) -> Call[dict[str, Any]]:
+    source = Path(path)
+    files: Files = [("file", (source.name, source.read_bytes()))]
+    return Call("POST", "/datasets", _raw, files=files, form={"name": name} if name else None)
+
+
+def dataset_rows(key: str | int, offset: int, limit: int) -> Call[Page[dict[str, Any]]]:
+    params = {"offset": offset, "limit": limit}
+    return Call("GET", f"/datasets/{key}/rows", _model(Page[dict[str, Any]]), params=params)

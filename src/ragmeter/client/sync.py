@@ -1,0 +1,245 @@
+"""``Client``: the service from blocking code, with typed methods per resource."""
+
+from __future__ import annotations
+
+import builtins
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+
+from ragmeter.client import _calls as calls
+from ragmeter.client._base import DEFAULT_API_BASE, FINISHED, ClientBase
+from ragmeter.client._calls import Call, ClientError, RequestLike
+from ragmeter.knowledge.models import ChunkInfo, DocumentInfo, SpaceInfo
+from ragmeter.runs.store import RunInfo
+from ragmeter.service.schemas import Page, ResultItem, RunCreated
+
+__all__ = ["Client"]
+
+T = TypeVar("T")
+
+
+class Client(ClientBase):
+    """A blocking client: ``client.runs``, ``.spaces``, ``.prompts``, ``.apps``,
+    ``.datasets``, ``.models()``; ``run_evaluation(client, request)`` as in DB-GPT."""
+
+    def __init__(
+        self,
+        api_base: str = DEFAULT_API_BASE,
+        api_key: str | None = None,
+        *,
+        timeout: float = 60.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        super().__init__(api_base, api_key, timeout)
+        self._http = httpx.Client(
+            base_url=self.base_url, headers=self._headers, timeout=timeout, transport=transport
+        )
+        self.runs = _Runs(self)
+        self.spaces = _Spaces(self)
+        self.prompts = _Prompts(self)
+        self.apps = _Apps(self)
+        self.datasets = _Datasets(self)
+
+    def send(self, call: Call[T]) -> T:
+        try:
+            response = self._http.request(call.method, call.path, **self._request_kwargs(call))
+        except httpx.HTTPError as exc:
+            raise ClientError(f"cannot reach {self.base_url}: {exc}") from exc
+        try:
+            body = response.json()
+        except ValueError:
+            body = response.text
+        return call.parse(calls.read_envelope(response.status_code, body))
+
+    def evaluate(self, request: RequestLike) -> builtins.list[list[dict[str, Any]]]:
+        """``POST /evaluation``: evaluate and wait; one list of metric results per row."""
+        return self.send(calls.evaluation(request))
+
+    def models(self) -> builtins.list[str]:
+        """Names of the models configured on the server."""
+        return [m["name"] for m in self.send(calls.get("/models"))]
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+class _Runs:
+    def __init__(self, client: Client) -> None:
+        self._c = client
+
+    def create(self, request: RequestLike) -> RunCreated:
+        """Queue a run; it is evaluated in the background."""
+        return self._c.send(calls.create_run(request))
+
+    def get(self, run_id: str) -> RunInfo:
+        return self._c.send(calls.get_run(run_id))
+
+    def list(self, offset: int = 0, limit: int = 50, state: str | None = None) -> Page[RunInfo]:
+        return self._c.send(calls.list_runs(offset, limit, state))
+
+    def results_page(self, run_id: str, offset: int = 0, limit: int = 100) -> Page[ResultItem]:
+        return self._c.send(calls.results_page(run_id, offset, limit))
+
+    def results(self, run_id: str, page_size: int = 500) -> Iterator[ResultItem]:
+        """Every stored result of a run, fetched a page at a time."""
+        offset = 0
+        while True:
+            page = self.results_page(run_id, offset, page_size)
+            yield from page.items
+            offset += len(page.items)
+            if not page.items or offset >= page.total:
+                return
+
+    def wait(
+        self,
+        run_id: str,
+        on_progress: Callable[[RunInfo], None] | None = None,
+        *,
+        poll: float = 0.5,
+        timeout: float | None = None,
+    ) -> RunInfo:
+        """Poll until the run is done, failed or cancelled; ``on_progress`` sees every status
+        whose progress changed. Returns the last status (check its ``state``)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        last: tuple[str, int] | None = None
+        while True:
+            info = self.get(run_id)
+            seen = (info.state, info.progress.get("done", 0))
+            if on_progress is not None and seen != last:
+                on_progress(info)
+            last = seen
+            if info.state in FINISHED:
+                return info
+            if deadline is not None and time.monotonic() > deadline:
+                raise ClientError(f"run '{run_id}' still {info.state} after {timeout:g} s")
+            time.sleep(poll)
+
+    def cancel(self, run_id: str) -> RunInfo:
+        return self._c.send(calls.cancel_run(run_id))
+
+    def resume(self, run_id: str) -> RunInfo:
+        return self._c.send(calls.resume_run(run_id))
+
+
+class _Spaces:
+    def __init__(self, client: Client) -> None:
+        self._c = client
+
+    def create(self, name: str, description: str = "", embedder: str | None = None) -> SpaceInfo:
+        return self._c.send(calls.create_space(name, description, embedder))
+
+    def list(self) -> builtins.list[SpaceInfo]:
+        return self._c.send(calls.spaces())
+
+    def get(self, space: str | int) -> SpaceInfo:
+        return self._c.send(calls.space(space))
+
+    def delete(self, space: str | int) -> SpaceInfo:
+        return self._c.send(calls.delete_space(space))
+
+    def upload(
+        self,
+        space: str | int,
+        paths: Sequence[str | Path],
+        names: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        """Add files; ``names`` (relative paths) default to the files' own names."""
+        return self._c.send(calls.upload_documents(space, paths, names))
+
+    def documents(self, space: str | int) -> builtins.list[DocumentInfo]:
+        return self._c.send(calls.documents(space))
+
+    def chunks(
+        self, space: str | int, doc_name: str | None = None, offset: int = 0, limit: int = 100
+    ) -> Page[ChunkInfo]:
+        return self._c.send(calls.chunks(space, doc_name, offset, limit))
+
+    def retrieve(
+        self,
+        space: str | int,
+        query: str,
+        top_k: int = 5,
+        score_threshold: float | None = None,
+        retriever: str = "vector",
+    ) -> builtins.list[dict[str, Any]]:
+        return self._c.send(calls.retrieve(space, query, top_k, score_threshold, retriever))
+
+
+class _Named:
+    """Prompts (by code) or apps (by name or id): list, get, delete."""
+
+    path = ""
+
+    def __init__(self, client: Client) -> None:
+        self._c = client
+
+    def list(self) -> builtins.list[dict[str, Any]]:
+        found: builtins.list[dict[str, Any]] = self._c.send(calls.get(self.path))
+        return found
+
+    def get(self, key: str | int) -> dict[str, Any]:
+        found: dict[str, Any] = self._c.send(calls.get(f"{self.path}/{key}"))
+        return found
+
+    def delete(self, key: str | int) -> dict[str, Any]:
+        found: dict[str, Any] = self._c.send(calls.delete(f"{self.path}/{key}"))
+        return found
+
+
+class _Prompts(_Named):
+    path = "/prompts"
+
+    def add(
+        self,
+        code: str,
+        template: str,
+        *,
+        kind: str = "judge",
+        language: str | None = None,
+        description: str = "",
+        replace: bool = False,
+    ) -> dict[str, Any]:
+        """Store a template: judge uses {query} {context} {answer}; answer {query} {context}."""
+        body = {
+            "code": code,
+            "template": template,
+            "kind": kind,
+            "language": language,
+            "description": description,
+            "replace": replace,
+        }
+        return self._c.send(calls.add_prompt(body))
+
+
+class _Apps(_Named):
+    path = "/apps"
+
+    def add(self, name: str, config: Mapping[str, Any]) -> dict[str, Any]:
+        """``{"kind": "rag", "space": ..., "model": ...}`` or ``{"kind": "http", "url": ...}``."""
+        return self._c.send(calls.add_app(name, config))
+
+
+class _Datasets:
+    def __init__(self, client: Client) -> None:
+        self._c = client
+
+    def upload(self, path: str | Path, name: str | None = None) -> dict[str, Any]:
+        """Store a JSONL, JSON or CSV file's rows (checked) under ``name``."""
+        return self._c.send(calls.upload_dataset(path, name))
+
+    def list(self, offset: int = 0, limit: int = 50) -> dict[str, Any]:
+        found: dict[str, Any] = self._c.send(calls.get(f"/datasets?offset={offset}&limit={limit}"))
+        return found
+
+    def rows(self, dataset: str | int, offset: int = 0, limit: int = 100) -> Page[dict[str, Any]]:
+        return self._c.send(calls.dataset_rows(dataset, offset, limit))

@@ -1,0 +1,120 @@
+"""``ragmeter serve`` in a real subprocess on 127.0.0.1, as a user starts it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.integration.helpers import RAGMETER
+
+KEY = "test-key-0123456789"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class ServiceProcess:
+    """Start with ``start()``; ``kill()`` is kill -9; ``api`` is the DB-GPT-style api_base."""
+
+    def __init__(self, home: Path, *, keys: str | None = KEY, port: int | None = None) -> None:
+        self.home = home
+        self.keys = keys
+        self.port = port or free_port()
+        self.proc: subprocess.Popen[str] | None = None
+        self.log = home / f"serve-{self.port}.log"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def api(self) -> str:
+        return f"{self.url}/api/v2"
+
+    @property
+    def base(self) -> str:
+        return f"{self.url}/api/v2/serve"
+
+    def start(self) -> ServiceProcess:
+        self.home.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "RAGMETER_HOME": str(self.home), "HF_HUB_OFFLINE": "1"}
+        env.pop("RAGMETER_API_KEYS", None)
+        if self.keys:
+            env["RAGMETER_API_KEYS"] = self.keys
+        args = [*RAGMETER, "serve", "--port", str(self.port), "--log-level", "warning"]
+        with self.log.open("a", encoding="utf-8") as handle:  # the child keeps its own copy
+            self.proc = subprocess.Popen(args, env=env, stdout=handle, stderr=handle, text=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited: {self.log.read_text(encoding='utf-8')}")
+            try:
+                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        raise RuntimeError(f"server did not start: {self.log.read_text(encoding='utf-8')}")
+
+    def kill(self) -> None:
+        """kill -9: no shutdown hook runs."""
+        if self.proc is not None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=30)
+            self.proc = None
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+            self.proc = None
+
+    def __enter__(self) -> ServiceProcess:
+        return self.start()
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
+
+    def client(self, key: str | None = KEY) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        return httpx.Client(base_url=self.base, headers=headers, timeout=120)
+
+
+def data(response: httpx.Response, status: int = 200) -> Any:
+    """The envelope's data, after checking the status and ``success``."""
+    body = response.json()
+    assert response.status_code == status, (response.status_code, body)
+    assert body["success"] is True, body
+    return body["data"]
+
+
+def failure(response: httpx.Response, status: int) -> str:
+    """The envelope's err_msg, after checking the status and that it is a failure."""
+    body = response.json()
+    assert response.status_code == status, (response.status_code, body)
+    assert body["success"] is False, body
+    assert set(body) == {"success", "err_code", "err_msg", "data"}
+    return str(body["err_msg"])
+
+
+def wait_run(http: httpx.Client, run_id: str, timeout: float = 120) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        info: dict[str, Any] = data(http.get(f"/evaluate/runs/{run_id}"))
+        if info["state"] in ("done", "failed", "cancelled"):
+            return info
+        time.sleep(0.2)
+    raise AssertionError(f"run {run_id} did not finish")

@@ -1,0 +1,260 @@
+"""The DB-GPT-compatible evaluation route, with the seed's own recall and app examples, sent
+with curl and with our client to a real ``ragmeter serve`` on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from ragmeter.client import AsyncClient, Client, ClientError, EvaluateServeRequest, run_evaluation
+from ragmeter.judge.scripted import ScriptedJudgeServer
+from tests.integration.helpers import GUIDE_AWEL, NOTES_AWEL, TEA, write_models
+from tests.integration.service import KEY, ServiceProcess, data, failure
+
+RECALL_METRICS = ["RetrieverHitRateMetric", "RetrieverMRRMetric", "RetrieverSimilarityMetric"]
+JUDGE_PROMPT = (
+    "Score from 0 to 5 how well the answer responds to the question, using the context.\n"
+    "Question: {query}\nContext: {context}\nAnswer: {answer}\n"
+    "Reply with the score on the first line and a short reason on the second."
+)
+
+
+@pytest.fixture(scope="module")
+def judge() -> Iterator[ScriptedJudgeServer]:
+    with ScriptedJudgeServer(latency_ms=20) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def service(
+    tmp_path_factory: pytest.TempPathFactory, judge: ScriptedJudgeServer
+) -> Iterator[ServiceProcess]:
+    home = tmp_path_factory.mktemp("service-home")
+    write_models(home, judge.url)
+    with ServiceProcess(home) as server:
+        docs = tmp_path_factory.mktemp("docs")
+        (docs / "awel.md").write_text(GUIDE_AWEL, encoding="utf-8")
+        (docs / "notes.md").write_text(NOTES_AWEL, encoding="utf-8")
+        (docs / "tea.md").write_text(TEA, encoding="utf-8")
+        with server.client() as http:
+            data(http.post("/knowledge/spaces", json={"name": "awel", "embedder": "hashed"}), 201)
+            files = [("files", (p.name, p.read_bytes(), "text/markdown")) for p in docs.iterdir()]
+            added = data(http.post("/knowledge/spaces/awel/documents", files=files))
+            assert sorted(added["added"]) == ["awel.md", "notes.md", "tea.md"]
+            prompt = {"code": "relevance", "template": JUDGE_PROMPT, "kind": "judge"}
+            data(http.post("/prompts", json=prompt), 201)
+            app = {
+                "name": "awel-bot",
+                "config": {"kind": "rag", "space": "awel", "model": "scripted"},
+            }
+            data(http.post("/apps", json=app), 201)
+        yield server
+
+
+def _space_id(service: ServiceProcess) -> int:
+    with service.client() as http:
+        space: dict[str, Any] = data(http.get("/knowledge/spaces/awel"))
+        return int(space["id"])
+
+
+def _curl(url: str, body: dict[str, Any], key: str | None = KEY) -> tuple[int, dict[str, str], Any]:
+    """POST with curl as the seed does; (status, headers, JSON body)."""
+    if shutil.which("curl") is None:
+        pytest.skip("curl is not installed")
+    args = ["curl", "-s", "-i", "--location", "--request", "POST", url]
+    args += ["--header", "Content-Type: application/json", "-d", json.dumps(body)]
+    if key:
+        args += ["--header", f"Authorization: Bearer {key}"]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=120, check=True).stdout
+    head, _, payload = out.partition("\n\n")  # text mode turned CRLF into LF
+    lines = head.splitlines()
+    status = int(lines[0].split()[1])
+    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    return status, headers, json.loads(payload)
+
+
+def _recall_request(space: str | int, top_k: int = 5) -> dict[str, Any]:
+    return {
+        "scene_key": "recall",
+        "scene_value": str(space),
+        "context": {"top_k": top_k},
+        "evaluate_metrics": RECALL_METRICS,
+        "datasets": [{"query": "what awel talked about", "doc_name": "awel.md"}],
+    }
+
+
+def _check_recall(rows: list[list[dict[str, Any]]], top_k: int) -> None:
+    assert len(rows) == 1 and [r["metric_name"] for r in rows[0]] == RECALL_METRICS
+    for result in rows[0]:
+        assert set(result) >= {
+            "prediction", "contexts", "score", "passing", "metric_name",
+            "prediction_cost", "query", "raw_dataset", "feedback",
+        }  # fmt: skip
+        assert result["query"] == "what awel talked about"
+        assert result["raw_dataset"]["doc_name"] == "awel.md"
+        assert 0.0 <= result["score"] <= 1.0
+        assert len(result["prediction"]) == top_k  # context.top_k is honoured
+    hit, mrr, _similarity = rows[0]
+    assert hit["score"] == 1.0 and mrr["score"] > 0  # awel.md's chunks are retrieved
+
+
+def test_seed_recall_example_with_curl(service: ServiceProcess) -> None:
+    url = f"{service.base}/evaluate/evaluation"
+    status, headers, body = _curl(url, _recall_request(_space_id(service)))
+    assert status == 200 and body["success"] is True and body["err_code"] is None
+    _check_recall(body["data"], top_k=5)
+    run_id = headers["x-ragmeter-run-id"]
+    with service.client() as http:  # the compat route stored its run
+        run = data(http.get(f"/evaluate/runs/{run_id}"))
+    assert run["state"] == "done" and run["progress"] == {"done": 1, "total": 1}
+    assert set(run["summary"]) == set(RECALL_METRICS)
+
+
+def test_top_k_is_honoured_and_v1_path_works(service: ServiceProcess) -> None:
+    url = f"{service.url}/api/v1/evaluate/evaluation"
+    status, _headers, body = _curl(url, _recall_request("awel", top_k=2))
+    assert status == 200, body
+    _check_recall(body["data"], top_k=2)
+
+
+def test_seed_recall_example_with_our_client(service: ServiceProcess) -> None:
+    request = EvaluateServeRequest(**_recall_request(_space_id(service)))
+    with Client(api_base=service.api, api_key=KEY) as client:
+        rows = asyncio.run(run_evaluation(client, request=request))
+    _check_recall(rows, top_k=5)
+
+    async def with_async_client() -> list[list[dict[str, Any]]]:
+        async with AsyncClient(api_base=service.api, api_key=KEY) as client:
+            return await run_evaluation(client, request)
+
+    _check_recall(asyncio.run(with_async_client()), top_k=5)
+
+
+def _app_request(
+    top_k: int = 5, parallel: int | None = None, rows: int = 1, tag: str = ""
+) -> dict[str, Any]:
+    queries = ["what awel talked about", "what layers does AWEL have", "how to brew green tea"]
+    return {
+        "scene_key": "app",
+        "scene_value": "awel-bot",
+        "context": {"top_k": top_k, "prompt": "relevance", "model": "scripted"},
+        "evaluate_metrics": ["AnswerRelevancyMetric"],
+        "datasets": [
+            {
+                "query": queries[i % len(queries)] + tag + ("" if i < 3 else f" ({i})"),
+                "doc_name": "awel.md",
+            }
+            for i in range(rows)
+        ],
+        "parallel_num": parallel,
+    }
+
+
+def test_seed_app_example_with_curl_and_client(service: ServiceProcess) -> None:
+    status, _headers, body = _curl(f"{service.base}/evaluate/evaluation", _app_request())
+    assert status == 200, body
+    (result,) = body["data"][0]
+    assert result["metric_name"] == "AnswerRelevancyMetric"
+    assert result["score"] is not None and 0 <= result["score"] <= 5, result
+    assert result["prediction"] and result["contexts"]  # the app's answer and its contexts
+    assert result["feedback"]
+    with Client(api_base=service.api, api_key=KEY) as client:
+        rows = client.evaluate(_app_request())
+    assert rows[0][0]["score"] == result["score"]  # same answer, judged the same way
+
+
+def test_parallel_num_bounds_the_work_in_flight(
+    service: ServiceProcess, judge: ScriptedJudgeServer
+) -> None:
+    with service.client() as http:
+        judge.reset()
+        data(
+            http.post(
+                "/evaluate/evaluation", json=_app_request(parallel=1, rows=6, tag=" [serial]")
+            )
+        )
+        serial = judge.snapshot()["max_in_flight"]
+        judge.reset()
+        data(
+            http.post("/evaluate/evaluation", json=_app_request(parallel=6, rows=12, tag=" [wide]"))
+        )
+        wide = judge.snapshot()["max_in_flight"]
+    assert (serial, wide > 1) == (1, True), (serial, wide)
+
+
+@pytest.mark.parametrize(
+    ("change", "status", "names"),
+    [
+        ({"scene_key": None}, 400, "scene_key"),
+        ({"scene_key": "chat"}, 400, "scene_key"),
+        ({"scene_value": "nope"}, 404, "nope"),
+        ({"evaluate_metrics": []}, 400, "evaluate_metrics"),
+        ({"evaluate_metrics": ["NoSuchMetric"]}, 400, "NoSuchMetric"),
+        ({"context": {"top_k": "many"}}, 400, "context.top_k"),
+        ({"context": {"topk": 5}}, 400, "topk"),
+        ({"parallel_num": "x"}, 422, "parallel_num"),
+        ({"parallel_num": 0}, 400, "parallel_num"),
+        ({"datasets": [{"doc_name": "awel.md"}]}, 400, "query"),
+        ({"datasets": [{"query": "q", "doc_name": "nope.md"}]}, 400, "doc_name"),
+        ({"datasets": None}, 400, "datasets"),
+        ({"unknown_field": 1}, 422, "unknown_field"),
+    ],
+)
+def test_bad_requests_name_the_field(
+    service: ServiceProcess, change: dict[str, Any], status: int, names: str
+) -> None:
+    body = {**_recall_request("awel"), **change}
+    with service.client() as http:
+        message = failure(http.post("/evaluate/evaluation", json=body), status)
+    assert names in message
+
+
+def test_client_error_carries_status_and_message(service: ServiceProcess) -> None:
+    request = {**_recall_request("missing-space")}
+    with Client(api_base=service.api, api_key=KEY) as client, pytest.raises(ClientError) as err:
+        asyncio.run(run_evaluation(client, request))
+    assert err.value.status == 404 and "missing-space" in err.value.message
+    with Client(api_base=service.api, api_key="wrong") as client, pytest.raises(ClientError) as bad:
+        client.evaluate(_recall_request("awel"))
+    assert bad.value.status == 401
+
+
+def test_scenes_and_metrics(service: ServiceProcess) -> None:
+    with service.client() as http:
+        scenes = data(http.get("/evaluate/scenes"))
+        metrics = data(http.get("/evaluate/metrics"))
+        recall = data(http.get("/evaluate/metrics", params={"scene_key": "recall"}))
+    assert {s["scene_key"] for s in scenes} == {"recall", "app", "dataset"}
+    names = {m["name"] for m in metrics}
+    assert set(RECALL_METRICS) | {"AnswerRelevancyMetric"} <= names
+    assert all(m["description"] for m in metrics)
+    assert "AnswerRelevancyMetric" not in {m["name"] for m in recall}
+
+
+def test_dataset_scene_rows_carry_predictions(service: ServiceProcess) -> None:
+    body = {
+        "scene_key": "dataset",
+        "evaluate_metrics": ["RetrieverHitRateMetric", "RetrieverMRRMetric"],
+        "datasets": [
+            {"query": "q1", "retrieved_contexts": ["a", "b"], "reference_contexts": ["b"]},
+            {"query": "q2", "retrieved_contexts": ["a", "b"], "reference_contexts": ["a"]},
+            {"query": "q3", "retrieved_contexts": ["a", "b"], "reference_contexts": ["c"]},
+        ],
+        "parallel_num": 1,
+    }
+    with service.client() as http:
+        rows = data(http.post("/evaluate/evaluation", json=body))
+    assert [[r["score"] for r in row] for row in rows] == [[1.0, 0.5], [1.0, 1.0], [0.0, 0.0]]
+
+
+def test_models_lists_names_only(service: ServiceProcess) -> None:
+    with service.client() as http:
+        models = data(http.get("/models"))
+    assert models == [{"name": "hashed"}, {"name": "scripted"}]
+    assert "base_url" not in json.dumps(models)
