@@ -8,13 +8,14 @@ import json
 import shutil
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ragmeter.client import AsyncClient, Client, ClientError, EvaluateServeRequest, run_evaluation
 from ragmeter.judge.scripted import ScriptedJudgeServer
-from tests.integration.helpers import GUIDE_AWEL, NOTES_AWEL, TEA, write_models
+from tests.integration.helpers import GUIDE_AWEL, NOTES_AWEL, TEA, json_lines, run, write_models
 from tests.integration.service import KEY, ServiceProcess, data, failure
 
 RECALL_METRICS = ["RetrieverHitRateMetric", "RetrieverMRRMetric", "RetrieverSimilarityMetric"]
@@ -258,3 +259,29 @@ def test_models_lists_names_only(service: ServiceProcess) -> None:
         models = data(http.get("/models"))
     assert models == [{"name": "hashed"}, {"name": "scripted"}]
     assert "base_url" not in json.dumps(models)
+
+
+def test_cli_eval_runs_on_the_server(
+    service: ServiceProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(
+        '{"query": "what awel talked about", "doc_name": "awel.md"}\n'
+        '{"query": "AWEL operators", "doc_name": "notes.md"}\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "out.jsonl"
+    monkeypatch.setenv("RAGMETER_API_KEY", KEY)
+    args = ["eval", str(rows), "-m", "hit_rate,mrr", "--space", "awel"]
+    args += ["--retriever", "vector,bm25", "--server", service.url, "--out", str(out)]
+    done = run(*args, home=tmp_path / "client-home")  # nothing local: the server has it all
+    assert done.returncode == 0, done.stderr
+    assert "vector" in done.stdout and "bm25" in done.stdout and "server run:" in done.stdout
+    lines = json_lines(out.read_text(encoding="utf-8"))
+    assert len(lines) == 2 * 2 * 2 and {line["retriever"] for line in lines} == {"vector", "bm25"}
+    assert all(line["score"] is not None for line in lines)
+    refused = run(*args, "--judge-base-url", "http://x", home=tmp_path / "client-home")
+    assert refused.returncode == 2 and "--judge-base-url is not available" in refused.stderr
+    monkeypatch.setenv("RAGMETER_API_KEY", "wrong")
+    unauthorized = run(*args, home=tmp_path / "client-home")
+    assert unauthorized.returncode == 2 and "401" in unauthorized.stderr

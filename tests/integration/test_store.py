@@ -29,11 +29,12 @@ def test_a_judge_cache_database_gains_the_knowledge_tables(tmp_path: Path) -> No
     store = Store(url)
     tables = set(inspect(store.engine).get_table_names())
     assert {"spaces", "documents", "chunks", "prompts", "apps", "judge_cache"} <= tables
+    assert {"datasets", "runs", "results"} <= tables
     with store.engine.connect() as connection:
         assert connection.execute(text("SELECT content FROM judge_cache")).scalar() == "{}"
         assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
         assert (
-            connection.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0002"
+            connection.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0003"
         )
     assert store.files_dir == tmp_path / "old-files"
     store.close()

@@ -34,7 +34,10 @@ def handles_errors(command: F) -> F:
             err_console.print(
                 f"[bold red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True
             )
-            bad_input = isinstance(exc, DatasetError | ConfigError | MetricError | NotFoundError)
+            status = getattr(exc, "status", None)  # a server's answer (ClientError)
+            bad_input = isinstance(
+                exc, DatasetError | ConfigError | MetricError | NotFoundError
+            ) or (isinstance(status, int) and 400 <= status < 500)
             raise typer.Exit(EXIT_BAD_INPUT if bad_input else 1) from None
 
     return wrapper  # type: ignore[return-value]

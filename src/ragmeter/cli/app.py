@@ -122,6 +122,13 @@ def eval_command(
         str | None,
         typer.Option(help="Prompt code of AnswerRelevancyMetric's judge template."),
     ] = None,
+    server: Annotated[
+        str | None,
+        typer.Option(
+            help="Run on this ragmeter server (e.g. http://127.0.0.1:5670); its key is read "
+            "from $RAGMETER_API_KEY. Spaces, apps, prompts and models are the server's."
+        ),
+    ] = None,
 ) -> None:
     """Evaluate a dataset with metrics; print a summary table and write the results.
 
@@ -150,6 +157,7 @@ def eval_command(
             retriever=retriever,
             score_threshold=score_threshold,
             app=app_name,
+            server=server,
         )
     )
 

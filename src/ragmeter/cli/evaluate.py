@@ -21,17 +21,14 @@ from ragmeter.datasets import Dataset, load_dataset
 from ragmeter.errors import ConfigError
 from ragmeter.judge.plan import PlanKind
 from ragmeter.knowledge import KnowledgeBase, SpaceSearcher, parse_retrievers
-from ragmeter.metrics import AnswerRelevancyMetric, EvaluationMetric
-from ragmeter.prompts import PromptStore
+from ragmeter.metrics import EvaluationMetric
 from ragmeter.reports import EvaluationReport
 from ragmeter.runs import evaluate, resolve_metrics
 from ragmeter.runs.judges import embedder_from_config, judge_from_config
+from ragmeter.runs.plan import DEFAULT_RECALL_TOP_K, apply_judge_prompt
 from ragmeter.runs.targets import AppTarget, RecallTarget, Target
 
-__all__ = ["EvalRequest", "run_eval"]
-
-#: retrieval depth of the recall scene when --top-k is not given (DB-GPT's context.top_k)
-DEFAULT_RECALL_TOP_K = 5
+__all__ = ["EvalRequest", "print_reports", "run_eval"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +57,8 @@ class EvalRequest:
     app: str | None = None
     #: how the dataset is named in tables (default: its path)
     title: str | None = None
+    #: run on this ragmeter server instead of here
+    server: str | None = None
 
 
 def _check(request: EvalRequest) -> None:
@@ -94,16 +93,6 @@ def _judge(request: EvalRequest) -> Any:
         timeout=request.judge_timeout,
         cache=not request.no_cache,
     )
-
-
-def apply_judge_prompt(metrics: Sequence[EvaluationMetric[Any, Any]], code: str) -> None:
-    """Give every AnswerRelevancyMetric the stored judge template ``code``."""
-    targets = [m for m in metrics if isinstance(m, AnswerRelevancyMetric)]
-    if not targets:
-        raise ConfigError("--judge-prompt sets AnswerRelevancyMetric's template; add that metric")
-    template = PromptStore().get(code, kind="judge").template
-    for metric in targets:
-        metric.prompt_template = template
 
 
 def _evaluate(setup: EvaluationSetup, target: Target | None, label: str) -> EvaluationReport:
@@ -180,16 +169,7 @@ def _recall(request: EvalRequest, setup: EvaluationSetup, space: str) -> Reports
             searcher, retriever=retriever, top_k=k, score_threshold=request.score_threshold
         )
         reports.append((retriever, _evaluate(setup, target, f"{retriever} search")))
-    name = request.title or str(request.data)
-    title = f"{name} · {len(setup.dataset)} rows · space '{searcher.info.name}' · top {k}"
-    if len(reports) == 1:
-        _print_report(reports[0][1], f"{title} · {retrievers[0]}", setup.judge is not None)
-    else:
-        console.print(side_by_side_table(reports, title))
-        for label, report in reports:
-            _print_nulls(report, label)
-    if request.out is not None:
-        _write(request.out, reports, "retriever")
+    print_reports(request, reports, len(setup.dataset), searcher.info.name)
     return reports
 
 
@@ -209,22 +189,51 @@ def _app(request: EvalRequest, setup: EvaluationSetup, name: str) -> Reports:
         searcher = app.searcher
     target = AppTarget(app, searcher=searcher, max_concurrency=request.max_concurrency)
     report = _evaluate(setup, target, f"app {record.name}")
-    title = f"{request.title or request.data} · {report.rows} rows · app '{record.name}'"
-    _print_report(report, title, setup.judge is not None)
+    reports: Reports = [(record.name, report)]
+    print_reports(request, reports, report.rows, record.name)
     if isinstance(app, RagApp) and app.usage.requests:
         console.print(
             f"app model: {app.usage.requests:g} requests, {app.usage.cached:g} from cache, "
             f"{app.usage.prompt_tokens:g} prompt tokens",
             highlight=False,
         )
+    return reports
+
+
+def print_reports(
+    request: EvalRequest, reports: Reports, rows: int, target: str | None = None
+) -> None:
+    """Tables (side by side for several retrievers) and the --out file of finished reports;
+    ``target`` is the space's or app's name (default: as the request gave it)."""
+    name = request.title or str(request.data)
+    if request.app is not None:
+        title, key = f"{name} · {rows} rows · app '{target or request.app}'", "app"
+    elif request.space is not None:
+        k = request.top_k or DEFAULT_RECALL_TOP_K
+        where = target or request.space
+        title, key = f"{name} · {rows} rows · space '{where}' · top {k}", "retriever"
+    else:
+        title, key = f"{name} · {rows} rows", None
+    judged = request.judge_model is not None
+    if len(reports) == 1:
+        label = reports[0][0]
+        full = f"{title} · {label}" if key == "retriever" else title
+        _print_report(reports[0][1], full, judged)
+    else:
+        console.print(side_by_side_table(reports, title))
+        for label, report in reports:
+            _print_nulls(report, label)
     if request.out is not None:
-        _write(request.out, [(record.name, report)], "app")
-    return [(record.name, report)]
+        _write(request.out, reports, key)
 
 
 def run_eval(request: EvalRequest) -> Reports:
     """Load, check and evaluate; print the summary; write the results. Returns the reports
     with their labels (retriever or app name; empty without a target)."""
+    if request.server is not None:
+        from ragmeter.cli.remote import run_remote
+
+        return run_remote(request, request.server)
     _check(request)
     dataset = load_dataset(request.data)
     metrics = resolve_metrics(request.metrics, top_k=request.top_k)
@@ -248,9 +257,6 @@ def run_eval(request: EvalRequest) -> Reports:
         return _app(request, setup, request.app)
     if request.space is not None:
         return _recall(request, setup, request.space)
-    report = _evaluate(setup, None, "")
-    title = f"{request.title or request.data} · {report.rows} rows"
-    _print_report(report, title, setup.judge is not None)
-    if request.out is not None:
-        _write(request.out, [("", report)], None)
-    return [("", report)]
+    reports = [("", _evaluate(setup, None, ""))]
+    print_reports(request, reports, len(dataset))
+    return reports

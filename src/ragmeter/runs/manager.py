@@ -34,7 +34,8 @@ class RunManager:
         )
         self._active: dict[str, _Active] = {}
         self._futures: dict[str, concurrent.futures.Future[None]] = {}
-        self._lock = threading.Lock()
+        # re-entrant: a future already done runs its callback (which locks) inside submit
+        self._lock = threading.RLock()
 
     def submit(self, run_id: str) -> concurrent.futures.Future[None]:
         """Queue a pending run; the future resolves when it is done, failed or cancelled."""
@@ -51,6 +52,9 @@ class RunManager:
     def _forget(self, run_id: str) -> None:
         with self._lock:
             self._active.pop(run_id, None)
+            future = self._futures.get(run_id)
+            if future is not None and future.done():
+                del self._futures[run_id]
 
     def future(self, run_id: str) -> concurrent.futures.Future[None] | None:
         with self._lock:

@@ -27,7 +27,8 @@ def by_name_or_id(session: Session, model: type[R], key: str | int, *, what: str
     column, value = (table.id, int(text)) if text.isdigit() else (table.name, text)
     record: R | None = session.scalars(select(table).where(column == value)).first()
     if record is None:
-        names = session.scalars(select(table.name).order_by(table.name)).all()
+        query = select(table.name).where(table.name.is_not(None)).order_by(table.name)
+        names = session.scalars(query).all()
         known = ", ".join(names) or f"none yet ({hint})"
         raise NotFoundError(f"no {what} '{text}'; known: {known}")
     return record

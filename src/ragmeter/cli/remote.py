@@ -1,0 +1,146 @@
+"""``ragmeter eval --server URL``: the same evaluation, run and stored by a ragmeter server.
+The rows are checked here, sent with the request, and the results come back for the same
+summary table and ``--out`` file as a local run."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ragmeter.cli._common import console
+from ragmeter.cli._render import progress_bars
+from ragmeter.datasets import load_dataset
+from ragmeter.errors import ConfigError
+from ragmeter.knowledge import parse_retrievers
+from ragmeter.reports import EvaluationReport, ResultRecord
+from ragmeter.runs.request import MAX_PARALLEL
+
+if TYPE_CHECKING:
+    from ragmeter.cli.evaluate import EvalRequest, Reports
+    from ragmeter.client import Client
+
+__all__ = ["api_base_of", "run_remote"]
+
+#: options that name things on this machine, which a server cannot use
+_LOCAL_ONLY = {
+    "judge_base_url": "--judge-base-url",
+    "judge_api_key_env": "--judge-api-key-env",
+    "judge_timeout": "--judge-timeout",
+    "embedding_base_url": "--embedding-base-url",
+    "embedding_api_key_env": "--embedding-api-key-env",
+}
+
+
+def api_base_of(url: str) -> str:
+    """``http://host:5670`` or ``http://host:5670/api/v2`` -> the client's api_base."""
+    url = url.rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"--server must be an http(s) URL, got {url!r}")
+    return url if url.endswith("/api/v2") else f"{url}/api/v2"
+
+
+def _check(request: EvalRequest) -> None:
+    for field, option in _LOCAL_ONLY.items():
+        if getattr(request, field) is not None:
+            raise ConfigError(
+                f"{option} is not available with --server: the server uses the models of "
+                "its own ragmeter.toml (name one with --judge-model / --embedding-model)"
+            )
+    if request.no_cache:
+        raise ConfigError("--no-cache is not available with --server")
+
+
+def _body(
+    request: EvalRequest, rows: list[dict[str, Any]], retriever: str | None
+) -> dict[str, Any]:
+    context: dict[str, Any] = {
+        "top_k": request.top_k,
+        "model": request.judge_model,
+        "prompt": request.judge_prompt,
+        "embedding_model": request.embedding_model,
+        "retriever": retriever,
+        "score_threshold": request.score_threshold,
+        "language": request.language,
+        "plan": request.plan,
+    }
+    if request.app is not None:
+        scene, value = "app", request.app
+    elif request.space is not None:
+        scene, value = "recall", request.space
+    else:
+        scene, value = "dataset", None
+    return {
+        "scene_key": scene,
+        "scene_value": value,
+        "evaluate_metrics": [m.strip() for m in request.metrics.split(",") if m.strip()],
+        "context": {k: v for k, v in context.items() if v is not None},
+        "datasets": rows,
+        "parallel_num": min(request.max_concurrency, MAX_PARALLEL),
+    }
+
+
+def _report(client: Client, run_id: str, rows: int) -> EvaluationReport:
+    info = client.runs.get(run_id)
+    records = [
+        ResultRecord(
+            row_index=item.row_index,
+            metric_name=item.metric_name,
+            score=item.score,
+            passing=item.passing,
+            feedback=item.feedback,
+            error=item.error,
+            prediction=item.prediction,
+            contexts=item.contexts,
+            prediction_cost=item.prediction_cost,
+            query=item.query,
+            raw_dataset=item.raw_dataset,
+            cost=item.cost,
+        )
+        for item in client.runs.results(run_id)
+    ]
+    seconds = 0.0
+    if info.started_at is not None and info.finished_at is not None:
+        seconds = (info.finished_at - info.started_at).total_seconds()
+    return EvaluationReport(records, info.metrics, rows, seconds, usage=info.cost or None)
+
+
+def _one_run(client: Client, body: dict[str, Any], label: str) -> EvaluationReport:
+    created = client.runs.create(body)
+    total = len(body["datasets"])
+    with progress_bars(console, [(label, total)]) as (advance,):
+        done = 0
+
+        def progress(info: Any) -> None:
+            nonlocal done
+            now = int(info.progress.get("done", 0))
+            advance(now - done)
+            done = now
+
+        info = client.runs.wait(created.run_id, progress, poll=0.3)
+    if info.state != "done":
+        raise ConfigError(
+            f"run {created.run_id} on the server {info.state}: {info.error or 'no reason'}; "
+            f"resume it with POST .../evaluate/runs/{created.run_id}/resume"
+        )
+    console.print(f"server run: {created.run_id}", highlight=False)
+    return _report(client, created.run_id, total)
+
+
+def run_remote(request: EvalRequest, server: str) -> Reports:
+    """Evaluate on ``server``; one run per retriever in the recall scene."""
+    from ragmeter.cli.evaluate import print_reports
+    from ragmeter.client import Client
+
+    _check(request)
+    dataset = load_dataset(request.data)
+    rows = [row.to_raw() for row in dataset]
+    retrievers: list[str | None] = [None]
+    if request.space is not None and request.app is None:
+        retrievers = list(parse_retrievers(request.retriever or "vector"))
+    reports: Reports = []
+    with Client(api_base=api_base_of(server)) as client:
+        for retriever in retrievers:
+            label = retriever or request.app or ""
+            body = _body(request, rows, retriever)
+            reports.append((label, _one_run(client, body, f"on {server} {label}".rstrip())))
+    print_reports(request, reports, len(dataset))
+    return reports
