@@ -1,0 +1,102 @@
+"""Executing stored runs on a real SQLite file: rows already stored are never redone, every
+row lands once, and a run's state tells what happened."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ragmeter.knowledge import KnowledgeBase
+from ragmeter.reports import ResultRecord
+from ragmeter.runs.executor import execute_run
+from ragmeter.runs.plan import build_plan
+from ragmeter.runs.request import EvaluateServeRequest, spec_from_request
+from ragmeter.runs.store import RunStore
+
+ROWS = [
+    {
+        "query": f"q{i}",
+        "retrieved_contexts": ["a", "b", "c"],
+        "reference_contexts": [["a", "b", "c", "z"][i % 4]],
+    }
+    for i in range(10)
+]
+
+
+def _new_run(runs: RunStore, kb: KnowledgeBase, parallel: int = 3) -> str:
+    request = EvaluateServeRequest(
+        scene_key="dataset",
+        evaluate_metrics=["RetrieverMRRMetric", "hit_rate"],
+        datasets=ROWS,
+        parallel_num=parallel,
+    )
+    spec = spec_from_request(request)
+    plan = build_plan(spec, ROWS, kb)
+    spec = spec.model_copy(update={"metric_names": [m.metric_name for m in plan.metrics]})
+    dataset = runs.add_dataset(ROWS)
+    return runs.create(spec, dataset.id, len(ROWS), {}).id
+
+
+def _results(runs: RunStore, run_id: str) -> list[Any]:
+    found, total = runs.results(run_id, 0, 1000)
+    assert total == len(found)
+    return found
+
+
+def test_a_fresh_run_scores_every_row_once() -> None:
+    kb = KnowledgeBase()
+    runs = RunStore(kb.store)
+    run_id = _new_run(runs, kb)
+    asyncio.run(execute_run(runs, kb, run_id))
+    record = runs.get(run_id)
+    assert (record.state, record.done_rows, record.resumable) == ("done", 10, False)
+    found = _results(runs, run_id)
+    assert [(r.row_index, r.metric_name) for r in found] == [
+        (i, m) for i in range(10) for m in ("RetrieverMRRMetric", "hit_rate")
+    ]
+    mrr = [r.score for r in found if r.metric_name == "RetrieverMRRMetric"]
+    assert mrr == [[1.0, 0.5, 1 / 3, 0.0][i % 4] for i in range(10)]
+    summary = runs.summary(record)
+    assert (
+        summary["hit_rate"]["count"] == 10 and summary["hit_rate"]["mean"] == 0.8
+    )  # rows 3 and 7 miss
+
+
+def test_resume_skips_rows_already_stored() -> None:
+    kb = KnowledgeBase()
+    runs = RunStore(kb.store)
+    run_id = _new_run(runs, kb)
+    kept = [
+        ResultRecord(i, name, 0.25, None, "kept from before", None, None, None, 0, f"q{i}", {})
+        for i in (0, 4)
+        for name in ("RetrieverMRRMetric", "hit_rate")
+    ]
+    runs.commit_rows(run_id, kept, {"requests": 3.0})
+    assert runs.get(run_id).done_rows == 2
+    asyncio.run(execute_run(runs, kb, run_id))
+    record = runs.get(run_id)
+    assert (record.state, record.done_rows) == ("done", 10)
+    assert record.usage["requests"] == 3.0  # earlier cost carried over
+    found = _results(runs, run_id)
+    assert len(found) == 20 and len({(r.row_index, r.metric_name) for r in found}) == 20
+    for r in found:
+        if r.row_index in (0, 4):
+            assert (r.score, r.feedback) == (0.25, "kept from before")  # not redone
+        else:
+            assert r.feedback != "kept from before"
+
+
+def test_interrupted_and_cancelled_runs_are_resumable() -> None:
+    kb = KnowledgeBase()
+    runs = RunStore(kb.store)
+    run_id = _new_run(runs, kb)
+    assert runs.start(run_id)
+    assert runs.mark_interrupted() == [run_id]
+    record = runs.get(run_id)
+    assert (record.state, record.resumable) == ("failed", True) and "interrupted" in record.error
+    runs.reopen(run_id)
+    assert runs.get(run_id).state == "pending"
+    cancelled = runs.request_cancel(run_id)
+    assert (cancelled.state, cancelled.resumable) == ("cancelled", True)
+    asyncio.run(execute_run(runs, kb, run_id))  # a cancelled run is not started
+    assert runs.get(run_id).state == "cancelled" and not _results(runs, run_id)
