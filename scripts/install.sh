@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything ragmeter needs on a fresh machine into ./.venv:
-# Python dependencies with the CPU build of torch (pinned in constraints.txt).
+# Python dependencies with the CPU build of torch (pinned in constraints.txt); and DB-GPT's
+# own client into ./.venv-dbgpt for the compatibility tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,3 +18,4 @@ if .venv/bin/python -m pip list 2>/dev/null | grep -qi '^nvidia'; then
   exit 1
 fi
 .venv/bin/python -c "import torch, ragmeter; print('ragmeter', ragmeter.__version__, '| torch', torch.__version__)"
+bash scripts/setup_dbgpt_client.sh
