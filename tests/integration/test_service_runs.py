@@ -198,3 +198,27 @@ def test_client_creates_waits_and_iterates(service: ServiceProcess) -> None:
     assert info.state == "done" and seen[-1] == 4 and seen == sorted(seen)
     assert len(results) == 8 and {r.row_index for r in results} == {0, 1, 2, 3}
     assert created.run_id in {r.run_id for r in listed.items}
+
+
+def test_a_stopped_server_leaves_its_runs_resumable(
+    tmp_path: Path, judge: ScriptedJudgeServer
+) -> None:
+    home = tmp_path / "home"
+    write_models(home, judge.url)
+    server = ServiceProcess(home).start()
+    try:
+        _setup(server)
+        with server.client() as http:
+            run_id = data(http.post("/evaluate/runs", json=_slow_run("stop")), 202)["run_id"]
+            _wait_progress(http, run_id, 2)
+        server.stop()  # SIGTERM: uvicorn shuts down gracefully
+        server.start()
+        with server.client() as http:
+            after = data(http.get(f"/evaluate/runs/{run_id}"))
+            assert (after["state"], after["resumable"]) == ("failed", True)
+            assert "interrupted" in after["error"]
+            data(http.post(f"/evaluate/runs/{run_id}/resume"), 202)
+            assert wait_run(http, run_id)["state"] == "done"
+            _check_complete(_all_results(http, run_id), ROWS)
+    finally:
+        server.stop()
