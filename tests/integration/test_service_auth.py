@@ -78,3 +78,4 @@ def test_without_keys_loopback_is_open_and_other_addresses_are_refused(tmp_path:
     assert refused.returncode == 2
     assert "refusing to listen on 0.0.0.0 with no API keys" in refused.stderr
     assert "--insecure-no-auth" in refused.stderr
+    assert "Set [server] api_keys" in refused.stderr  # brackets are text, not markup

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from ragmeter.errors import ConfigError, DatasetError, MetricError, NotFoundError, RagmeterError
 
@@ -32,7 +33,10 @@ def handles_errors(command: F) -> F:
             return command(*args, **kwargs)
         except RagmeterError as exc:
             err_console.print(
-                f"[bold red]error:[/] {exc}", markup=True, highlight=False, soft_wrap=True
+                f"[bold red]error:[/] {escape(str(exc))}",
+                markup=True,
+                highlight=False,
+                soft_wrap=True,
             )
             status = getattr(exc, "status", None)  # a server's answer (ClientError)
             bad_input = isinstance(

@@ -262,10 +262,13 @@ def serve_command(
     Keys come from [server] api_keys in ragmeter.toml or $RAGMETER_API_KEYS; every route but
     /health then needs 'Authorization: Bearer <key>'.
     """
-    from ragmeter.service import serve
+    from ragmeter.config import load_settings
+    from ragmeter.service import check_bind, serve
 
+    settings = load_settings()
+    check_bind(host, settings, insecure_no_auth)
     console.print(f"ragmeter API at http://{host}:{port} (docs: /docs)", highlight=False)
-    serve(host, port, insecure_no_auth=insecure_no_auth, log_level=log_level)
+    serve(host, port, insecure_no_auth=insecure_no_auth, settings=settings, log_level=log_level)
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.cli.evaluate import EvalRequest, Reports, run_eval
@@ -58,7 +59,7 @@ def run_demo(console: Console, out: Path | None = None) -> Reports:
     )
     add_with_progress(kb, info.name, [demo_corpus_path()])
     sample = kb.document_chunks(info.name, "zh/tea.md")[0]
-    console.print(f"a chunk of zh/tea.md, DB-GPT style:\n  [dim]{sample.content[:90]}…[/]")
+    console.print(f"a chunk of zh/tea.md, DB-GPT style:\n  [dim]{escape(sample.content[:90])}…[/]")
     reports = run_eval(
         EvalRequest(
             data=demo_qa_path(),

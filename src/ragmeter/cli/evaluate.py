@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from rich.markup import escape
+
 from ragmeter.apps import AppStore, RagApp, build_app
 from ragmeter.cli._common import console
 from ragmeter.cli._render import (
@@ -143,7 +145,7 @@ def _print_nulls(report: EvaluationReport, label: str = "") -> None:
         where = f" ({label})" if label else ""
         console.print(f"[yellow]{nulls} result(s){where} have no score; reasons:[/]")
         for line in reasons:
-            console.print(f"  [yellow]-[/] {line}", highlight=False)
+            console.print(f"  [yellow]-[/] {escape(line)}", highlight=False)
 
 
 def _write(out: Path, reports: Sequence[tuple[str, EvaluationReport]], key: str | None) -> None:

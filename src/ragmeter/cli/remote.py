@@ -47,6 +47,11 @@ def _check(request: EvalRequest) -> None:
             )
     if request.no_cache:
         raise ConfigError("--no-cache is not available with --server")
+    if request.app is not None and request.space is not None:
+        raise ConfigError(
+            "--space with --app is not available with --server: a server's app scene resolves "
+            "doc_name in the app's own space"
+        )
 
 
 def _body(

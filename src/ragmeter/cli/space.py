@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -125,7 +126,9 @@ def _print_report(name: str, report: AddReport) -> None:
     parts.append(f"{report.chunks} new chunks in {report.seconds:.1f}s")
     console.print(f"space '{name}': " + ", ".join(parts), highlight=False)
     for path, reason in report.failed:
-        err_console.print(f"[red]failed:[/] {path}: {reason}", highlight=False, soft_wrap=True)
+        err_console.print(
+            f"[red]failed:[/] {escape(f'{path}: {reason}')}", highlight=False, soft_wrap=True
+        )
 
 
 def add_with_progress(kb: KnowledgeBase, name: str, paths: list[Path]) -> AddReport:
