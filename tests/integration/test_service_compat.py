@@ -250,8 +250,23 @@ def test_dataset_scene_rows_carry_predictions(service: ServiceProcess) -> None:
         "parallel_num": 1,
     }
     with service.client() as http:
-        rows = data(http.post("/evaluate/evaluation", json=body))
+        response = http.post("/evaluate/evaluation", json=body)
+        rows = data(response)
+        base = response.headers["x-ragmeter-run-id"]
+        better = [
+            {**row, "retrieved_contexts": row["reference_contexts"]} for row in body["datasets"]
+        ]
+        other = http.post("/evaluate/evaluation", json={**body, "datasets": better})
+        comparison = data(
+            http.get(f"/evaluate/runs/{base}/compare/{other.headers['x-ragmeter-run-id']}")
+        )
     assert [[r["score"] for r in row] for row in rows] == [[1.0, 0.5], [1.0, 1.0], [0.0, 0.0]]
+    hit, mrr = comparison
+    assert (mrr["metric_name"], mrr["paired"], mrr["better"], mrr["same"]) == (
+        "RetrieverMRRMetric", 3, 2, 1,
+    )  # fmt: skip
+    assert mrr["delta"] == pytest.approx((0.5 + 0.0 + 1.0) / 3)
+    assert hit["delta"] == pytest.approx(1 / 3)
 
 
 def test_models_lists_names_only(service: ServiceProcess) -> None:

@@ -84,3 +84,18 @@ def test_spec_errors_name_the_field(fields: dict[str, object], message: str) -> 
     body = {"evaluate_metrics": ["mrr"], **fields}
     with pytest.raises(ConfigError, match=message):
         spec_from_request(EvaluateServeRequest.model_validate(body))
+
+
+def test_compare_pairs_rows_by_query_hand_worked() -> None:
+    from ragmeter.runs.compare import compare_scores
+
+    base = [("q1", "mrr", 0.5), ("q2", "mrr", 1.0), ("q3", "mrr", None), ("q1", "mrr", 0.0)]
+    other = [("q2", "mrr", 1.0), ("q1", "mrr", 1.0), ("q3", "mrr", 0.5), ("q1", "mrr", 0.5)]
+    other += [("q1", "hit_rate", 1.0)]  # a metric only one run has is left out
+    (mrr,) = compare_scores(base, other)
+    # pairs: q1#0 0.5->1.0, q2 1.0->1.0, q1#1 0.0->0.5; q3 is null in base
+    assert (mrr.paired, mrr.better, mrr.worse, mrr.same) == (3, 2, 0, 1)
+    assert mrr.delta == pytest.approx((0.5 + 0.0 + 0.5) / 3)
+    assert mrr.base_mean == pytest.approx(0.5) and mrr.other_mean == pytest.approx(0.75)
+    assert mrr.ci95_low is not None and mrr.ci95_high is not None
+    assert mrr.ci95_low <= mrr.delta <= mrr.ci95_high

@@ -12,6 +12,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from ragmeter.errors import RagmeterError
 from ragmeter.knowledge.models import ChunkInfo, DocumentInfo, SpaceInfo
+from ragmeter.runs.compare import MetricComparison
 from ragmeter.runs.request import EvaluateServeRequest
 from ragmeter.runs.store import RunInfo
 from ragmeter.service.schemas import Page, ResultItem, RunCreated
@@ -119,6 +120,11 @@ def list_runs(offset: int, limit: int, state: str | None) -> Call[Page[RunInfo]]
 def results_page(run_id: str, offset: int, limit: int) -> Call[Page[ResultItem]]:
     params = {"offset": offset, "limit": limit}
     return Call("GET", f"/evaluate/runs/{run_id}/results", _model(Page[ResultItem]), params=params)
+
+
+def compare_runs(run_id: str, other_id: str) -> Call[list[MetricComparison]]:
+    path = f"/evaluate/runs/{run_id}/compare/{other_id}"
+    return Call("GET", path, _model(list[MetricComparison]))
 
 
 def cancel_run(run_id: str) -> Call[RunInfo]:

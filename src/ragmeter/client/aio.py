@@ -14,6 +14,7 @@ from ragmeter.client import _calls as calls
 from ragmeter.client._base import DEFAULT_API_BASE, FINISHED, ClientBase
 from ragmeter.client._calls import Call, ClientError, RequestLike
 from ragmeter.knowledge.models import SpaceInfo
+from ragmeter.runs.compare import MetricComparison
 from ragmeter.runs.store import RunInfo
 from ragmeter.service.schemas import Page, ResultItem, RunCreated
 
@@ -122,6 +123,9 @@ class _AsyncRuns:
             if info.state in FINISHED:
                 return info
             await asyncio.sleep(poll)
+
+    async def compare(self, run_id: str, other_id: str) -> builtins.list[MetricComparison]:
+        return await self._c.send(calls.compare_runs(run_id, other_id))
 
     async def cancel(self, run_id: str) -> RunInfo:
         return await self._c.send(calls.cancel_run(run_id))

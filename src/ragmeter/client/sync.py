@@ -14,6 +14,7 @@ from ragmeter.client import _calls as calls
 from ragmeter.client._base import DEFAULT_API_BASE, FINISHED, ClientBase
 from ragmeter.client._calls import Call, ClientError, RequestLike
 from ragmeter.knowledge.models import ChunkInfo, DocumentInfo, SpaceInfo
+from ragmeter.runs.compare import MetricComparison
 from ragmeter.runs.store import RunInfo
 from ragmeter.service.schemas import Page, ResultItem, RunCreated
 
@@ -123,6 +124,10 @@ class _Runs:
             if deadline is not None and time.monotonic() > deadline:
                 raise ClientError(f"run '{run_id}' still {info.state} after {timeout:g} s")
             time.sleep(poll)
+
+    def compare(self, run_id: str, other_id: str) -> builtins.list[MetricComparison]:
+        """Per metric: both means and the paired difference (other - base) with its CI."""
+        return self._c.send(calls.compare_runs(run_id, other_id))
 
     def cancel(self, run_id: str) -> RunInfo:
         return self._c.send(calls.cancel_run(run_id))

@@ -316,6 +316,17 @@ class RunStore:
             )
             return list(session.scalars(query).all()), total
 
+    def scores(self, run_id: str) -> list[tuple[str, str, float | None]]:
+        """(query, metric_name, score) of every result, in row order."""
+        self.get(run_id)
+        with self.store.session() as session:
+            found = session.execute(
+                select(ResultRow.query, ResultRow.metric_name, ResultRow.score)
+                .where(ResultRow.run_id == run_id)
+                .order_by(ResultRow.row_index, ResultRow.id)
+            ).all()
+        return [(q, m, s) for q, m, s in found]
+
     def summary(self, record: RunRecord) -> dict[str, dict[str, float | int | None]]:
         """Per metric: mean, count, nulls and a 95% bootstrap CI over the rows done so far."""
         key = (record.id, record.done_rows)

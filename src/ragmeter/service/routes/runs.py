@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, status
 
+from ragmeter.runs.compare import MetricComparison, compare_scores
 from ragmeter.runs.request import EvaluateServeRequest
 from ragmeter.runs.store import RunInfo
 from ragmeter.service._runs import create_run, result_dict
@@ -55,6 +56,13 @@ def results(
     found, total = svc.runs.results(run_id, offset, limit)
     items = [ResultItem.model_validate(result_dict(r)) for r in found]
     return ok(Page[ResultItem](items=items, total=total, offset=offset, limit=limit))
+
+
+@router.get("/{run_id}/compare/{other_id}")
+def compare(run_id: str, other_id: str, svc: Deps) -> Result[list[MetricComparison]]:
+    """Per metric both runs have: each run's mean and the paired difference (other - base)
+    over rows both scored (paired by query), with a bootstrap 95% CI."""
+    return ok(compare_scores(svc.runs.scores(run_id), svc.runs.scores(other_id)))
 
 
 @router.post("/{run_id}/cancel")

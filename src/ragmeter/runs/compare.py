@@ -1,0 +1,82 @@
+"""Two runs side by side: per metric, each run's mean and the paired difference over the rows
+both scored, with a bootstrap 95% CI, so "did this change help?" has an answer with error bars.
+Rows pair by query text (the n-th occurrence of a query with the n-th in the other run)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+import numpy as np
+from pydantic import BaseModel
+
+from ragmeter.reports._bootstrap import bootstrap_mean_ci
+
+__all__ = ["MetricComparison", "compare_scores"]
+
+#: (query, metric_name, score) of one run, in row order
+Scored = Iterable[tuple[str, str, float | None]]
+
+
+class MetricComparison(BaseModel):
+    """One metric of two runs: means over each run's scored rows, and over the ``paired``
+    rows both scored, ``delta`` = other - base with its CI; ``better``/``worse``/``same``
+    count paired rows."""
+
+    metric_name: str
+    base_mean: float | None
+    other_mean: float | None
+    paired: int
+    delta: float | None
+    ci95_low: float | None
+    ci95_high: float | None
+    better: int
+    worse: int
+    same: int
+
+
+def _keyed(scores: Scored) -> dict[str, dict[tuple[str, int], float | None]]:
+    seen: dict[tuple[str, str], int] = defaultdict(int)
+    out: dict[str, dict[tuple[str, int], float | None]] = defaultdict(dict)
+    for query, metric, score in scores:
+        nth = seen[(metric, query)]
+        seen[(metric, query)] += 1
+        out[metric][(query, nth)] = score
+    return out
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return float(np.mean(present)) if present else None
+
+
+def compare_scores(base: Scored, other: Scored) -> list[MetricComparison]:
+    """Metrics both runs have, in the base run's order."""
+    a, b = _keyed(base), _keyed(other)
+    out: list[MetricComparison] = []
+    for metric in (m for m in a if m in b):
+        pairs = [
+            (score, b[metric][key])
+            for key, score in a[metric].items()
+            if score is not None and b[metric].get(key) is not None
+        ]
+        diffs = np.asarray([float(o) - float(s) for s, o in pairs if o is not None])
+        low = high = delta = None
+        if len(diffs):
+            delta = float(diffs.mean())
+            low, high = bootstrap_mean_ci(diffs)
+        out.append(
+            MetricComparison(
+                metric_name=metric,
+                base_mean=_mean(a[metric].values()),
+                other_mean=_mean(b[metric].values()),
+                paired=len(diffs),
+                delta=delta,
+                ci95_low=low,
+                ci95_high=high,
+                better=int((diffs > 1e-12).sum()),
+                worse=int((diffs < -1e-12).sum()),
+                same=int((np.abs(diffs) <= 1e-12).sum()),
+            )
+        )
+    return out
