@@ -3,6 +3,7 @@ operation (a bounded number each) never get a 5xx."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import httpx
@@ -12,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.integration.service import KEY, ServiceProcess
 
-EXAMPLES = 12
+#: examples per operation; RAGMETER_FUZZ_EXAMPLES=300 for a longer hunt (passed at 300)
+EXAMPLES = int(os.environ.get("RAGMETER_FUZZ_EXAMPLES", "12"))
 
 
 @pytest.fixture(scope="module")

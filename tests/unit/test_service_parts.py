@@ -99,3 +99,13 @@ def test_compare_pairs_rows_by_query_hand_worked() -> None:
     assert mrr.base_mean == pytest.approx(0.5) and mrr.other_mean == pytest.approx(0.75)
     assert mrr.ci95_low is not None and mrr.ci95_high is not None
     assert mrr.ci95_low <= mrr.delta <= mrr.ci95_high
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("12", True), ("²", False), ("٣", False), ("1a", False), ("9" * 30, False)],
+)
+def test_ids_are_ascii_digits(text: str, expected: bool) -> None:
+    from ragmeter.store.lookup import is_id
+
+    assert is_id(text) is expected

@@ -23,7 +23,12 @@ def dig(data: Any, path: str) -> Any:
     for step in path.split("."):
         if isinstance(current, Mapping) and step in current:
             current = current[step]
-        elif isinstance(current, list) and step.isdigit() and int(step) < len(current):
+        elif (
+            isinstance(current, list)
+            and step.isascii()
+            and step.isdigit()
+            and int(step) < len(current)
+        ):
             current = current[int(step)]
         else:
             return MISSING

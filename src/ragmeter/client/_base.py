@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
-from ragmeter.client._calls import Call
+from ragmeter.client._calls import Call, ClientError, read_envelope
 
 __all__ = ["DEFAULT_API_BASE", "FINISHED", "KEY_ENV", "ClientBase"]
+
+T = TypeVar("T")
 
 DEFAULT_API_BASE = "http://localhost:5670/api/v2"
 KEY_ENV = "RAGMETER_API_KEY"
@@ -43,3 +45,15 @@ class ClientBase:
         if call.long:
             kwargs["timeout"] = httpx.Timeout(self._timeout, read=None)
         return kwargs
+
+    def _unreachable(self, exc: httpx.HTTPError) -> ClientError:
+        return ClientError(f"cannot reach {self.base_url}: {exc}")
+
+    @staticmethod
+    def _answer(call: Call[T], response: httpx.Response) -> T:
+        """``call``'s parsed data from the envelope; ClientError for a refusal."""
+        try:
+            body = response.json()
+        except ValueError:
+            body = response.text
+        return call.parse(read_envelope(response.status_code, body))

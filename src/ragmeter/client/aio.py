@@ -12,7 +12,7 @@ import httpx
 
 from ragmeter.client import _calls as calls
 from ragmeter.client._base import DEFAULT_API_BASE, FINISHED, ClientBase
-from ragmeter.client._calls import Call, ClientError, RequestLike
+from ragmeter.client._calls import Call, RequestLike
 from ragmeter.knowledge.models import SpaceInfo
 from ragmeter.runs.compare import MetricComparison
 from ragmeter.runs.store import RunInfo
@@ -48,12 +48,8 @@ class AsyncClient(ClientBase):
                 call.method, call.path, **self._request_kwargs(call)
             )
         except httpx.HTTPError as exc:
-            raise ClientError(f"cannot reach {self.base_url}: {exc}") from exc
-        try:
-            body = response.json()
-        except ValueError:
-            body = response.text
-        return call.parse(calls.read_envelope(response.status_code, body))
+            raise self._unreachable(exc) from exc
+        return self._answer(call, response)
 
     async def evaluate(self, request: RequestLike) -> builtins.list[list[dict[str, Any]]]:
         return await self.send(calls.evaluation(request))

@@ -49,12 +49,8 @@ class Client(ClientBase):
         try:
             response = self._http.request(call.method, call.path, **self._request_kwargs(call))
         except httpx.HTTPError as exc:
-            raise ClientError(f"cannot reach {self.base_url}: {exc}") from exc
-        try:
-            body = response.json()
-        except ValueError:
-            body = response.text
-        return call.parse(calls.read_envelope(response.status_code, body))
+            raise self._unreachable(exc) from exc
+        return self._answer(call, response)
 
     def evaluate(self, request: RequestLike) -> builtins.list[list[dict[str, Any]]]:
         """``POST /evaluation``: evaluate and wait; one list of metric results per row."""

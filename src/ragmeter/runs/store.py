@@ -13,7 +13,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel
 from sqlalchemy import func, select, update
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 
 from ragmeter.errors import ConflictError, NotFoundError, StoreError
 from ragmeter.reports import ResultRecord
@@ -21,7 +21,7 @@ from ragmeter.reports._bootstrap import bootstrap_mean_ci
 from ragmeter.reports.report import json_default
 from ragmeter.runs.request import RunSpec
 from ragmeter.store import DatasetRecord, ResultRow, RunRecord, Store
-from ragmeter.store.lookup import by_name_or_id
+from ragmeter.store.lookup import by_name_or_id, insert_unique, is_id
 
 __all__ = ["RunInfo", "RunState", "RunStore", "add_usage"]
 
@@ -89,14 +89,7 @@ class RunStore:
     ) -> DatasetRecord:
         """Keep rows (canonical dicts); a named dataset's name must be free."""
         record = DatasetRecord(name=name, source=source, row_count=len(rows), rows=list(rows))
-        try:
-            with self.store.session() as session:
-                session.add(record)
-                session.commit()
-        except IntegrityError:
-            raise ConflictError(f"dataset '{name}' already exists; choose another name") from None
-        except SQLAlchemyError as exc:
-            raise StoreError(f"cannot store dataset: {exc}") from exc
+        insert_unique(self.store, record, "dataset", name or "(unnamed)")
         return record
 
     def dataset(self, key: str | int) -> DatasetRecord:
@@ -104,7 +97,7 @@ class RunStore:
             record = by_name_or_id(
                 session, DatasetRecord, key, what="dataset", hint="upload one first"
             )
-            if record.name is None and not str(key).isdigit():
+            if record.name is None and not is_id(str(key)):
                 raise NotFoundError(f"no dataset '{key}'")
             return record
 
@@ -145,14 +138,7 @@ class RunStore:
             resumable=False,
             usage={},
         )
-        try:
-            with self.store.session() as session:
-                session.add(record)
-                session.commit()
-        except IntegrityError:
-            raise ConflictError(f"run '{record.id}' already exists; choose another id") from None
-        except SQLAlchemyError as exc:
-            raise StoreError(f"cannot store run: {exc}") from exc
+        insert_unique(self.store, record, "run", record.id, kind="id")
         return record
 
     def get(self, run_id: str) -> RunRecord:

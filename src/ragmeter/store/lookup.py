@@ -14,9 +14,14 @@ from ragmeter.errors import ConfigError, ConflictError, NotFoundError, StoreErro
 if TYPE_CHECKING:
     from ragmeter.store.db import Store
 
-__all__ = ["add_named", "by_name_or_id", "check_name"]
+__all__ = ["add_named", "by_name_or_id", "check_name", "insert_unique", "is_id"]
 
 R = TypeVar("R")
+
+
+def is_id(text: str) -> bool:
+    """Whether ``text`` is a record id: ASCII digits only ("²" is a digit to ``isdigit``)."""
+    return text.isascii() and text.isdigit() and len(text) < 19
 
 
 def by_name_or_id(session: Session, model: type[R], key: str | int, *, what: str, hint: str) -> R:
@@ -24,7 +29,7 @@ def by_name_or_id(session: Session, model: type[R], key: str | int, *, what: str
     known names, or ``hint`` on how to make one when there are none."""
     table: Any = model  # a declarative model with ``id`` and ``name`` columns
     text = str(key).strip()
-    column, value = (table.id, int(text)) if text.isdigit() else (table.name, text)
+    column, value = (table.id, int(text)) if is_id(text) else (table.name, text)
     record: R | None = session.scalars(select(table).where(column == value)).first()
     if record is None:
         query = select(table.name).where(table.name.is_not(None)).order_by(table.name)
@@ -47,13 +52,18 @@ def check_name(name: str, what: str) -> None:
         )
 
 
-def add_named(store: Store, record: Any, what: str) -> None:
-    """Insert a record with a unique ``name``; ConfigError if the name is taken."""
+def insert_unique(store: Store, record: Any, what: str, key: str, kind: str = "name") -> None:
+    """Insert ``record``; ConflictError when its unique ``key`` (a name or id) is taken."""
     try:
         with store.session() as session:
             session.add(record)
             session.commit()
     except IntegrityError:
-        raise ConflictError(f"{what} '{record.name}' already exists; choose another name") from None
+        raise ConflictError(f"{what} '{key}' already exists; choose another {kind}") from None
     except SQLAlchemyError as exc:
-        raise StoreError(f"cannot store {what} '{record.name}': {exc}") from exc
+        raise StoreError(f"cannot store {what} '{key}': {exc}") from exc
+
+
+def add_named(store: Store, record: Any, what: str) -> None:
+    """Insert a record with a unique ``name``; ConflictError if the name is taken."""
+    insert_unique(store, record, what, record.name)
