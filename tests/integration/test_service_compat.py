@@ -19,10 +19,10 @@ from tests.integration.helpers import GUIDE_AWEL, NOTES_AWEL, TEA, json_lines, r
 from tests.integration.service import KEY, ServiceProcess, data, failure
 
 RECALL_METRICS = ["RetrieverHitRateMetric", "RetrieverMRRMetric", "RetrieverSimilarityMetric"]
-JUDGE_PROMPT = (
-    "Score from 0 to 5 how well the answer responds to the question, using the context.\n"
-    "Question: {query}\nContext: {context}\nAnswer: {answer}\n"
-    "Reply with the score on the first line and a short reason on the second."
+JUDGE_PROMPT = (  # the README's judge.txt
+    "Score the answer from 0 (unsupported, off the question) to 5 (fully backed by the context,\n"
+    "answers the question). Reply with the score on the first line, then one line of reasons.\n\n"
+    "Question:\n{query}\n\nContext:\n{context}\n\nAnswer:\n{answer}\n"
 )
 
 
@@ -164,7 +164,7 @@ def test_seed_app_example_with_curl_and_client(service: ServiceProcess) -> None:
     assert result["metric_name"] == "AnswerRelevancyMetric"
     assert result["score"] is not None and 0 <= result["score"] <= 5, result
     assert result["prediction"] and result["contexts"]  # the app's answer and its contexts
-    assert result["feedback"]
+    assert "answer sentences are backed by the context" in result["feedback"]  # judged
     with Client(api_base=service.api, api_key=KEY) as client:
         rows = client.evaluate(_app_request())
     assert rows[0][0]["score"] == result["score"]  # same answer, judged the same way
