@@ -3,7 +3,9 @@ are too large, badly named or of the wrong type are refused with a clear 4xx."""
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -144,15 +146,28 @@ def test_datasets_upload_list_rows_and_use(service: ServiceProcess) -> None:
 def test_prompts_and_apps(service: ServiceProcess) -> None:
     with Client(api_base=service.api, api_key=KEY) as client:
         prompt = client.prompts.add("answer-en", "Use {context} to answer {query}", kind="answer")
-        assert prompt["kind"] == "answer"
-        assert "answer-en" in {p["code"] for p in client.prompts.list()}
+        assert prompt.kind == "answer" and client.prompts.get("answer-en").template.startswith(
+            "Use"
+        )
+        assert "answer-en" in {p.code for p in client.prompts.list()}
         app = client.apps.add(
             "bot", {"kind": "rag", "space": "docs", "model": "scripted", "prompt": "answer-en"}
         )
-        assert client.apps.get("bot")["id"] == app["id"]
+        assert client.apps.get("bot").id == app.id and app.config["prompt"] == "answer-en"
         assert client.models() == ["hashed", "scripted"]
-        client.apps.delete(app["id"])
-        assert "bot" not in {a["name"] for a in client.apps.list()}
+        client.apps.delete(app.id)
+        assert "bot" not in {a.name for a in client.apps.list()}
+        hits = client.spaces.retrieve("docs", "AWEL operator layer", top_k=1, retriever="bm25")
+        assert hits[0].document == "guide/awel.md"  # uploaded by the first test
+        folder = Path(tempfile.mkdtemp())
+        (folder / "rows.jsonl").write_text('{"query": "q", "reference_contexts": ["x"]}\n', "utf-8")
+        uploaded = client.datasets.upload(folder / "rows.jsonl", name="client-rows")
+        assert uploaded.row_count == 1 and "client-rows" in {
+            d.name for d in client.datasets.list().items
+        }
+        added = client.spaces.upload("docs", [folder / "rows.jsonl"], names=["notes/x.txt"])
+        assert added.added == ["notes/x.txt"]
+        client.prompts.delete("answer-en")
     with service.client() as http:
         message = failure(
             http.post("/prompts", json={"code": "bad", "template": "{query} {oops}"}), 400
@@ -169,7 +184,6 @@ def test_prompts_and_apps(service: ServiceProcess) -> None:
             ),
             404,
         )
-        data(http.delete("/prompts/answer-en"))
         failure(http.get("/prompts/answer-en"), 404)
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ragmeter.cli._common import console
 from ragmeter.cli._render import progress_bars
 from ragmeter.datasets import load_dataset
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, RagmeterError
 from ragmeter.knowledge import parse_retrievers
 from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.runs.request import MAX_PARALLEL
@@ -121,8 +121,8 @@ def _one_run(client: Client, body: dict[str, Any], label: str) -> EvaluationRepo
             done = now
 
         info = client.runs.wait(created.run_id, progress, poll=0.3)
-    if info.state != "done":
-        raise ConfigError(
+    if info.state != "done":  # not bad input: exit 1
+        raise RagmeterError(
             f"run {created.run_id} on the server {info.state}: {info.error or 'no reason'}; "
             f"resume it with POST .../evaluate/runs/{created.run_id}/resume"
         )

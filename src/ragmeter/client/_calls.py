@@ -15,7 +15,17 @@ from ragmeter.knowledge.models import ChunkInfo, DocumentInfo, SpaceInfo
 from ragmeter.runs.compare import MetricComparison
 from ragmeter.runs.request import EvaluateServeRequest
 from ragmeter.runs.store import RunInfo
-from ragmeter.service.schemas import Page, ResultItem, RunCreated
+from ragmeter.service.schemas import (
+    AddOut,
+    AppOut,
+    DatasetOut,
+    HitOut,
+    ModelOut,
+    Page,
+    PromptOut,
+    ResultItem,
+    RunCreated,
+)
 
 __all__ = ["Call", "ClientError", "RequestLike", "as_request", "read_envelope"]
 
@@ -159,9 +169,9 @@ def delete_space(key: str | int) -> Call[SpaceInfo]:
 
 def upload_documents(
     key: str | int, paths: Sequence[str | Path], names: Sequence[str] | None
-) -> Call[dict[str, Any]]:
+) -> Call[AddOut]:
     files = _files(paths, names)
-    return Call("POST", f"/knowledge/spaces/{key}/documents", _raw, files=files)
+    return Call("POST", f"/knowledge/spaces/{key}/documents", _model(AddOut), files=files)
 
 
 def documents(key: str | int) -> Call[list[DocumentInfo]]:
@@ -178,36 +188,54 @@ def chunks(key: str | int, doc_name: str | None, offset: int, limit: int) -> Cal
 
 def retrieve(
     key: str | int, query: str, top_k: int, score_threshold: float | None, retriever: str
-) -> Call[list[dict[str, Any]]]:
+) -> Call[list[HitOut]]:
     body = {"query": query, "top_k": top_k, "retriever": retriever}
     if score_threshold is not None:
         body["score_threshold"] = score_threshold
-    return Call("POST", f"/knowledge/spaces/{key}/retrieve", _raw, json=body)
+    return Call("POST", f"/knowledge/spaces/{key}/retrieve", _model(list[HitOut]), json=body)
 
 
 # -- prompts, apps, datasets, models ---------------------------------------------------------
 
 
-def add_prompt(body: dict[str, Any]) -> Call[dict[str, Any]]:
-    return Call("POST", "/prompts", _raw, json=body)
+def add_prompt(body: dict[str, Any]) -> Call[PromptOut]:
+    return Call("POST", "/prompts", _model(PromptOut), json=body)
 
 
-def get(path: str) -> Call[Any]:
-    return Call("GET", path, _raw)
+def prompts() -> Call[list[PromptOut]]:
+    return Call("GET", "/prompts", _model(list[PromptOut]))
 
 
-def delete(path: str) -> Call[Any]:
-    return Call("DELETE", path, _raw)
+def prompt(code: str, method: str = "GET") -> Call[PromptOut]:
+    return Call(method, f"/prompts/{code}", _model(PromptOut))
 
 
-def add_app(name: str, config: Mapping[str, Any]) -> Call[dict[str, Any]]:
-    return Call("POST", "/apps", _raw, json={"name": name, "config": dict(config)})
+def add_app(name: str, config: Mapping[str, Any]) -> Call[AppOut]:
+    return Call("POST", "/apps", _model(AppOut), json={"name": name, "config": dict(config)})
 
 
-def upload_dataset(path: str | Path, name: str | None) -> Call[dict[str, Any]]:
+def apps() -> Call[list[AppOut]]:
+    return Call("GET", "/apps", _model(list[AppOut]))
+
+
+def app(key: str | int, method: str = "GET") -> Call[AppOut]:
+    return Call(method, f"/apps/{key}", _model(AppOut))
+
+
+def models() -> Call[list[ModelOut]]:
+    return Call("GET", "/models", _model(list[ModelOut]))
+
+
+def upload_dataset(path: str | Path, name: str | None) -> Call[DatasetOut]:
     source = Path(path)
     files: Files = [("file", (source.name, source.read_bytes()))]
-    return Call("POST", "/datasets", _raw, files=files, form={"name": name} if name else None)
+    form = {"name": name} if name else None
+    return Call("POST", "/datasets", _model(DatasetOut), files=files, form=form)
+
+
+def datasets(offset: int, limit: int) -> Call[Page[DatasetOut]]:
+    params = {"offset": offset, "limit": limit}
+    return Call("GET", "/datasets", _model(Page[DatasetOut]), params=params)
 
 
 def dataset_rows(key: str | int, offset: int, limit: int) -> Call[Page[dict[str, Any]]]:

@@ -16,7 +16,7 @@ from ragmeter.client._calls import Call, RequestLike
 from ragmeter.knowledge.models import SpaceInfo
 from ragmeter.runs.compare import MetricComparison
 from ragmeter.runs.store import RunInfo
-from ragmeter.service.schemas import Page, ResultItem, RunCreated
+from ragmeter.service.schemas import AddOut, DatasetOut, HitOut, Page, ResultItem, RunCreated
 
 __all__ = ["AsyncClient"]
 
@@ -54,11 +54,11 @@ class AsyncClient(ClientBase):
     async def evaluate(self, request: RequestLike) -> builtins.list[list[dict[str, Any]]]:
         return await self.send(calls.evaluation(request))
 
-    async def upload_dataset(self, path: str | Path, name: str | None = None) -> dict[str, Any]:
+    async def upload_dataset(self, path: str | Path, name: str | None = None) -> DatasetOut:
         return await self.send(calls.upload_dataset(path, name))
 
     async def models(self) -> builtins.list[str]:
-        return [m["name"] for m in await self.send(calls.get("/models"))]
+        return [m.name for m in await self.send(calls.models())]
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -144,7 +144,7 @@ class _AsyncSpaces:
 
     async def upload(
         self, space: str | int, paths: Sequence[str | Path], names: Sequence[str] | None = None
-    ) -> dict[str, Any]:
+    ) -> AddOut:
         return await self._c.send(calls.upload_documents(space, paths, names))
 
     async def retrieve(
@@ -154,5 +154,5 @@ class _AsyncSpaces:
         top_k: int = 5,
         score_threshold: float | None = None,
         retriever: str = "vector",
-    ) -> builtins.list[dict[str, Any]]:
+    ) -> builtins.list[HitOut]:
         return await self._c.send(calls.retrieve(space, query, top_k, score_threshold, retriever))

@@ -16,7 +16,16 @@ from ragmeter.client._calls import Call, ClientError, RequestLike
 from ragmeter.knowledge.models import ChunkInfo, DocumentInfo, SpaceInfo
 from ragmeter.runs.compare import MetricComparison
 from ragmeter.runs.store import RunInfo
-from ragmeter.service.schemas import Page, ResultItem, RunCreated
+from ragmeter.service.schemas import (
+    AddOut,
+    AppOut,
+    DatasetOut,
+    HitOut,
+    Page,
+    PromptOut,
+    ResultItem,
+    RunCreated,
+)
 
 __all__ = ["Client"]
 
@@ -58,7 +67,7 @@ class Client(ClientBase):
 
     def models(self) -> builtins.list[str]:
         """Names of the models configured on the server."""
-        return [m["name"] for m in self.send(calls.get("/models"))]
+        return [m.name for m in self.send(calls.models())]
 
     def close(self) -> None:
         self._http.close()
@@ -153,7 +162,7 @@ class _Spaces:
         space: str | int,
         paths: Sequence[str | Path],
         names: Sequence[str] | None = None,
-    ) -> dict[str, Any]:
+    ) -> AddOut:
         """Add files; ``names`` (relative paths) default to the files' own names."""
         return self._c.send(calls.upload_documents(space, paths, names))
 
@@ -172,33 +181,13 @@ class _Spaces:
         top_k: int = 5,
         score_threshold: float | None = None,
         retriever: str = "vector",
-    ) -> builtins.list[dict[str, Any]]:
+    ) -> builtins.list[HitOut]:
         return self._c.send(calls.retrieve(space, query, top_k, score_threshold, retriever))
 
 
-class _Named:
-    """Prompts (by code) or apps (by name or id): list, get, delete."""
-
-    path = ""
-
+class _Prompts:
     def __init__(self, client: Client) -> None:
         self._c = client
-
-    def list(self) -> builtins.list[dict[str, Any]]:
-        found: builtins.list[dict[str, Any]] = self._c.send(calls.get(self.path))
-        return found
-
-    def get(self, key: str | int) -> dict[str, Any]:
-        found: dict[str, Any] = self._c.send(calls.get(f"{self.path}/{key}"))
-        return found
-
-    def delete(self, key: str | int) -> dict[str, Any]:
-        found: dict[str, Any] = self._c.send(calls.delete(f"{self.path}/{key}"))
-        return found
-
-
-class _Prompts(_Named):
-    path = "/prompts"
 
     def add(
         self,
@@ -209,7 +198,7 @@ class _Prompts(_Named):
         language: str | None = None,
         description: str = "",
         replace: bool = False,
-    ) -> dict[str, Any]:
+    ) -> PromptOut:
         """Store a template: judge uses {query} {context} {answer}; answer {query} {context}."""
         body = {
             "code": code,
@@ -221,26 +210,44 @@ class _Prompts(_Named):
         }
         return self._c.send(calls.add_prompt(body))
 
+    def list(self) -> builtins.list[PromptOut]:
+        return self._c.send(calls.prompts())
 
-class _Apps(_Named):
-    path = "/apps"
+    def get(self, code: str) -> PromptOut:
+        return self._c.send(calls.prompt(code))
 
-    def add(self, name: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    def delete(self, code: str) -> PromptOut:
+        return self._c.send(calls.prompt(code, "DELETE"))
+
+
+class _Apps:
+    def __init__(self, client: Client) -> None:
+        self._c = client
+
+    def add(self, name: str, config: Mapping[str, Any]) -> AppOut:
         """``{"kind": "rag", "space": ..., "model": ...}`` or ``{"kind": "http", "url": ...}``."""
         return self._c.send(calls.add_app(name, config))
+
+    def list(self) -> builtins.list[AppOut]:
+        return self._c.send(calls.apps())
+
+    def get(self, app: str | int) -> AppOut:
+        return self._c.send(calls.app(app))
+
+    def delete(self, app: str | int) -> AppOut:
+        return self._c.send(calls.app(app, "DELETE"))
 
 
 class _Datasets:
     def __init__(self, client: Client) -> None:
         self._c = client
 
-    def upload(self, path: str | Path, name: str | None = None) -> dict[str, Any]:
+    def upload(self, path: str | Path, name: str | None = None) -> DatasetOut:
         """Store a JSONL, JSON or CSV file's rows (checked) under ``name``."""
         return self._c.send(calls.upload_dataset(path, name))
 
-    def list(self, offset: int = 0, limit: int = 50) -> dict[str, Any]:
-        found: dict[str, Any] = self._c.send(calls.get(f"/datasets?offset={offset}&limit={limit}"))
-        return found
+    def list(self, offset: int = 0, limit: int = 50) -> Page[DatasetOut]:
+        return self._c.send(calls.datasets(offset, limit))
 
     def rows(self, dataset: str | int, offset: int = 0, limit: int = 100) -> Page[dict[str, Any]]:
         return self._c.send(calls.dataset_rows(dataset, offset, limit))

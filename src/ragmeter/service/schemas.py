@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "AddOut",
+    "AppOut",
     "CompatResult",
+    "DatasetOut",
+    "HitOut",
     "MetricInfo",
+    "ModelOut",
     "Page",
+    "PromptOut",
     "ResultItem",
     "RunCreated",
     "SceneInfo",
@@ -66,3 +73,55 @@ class MetricInfo(BaseModel):
     aliases: list[str] = Field(default_factory=list)
     description: str
     needs_judge: bool = False
+
+
+class PromptOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    code: str
+    kind: str
+    language: str | None
+    template: str
+    description: str
+    updated_at: datetime | None = None
+
+
+class AppOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str
+    kind: str
+    config: dict[str, Any]
+
+
+class DatasetOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str | None
+    source: str
+    row_count: int
+    created_at: datetime | None = None
+
+
+class ModelOut(BaseModel):
+    name: str
+
+
+class HitOut(BaseModel):
+    chunk_id: int
+    score: float
+    document: str
+    content: str
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class AddOut(BaseModel):
+    added: list[str]
+    updated: list[str]
+    unchanged: list[str]
+    failed: list[tuple[str, str]]
+    empty: list[str]
+    chunks: int
+    seconds: float

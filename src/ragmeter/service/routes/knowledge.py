@@ -24,7 +24,7 @@ from ragmeter.knowledge import (
     add_documents,
 )
 from ragmeter.service.envelope import ApiError, Result, ok
-from ragmeter.service.schemas import Page
+from ragmeter.service.schemas import AddOut, HitOut, Page
 from ragmeter.service.state import Services, services
 from ragmeter.service.uploads import save_uploads
 
@@ -50,24 +50,6 @@ class RetrieveRequest(BaseModel):
     top_k: int = Field(default=5, ge=1, le=1000)
     score_threshold: float | None = None
     retriever: RetrieverName = "vector"
-
-
-class HitOut(BaseModel):
-    chunk_id: int
-    score: float
-    document: str
-    content: str
-    meta: dict[str, Any] = Field(default_factory=dict)
-
-
-class AddOut(BaseModel):
-    added: list[str]
-    updated: list[str]
-    unchanged: list[str]
-    failed: list[tuple[str, str]]
-    empty: list[str]
-    chunks: int
-    seconds: float
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)

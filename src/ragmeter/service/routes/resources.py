@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
@@ -16,7 +15,7 @@ from ragmeter.apps import HttpAppConfig, RagAppConfig
 from ragmeter.datasets import load_dataset
 from ragmeter.errors import DatasetError
 from ragmeter.service.envelope import Result, ok
-from ragmeter.service.schemas import Page
+from ragmeter.service.schemas import AppOut, DatasetOut, ModelOut, Page, PromptOut
 from ragmeter.service.state import Services, services
 from ragmeter.service.uploads import save_uploads
 from ragmeter.store.lookup import check_name
@@ -41,17 +40,6 @@ class PromptIn(BaseModel):
     language: Literal["en", "zh"] | None = None
     description: str = Field(default="", max_length=10_000)
     replace: bool = False
-
-
-class PromptOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
-    code: str
-    kind: str
-    language: str | None
-    template: str
-    description: str
-    updated_at: datetime | None = None
 
 
 @router.post("/prompts", tags=["prompts"], status_code=status.HTTP_201_CREATED)
@@ -95,15 +83,6 @@ class AppIn(BaseModel):
     config: Annotated[RagAppConfig | HttpAppConfig, Field(discriminator="kind")]
 
 
-class AppOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
-    id: int
-    name: str
-    kind: str
-    config: dict[str, Any]
-
-
 @router.post("/apps", tags=["apps"], status_code=status.HTTP_201_CREATED)
 def add_app(body: AppIn, svc: Deps) -> Result[AppOut]:
     """Register a rag app (space + model + answer prompt) or an http app (your endpoint)."""
@@ -130,16 +109,6 @@ def delete_app(app: str, svc: Deps) -> Result[AppOut]:
 
 
 # -- datasets ------------------------------------------------------------------------------
-
-
-class DatasetOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-
-    id: int
-    name: str | None
-    source: str
-    row_count: int
-    created_at: datetime | None = None
 
 
 def _load_rows(path: Path, name: str) -> list[dict[str, Any]]:
@@ -195,10 +164,6 @@ def dataset_rows(
 
 
 # -- models --------------------------------------------------------------------------------
-
-
-class ModelOut(BaseModel):
-    name: str
 
 
 @router.get("/models", tags=["models"])
