@@ -7,7 +7,9 @@ import asyncio
 import json
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +34,38 @@ def judge() -> Iterator[ScriptedJudgeServer]:
         yield server
 
 
+class _NotFound(BaseHTTPRequestHandler):
+    """An endpoint with no such model: every request is a 404."""
+
+    def do_POST(self) -> None:
+        body = b'{"error": {"message": "model not found"}}'
+        self.send_response(404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def lost_judge() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _NotFound)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
 @pytest.fixture(scope="module")
 def service(
-    tmp_path_factory: pytest.TempPathFactory, judge: ScriptedJudgeServer
+    tmp_path_factory: pytest.TempPathFactory, judge: ScriptedJudgeServer, lost_judge: str
 ) -> Iterator[ServiceProcess]:
     home = tmp_path_factory.mktemp("service-home")
     write_models(home, judge.url)
+    with (home / "ragmeter.toml").open("a", encoding="utf-8") as config:
+        config.write(f'\n[models.lost]\nbase_url = "{lost_judge}"\nmodel = "gone"\n')
     with ServiceProcess(home) as server:
         docs = tmp_path_factory.mktemp("docs")
         (docs / "awel.md").write_text(GUIDE_AWEL, encoding="utf-8")
@@ -272,7 +300,7 @@ def test_dataset_scene_rows_carry_predictions(service: ServiceProcess) -> None:
 def test_models_lists_names_only(service: ServiceProcess) -> None:
     with service.client() as http:
         models = data(http.get("/models"))
-    assert models == [{"name": "hashed"}, {"name": "scripted"}]
+    assert models == [{"name": "hashed"}, {"name": "lost"}, {"name": "scripted"}]
     assert "base_url" not in json.dumps(models)
 
 
@@ -300,3 +328,18 @@ def test_cli_eval_runs_on_the_server(
     monkeypatch.setenv("RAGMETER_API_KEY", "wrong")
     unauthorized = run(*args, home=tmp_path / "client-home")
     assert unauthorized.returncode == 2 and "401" in unauthorized.stderr
+
+
+def test_a_run_whose_judge_fails_for_good_answers_502_and_stays_resumable(
+    service: ServiceProcess,
+) -> None:
+    body = _app_request(rows=2, tag=" [lost]")
+    body["context"] = {**body["context"], "model": "lost"}
+    with service.client() as http:
+        response = http.post("/evaluate/evaluation", json=body)
+        message = failure(response, 502)
+        run_id = response.headers["x-ragmeter-run-id"]
+        assert run_id in message and "resume" in message
+        run = data(http.get(f"/evaluate/runs/{run_id}"))
+    assert (run["state"], run["error_kind"], run["resumable"]) == ("failed", "upstream", True)
+    assert run["progress"]["done"] == 0  # nothing judged, nothing stored as if it were

@@ -222,3 +222,37 @@ def test_a_stopped_server_leaves_its_runs_resumable(
             _check_complete(_all_results(http, run_id), ROWS)
     finally:
         server.stop()
+
+
+def test_rows_a_down_judge_left_null_are_redone_with_retry_failed(
+    tmp_path: Path, judge: ScriptedJudgeServer
+) -> None:
+    home = tmp_path / "home"
+    write_models(home, judge.url)
+    config = home / "ragmeter.toml"
+    working = config.read_text(encoding="utf-8")
+    down = '\n[models.judge]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "x"\ntimeout = 1\n'
+    config.write_text(working + down, encoding="utf-8")
+    server = ServiceProcess(home).start()
+    try:
+        _setup(server)
+        body = {**_slow_run("down", rows=3), "context": {"model": "judge"}}
+        with server.client() as http:
+            run_id = data(http.post("/evaluate/runs", json=body), 202)["run_id"]
+            first = wait_run(http, run_id)
+            assert first["state"] == "done"  # per-row failures are data: null + reason
+            nulls = [r for r in _all_results(http, run_id) if r["score"] is None]
+            assert len(nulls) == 3 and all("JudgeError" in r["error"] for r in nulls)
+            failure(http.post(f"/evaluate/runs/{run_id}/resume"), 409)  # nothing missing
+        server.stop()
+        fixed = f'\n[models.judge]\nbase_url = "{judge.url}"\nmodel = "scripted"\n'
+        config.write_text(working + fixed, encoding="utf-8")  # the judge is back
+        server.start()
+        with Client(api_base=server.api, api_key=KEY) as client:
+            client.runs.resume(run_id, retry_failed=True)
+            info = client.runs.wait(run_id, poll=0.1)
+            items = list(client.runs.results(run_id))
+        assert info.state == "done" and info.progress == {"done": 3, "total": 3}
+        assert len(items) == 6 and all(i.score is not None for i in items)
+    finally:
+        server.stop()

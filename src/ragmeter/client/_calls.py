@@ -141,8 +141,9 @@ def cancel_run(run_id: str) -> Call[RunInfo]:
     return Call("POST", f"/evaluate/runs/{run_id}/cancel", _model(RunInfo))
 
 
-def resume_run(run_id: str) -> Call[RunInfo]:
-    return Call("POST", f"/evaluate/runs/{run_id}/resume", _model(RunInfo))
+def resume_run(run_id: str, retry_failed: bool = False) -> Call[RunInfo]:
+    params = {"retry_failed": "true"} if retry_failed else None
+    return Call("POST", f"/evaluate/runs/{run_id}/resume", _model(RunInfo), params=params)
 
 
 # -- knowledge spaces ------------------------------------------------------------------------

@@ -126,8 +126,8 @@ class _AsyncRuns:
     async def cancel(self, run_id: str) -> RunInfo:
         return await self._c.send(calls.cancel_run(run_id))
 
-    async def resume(self, run_id: str) -> RunInfo:
-        return await self._c.send(calls.resume_run(run_id))
+    async def resume(self, run_id: str, *, retry_failed: bool = False) -> RunInfo:
+        return await self._c.send(calls.resume_run(run_id, retry_failed))
 
 
 class _AsyncSpaces:

@@ -137,8 +137,9 @@ class _Runs:
     def cancel(self, run_id: str) -> RunInfo:
         return self._c.send(calls.cancel_run(run_id))
 
-    def resume(self, run_id: str) -> RunInfo:
-        return self._c.send(calls.resume_run(run_id))
+    def resume(self, run_id: str, *, retry_failed: bool = False) -> RunInfo:
+        """Finish a stopped run; ``retry_failed`` also redoes rows with a null score."""
+        return self._c.send(calls.resume_run(run_id, retry_failed))
 
 
 class _Spaces:

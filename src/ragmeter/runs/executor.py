@@ -9,7 +9,7 @@ import logging
 from collections.abc import Iterator, Sequence
 
 from ragmeter.datasets import Row
-from ragmeter.errors import JudgeError, RagmeterError
+from ragmeter.errors import EmbeddingError, JudgeError, RagmeterError, StoreError
 from ragmeter.judge.usage import Usage
 from ragmeter.knowledge import KnowledgeBase
 from ragmeter.metrics.context import EvaluationContext
@@ -87,11 +87,14 @@ async def execute_run(runs: RunStore, kb: KnowledgeBase, run_id: str) -> None:
             runs.finish(run_id, "cancelled")
         return
     except RagmeterError as exc:
-        runs.finish(run_id, "failed", str(exc))
+        kind = "upstream" if isinstance(exc, JudgeError | EmbeddingError) else "input"
+        if isinstance(exc, StoreError):
+            kind = "internal"
+        runs.finish(run_id, "failed", str(exc), kind)
         return
     except Exception as exc:  # a bug or a library failure: the run says so, the worker lives
         log.exception("run %s failed", run_id)
-        runs.finish(run_id, "failed", f"{type(exc).__name__}: {exc}")
+        runs.finish(run_id, "failed", f"{type(exc).__name__}: {exc}", "internal")
         return
     finally:
         if plan is not None:

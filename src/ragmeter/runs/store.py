@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from ragmeter.errors import ConflictError, NotFoundError, StoreError
@@ -40,6 +40,8 @@ class RunInfo(BaseModel):
     progress: dict[str, int]
     resumable: bool
     error: str | None
+    #: input (fix the request), upstream (judge, embedder or app), internal, interrupted
+    error_kind: str | None = None
     summary: dict[str, dict[str, float | int | None]] | None = None
     cost: dict[str, float]
     dataset_id: int
@@ -158,6 +160,7 @@ class RunStore:
             progress={"done": record.done_rows, "total": record.total_rows},
             resumable=record.resumable,
             error=record.error,
+            error_kind=record.error_kind,
             summary=self.summary(record) if summary else None,
             cost=dict(record.usage or {}),
             dataset_id=record.dataset_id,
@@ -198,17 +201,22 @@ class RunStore:
             RunRecord.state == "pending",
             state="running",
             error=None,
+            error_kind=None,
             resumable=False,
             started_at=record.started_at or _now(),
         )
 
-    def finish(self, run_id: str, state: RunState, error: str | None = None) -> None:
-        """running -> done, failed or cancelled; unfinished rows make it resumable."""
+    def finish(
+        self, run_id: str, state: RunState, error: str | None = None, kind: str | None = None
+    ) -> None:
+        """running -> done, failed or cancelled; unfinished rows make it resumable. ``kind``
+        says what failed: input (the request), upstream (judge, embedder, app), internal."""
         record = self.get(run_id)
         self._set(
             run_id,
             state=state,
             error=error,
+            error_kind=kind,
             resumable=state != "done" and record.done_rows < record.total_rows,
             finished_at=_now(),
         )
@@ -227,15 +235,44 @@ class RunStore:
         )
         return self.get(run_id)
 
-    def reopen(self, run_id: str) -> RunRecord:
-        """A failed or cancelled run with rows left -> pending again."""
+    def reopen(self, run_id: str, *, retry_failed: bool = False) -> RunRecord:
+        """A failed or cancelled run with rows left -> pending again. ``retry_failed`` first
+        forgets the rows that have a null score (a judge or app that was down, say), so they
+        are evaluated again; then even a done run can be reopened."""
         record = self.get(run_id)
         if record.state in ("pending", "running"):
             raise ConflictError(f"run '{run_id}' is already {record.state}")
+        if retry_failed:
+            self._forget_failed_rows(run_id)
+            record = self.get(run_id)
         if record.done_rows >= record.total_rows:
-            raise ConflictError(f"run '{run_id}' has no rows left to evaluate")
+            hint = "" if retry_failed else " (retry_failed=true redoes rows with null scores)"
+            raise ConflictError(f"run '{run_id}' has no rows left to evaluate{hint}")
         self._set(run_id, RunRecord.state == record.state, state="pending", finished_at=None)
         return self.get(run_id)
+
+    def _forget_failed_rows(self, run_id: str) -> int:
+        with self.store.session() as session:
+            failed = set(
+                session.scalars(
+                    select(ResultRow.row_index).where(
+                        ResultRow.run_id == run_id, ResultRow.score.is_(None)
+                    )
+                )
+            )
+            if failed:
+                session.execute(
+                    delete(ResultRow).where(
+                        ResultRow.run_id == run_id, ResultRow.row_index.in_(failed)
+                    )
+                )
+                session.execute(
+                    update(RunRecord)
+                    .where(RunRecord.id == run_id)
+                    .values(done_rows=RunRecord.done_rows - len(failed))
+                )
+                session.commit()
+        return len(failed)
 
     def interrupt(self, run_id: str) -> None:
         """A run stopped by a server going down (not by a user): failed and resumable."""
@@ -245,6 +282,7 @@ class RunStore:
             RunRecord.error.is_(None),
             state="failed",
             error=INTERRUPTED,
+            error_kind="interrupted",
             resumable=True,
             finished_at=_now(),
         )

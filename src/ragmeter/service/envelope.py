@@ -46,12 +46,20 @@ def ok(data: T) -> Result[T]:
 class ApiError(Exception):
     """An error with its HTTP status and code, raised by the routes themselves."""
 
-    def __init__(self, status: int, code: str, message: str, data: Any = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        data: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.data = data
+        self.headers = dict(headers or {})
 
 
 _STATUS: list[tuple[type[BaseException], int, str]] = [
@@ -102,7 +110,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def on_api_error(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ApiError)
-        return error_response(exc.status, exc.code, exc.message, exc.data)
+        return error_response(exc.status, exc.code, exc.message, exc.data, exc.headers)
 
     async def on_ragmeter(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RagmeterError)

@@ -170,6 +170,8 @@ class RunRecord(Base):
     total_rows: Mapped[int] = mapped_column(Integer, default=0)
     done_rows: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    #: what kind of failure ``error`` is: input, upstream, internal or interrupted
+    error_kind: Mapped[str | None] = mapped_column(String(16), nullable=True)
     resumable: Mapped[bool] = mapped_column(Boolean, default=False)
     usage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())

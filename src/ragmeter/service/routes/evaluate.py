@@ -21,6 +21,8 @@ from ragmeter.service.state import Services, services
 __all__ = ["RUN_ID_HEADER", "router"]
 
 RUN_ID_HEADER = "X-Ragmeter-Run-Id"
+#: how a run that did not finish answers, by what failed (a cancelled run: 409)
+_FAILED_STATUS = {"input": 400, "upstream": 502, "interrupted": 503, "internal": 500}
 router = APIRouter(tags=["evaluation"])
 Deps = Annotated[Services, Depends(services)]
 
@@ -38,11 +40,12 @@ async def evaluation(
     finished = await asyncio.to_thread(svc.runs.get, record.id)
     if finished.state != "done":
         raise ApiError(
-            500 if finished.state == "failed" else 409,
+            _FAILED_STATUS.get(finished.error_kind or "", 409),
             f"run_{finished.state}",
             f"run '{record.id}' {finished.state}: {finished.error or 'no reason given'}; "
             f"resume it with POST /api/v2/serve/evaluate/runs/{record.id}/resume",
             data={"run_id": record.id},
+            headers={RUN_ID_HEADER: record.id},
         )
     rows = await asyncio.to_thread(grouped_results, svc, record.id)
     return ok([[CompatResult.model_validate(item) for item in row] for row in rows])

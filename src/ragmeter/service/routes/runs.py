@@ -4,6 +4,7 @@ cancel and resume. A run resumed after a crash skips every row already stored.""
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, status
@@ -74,12 +75,15 @@ async def cancel(run_id: str, svc: Deps) -> Result[RunInfo]:
 
 
 @router.post("/{run_id}/resume", status_code=status.HTTP_202_ACCEPTED)
-async def resume(run_id: str, svc: Deps) -> Result[RunInfo]:
-    """Queue a failed, cancelled or interrupted run again; only its missing rows are done."""
+async def resume(run_id: str, svc: Deps, retry_failed: bool = False) -> Result[RunInfo]:
+    """Queue a failed, cancelled or interrupted run again; only its missing rows are done.
+    ``retry_failed=true`` also redoes rows with a null score (e.g. the judge was down)."""
     future = svc.manager.future(run_id)
     current = await asyncio.to_thread(svc.runs.get, run_id)
     if current.state == "cancelled" and future is not None and not future.done():
         await asyncio.wrap_future(future)  # its worker is still stopping
-    record = await asyncio.to_thread(svc.runs.reopen, run_id)
+    record = await asyncio.to_thread(
+        functools.partial(svc.runs.reopen, run_id, retry_failed=retry_failed)
+    )
     svc.manager.submit(run_id)
     return ok(svc.runs.info(record))

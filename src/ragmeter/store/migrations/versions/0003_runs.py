@@ -37,6 +37,7 @@ def upgrade() -> None:
         sa.Column("total_rows", sa.Integer(), nullable=False),
         sa.Column("done_rows", sa.Integer(), nullable=False),
         sa.Column("error", sa.Text(), nullable=True),
+        sa.Column("error_kind", sa.String(16), nullable=True),
         sa.Column("resumable", sa.Boolean(), nullable=False),
         sa.Column("usage", sa.JSON(), nullable=False),
         sa.Column("created_at", sa.DateTime(), server_default=sa.func.now(), nullable=False),
