@@ -149,3 +149,9 @@ def test_demo_builds_a_space_and_compares_three_retrievers(tmp_path: Path) -> No
         home=env_home,
     )
     assert json.loads(search.stdout.splitlines()[0])["document"] == "zh/tea.md"
+
+
+def test_help_shows_config_sections_in_brackets() -> None:
+    """Rich markup must not eat '[models.NAME]' or '[server]' from the help."""
+    assert "[models.NAME]" in run("eval", "--help").stdout
+    assert "[server] api_keys" in run("serve", "--help").stdout

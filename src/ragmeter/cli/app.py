@@ -69,7 +69,7 @@ def eval_command(
     judge_model: Annotated[
         str | None,
         typer.Option(
-            help="Judge: a [models.NAME] of ragmeter.toml, or the model id at --judge-base-url."
+            help="Judge: a \\[models.NAME] of ragmeter.toml, or the model id at --judge-base-url."
         ),
     ] = None,
     judge_base_url: Annotated[
@@ -95,7 +95,7 @@ def eval_command(
     ] = None,
     embedding_model: Annotated[
         str | None,
-        typer.Option(help="Embedding model: a [models.NAME], or the id at --embedding-base-url."),
+        typer.Option(help="Embedding model: a \\[models.NAME], or the id at --embedding-base-url."),
     ] = None,
     embedding_api_key_env: Annotated[
         str | None, typer.Option(help="Environment variable holding the embeddings API key.")
@@ -259,7 +259,7 @@ def serve_command(
     """Serve the HTTP API (DB-GPT-compatible /evaluation, runs, spaces, prompts, apps,
     datasets) over this store; OpenAPI docs at /docs.
 
-    Keys come from [server] api_keys in ragmeter.toml or $RAGMETER_API_KEYS; every route but
+    Keys come from \\[server] api_keys in ragmeter.toml or $RAGMETER_API_KEYS; every route but
     /health then needs 'Authorization: Bearer <key>'.
     """
     from ragmeter.config import load_settings

@@ -62,7 +62,7 @@ def add_command(
     name: Annotated[str, typer.Argument(help="The app's name.")],
     space: Annotated[str | None, typer.Option(help="RagApp: the knowledge space.")] = None,
     model: Annotated[
-        str | None, typer.Option(help="RagApp: a [models.NAME], or the id at --model-base-url.")
+        str | None, typer.Option(help="RagApp: a \\[models.NAME], or the id at --model-base-url.")
     ] = None,
     model_base_url: Annotated[
         str | None, typer.Option(help="RagApp: OpenAI-compatible endpoint of --model.")

@@ -47,7 +47,7 @@ def _unescape(text: str) -> str:
 def create_command(
     name: Annotated[str, typer.Argument(help="Name of the new space.")],
     embedder: Annotated[
-        str, typer.Option(help="Embedding model: the local default or a [models.NAME].")
+        str, typer.Option(help="Embedding model: the local default or a \\[models.NAME].")
     ] = DEFAULT_MODEL_NAME,
     chunking: Annotated[
         str, typer.Option(help=f"Chunking strategy: {', '.join(CHUNKING_STRATEGIES)}.")
