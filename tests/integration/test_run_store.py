@@ -100,3 +100,34 @@ def test_interrupted_and_cancelled_runs_are_resumable() -> None:
     assert (cancelled.state, cancelled.resumable) == ("cancelled", True)
     asyncio.run(execute_run(runs, kb, run_id))  # a cancelled run is not started
     assert runs.get(run_id).state == "cancelled" and not _results(runs, run_id)
+
+
+def test_only_runs_of_dead_processes_are_marked_interrupted() -> None:
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from ragmeter.store import RunRecord
+
+    kb = KnowledgeBase()
+    runs = RunStore(kb.store)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    host = socket.gethostname()
+    owners = {
+        "live": f"{host}:{os.getppid()}",  # the process that started the tests
+        "dead": f"{host}:{gone.stdout.strip()}",
+        "elsewhere": "another-machine:1",
+    }
+    ids = {}
+    for label, owner in owners.items():
+        ids[label] = _new_run(runs, kb)
+        assert runs.start(ids[label])
+        with kb.store.session() as session:
+            session.get(RunRecord, ids[label]).owner = owner  # type: ignore[union-attr]
+            session.commit()
+    assert runs.mark_interrupted() == [ids["dead"]]
+    assert {label: runs.get(i).state for label, i in ids.items()} == {
+        "live": "running", "dead": "failed", "elsewhere": "running",
+    }  # fmt: skip

@@ -13,7 +13,7 @@ import pytest
 
 from ragmeter.client import Client
 from ragmeter.judge.scripted import ScriptedJudgeServer
-from tests.integration.helpers import GUIDE_AWEL, NOTES_AWEL, write_models
+from tests.integration.helpers import GUIDE_AWEL, NOTES_AWEL, json_lines, run, write_models
 from tests.integration.service import KEY, ServiceProcess, data, failure, wait_run
 
 ROWS = 24
@@ -256,3 +256,28 @@ def test_rows_a_down_judge_left_null_are_redone_with_retry_failed(
         assert len(items) == 6 and all(i.score is not None for i in items)
     finally:
         server.stop()
+
+
+def test_the_cli_resumes_a_run_whose_server_was_killed(
+    tmp_path: Path, judge: ScriptedJudgeServer
+) -> None:
+    home = tmp_path / "home"
+    write_models(home, judge.url)
+    server = ServiceProcess(home).start()
+    try:
+        _setup(server)
+        with server.client() as http:
+            run_id = data(http.post("/evaluate/runs", json=_slow_run("cli")), 202)["run_id"]
+            _wait_progress(http, run_id, 4)
+    finally:
+        server.kill()  # no server comes back: the command line takes over
+    listed = run("runs", "list", home=home)
+    assert listed.returncode == 0 and run_id in listed.stdout and "running" in listed.stdout
+    resumed = run("runs", "resume", run_id, home=home)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{ROWS}/{ROWS} rows" in resumed.stdout and "AnswerRelevancyMetric" in resumed.stdout
+    out = tmp_path / "results.jsonl"
+    assert run("runs", "results", run_id, "--out", str(out), home=home).returncode == 0
+    _check_complete(json_lines(out.read_text(encoding="utf-8")), ROWS)
+    again = run("runs", "resume", run_id, home=home)
+    assert again.returncode == 2 and "no rows left" in again.stderr

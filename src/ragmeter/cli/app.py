@@ -1,5 +1,5 @@
-"""The ``ragmeter`` command line: ``eval``, ``serve``, ``space``, ``prompt``, ``app``,
-``metrics``, ``demo``, ``judge-server``."""
+"""The ``ragmeter`` command line: ``eval``, ``serve``, ``runs``, ``space``, ``prompt``,
+``app``, ``metrics``, ``demo``, ``judge-server``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from ragmeter.cli._common import console, handles_errors
 from ragmeter.cli.apps import app_app
 from ragmeter.cli.evaluate import EvalRequest, run_eval
 from ragmeter.cli.prompts import prompt_app
+from ragmeter.cli.runs import runs_app
 from ragmeter.cli.space import space_app
 from ragmeter.metrics import metric_entries
 
@@ -29,6 +30,7 @@ app = typer.Typer(
 app.add_typer(space_app)
 app.add_typer(prompt_app)
 app.add_typer(app_app)
+app.add_typer(runs_app)
 
 
 def _version(value: bool) -> None:

@@ -48,6 +48,8 @@ async def _run_batches(plan: RunPlan, runs: RunStore, run_id: str, todo: list[in
     before = usage_snapshot(plan.judge)
     embedding = Usage()
     for batch in _batches(todo, plan.spec.parallel_num):
+        if runs.get(run_id).state != "running":  # cancelled, maybe by another process
+            raise asyncio.CancelledError
         ctx = _context(plan)
         rows = [plan.rows[i] for i in batch]
         produced: list[Row | str] = list(rows)

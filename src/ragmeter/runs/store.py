@@ -5,6 +5,8 @@ either all of a row or none of it."""
 from __future__ import annotations
 
 import json
+import os
+import socket
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -16,7 +18,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from ragmeter.errors import ConflictError, NotFoundError, StoreError
-from ragmeter.reports import ResultRecord
+from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.reports._bootstrap import bootstrap_mean_ci
 from ragmeter.reports.report import json_default
 from ragmeter.runs.request import RunSpec
@@ -53,6 +55,28 @@ class RunInfo(BaseModel):
 def add_usage(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float]:
     """Two usage dicts summed key by key."""
     return {k: round(float(a.get(k, 0)) + float(b.get(k, 0)), 3) for k in {*a, *b}}
+
+
+def this_process() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _alive(owner: str | None) -> bool:
+    """Whether ``host:pid`` names a running process; another host's counts as alive."""
+    host, _, pid = (owner or "").rpartition(":")
+    if not pid.isascii() or not pid.isdigit():
+        return False
+    if host != socket.gethostname():
+        return True
+    if int(pid) == os.getpid():
+        return False  # this process is starting up: nothing of its own runs yet
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _now() -> datetime:
@@ -202,6 +226,7 @@ class RunStore:
             state="running",
             error=None,
             error_kind=None,
+            owner=this_process(),
             resumable=False,
             started_at=record.started_at or _now(),
         )
@@ -288,9 +313,14 @@ class RunStore:
         )
 
     def mark_interrupted(self) -> list[str]:
-        """At start-up: runs a dead process left ``running`` become failed and resumable."""
+        """Runs left ``running`` by a process of this machine that is gone become failed and
+        resumable (a server's start-up, ``ragmeter runs resume``). Runs of live processes, and
+        of other machines sharing the store, are left alone."""
         with self.store.session() as session:
-            ids = list(session.scalars(select(RunRecord.id).where(RunRecord.state == "running")))
+            found = session.execute(
+                select(RunRecord.id, RunRecord.owner).where(RunRecord.state == "running")
+            ).all()
+        ids = [run_id for run_id, owner in found if not _alive(owner)]
         for run_id in ids:
             self.interrupt(run_id)
         return ids
@@ -350,6 +380,33 @@ class RunStore:
                 .order_by(ResultRow.row_index, ResultRow.id)
             ).all()
         return [(q, m, s) for q, m, s in found]
+
+    def report(self, run_id: str) -> EvaluationReport:
+        """The run's stored results as a report (scores, summary, ``to_jsonl``)."""
+        record = self.get(run_id)
+        found, _total = self.results(run_id, 0, 1_000_000_000)
+        records = [
+            ResultRecord(
+                row_index=r.row_index,
+                metric_name=r.metric_name,
+                score=r.score,
+                passing=r.passing,
+                feedback=r.feedback,
+                error=r.error,
+                prediction=r.prediction,
+                contexts=r.contexts,
+                prediction_cost=r.prediction_cost,
+                query=r.query,
+                raw_dataset=r.raw_dataset,
+                cost=r.cost,
+            )
+            for r in found
+        ]
+        names = list(record.spec.get("metric_names") or record.spec.get("metrics", []))
+        seconds = 0.0
+        if record.started_at is not None and record.finished_at is not None:
+            seconds = (record.finished_at - record.started_at).total_seconds()
+        return EvaluationReport(records, names, record.done_rows, seconds, dict(record.usage))
 
     def summary(self, record: RunRecord) -> dict[str, dict[str, float | int | None]]:
         """Per metric: mean, count, nulls and a 95% bootstrap CI over the rows done so far."""

@@ -173,6 +173,8 @@ class RunRecord(Base):
     #: what kind of failure ``error`` is: input, upstream, internal or interrupted
     error_kind: Mapped[str | None] = mapped_column(String(16), nullable=True)
     resumable: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: ``host:pid`` of the process executing the run (to tell a dead one at start-up)
+    owner: Mapped[str | None] = mapped_column(String(300), nullable=True)
     usage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
     started_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)

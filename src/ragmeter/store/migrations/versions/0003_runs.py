@@ -39,6 +39,7 @@ def upgrade() -> None:
         sa.Column("error", sa.Text(), nullable=True),
         sa.Column("error_kind", sa.String(16), nullable=True),
         sa.Column("resumable", sa.Boolean(), nullable=False),
+        sa.Column("owner", sa.String(300), nullable=True),
         sa.Column("usage", sa.JSON(), nullable=False),
         sa.Column("created_at", sa.DateTime(), server_default=sa.func.now(), nullable=False),
         sa.Column("started_at", sa.DateTime(), nullable=True),
