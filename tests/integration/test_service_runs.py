@@ -73,6 +73,15 @@ def _wait_progress(http: httpx.Client, run_id: str, at_least: int) -> dict[str, 
     raise AssertionError("the run made no progress")
 
 
+def _run_under_way(server: ServiceProcess, body: dict[str, Any], rows_done: int) -> str:
+    """Set the server up, start a run and return its id once ``rows_done`` rows are stored."""
+    _setup(server)
+    with server.client() as http:
+        run_id: str = data(http.post("/evaluate/runs", json=body), 202)["run_id"]
+        _wait_progress(http, run_id, rows_done)
+    return run_id
+
+
 def _all_results(http: httpx.Client, run_id: str) -> list[dict[str, Any]]:
     page = data(http.get(f"/evaluate/runs/{run_id}/results", params={"limit": 1000}))
     assert page["total"] == len(page["items"])
@@ -158,12 +167,9 @@ def test_kill_9_then_resume_loses_no_row_and_redoes_none(
     write_models(home, judge.url)
     server = ServiceProcess(home).start()
     try:
-        _setup(server)
-        with server.client() as http:
-            body = {**_slow_run("crash"), "evaluate_code": "crash-run"}
-            run_id = data(http.post("/evaluate/runs", json=body), 202)["run_id"]
-            assert run_id == "crash-run"  # DB-GPT's evaluate_code names the run
-            _wait_progress(http, run_id, 6)
+        body = {**_slow_run("crash"), "evaluate_code": "crash-run"}
+        run_id = _run_under_way(server, body, 6)
+        assert run_id == "crash-run"  # DB-GPT's evaluate_code names the run
         server.kill()
         server.start()  # same home, same port
         with server.client() as http:
@@ -207,10 +213,7 @@ def test_a_stopped_server_leaves_its_runs_resumable(
     write_models(home, judge.url)
     server = ServiceProcess(home).start()
     try:
-        _setup(server)
-        with server.client() as http:
-            run_id = data(http.post("/evaluate/runs", json=_slow_run("stop")), 202)["run_id"]
-            _wait_progress(http, run_id, 2)
+        run_id = _run_under_way(server, _slow_run("stop"), 2)
         server.stop()  # SIGTERM: uvicorn shuts down gracefully
         server.start()
         with server.client() as http:
@@ -265,10 +268,7 @@ def test_the_cli_resumes_a_run_whose_server_was_killed(
     write_models(home, judge.url)
     server = ServiceProcess(home).start()
     try:
-        _setup(server)
-        with server.client() as http:
-            run_id = data(http.post("/evaluate/runs", json=_slow_run("cli")), 202)["run_id"]
-            _wait_progress(http, run_id, 4)
+        run_id = _run_under_way(server, _slow_run("cli"), 4)
     finally:
         server.kill()  # no server comes back: the command line takes over
     listed = run("runs", "list", home=home)

@@ -85,23 +85,7 @@ def _body(
 
 def _report(client: Client, run_id: str, rows: int) -> EvaluationReport:
     info = client.runs.get(run_id)
-    records = [
-        ResultRecord(
-            row_index=item.row_index,
-            metric_name=item.metric_name,
-            score=item.score,
-            passing=item.passing,
-            feedback=item.feedback,
-            error=item.error,
-            prediction=item.prediction,
-            contexts=item.contexts,
-            prediction_cost=item.prediction_cost,
-            query=item.query,
-            raw_dataset=item.raw_dataset,
-            cost=item.cost,
-        )
-        for item in client.runs.results(run_id)
-    ]
+    records = [ResultRecord.from_attributes(item) for item in client.runs.results(run_id)]
     seconds = 0.0
     if info.started_at is not None and info.finished_at is not None:
         seconds = (info.finished_at - info.started_at).total_seconds()

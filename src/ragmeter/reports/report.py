@@ -43,6 +43,12 @@ class ResultRecord:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_attributes(cls, source: Any) -> ResultRecord:
+        """A record from any object with the same attribute names (a stored result row, an
+        API result item)."""
+        return cls(**{name: getattr(source, name) for name in cls.__dataclass_fields__})
+
 
 class EvaluationReport:
     """Results of ``evaluate``: ``scores``, ``summary``, ``to_pandas``, ``to_jsonl``."""

@@ -385,23 +385,7 @@ class RunStore:
         """The run's stored results as a report (scores, summary, ``to_jsonl``)."""
         record = self.get(run_id)
         found, _total = self.results(run_id, 0, 1_000_000_000)
-        records = [
-            ResultRecord(
-                row_index=r.row_index,
-                metric_name=r.metric_name,
-                score=r.score,
-                passing=r.passing,
-                feedback=r.feedback,
-                error=r.error,
-                prediction=r.prediction,
-                contexts=r.contexts,
-                prediction_cost=r.prediction_cost,
-                query=r.query,
-                raw_dataset=r.raw_dataset,
-                cost=r.cost,
-            )
-            for r in found
-        ]
+        records = [ResultRecord.from_attributes(r) for r in found]
         names = list(record.spec.get("metric_names") or record.spec.get("metrics", []))
         seconds = 0.0
         if record.started_at is not None and record.finished_at is not None:
