@@ -5,6 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Debian packages the tests use: curl runs the seed's HTTP examples
+if ! command -v curl >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  sudo_cmd=$([ "$(id -u)" -eq 0 ] || echo sudo)
+  $sudo_cmd apt-get install -y -q curl || { $sudo_cmd apt-get update -q && $sudo_cmd apt-get install -y -q curl; }
+fi
+
 python_bin="${PYTHON:-$(command -v python3.11 || command -v python3)}"
 [ -x .venv/bin/python ] || "$python_bin" -m venv .venv
 

@@ -16,8 +16,11 @@
     [server]
     api_keys = ["a-long-random-key"]   # or RAGMETER_API_KEYS="k1,k2"; none: loopback only
     workers = 2                        # runs evaluated at once
-    max_upload_mb = 20                 # per uploaded file
-    max_request_mb = 100               # per request body
+    app_secrets = ["MY_RAG_KEY"]       # variables an app made over the API may send as its key
+    allow_app_hosts = ["10.0.0.0/8"]   # private hosts HttpApps may reach (names, IPs, networks)
+    # every size, count, depth and time a request controls is capped; see docs/security.md
+
+Requests refused by a ``[server]`` limit answer a 4xx that names the limit.
 """
 
 from __future__ import annotations
@@ -102,8 +105,46 @@ class ServerConfig(BaseModel):
 
     api_keys: list[str] = Field(default_factory=list)
     workers: int = Field(default=2, ge=1, le=64)
-    max_upload_mb: float = Field(default=20.0, gt=0)
+    #: environment variables an app created over the API may name as its ``api_key_env``
+    app_secrets: list[str] = Field(default_factory=list)
+    #: hosts, addresses or networks (``10.0.0.0/8``) an HttpApp made over the API may reach
+    #: although they are loopback, private or link-local
+    allow_app_hosts: list[str] = Field(default_factory=list)
+    # -- request sizes and counts ---------------------------------------------------------
+    #: one request body
     max_request_mb: float = Field(default=100.0, gt=0)
+    #: one uploaded file
+    max_upload_mb: float = Field(default=20.0, gt=0)
+    #: files in one upload
+    max_upload_files: int = Field(default=1000, ge=1)
+    #: nesting of JSON in a request body or a dataset row
+    max_json_depth: int = Field(default=32, ge=2, le=512)
+    #: rows of one run or one uploaded dataset
+    max_rows: int = Field(default=20_000, ge=1)
+    #: metric names of one request
+    max_metrics: int = Field(default=50, ge=1)
+    #: retrieval depth (``context.top_k``, ``@k``, ``/retrieve``)
+    max_top_k: int = Field(default=1000, ge=1)
+    #: rows of one run evaluated at once (``parallel_num``)
+    max_parallel: int = Field(default=64, ge=1)
+    # -- documents ---------------------------------------------------------------------------
+    #: characters extracted from one document
+    max_document_chars: int = Field(default=2_000_000, ge=1)
+    #: chunks cut from one document
+    max_document_chunks: int = Field(default=5_000, ge=1)
+    #: chunks added by one upload
+    max_upload_chunks: int = Field(default=20_000, ge=1)
+    #: memory and CPU seconds of the subprocess that reads one PDF
+    pdf_memory_mb: int = Field(default=1024, ge=64)
+    pdf_seconds: float = Field(default=60.0, gt=0)
+    # -- apps --------------------------------------------------------------------------------
+    #: bytes of one HttpApp reply (read as a stream, stopped at the cap)
+    max_app_reply_mb: float = Field(default=1.0, gt=0)
+    #: an HttpApp's per-request timeout, in seconds
+    max_app_timeout: float = Field(default=300.0, gt=0)
+    # -- shutdown ----------------------------------------------------------------------------
+    #: seconds a stopping server waits for requests under way before it cancels them
+    shutdown_timeout: float = Field(default=10.0, ge=0)
 
     def keys(self) -> list[str]:
         """The configured keys, plus those in ``$RAGMETER_API_KEYS`` (comma-separated)."""

@@ -8,6 +8,7 @@ __all__ = [
     "DatasetError",
     "EmbeddingError",
     "JudgeError",
+    "LimitError",
     "MetricError",
     "NotFoundError",
     "RagmeterError",
@@ -21,6 +22,16 @@ class RagmeterError(Exception):
 
 class ConfigError(RagmeterError):
     """A setting, option or combination of options is invalid."""
+
+
+class LimitError(ConfigError):
+    """Input over a size, count, depth or time limit. ``setting`` names the limit (such as
+    ``[server] max_rows``) and ``status`` is how the service answers (400, or 413 for sizes)."""
+
+    def __init__(self, message: str, *, setting: str, status: int = 400) -> None:
+        super().__init__(f"{message} ({setting})")
+        self.setting = setting
+        self.status = status
 
 
 class ConflictError(ConfigError):

@@ -19,6 +19,7 @@ from ragmeter.errors import (
     DatasetError,
     EmbeddingError,
     JudgeError,
+    LimitError,
     MetricError,
     NotFoundError,
     RagmeterError,
@@ -84,6 +85,8 @@ def error_response(
 
 
 def _ragmeter_error(exc: RagmeterError) -> JSONResponse:
+    if isinstance(exc, LimitError):
+        return error_response(exc.status, "limit_exceeded", str(exc))
     for kind, status, code in _STATUS:
         if isinstance(exc, kind):
             return error_response(status, code, str(exc))
