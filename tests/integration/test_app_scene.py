@@ -4,6 +4,7 @@ model) and an HttpApp (a real HTTP server started here), judged by the scripted 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -233,13 +234,32 @@ def test_http_app_failures_are_row_data(
     assert {s["body"]["q"] for s in _Answers.seen} == {r["query"] for r in QA}
     failed = [x for x in lines if x["row_index"] == 2]
     assert {x["score"] for x in failed} == {None}
-    assert all("app 'web' failed" in x["error"] and "answered 500" in x["error"] for x in failed)
+    assert all(
+        "app 'web' failed" in x["error"] and "answered HTTP 500" in x["error"] for x in failed
+    )
     scored = [x for x in lines if x["row_index"] != 2]
     assert all(x["score"] is not None for x in scored)
     assert scored[0]["contexts"] == [
         "AWEL workflows run in a stand-alone environment or on a Ray cluster."
     ]
     assert "2 result(s) have no score" in result.stdout
+
+
+def test_an_unreachable_http_app_stops_the_run_naming_its_url(
+    app_home: Path, server: ScriptedJudgeServer
+) -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}/ask"
+    assert run("app", "add", "dead", "--url", dead, home=app_home).returncode == 0
+    before = server.snapshot().get("chat_requests", 0)
+    result = run(
+        "eval", str(app_home.parent / "qa.jsonl"), "--app", "dead", "-m", "faithfulness",
+        "--judge-model", "scripted", home=app_home,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stdout
+    assert f"app 'dead' at {dead} is unreachable" in result.stderr
+    assert server.snapshot().get("chat_requests", 0) == before  # nothing was judged
 
 
 def test_app_add_refuses_what_cannot_run(app_home: Path) -> None:

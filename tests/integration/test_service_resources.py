@@ -176,11 +176,13 @@ def test_prompts_and_apps(service: ServiceProcess) -> None:
         callable_app = {"name": "rce", "config": {"kind": "callable", "target": "os:system"}}
         failure(http.post("/apps", json=callable_app), 422)  # never over HTTP
         http_app = {"name": "web", "config": {"kind": "http", "url": "http://127.0.0.1:9/x"}}
-        data(http.post("/apps", json=http_app), 201)
+        assert "allow_app_hosts" in failure(http.post("/apps", json=http_app), 400)
+        public = {"name": "web", "config": {"kind": "http", "url": "http://93.184.216.34/x"}}
+        data(http.post("/apps", json=public), 201)
         failure(
             http.post(
                 "/apps",
-                json={"name": "r", "config": {"kind": "rag", "space": "nope", "model": "m"}},
+                json={"name": "r", "config": {"kind": "rag", "space": "nope", "model": "scripted"}},
             ),
             404,
         )

@@ -76,7 +76,7 @@ def test_spec_defaults_and_string_numbers() -> None:
         ({"scene_key": "dataset", "context": {"top_k": True}}, "context.top_k must be an integer"),
         ({"scene_key": "dataset", "context": {"model": 3}}, "context.model must be"),
         ({"scene_key": "dataset", "context": {"plan": "x"}}, "context.plan must be one of"),
-        ({"scene_key": "dataset", "parallel_num": 65}, "parallel_num must be between"),
+        ({"scene_key": "dataset", "parallel_num": 0}, "parallel_num must be at least 1"),
         ({"scene_key": "dataset", "evaluate_code": "../x"}, "evaluate_code"),
     ],
 )

@@ -1,17 +1,13 @@
 """Apps, the targets of the ``app`` scene: ``RagApp`` (space + prompt + model), ``HttpApp``
 (the user's endpoint) and ``CallableApp`` (a Python function)."""
 
+from ragmeter.apps._hosts import HostPolicy
 from ragmeter.apps.base import App, AppAnswer, AppError, CallableApp, as_answer
+from ragmeter.apps.configs import AppConfig, CallableAppConfig, HttpAppConfig, RagAppConfig
 from ragmeter.apps.http import HttpApp
+from ragmeter.apps.policy import AppPolicy
 from ragmeter.apps.rag import RAG_ANSWER_TEMPLATES, RagApp
-from ragmeter.apps.store import (
-    AppConfig,
-    AppStore,
-    CallableAppConfig,
-    HttpAppConfig,
-    RagAppConfig,
-    build_app,
-)
+from ragmeter.apps.store import AppStore, build_app
 
 __all__ = [
     "RAG_ANSWER_TEMPLATES",
@@ -19,9 +15,11 @@ __all__ = [
     "AppAnswer",
     "AppConfig",
     "AppError",
+    "AppPolicy",
     "AppStore",
     "CallableApp",
     "CallableAppConfig",
+    "HostPolicy",
     "HttpApp",
     "HttpAppConfig",
     "RagApp",

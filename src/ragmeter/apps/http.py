@@ -1,5 +1,12 @@
 """``HttpApp``: the user's own endpoint. POST ``{"query": ...}``, read the answer and the
-contexts from the JSON reply by configurable keys (dotted paths such as ``data.answer``)."""
+contexts from the JSON reply by configurable keys (dotted paths such as ``data.answer``).
+
+The reply is read as a stream and refused past ``max_reply_bytes``. Given a ``HostPolicy`` (the
+service gives one), the app only connects where the policy allows and its errors never quote the
+reply's body; without one (the command line) it reaches any host and quotes a little of the body
+to help debugging. An endpoint that cannot be reached before any query succeeded makes the app
+``fatal``: the evaluation stops and names it instead of failing every row one by one.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +17,16 @@ from typing import Any
 
 import httpx
 
+from ragmeter.apps._hosts import HostPolicy, guarded_transport, refusal
 from ragmeter.apps.base import AppAnswer, AppError, as_answer
 
-__all__ = ["MISSING", "HttpApp", "dig"]
+__all__ = ["DEFAULT_REPLY_BYTES", "MISSING", "HttpApp", "dig"]
 
 MISSING = object()
+#: the largest reply read by default (the service's ``[server] max_app_reply_mb``)
+DEFAULT_REPLY_BYTES = 1_000_000
+#: connection failures, with no query answered yet, that make an endpoint unreachable
+_UNREACHABLE_AFTER = 2
 
 
 def dig(data: Any, path: str) -> Any:
@@ -35,6 +47,22 @@ def dig(data: Any, path: str) -> Any:
     return current
 
 
+class _Reply:
+    """What came back: status, content type and at most ``max_reply_bytes`` of the body."""
+
+    def __init__(self, status: int, content_type: str, body: bytes) -> None:
+        self.status = status
+        self.content_type = content_type
+        self.body = body
+
+    def describe(self, quote: bool) -> str:
+        kind = self.content_type or "no content type"
+        what = f"HTTP {self.status}, {kind}, {len(self.body)} bytes"
+        if quote and self.body:
+            what += f": {self.body[:200].decode('utf-8', 'replace')!r}"
+        return what
+
+
 class HttpApp:
     """An app behind an HTTP endpoint; connection errors and 5xx are retried with backoff."""
 
@@ -49,6 +77,8 @@ class HttpApp:
         headers: Mapping[str, str] | None = None,
         timeout: float = 60.0,
         max_retries: int = 2,
+        max_reply_bytes: int = DEFAULT_REPLY_BYTES,
+        hosts: HostPolicy | None = None,
     ) -> None:
         self._name = name
         self.url = url
@@ -58,6 +88,12 @@ class HttpApp:
         self.headers = dict(headers or {})
         self.timeout = timeout
         self.max_retries = max_retries
+        self.max_reply_bytes = max_reply_bytes
+        self.hosts = hosts
+        #: why the endpoint cannot be used at all (set once; every later query fails at once)
+        self.fatal: str | None = None
+        self._answered = False
+        self._unreachable = 0
         self._client: httpx.AsyncClient | None = None
 
     @property
@@ -66,43 +102,81 @@ class HttpApp:
 
     def _ensure_client(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.timeout, headers=self.headers)
+            transport = guarded_transport(self.hosts) if self.hosts is not None else None
+            self._client = httpx.AsyncClient(
+                timeout=self.timeout,
+                headers={"Accept-Encoding": "identity", **self.headers},
+                transport=transport,
+                trust_env=self.hosts is None,
+            )
         return self._client
 
-    async def _post(self, query: str) -> httpx.Response:
+    async def _send(self, query: str) -> _Reply:
+        async with self._ensure_client().stream(
+            "POST", self.url, json={self.query_key: query}
+        ) as response:
+            body = bytearray()
+            # decoded bytes are counted: a compressed reply cannot inflate past the cap (one
+            # network read at a time is decoded, so memory stays bounded while it is checked)
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > self.max_reply_bytes:
+                    raise AppError(
+                        f"{self.url} sent a reply larger than {self.max_reply_bytes:,} bytes "
+                        "(the service's [server] max_app_reply_mb)"
+                    )
+            content_type = response.headers.get("content-type", "").split(";")[0]
+            return _Reply(response.status_code, content_type, bytes(body))
+
+    def _give_up(self, reason: str) -> AppError:
+        self.fatal = f"app '{self.name}' at {self.url} {reason}"
+        return AppError(self.fatal)
+
+    async def _post(self, query: str) -> _Reply:
         problem = ""
         for attempt in range(self.max_retries + 1):
+            if self.fatal is not None:
+                raise AppError(self.fatal)
             if attempt:
                 await asyncio.sleep(0.25 * 2**attempt)
             try:
-                response = await self._ensure_client().post(self.url, json={self.query_key: query})
+                reply = await self._send(query)
             except httpx.TimeoutException:
                 problem = f"no answer within {self.timeout:g}s"
                 continue
             except httpx.TransportError as exc:
+                refused = refusal(exc)
+                if refused is not None:
+                    raise self._give_up(f"may not be reached: {refused}") from None
                 problem = f"cannot reach {self.url}: {exc}"
+                if not self._answered:
+                    self._unreachable += 1
+                    if self._unreachable >= _UNREACHABLE_AFTER:
+                        raise self._give_up(f"is unreachable: {exc}") from None
                 continue
-            if response.status_code < 500:
-                return response
-            problem = f"{self.url} answered {response.status_code}: {response.text[:200]}"
+            if reply.status < 500:
+                self._answered = True
+                return reply
+            problem = f"{self.url} answered {reply.describe(self.hosts is None)}"
         raise AppError(f"{problem} (after {self.max_retries + 1} attempts)")
 
     async def answer(self, query: str) -> AppAnswer:
-        response = await self._post(query)
-        if response.status_code >= 400:
-            raise AppError(f"{self.url} answered {response.status_code}: {response.text[:200]}")
+        reply = await self._post(query)
+        quote = self.hosts is None
+        if reply.status >= 400:
+            raise AppError(f"{self.url} answered {reply.describe(quote)}")
         try:
-            data = response.json()
-        except json.JSONDecodeError:
-            raise AppError(f"{self.url} did not answer JSON: {response.text[:120]!r}") from None
+            data = json.loads(reply.body)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            raise AppError(f"{self.url} did not answer JSON ({reply.describe(quote)})") from None
         answer = dig(data, self.answer_key)
         if answer is MISSING:
-            keys = ", ".join(data) if isinstance(data, Mapping) else type(data).__name__
+            keys = ", ".join(list(data)[:20]) if isinstance(data, Mapping) else type(data).__name__
             raise AppError(f"the reply has no '{self.answer_key}' (it has: {keys})")
-        contexts = dig(data, self.contexts_key)
-        value = {"answer": answer, "contexts": None if contexts is MISSING else contexts}
         if not isinstance(answer, str):
             raise AppError(f"'{self.answer_key}' in the reply is not a string")
+        contexts = dig(data, self.contexts_key)
+        value = {"answer": answer, "contexts": None if contexts is MISSING else contexts}
         return as_answer(value, f"the reply of {self.url}")
 
     async def aclose(self) -> None:

@@ -7,16 +7,24 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ValidationError
 from sqlalchemy import select
 
 from ragmeter.apps.base import App, CallableApp
-from ragmeter.apps.http import HttpApp
+from ragmeter.apps.configs import (
+    APP_CONFIG,
+    AppConfig,
+    CallableAppConfig,
+    HttpAppConfig,
+    RagAppConfig,
+)
+from ragmeter.apps.http import DEFAULT_REPLY_BYTES, HttpApp
+from ragmeter.apps.policy import AppPolicy
 from ragmeter.apps.rag import RagApp
 from ragmeter.errors import ConfigError
-from ragmeter.knowledge import KnowledgeBase, RetrieverName, SpaceSearcher
+from ragmeter.knowledge import KnowledgeBase, SpaceSearcher
 from ragmeter.prompts import PromptStore
 from ragmeter.store import AppRecord, Store, open_store
 from ragmeter.store.lookup import add_named, by_name_or_id, check_name
@@ -29,50 +37,6 @@ __all__ = [
     "RagAppConfig",
     "build_app",
 ]
-
-
-class RagAppConfig(BaseModel):
-    """Retrieve from ``space``, answer with ``model`` (a [models.NAME], or an id at
-    ``base_url``) using the answer prompt ``prompt`` (a code; the default if None)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    kind: Literal["rag"] = "rag"
-    space: str
-    model: str
-    base_url: str | None = None
-    api_key_env: str | None = None
-    prompt: str | None = None
-    top_k: int = Field(default=5, ge=1)
-    retriever: RetrieverName = "vector"
-    score_threshold: float | None = None
-
-
-class HttpAppConfig(BaseModel):
-    """POST ``{query_key: query}`` to ``url``; read ``answer_key`` and ``contexts_key``."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    kind: Literal["http"] = "http"
-    url: str = Field(pattern=r"^https?://")
-    query_key: str = "query"
-    answer_key: str = "answer"
-    contexts_key: str = "contexts"
-    api_key_env: str | None = None
-    timeout: float = Field(default=60.0, gt=0)
-
-
-class CallableAppConfig(BaseModel):
-    """A Python function ``module:function`` taking the query."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    kind: Literal["callable"] = "callable"
-    target: str = Field(pattern=r"^[\w.]+:[\w.]+$")
-
-
-AppConfig = Annotated[RagAppConfig | HttpAppConfig | CallableAppConfig, Field(discriminator="kind")]
-_CONFIG: TypeAdapter[RagAppConfig | HttpAppConfig | CallableAppConfig] = TypeAdapter(AppConfig)
 
 
 class AppStore:
@@ -97,7 +61,7 @@ class AppStore:
     def config(self, app: str | int) -> RagAppConfig | HttpAppConfig | CallableAppConfig:
         record = self.get(app)
         try:
-            return _CONFIG.validate_python(record.config)
+            return APP_CONFIG.validate_python(record.config)
         except ValidationError as exc:
             raise ConfigError(f"app '{record.name}' has invalid settings: {exc}") from exc
 
@@ -144,8 +108,13 @@ def build_app(
     kb: KnowledgeBase | None = None,
     cache: bool = True,
     max_concurrency: int = 16,
+    policy: AppPolicy | None = None,
 ) -> App:
-    """A running app from its settings; fails early on a missing space, model, prompt or key."""
+    """A running app from its settings; fails early on a missing space, model, prompt or key.
+    The service gives its ``policy``: settings it does not allow are refused, and an HttpApp
+    reaches only the hosts it allows and reads capped replies."""
+    if policy is not None:
+        policy.check(config, creating=False)
     if isinstance(config, HttpAppConfig):
         return HttpApp(
             name,
@@ -155,6 +124,8 @@ def build_app(
             contexts_key=config.contexts_key,
             headers=_key_header(config.api_key_env, name),
             timeout=config.timeout,
+            max_reply_bytes=policy.max_reply_bytes if policy else DEFAULT_REPLY_BYTES,
+            hosts=policy.hosts if policy else None,
         )
     if isinstance(config, CallableAppConfig):
         return CallableApp(_function(config.target), name)

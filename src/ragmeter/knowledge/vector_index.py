@@ -66,21 +66,18 @@ class VectorIndex:
         return int(self.index.ntotal)
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Scores and chunk ids of the ``k`` nearest vectors of each query row, best first;
-        id -1 (score -inf) pads rows when the index holds fewer than ``k``."""
+        """Scores and chunk ids of the ``k`` nearest vectors of each query row, best first.
+        Never more columns than the index holds, so a huge ``k`` allocates nothing more; an
+        HNSW index may leave a slot it could not fill as id -1 (score -inf)."""
         matrix = np.ascontiguousarray(queries, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[1] != self.dimension:
             raise ValueError(f"queries must have shape (n, {self.dimension}), got {matrix.shape}")
-        n = len(matrix)
-        if n == 0 or k < 1 or len(self) == 0:
-            return np.full((n, max(k, 0)), -np.inf, np.float32), np.full((n, max(k, 0)), -1)
-        scores, positions = self.index.search(matrix, min(k, len(self)))
+        depth = max(0, min(k, len(self)))
+        if len(matrix) == 0 or depth == 0:
+            return np.zeros((len(matrix), 0), np.float32), np.zeros((len(matrix), 0), np.int64)
+        scores, positions = self.index.search(matrix, depth)
         ids = np.where(positions >= 0, self.ids[np.maximum(positions, 0)], -1)
-        if k > len(self):
-            pad = k - len(self)
-            scores = np.pad(scores, ((0, 0), (0, pad)), constant_values=-np.inf)
-            ids = np.pad(ids, ((0, 0), (0, pad)), constant_values=-1)
-        return scores, ids
+        return np.where(positions >= 0, scores, -np.inf), ids
 
     def vectors_of(self, ids: np.ndarray) -> np.ndarray:
         """The stored vectors of chunk ``ids`` (rows in the same order)."""

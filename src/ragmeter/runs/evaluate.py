@@ -6,6 +6,7 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import time
+from collections import Counter
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import Any, Literal, TypedDict, TypeVar, Unpack
 
@@ -67,8 +68,8 @@ def resolve_metrics(
             )
         metric.check_implemented()
         resolved.append(metric)
-    names = [m.metric_name for m in resolved]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
+    counts = Counter(m.metric_name for m in resolved)
+    duplicates = sorted(name for name, n in counts.items() if n > 1)
     if duplicates:
         raise MetricError(f"metric given twice: {', '.join(duplicates)}")
     return resolved

@@ -8,6 +8,7 @@ import asyncio
 import logging
 from collections.abc import Iterator, Sequence
 
+from ragmeter.apps import AppError, AppPolicy
 from ragmeter.datasets import Row
 from ragmeter.errors import EmbeddingError, JudgeError, RagmeterError, StoreError
 from ragmeter.judge.usage import Usage
@@ -66,21 +67,25 @@ async def _run_batches(plan: RunPlan, runs: RunStore, run_id: str, todo: list[in
         runs.commit_rows(run_id, records, usage)
 
 
-def _plan(runs: RunStore, kb: KnowledgeBase, run_id: str) -> RunPlan:
+def _plan(runs: RunStore, kb: KnowledgeBase, run_id: str, policy: AppPolicy | None) -> RunPlan:
     record = runs.get(run_id)
     dataset = runs.dataset(record.dataset_id)
     source = f"dataset '{dataset.name}'" if dataset.name else "datasets"
-    return build_plan(RunSpec.model_validate(record.spec), dataset.rows, kb, source=source)
+    spec = RunSpec.model_validate(record.spec)
+    return build_plan(spec, dataset.rows, kb, source=source, policy=policy)
 
 
-async def execute_run(runs: RunStore, kb: KnowledgeBase, run_id: str) -> None:
+async def execute_run(
+    runs: RunStore, kb: KnowledgeBase, run_id: str, *, policy: AppPolicy | None = None
+) -> None:
     """Take a pending run to done, failed or cancelled (the state is always written). An
-    ``asyncio.CancelledError`` (a cancel request) leaves the run cancelled and resumable."""
+    ``asyncio.CancelledError`` (a cancel request) leaves the run cancelled and resumable.
+    The service gives its app ``policy``; the command line runs apps without one."""
     if not runs.start(run_id):
         return  # cancelled before a worker got to it
     plan: RunPlan | None = None
     try:
-        plan = await asyncio.to_thread(_plan, runs, kb, run_id)
+        plan = await asyncio.to_thread(_plan, runs, kb, run_id, policy)
         done = await asyncio.to_thread(runs.finished_rows, run_id)
         todo = [i for i in range(len(plan.rows)) if i not in done]
         await _run_batches(plan, runs, run_id, todo)
@@ -89,7 +94,8 @@ async def execute_run(runs: RunStore, kb: KnowledgeBase, run_id: str) -> None:
             runs.finish(run_id, "cancelled")
         return
     except RagmeterError as exc:
-        kind = "upstream" if isinstance(exc, JudgeError | EmbeddingError) else "input"
+        upstream = isinstance(exc, JudgeError | EmbeddingError | AppError)
+        kind = "upstream" if upstream else "input"
         if isinstance(exc, StoreError):
             kind = "internal"
         runs.finish(run_id, "failed", str(exc), kind)

@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ragmeter.apps import AppPolicy
 from ragmeter.knowledge import KnowledgeBase
 from ragmeter.runs.executor import execute_run
 from ragmeter.runs.store import RunStore
@@ -24,11 +26,19 @@ class _Active:
 
 
 class RunManager:
-    """Queues runs onto ``workers`` threads; ``cancel`` stops one mid-batch."""
+    """Queues runs onto ``workers`` threads; ``cancel`` stops one mid-batch. ``policy`` gives
+    the app policy runs execute under (the service's, from its current settings)."""
 
-    def __init__(self, runs: RunStore, kb: KnowledgeBase, workers: int = 2) -> None:
+    def __init__(
+        self,
+        runs: RunStore,
+        kb: KnowledgeBase,
+        workers: int = 2,
+        policy: Callable[[], AppPolicy | None] = lambda: None,
+    ) -> None:
         self.runs = runs
         self.kb = kb
+        self.policy = policy
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=workers, thread_name_prefix="ragmeter-run"
         )
@@ -69,7 +79,7 @@ class RunManager:
                     return
                 active.loop = asyncio.get_running_loop()
                 active.task = asyncio.current_task()
-            await execute_run(self.runs, self.kb, run_id)
+            await execute_run(self.runs, self.kb, run_id, policy=self.policy())
 
         asyncio.run(main())
 

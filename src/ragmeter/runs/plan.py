@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragmeter.apps import AppStore, RagApp, build_app
+from ragmeter.apps import AppPolicy, AppStore, RagApp, build_app
 from ragmeter.datasets import Dataset, Row, load_dataset
 from ragmeter.errors import ConfigError
 from ragmeter.knowledge import KnowledgeBase, SpaceSearcher, parse_retrievers
@@ -60,7 +60,7 @@ def apply_judge_prompt(
         metric.prompt_template = template
 
 
-def _target(spec: RunSpec, kb: KnowledgeBase) -> Target | None:
+def _target(spec: RunSpec, kb: KnowledgeBase, policy: AppPolicy | None) -> Target | None:
     if spec.scene == "recall":
         assert spec.scene_value is not None  # RunSpec from spec_from_request has it
         retrievers = parse_retrievers(spec.retriever)
@@ -75,7 +75,11 @@ def _target(spec: RunSpec, kb: KnowledgeBase) -> Target | None:
         store = AppStore(kb.store)
         record = store.get(spec.scene_value)
         app = build_app(
-            record.name, store.config(record.id), kb=kb, max_concurrency=spec.parallel_num
+            record.name,
+            store.config(record.id),
+            kb=kb,
+            max_concurrency=spec.parallel_num,
+            policy=policy,
         )
         searcher = app.searcher if isinstance(app, RagApp) else None
         return AppTarget(app, searcher=searcher, max_concurrency=spec.parallel_num)
@@ -88,16 +92,18 @@ def build_plan(
     kb: KnowledgeBase,
     *,
     source: str = "datasets",
+    policy: AppPolicy | None = None,
 ) -> RunPlan:
     """Resolve and check everything ``spec`` names against the store; the first problem is
-    raised (a RagmeterError naming the field, row or thing not found)."""
+    raised (a RagmeterError naming the field, row or thing not found). The service gives its
+    app ``policy``: the run's app may only use what it allows."""
     dataset = rows if isinstance(rows, Dataset) else load_dataset(list(rows), name=source)
     if len(dataset) == 0:
         raise ConfigError(f"{source} holds no rows")
     metrics = resolve_metrics(spec.metrics, top_k=spec.top_k)
     if spec.judge_prompt is not None:
         apply_judge_prompt(metrics, spec.judge_prompt, kb.store, option="context.prompt")
-    target = _target(spec, kb)
+    target = _target(spec, kb, policy)
     prepared = prepare_rows(dataset, metrics, target)
     judge = None
     if spec.judge_model is not None:

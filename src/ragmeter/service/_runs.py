@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ragmeter.errors import ConfigError, ConflictError, NotFoundError
-from ragmeter.runs.plan import build_plan
+from ragmeter.config import ServerConfig
+from ragmeter.embeddings import is_local_embedder
+from ragmeter.errors import ConfigError, ConflictError, LimitError, NotFoundError
+from ragmeter.runs.plan import RunPlan, build_plan
 from ragmeter.runs.request import EvaluateServeRequest, RunSpec, spec_from_request
 from ragmeter.service.state import Services
 from ragmeter.store import RunRecord
@@ -31,9 +33,54 @@ def _rows(
     raise ConfigError("datasets (rows) or datasets_name (a stored dataset) is required")
 
 
+def _check_counts(server: ServerConfig, body: EvaluateServeRequest) -> None:
+    """Counts a request controls, checked before any work depends on them."""
+    metrics = len(body.evaluate_metrics or [])
+    if metrics > server.max_metrics:
+        raise LimitError(
+            f"evaluate_metrics names {metrics} metrics; a run takes at most {server.max_metrics}",
+            setting="[server] max_metrics",
+        )
+    rows = len(body.datasets or [])
+    if rows > server.max_rows:
+        raise LimitError(
+            f"datasets holds {rows} rows; a run takes at most {server.max_rows}",
+            setting="[server] max_rows",
+            status=413,
+        )
+    if body.parallel_num is not None and body.parallel_num > server.max_parallel:
+        raise LimitError(
+            f"parallel_num {body.parallel_num} is more than this server runs at once",
+            setting=f"[server] max_parallel = {server.max_parallel}",
+        )
+
+
+def _check_depths(server: ServerConfig, spec: RunSpec, plan: RunPlan) -> None:
+    """Retrieval depths: ``context.top_k``, a metric's ``@k`` or ``top_k`` parameter."""
+    depths = [("context.top_k", spec.top_k)]
+    depths += [(f"metric '{m.metric_name}'", getattr(m, "top_k", None)) for m in plan.metrics]
+    for where, k in depths:
+        if isinstance(k, int) and k > server.max_top_k:
+            raise LimitError(
+                f"{where} asks for the top {k}; this server retrieves at most {server.max_top_k}",
+                setting="[server] max_top_k",
+            )
+
+
+def _check_models(svc: Services, spec: RunSpec) -> None:
+    policy = svc.app_policy
+    if spec.judge_model is not None:
+        policy.check_model(spec.judge_model, "context.model")
+    if spec.embedding_model is not None and not is_local_embedder(spec.embedding_model):
+        policy.check_model(spec.embedding_model, "context.embedding_model")
+
+
 def _check(svc: Services, body: EvaluateServeRequest) -> tuple[RunSpec, int, int]:
     """(spec with metric names, dataset id, row count); raises naming what is wrong."""
+    server = svc.settings.server
+    _check_counts(server, body)
     spec = spec_from_request(body)
+    _check_models(svc, spec)
     if body.evaluate_code is not None:
         try:
             svc.runs.get(body.evaluate_code)
@@ -42,7 +89,14 @@ def _check(svc: Services, body: EvaluateServeRequest) -> tuple[RunSpec, int, int
         else:
             raise ConflictError(f"run '{body.evaluate_code}' already exists; choose another id")
     rows, dataset_id, source = _rows(svc, body)
-    plan = build_plan(spec, rows, svc.kb, source=source)
+    if len(rows) > server.max_rows:
+        raise LimitError(
+            f"{source} holds {len(rows)} rows; a run takes at most {server.max_rows}",
+            setting="[server] max_rows",
+            status=413,
+        )
+    plan = build_plan(spec, rows, svc.kb, source=source, policy=svc.app_policy)
+    _check_depths(server, spec, plan)
     spec = spec.model_copy(update={"metric_names": [m.metric_name for m in plan.metrics]})
     if dataset_id is None:
         dataset_id = svc.runs.add_dataset(rows, source="request").id

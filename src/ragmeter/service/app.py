@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from ragmeter import __version__
 from ragmeter.config import Settings, load_settings
 from ragmeter.service.envelope import Result, install_error_handlers, ok
-from ragmeter.service.middleware import BearerAuth, BodyLimit
+from ragmeter.service.middleware import BearerAuth, BodyLimit, LoopbackHosts
 from ragmeter.service.routes import evaluate, knowledge, resources, runs
 from ragmeter.service.state import Services
 
@@ -56,8 +56,10 @@ def _openapi_with_bearer(app: FastAPI) -> Any:
     return openapi
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """The service over the store of ``settings`` (default: ``$RAGMETER_HOME``'s)."""
+def create_app(settings: Settings | None = None, *, any_host: bool = False) -> FastAPI:
+    """The service over the store of ``settings`` (default: ``$RAGMETER_HOME``'s). Without API
+    keys it answers loopback Host names only, unless ``any_host`` (``--insecure-no-auth`` on a
+    network address, where anyone may call it anyway)."""
     settings = settings or load_settings()
     app = FastAPI(
         title="ragmeter",
@@ -68,7 +70,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.services = Services.open(settings)
     install_error_handlers(app)
     app.add_middleware(BodyLimit, limit=int(settings.server.max_request_mb * 1_000_000))
-    app.add_middleware(BearerAuth, keys=settings.server.keys())
+    keys = settings.server.keys()
+    app.add_middleware(BearerAuth, keys=keys)
+    if not keys and not any_host:  # keyless: loopback names only (no DNS rebinding)
+        app.add_middleware(LoopbackHosts)
 
     @app.get("/health", tags=["health"])
     def health() -> Result[dict[str, str]]:

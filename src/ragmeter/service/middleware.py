@@ -1,8 +1,10 @@
-"""ASGI middleware: Bearer keys on every path but ``/health``, and a cap on request bodies."""
+"""ASGI middleware: Bearer keys on every path but ``/health``, loopback Host names when no key is
+set, and a cap on request bodies."""
 
 from __future__ import annotations
 
 import hmac
+import ipaddress
 from collections.abc import Sequence
 
 from starlette.responses import JSONResponse
@@ -10,7 +12,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ragmeter.service.envelope import error_response
 
-__all__ = ["OPEN_PATHS", "BearerAuth", "BodyLimit"]
+__all__ = ["OPEN_PATHS", "BearerAuth", "BodyLimit", "LoopbackHosts", "is_loopback_host"]
 
 #: answered without a key (a load balancer's probe)
 OPEN_PATHS = frozenset({"/health"})
@@ -52,6 +54,48 @@ class BearerAuth:
             )
             await response(scope, receive, send)
             return
+        await self.app(scope, receive, send)
+
+
+def is_loopback_host(header: str) -> bool:
+    """Whether a Host header names this machine: ``localhost`` or a loopback address, with or
+    without a port (``127.0.0.1:5670``, ``[::1]:5670``)."""
+    host = header.strip().lower()
+    if host.startswith("["):
+        host = host[1 : host.find("]")] if "]" in host else ""
+    elif host.count(":") == 1:
+        host = host.split(":", 1)[0]
+    host = host.rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class LoopbackHosts:
+    """With no API keys the server trusts whoever reaches it on loopback, so it refuses any
+    Host header that is not a loopback name: a web page that made its own domain resolve to
+    127.0.0.1 (DNS rebinding) sends that domain, and gets a 403 instead of the API."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = next((v for k, v in scope.get("headers", []) if k == b"host"), b"")
+            text = host.decode("latin-1")
+            if not is_loopback_host(text):
+                response = error_response(
+                    403,
+                    "forbidden_host",
+                    f"Host {text!r} is not a loopback name: with no API keys this server only "
+                    "answers requests for localhost or 127.0.0.1 (set [server] api_keys to serve "
+                    "other names)",
+                )
+                await response(scope, receive, send)
+                return
         await self.app(scope, receive, send)
 
 

@@ -51,4 +51,5 @@ def serve(
     check_bind(host, settings, insecure_no_auth)
     if not settings.server.keys():
         logging.getLogger(__name__).warning("no API keys configured: every request is allowed")
-    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level)
+    app = create_app(settings, any_host=insecure_no_auth and not is_loopback(host))
+    uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -2,18 +2,34 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from fastapi import Request
 
-from ragmeter.apps import AppStore
-from ragmeter.config import Settings
+from ragmeter.apps import AppPolicy, AppStore
+from ragmeter.config import Settings, config_path, load_settings
+from ragmeter.errors import ConfigError
 from ragmeter.knowledge import KnowledgeBase
 from ragmeter.prompts import PromptStore
 from ragmeter.runs.manager import RunManager
 from ragmeter.runs.store import RunStore
 
 __all__ = ["Services", "services"]
+
+log = logging.getLogger(__name__)
+
+Stamp = tuple[int, int] | None
+
+
+def _stamp(path: Path) -> Stamp:
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return (found.st_mtime_ns, found.st_size)
 
 
 @dataclass
@@ -24,26 +40,67 @@ class Services:
     manager: RunManager
     prompts: PromptStore
     apps: AppStore
+    config_file: Path = field(default_factory=config_path)
+    _stamp: Stamp = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
         kb = KnowledgeBase(settings=settings)
         runs = RunStore(kb.store)
+        config_file = Path(settings.source) if settings.source else config_path()
         return cls(
             settings=settings,
             kb=kb,
             runs=runs,
-            manager=RunManager(runs, kb, workers=settings.server.workers),
+            manager=RunManager(
+                runs,
+                kb,
+                workers=settings.server.workers,
+                policy=lambda: AppPolicy.from_settings(kb.settings),
+            ),
             prompts=PromptStore(kb.store),
             apps=AppStore(kb.store),
+            config_file=config_file,
+            _stamp=_stamp(config_file),
         )
 
     @property
     def max_upload_bytes(self) -> int:
         return int(self.settings.server.max_upload_mb * 1_000_000)
 
+    @property
+    def app_policy(self) -> AppPolicy:
+        """The rules for apps made or run here, from the current settings."""
+        return AppPolicy.from_settings(self.settings)
+
+    def refresh(self) -> None:
+        """Re-read ragmeter.toml when it changed: ``[models]`` and ``[knowledge]`` apply at
+        once; ``[server]`` and ``[store]`` when the server starts again (it says so in its
+        log). A file that no longer parses is logged and the settings in force are kept."""
+        stamp = _stamp(self.config_file)
+        if stamp == self._stamp:
+            return
+        with self._lock:
+            if stamp == self._stamp:
+                return
+            self._stamp = stamp
+            try:
+                fresh = load_settings(self.config_file)
+            except ConfigError as exc:
+                log.error("ragmeter.toml changed but cannot be read; settings kept: %s", exc)
+                return
+            if fresh.server != self.settings.server or fresh.store != self.settings.store:
+                log.warning("[server] and [store] changes apply when the server restarts")
+            bound = {"server": self.settings.server, "store": self.settings.store}
+            kept = fresh.model_copy(update=bound)
+            self.settings = kept
+            self.kb.settings = kept
+            log.info("ragmeter.toml re-read: models %s", ", ".join(sorted(kept.models)) or "none")
+
 
 def services(request: Request) -> Services:
-    """FastAPI dependency: the services of the app serving ``request``."""
+    """FastAPI dependency: the services of the app serving ``request``, with settings current."""
     found: Services = request.app.state.services
+    found.refresh()
     return found

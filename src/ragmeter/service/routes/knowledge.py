@@ -12,6 +12,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, File, Query, UploadFile, status
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragmeter.embeddings import is_local_embedder
+from ragmeter.errors import LimitError
 from ragmeter.knowledge import (
     DOCUMENT_KINDS,
     ChunkInfo,
@@ -47,7 +49,7 @@ class RetrieveRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=10_000)
-    top_k: int = Field(default=5, ge=1, le=1000)
+    top_k: int = Field(default=5, ge=1, description="at most [server] max_top_k")
     score_threshold: float | None = None
     retriever: RetrieverName = "vector"
 
@@ -57,6 +59,8 @@ def create_space(body: SpaceCreate, svc: Deps) -> Result[SpaceInfo]:
     """A new, empty space; its embedder and chunking are fixed from now on."""
     kwargs: dict[str, Any] = {"description": body.description, "chunking": body.chunking}
     if body.embedder:
+        if not is_local_embedder(body.embedder):
+            svc.app_policy.check_model(body.embedder, "embedder")
         kwargs["embedder"] = body.embedder
     return ok(svc.kb.create_space(body.name, **kwargs))
 
@@ -142,6 +146,9 @@ async def _search(svc: Services, space: str, body: RetrieveRequest) -> list[Hit]
 @router.post("/{space}/retrieve")
 async def retrieve(space: str, body: RetrieveRequest, svc: Deps) -> Result[list[HitOut]]:
     """The top_k chunks for a query, by the space's own embedder (vector), BM25 or hybrid."""
+    cap = svc.settings.server.max_top_k
+    if body.top_k > cap:
+        raise LimitError(f"top_k {body.top_k} is more than {cap}", setting="[server] max_top_k")
     info = await asyncio.to_thread(svc.kb.space, space)
     hits = await asyncio.to_thread(lambda: asyncio.run(_search(svc, str(info.id), body)))
     return ok([HitOut.model_validate(h.to_dict()) for h in hits])

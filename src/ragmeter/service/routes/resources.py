@@ -85,7 +85,9 @@ class AppIn(BaseModel):
 
 @router.post("/apps", tags=["apps"], status_code=status.HTTP_201_CREATED)
 def add_app(body: AppIn, svc: Deps) -> Result[AppOut]:
-    """Register a rag app (space + model + answer prompt) or an http app (your endpoint)."""
+    """Register a rag app (space + model + answer prompt) or an http app (your endpoint). It
+    may only name models and secrets the operator allows (``[server] app_secrets``)."""
+    svc.app_policy.check(body.config)
     if isinstance(body.config, RagAppConfig):
         svc.kb.space(body.config.space)  # fail now, naming the space, not at the first run
         if body.config.prompt is not None:

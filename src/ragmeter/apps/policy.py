@@ -1,0 +1,91 @@
+"""What an app made or run by the service may use: the operator's models, the operator's
+allow-list of secrets, hosts the operator allows, and capped reply sizes and timeouts.
+
+The command line runs apps without a policy: a local user may name any variable, URL or host.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ragmeter.apps._hosts import HostPolicy
+from ragmeter.apps.configs import CallableAppConfig, HttpAppConfig, RagAppConfig
+from ragmeter.config import Settings
+from ragmeter.errors import ConfigError, LimitError
+
+__all__ = ["AppPolicy"]
+
+
+@dataclass(frozen=True)
+class AppPolicy:
+    """The service's rules for apps; ``check`` raises naming the field at fault."""
+
+    models: frozenset[str]
+    secrets: frozenset[str]
+    hosts: HostPolicy
+    max_reply_bytes: int
+    max_timeout: float
+    max_top_k: int
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> AppPolicy:
+        server = settings.server
+        return cls(
+            models=frozenset(settings.models),
+            secrets=frozenset(server.app_secrets),
+            hosts=HostPolicy(server.allow_app_hosts),
+            max_reply_bytes=int(server.max_app_reply_mb * 1_000_000),
+            max_timeout=server.max_app_timeout,
+            max_top_k=server.max_top_k,
+        )
+
+    def check_model(self, name: str, field: str) -> None:
+        """ConfigError unless ``name`` is a model the operator declared."""
+        if name not in self.models:
+            known = ", ".join(sorted(self.models)) or "none"
+            raise ConfigError(
+                f"{field}: unknown model '{name}'; this server's ragmeter.toml declares: "
+                f"{known} (GET /models lists them)"
+            )
+
+    def check_secret(self, variable: str | None, field: str) -> None:
+        """ConfigError unless ``variable`` is None or in ``[server] app_secrets``."""
+        if variable is not None and variable not in self.secrets:
+            allowed = ", ".join(sorted(self.secrets)) or "none"
+            raise ConfigError(
+                f"{field}: ${variable} is not a secret apps may use on this server; the "
+                f"operator allows ([server] app_secrets): {allowed}"
+            )
+
+    def check(
+        self, config: RagAppConfig | HttpAppConfig | CallableAppConfig, *, creating: bool = True
+    ) -> None:
+        """Refuse settings an app made (``creating``) or run by the service may not have. A
+        callable app can only be registered on the server itself, so the service runs one."""
+        if isinstance(config, CallableAppConfig):
+            if not creating:
+                return
+            raise ConfigError(
+                "config.kind: a callable app runs code on the server; register it with "
+                "'ragmeter app add --callable' on the server itself"
+            )
+        self.check_secret(config.api_key_env, "config.api_key_env")
+        if isinstance(config, RagAppConfig):
+            if config.base_url is not None:
+                raise ConfigError(
+                    "config.base_url: not accepted over the API; name a model the operator "
+                    "declared in ragmeter.toml ([models.NAME]) as config.model"
+                )
+            self.check_model(config.model, "config.model")
+            if config.top_k > self.max_top_k:
+                raise LimitError(
+                    f"config.top_k: {config.top_k} is more than this server retrieves",
+                    setting=f"[server] max_top_k = {self.max_top_k}",
+                )
+        elif creating and (refused := self.hosts.refuses_url(config.url)) is not None:
+            raise ConfigError(f"config.url: {refused}")
+        elif config.timeout > self.max_timeout:
+            raise LimitError(
+                f"config.timeout: {config.timeout:g} s is longer than this server waits",
+                setting=f"[server] max_app_timeout = {self.max_timeout:g}",
+            )

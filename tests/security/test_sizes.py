@@ -1,0 +1,123 @@
+"""Finding 3: sizes and counts a request controls are capped, answering a 4xx that names the
+limit before any work: retrieval depth, rows, metric names, parallel work, app timeouts; an app
+reply larger than its cap is cut off while it streams, never held, stored or returned whole."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from ragmeter.judge.scripted import ScriptedJudgeServer
+from ragmeter.runs import resolve_metrics
+from tests.integration.helpers import GUIDE_AWEL, write_models
+from tests.integration.service import ServiceProcess, data, failure
+from tests.security.listener import Listener
+
+
+@pytest.fixture(scope="module")
+def listener() -> Iterator[Listener]:
+    with Listener() as found:
+        yield found
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+    home = tmp_path_factory.mktemp("sizes-home")
+    with ScriptedJudgeServer() as judge:
+        write_models(home, judge.url)
+        with (home / "ragmeter.toml").open("a", encoding="utf-8") as config:
+            config.write('\n[server]\nallow_app_hosts = ["127.0.0.1"]\nmax_rows = 500\n')
+        with ServiceProcess(home) as server:
+            with server.client() as http:
+                space = {"name": "awel", "embedder": "hashed"}
+                data(http.post("/knowledge/spaces", json=space), 201)
+                files = [("files", ("awel.md", GUIDE_AWEL.encode(), "text/markdown"))]
+                data(http.post("/knowledge/spaces/awel/documents", files=files))
+            yield server
+
+
+def _recall(**extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "scene_key": "recall",
+        "scene_value": "awel",
+        "evaluate_metrics": ["RetrieverHitRateMetric", "RetrieverMRRMetric"],
+        "datasets": [{"query": f"what is AWEL {i}?", "doc_name": "awel.md"} for i in range(5)],
+    }
+    body.update(extra)
+    return body
+
+
+def test_retrieval_depth_is_capped(service: ServiceProcess) -> None:
+    with service.client() as http:
+        message = failure(
+            http.post("/evaluate/evaluation", json=_recall(context={"top_k": 10**9})), 400
+        )
+        assert "context.top_k" in message and "[server] max_top_k" in message
+        for spec in ("mrr@1000000000", "mrr(top_k=5000)"):
+            message = failure(
+                http.post("/evaluate/evaluation", json=_recall(evaluate_metrics=[spec])), 400
+            )
+            assert "max_top_k" in message, message
+        body = {"query": "AWEL", "top_k": 10**9}
+        message = failure(http.post("/knowledge/spaces/awel/retrieve", json=body), 400)
+        assert "max_top_k" in message
+        # within the cap, a depth beyond the space's chunk count allocates only what exists
+        rows = data(http.post("/evaluate/evaluation", json=_recall(context={"top_k": 1000})))
+        assert len(rows[0][0]["contexts"]) <= 5 and rows[0][0]["score"] == 1.0
+
+
+def test_rows_metrics_and_parallel_work_are_counted_before_any_work(
+    service: ServiceProcess,
+) -> None:
+    with service.client() as http:
+        before = data(http.get("/evaluate/runs"))["total"]
+        many = _recall(datasets=[{"query": "q", "doc_name": "awel.md"}] * 100_000)
+        message = failure(http.post("/evaluate/evaluation", json=many), 413)
+        assert "100000 rows" in message and "[server] max_rows" in message
+        names = [f"ndcg@{i}" for i in range(1, 100_001)]
+        message = failure(http.post("/evaluate/runs", json=_recall(evaluate_metrics=names)), 400)
+        assert "[server] max_metrics" in message
+        message = failure(http.post("/evaluate/runs", json=_recall(parallel_num=10**6)), 400)
+        assert "[server] max_parallel" in message
+        after = data(http.get("/evaluate/runs"))["total"]
+    assert after == before  # nothing was stored or queued
+
+
+def test_app_timeouts_are_capped(service: ServiceProcess, listener: Listener) -> None:
+    app = {"name": "slow", "config": {"kind": "http", "url": listener.url(), "timeout": 1e9}}
+    with service.client() as http:
+        message = failure(http.post("/apps", json=app), 400)
+    assert "config.timeout" in message and "[server] max_app_timeout" in message
+
+
+def test_an_app_reply_over_the_cap_is_cut_off_while_it_streams(
+    service: ServiceProcess, listener: Listener
+) -> None:
+    app = {"name": "huge", "config": {"kind": "http", "url": listener.url("/huge?mb=50")}}
+    body = {
+        "scene_key": "app",
+        "scene_value": "huge",
+        "context": {"model": "scripted"},
+        "evaluate_metrics": ["AnswerRelevancyMetric"],
+        "datasets": [{"query": "what is AWEL?"}],
+    }
+    with service.client() as http:
+        data(http.post("/apps", json=app), 201)
+        rows = data(http.post("/evaluate/evaluation", json=body))
+        run_id = data(http.get("/evaluate/runs", params={"limit": 1}))["items"][0]["run_id"]
+        stored = http.get(f"/evaluate/runs/{run_id}/results")
+    result = rows[0][0]
+    assert result["score"] is None and "larger than 1,000,000 bytes" in result["error"]
+    assert result["prediction"] is None
+    assert len(stored.content) < 100_000  # nothing of the 50 MB was kept
+    assert listener.cut_short >= 1  # the server stopped reading: the rest was never sent
+
+
+def test_metric_names_are_checked_in_linear_time() -> None:
+    """Duplicate detection counts names once each (it compared every pair before)."""
+    metrics = resolve_metrics([f"ndcg@{i}" for i in range(1, 20_001)])
+    assert len(metrics) == 20_000
+    with pytest.raises(Exception, match="given twice: mrr"):
+        resolve_metrics(["mrr", "ndcg@3", "mrr"])
