@@ -63,6 +63,9 @@ def test_retrieval_depth_is_capped(service: ServiceProcess) -> None:
         body = {"query": "AWEL", "top_k": 10**9}
         message = failure(http.post("/knowledge/spaces/awel/retrieve", json=body), 400)
         assert "max_top_k" in message
+        app = {"kind": "rag", "space": "awel", "model": "scripted", "top_k": 10**9}
+        message = failure(http.post("/apps", json={"name": "deep", "config": app}), 400)
+        assert "config.top_k" in message and "max_top_k" in message
         # within the cap, a depth beyond the space's chunk count allocates only what exists
         rows = data(http.post("/evaluate/evaluation", json=_recall(context={"top_k": 1000})))
         assert len(rows[0][0]["contexts"]) <= 5 and rows[0][0]["score"] == 1.0
