@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from sqlalchemy import delete, insert, select, update
 
-from ragmeter.embeddings import Embedder, embedder_by_name
+from ragmeter.embeddings import Embedder, embedder_by_name, normalize_rows
 from ragmeter.errors import EmbeddingError, RagmeterError, StoreError
 from ragmeter.knowledge.chunking import ChunkDraft, chunk_text
 from ragmeter.knowledge.indexes import rebuild_indexes
@@ -193,8 +193,9 @@ def _store_batch(
 
 
 async def _embed(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """Unit vectors of ``texts`` (an embedder passed in by a user may not normalise)."""
     try:
-        return await embedder.embed(texts)
+        return normalize_rows(await embedder.embed(texts))
     except RagmeterError:
         raise
     except Exception as exc:  # torch and HTTP clients raise many kinds
