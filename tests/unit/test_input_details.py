@@ -4,14 +4,16 @@ running loop, URLs lose their passwords, and files with a BOM or multi-line cell
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from ragmeter._sync import run_sync
-from ragmeter.datasets import load_dataset
-from ragmeter.errors import redact
+from ragmeter.datasets import DatasetLimits, load_dataset
+from ragmeter.errors import DatasetError, LimitError, redact
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.retrieval.similarity import RetrieverSimilarityMetric
 from ragmeter.runs.evaluate import run_sync as reexported
@@ -74,3 +76,100 @@ def test_run_sync_is_one_helper_shared_with_the_runs_layer() -> None:
 )
 def test_redact_strips_credentials_from_urls(text: str, shown: str) -> None:
     assert redact(text) == shown
+
+
+def _deep(levels: int) -> object:
+    value: object = "leaf"
+    for _ in range(levels):
+        value = {"k": value}
+    return value
+
+
+def test_a_bom_does_not_break_the_first_jsonl_line_or_the_csv_header(tmp_path: Path) -> None:
+    jsonl = tmp_path / "rows.jsonl"
+    jsonl.write_bytes(b"\xef\xbb\xbf" + b'{"query": "q1"}\n{"query": "q2"}\n')
+    assert [r.query for r in load_dataset(jsonl)] == ["q1", "q2"]
+    table = tmp_path / "rows.csv"
+    table.write_bytes(b"\xef\xbb\xbfquestion,answer\r\nq1,a1\r\n")
+    (row,) = load_dataset(table)
+    assert (row.query, row.response) == ("q1", "a1")
+    whole = tmp_path / "rows.json"
+    whole.write_bytes(b'\xef\xbb\xbf[{"query": "q"}]')
+    assert len(load_dataset(whole)) == 1
+
+
+def test_csv_lines_count_the_lines_of_multi_line_cells(tmp_path: Path) -> None:
+    path = tmp_path / "rows.csv"
+    path.write_text(
+        'question,answer\nq1,"one\ntwo\nthree"\n\nq2,a2\nq3,"x\r\ny"\n,no query\n',
+        encoding="utf-8",
+        newline="",
+    )
+    with pytest.raises(DatasetError) as caught:
+        load_dataset(path)
+    assert (caught.value.row, caught.value.line) == (3, 9)
+    path.write_text('question,answer\nq1,"one\ntwo"\nq2,a2\n', encoding="utf-8", newline="")
+    assert [load_dataset(path).line_of(i) for i in (0, 1)] == [2, 4]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".json"])
+def test_a_file_that_is_not_utf8_names_the_line(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"latin{suffix}"
+    first = (
+        b"question\n"
+        if suffix == ".csv"
+        else b'[{"query": "a"},\n'
+        if suffix == ".json"
+        else b'{"query": "a"}\n'
+    )
+    path.write_bytes(first + b'{"query": "caf\xe9"}\n')
+    with pytest.raises(DatasetError, match="is not UTF-8") as caught:
+        load_dataset(path, name="upload" + suffix)
+    assert caught.value.line == 2 and str(caught.value).startswith(f"upload{suffix} line 2")
+
+
+def test_an_oversized_csv_cell_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "big.csv"
+    path.write_text("question,answer\nq1,a1\nq2," + "x" * 200_000 + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"big\.csv line \d+: invalid CSV: field larger"):
+        load_dataset(path)
+
+
+def test_rows_nested_too_deeply_are_refused_naming_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "deep.jsonl"
+    path.write_text(
+        json.dumps({"query": "ok"})
+        + "\n"
+        + '{"query": "q", "metadata": '
+        + "[" * 10_000
+        + "]" * 10_000
+        + "}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(DatasetError, match=r"deep\.jsonl line 2: nested too deeply"):
+        load_dataset(path)
+    with pytest.raises(
+        DatasetError, match=r"<rows> \(row 0\) field 'metadata': nested deeper than 64 levels$"
+    ):
+        load_dataset([{"query": "q", "metadata": _deep(70)}])
+    limits = DatasetLimits(max_depth=8, section="[server]")
+    with pytest.raises(
+        DatasetError, match=r"nested deeper than 8 levels \(\[server\] max_json_depth\)"
+    ):
+        load_dataset([{"query": "q", "extra_field": _deep(8)}], limits=limits)
+    assert len(load_dataset([{"query": "q", "metadata": _deep(6)}], limits=limits)) == 1
+    table = tmp_path / "deep.csv"
+    table.write_text('question,metadata\nq,"' + "[" * 5000 + '"\n', encoding="utf-8")
+    with pytest.raises(DatasetError, match="field 'metadata': expected a JSON object"):
+        load_dataset(table)
+
+
+def test_the_row_cap_stops_reading(tmp_path: Path) -> None:
+    path = tmp_path / "many.jsonl"
+    path.write_text("".join(json.dumps({"query": f"q{i}"}) + "\n" for i in range(10)), "utf-8")
+    limits = DatasetLimits(max_rows=5, section="[server]")
+    with pytest.raises(
+        LimitError, match=r"many.jsonl holds more than 5 rows \(\[server\] max_rows\)"
+    ):
+        load_dataset(path, name="many.jsonl", limits=limits)
+    assert len(load_dataset(path)) == 10
