@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from ragmeter import __version__
 from ragmeter.config import Settings, load_settings
 from ragmeter.service.envelope import Result, install_error_handlers, ok
-from ragmeter.service.middleware import BearerAuth, BodyLimit
+from ragmeter.service.middleware import BearerAuth, BodyLimit, JsonDepthLimit
 from ragmeter.service.routes import evaluate, knowledge, resources, runs
 from ragmeter.service.state import Services
 
@@ -35,6 +35,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     try:
         yield
     finally:
+        found.stopping.set()  # uploads under way stop at their next file or batch
         found.manager.shutdown()
 
 
@@ -67,6 +68,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.services = Services.open(settings)
     install_error_handlers(app)
+    # the last added runs first: keys, then the body's size, then its JSON depth
+    app.add_middleware(JsonDepthLimit, limit=settings.server.max_json_depth)
     app.add_middleware(BodyLimit, limit=int(settings.server.max_request_mb * 1_000_000))
     app.add_middleware(BearerAuth, keys=settings.server.keys())
 

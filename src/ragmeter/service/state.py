@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 from fastapi import Request
 
@@ -24,6 +25,8 @@ class Services:
     manager: RunManager
     prompts: PromptStore
     apps: AppStore
+    #: set when the server starts stopping; long requests (uploads) stop at their next step
+    stopping: threading.Event = field(default_factory=threading.Event)
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
