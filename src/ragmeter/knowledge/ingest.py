@@ -36,7 +36,8 @@ EMBED_BATCH = 512
 #: repeat text); beyond it a chunking setting is amplifying the document
 CHUNK_TEXT_FACTOR = 4
 
-#: ``(event, n)``: ``files_total``, ``file``, ``chunks_total``, ``chunks``, ``indexing``
+#: ``(event, n)``: ``files_total``, ``file``, ``chunks_total``, ``embedded`` (texts of a
+#: batch embedded so far), ``chunks`` (stored), ``indexing``
 ProgressEvent = Callable[[str, int], None]
 
 
@@ -246,6 +247,18 @@ async def _embed(embedder: Embedder, texts: list[str]) -> np.ndarray:
         raise EmbeddingError(f"embedding chunks failed: {exc}") from exc
 
 
+async def _embed_in_slices(
+    embedder: Embedder, texts: list[str], notify: ProgressEvent
+) -> np.ndarray:
+    """Vectors of a batch's texts, ``EMBED_BATCH`` at a time, so progress (and a stop) comes
+    between slices even when one large document makes a large batch."""
+    parts: list[np.ndarray] = []
+    for start in range(0, len(texts), EMBED_BATCH):
+        parts.append(await _embed(embedder, texts[start : start + EMBED_BATCH]))
+        notify("embedded", len(parts[-1]))
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
 async def _embed_and_store(
     kb: KnowledgeBase,
     info: SpaceInfo,
@@ -256,7 +269,7 @@ async def _embed_and_store(
 ) -> SpaceInfo:
     for batch in _batches(pending):
         texts = [d.content for item in batch for d in item.drafts]
-        vectors = await _embed(embedder, texts)
+        vectors = await _embed_in_slices(embedder, texts, notify)
         if info.dimension is not None and vectors.shape[1] != info.dimension:
             raise EmbeddingError(
                 f"embedder '{info.embedder}' gave {vectors.shape[1]}-d vectors; "

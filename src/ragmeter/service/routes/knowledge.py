@@ -82,7 +82,7 @@ def delete_space(space: str, svc: Deps) -> Result[SpaceInfo]:
 
 class _StopWhenStopping:
     """An upload's progress callback: counts stored chunks and, once the server is stopping,
-    stops the upload at its next file or batch (what was stored stays)."""
+    stops the upload at its next file or slice of embeddings (what was stored stays)."""
 
     def __init__(self, stopping: threading.Event) -> None:
         self.stopping = stopping
@@ -91,7 +91,7 @@ class _StopWhenStopping:
     def __call__(self, event: str, n: int) -> None:
         if event == "chunks":
             self.chunks += n
-        if self.stopping.is_set() and event in ("file", "chunks"):
+        if self.stopping.is_set() and event in ("file", "embedded", "chunks"):
             raise ApiError(
                 503,
                 "shutting_down",
