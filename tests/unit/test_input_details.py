@@ -13,10 +13,12 @@ import pytest
 
 from ragmeter._sync import run_sync
 from ragmeter.datasets import DatasetLimits, load_dataset
+from ragmeter.datasets.row import nesting_depth
 from ragmeter.errors import DatasetError, LimitError, redact
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.retrieval.similarity import RetrieverSimilarityMetric
 from ragmeter.runs.evaluate import run_sync as reexported
+from ragmeter.service.middleware import json_too_deep
 
 
 class _Unnormalised:
@@ -173,3 +175,23 @@ def test_the_row_cap_stops_reading(tmp_path: Path) -> None:
     ):
         load_dataset(path, name="many.jsonl", limits=limits)
     assert len(load_dataset(path)) == 10
+
+
+@pytest.mark.parametrize(
+    ("body", "limit", "too_deep"),
+    [
+        (b"{}", 1, False),
+        (b'{"a": [1]}', 1, True),
+        (b'{"a": [1]}', 2, False),
+        (b'{"s": "[[[[{{{{"}', 1, False),  # brackets inside strings do not count
+        (b'{"s": "\\"[[[", "t": []}', 2, False),  # nor after an escaped quote
+        (b'{"s": "\\\\", "t": [[]]}', 2, True),  # an escaped backslash ends no string
+        (b"[" * 40, 32, True),  # unclosed, as a parser would recurse into it
+        (b"[" + b"[], " * 999 + b"[]]", 2, False),
+        (b'{"s": "unterminated [[[[', 1, False),  # invalid: left to the parser
+    ],
+)
+def test_json_depth_is_found_by_one_scan(body: bytes, limit: int, too_deep: bool) -> None:
+    assert json_too_deep(body, limit) is too_deep
+    if not too_deep and body.endswith((b"}", b"]")):
+        assert nesting_depth(json.loads(body), 10**6) <= limit
