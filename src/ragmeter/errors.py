@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "ConfigError",
     "ConflictError",
@@ -13,6 +15,7 @@ __all__ = [
     "NotFoundError",
     "RagmeterError",
     "StoreError",
+    "redact",
 ]
 
 
@@ -95,3 +98,13 @@ class NotFoundError(RagmeterError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+#: ``scheme://user:password@`` in a URL (the userinfo ends at the last ``@`` before a ``/``)
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/@]*(?:@[^\s/@]*)*@")
+
+
+def redact(text: str) -> str:
+    """``text`` with the ``user:password@`` part of every URL removed, so a message may be
+    shown to a caller or written to a log without the credentials of a store or endpoint."""
+    return _USERINFO.sub(r"\1", text)

@@ -27,9 +27,17 @@ def free_port() -> int:
 class ServiceProcess:
     """Start with ``start()``; ``kill()`` is kill -9; ``api`` is the DB-GPT-style api_base."""
 
-    def __init__(self, home: Path, *, keys: str | None = KEY, port: int | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        *,
+        keys: str | None = KEY,
+        port: int | None = None,
+        log_level: str = "warning",
+    ) -> None:
         self.home = home
         self.keys = keys
+        self.log_level = log_level
         self.port = port or free_port()
         self.proc: subprocess.Popen[str] | None = None
         self.log = home / f"serve-{self.port}.log"
@@ -52,7 +60,7 @@ class ServiceProcess:
         env.pop("RAGMETER_API_KEYS", None)
         if self.keys:
             env["RAGMETER_API_KEYS"] = self.keys
-        args = [*RAGMETER, "serve", "--port", str(self.port), "--log-level", "warning"]
+        args = [*RAGMETER, "serve", "--port", str(self.port), "--log-level", self.log_level]
         with self.log.open("a", encoding="utf-8") as handle:  # the child keeps its own copy
             self.proc = subprocess.Popen(args, env=env, stdout=handle, stderr=handle, text=True)
         deadline = time.monotonic() + 60

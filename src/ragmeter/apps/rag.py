@@ -11,6 +11,7 @@ from ragmeter.judge.engine import JudgeEngine
 from ragmeter.judge.tasks import detect_language
 from ragmeter.judge.usage import Usage
 from ragmeter.knowledge import RetrieverName, SpaceSearcher
+from ragmeter.prompts.templates import render_template
 
 __all__ = ["RAG_ANSWER_TEMPLATES", "RagApp"]
 
@@ -58,8 +59,10 @@ class RagApp:
         return self._name
 
     def prompt(self, query: str, contexts: Sequence[str]) -> str:
+        """The model's prompt for a query: plain ``{query}``/``{context}`` substitution only,
+        so no template can pad or convert a value (ConfigError names a field that is not)."""
         template = self.prompt_template or RAG_ANSWER_TEMPLATES[detect_language(query)]
-        return template.format(query=query, context="\n\n".join(contexts))
+        return render_template(template, {"query": query, "context": "\n\n".join(contexts)})
 
     async def answer(self, query: str) -> AppAnswer:
         (result,) = await self.answer_many([query])

@@ -1,23 +1,53 @@
-"""Load rows from JSONL, JSON, CSV, Parquet, a pandas DataFrame or a list of dicts."""
+"""Load rows from JSONL, JSON, CSV, Parquet, a pandas DataFrame or a list of dicts.
+
+Text files are UTF-8, with or without a byte order mark. A file that cannot be read (not
+UTF-8, invalid JSON or CSV, nested too deeply) is a ``DatasetError`` naming the file and line.
+"""
 
 from __future__ import annotations
 
 import ast
+import codecs
 import csv
 import json
 import math
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ragmeter.datasets.row import FIELD_ALIASES, LIST_FIELDS, Row, row_from_mapping
-from ragmeter.errors import DatasetError
+from ragmeter.datasets.row import FIELD_ALIASES, LIST_FIELDS, MAX_DEPTH, Row, row_from_mapping
+from ragmeter.errors import DatasetError, LimitError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Dataset", "DatasetSource", "load_dataset"]
+    from ragmeter.config import ServerConfig
+
+__all__ = ["Dataset", "DatasetLimits", "DatasetSource", "load_dataset"]
+
+#: a BOM-tolerant UTF-8 (Excel and Windows tools write one)
+_ENCODING = "utf-8-sig"
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetLimits:
+    """Caps on loading rows. The library and the CLI use the defaults (rows nest at most
+    ``MAX_DEPTH`` deep, any number of rows); the service builds them from ``[server]``,
+    whose settings its messages then name."""
+
+    max_depth: int = MAX_DEPTH
+    max_rows: int | None = None
+    #: how messages name the settings (``[server]``); empty for the library's own limits
+    section: str = ""
+
+    @classmethod
+    def from_server(cls, server: ServerConfig) -> DatasetLimits:
+        return cls(max_depth=server.max_json_depth, max_rows=server.max_rows, section="[server]")
+
+    def setting(self, name: str) -> str:
+        return f"{self.section} {name}" if self.section else ""
 
 
 class Dataset(Sequence[Row]):
@@ -61,19 +91,24 @@ _SUFFIXES = {
 }
 
 
-def load_dataset(source: Any, *, name: str | None = None) -> Dataset:
+def load_dataset(
+    source: Any, *, name: str | None = None, limits: DatasetLimits | None = None
+) -> Dataset:
     """Load and validate every row before any work; a bad row raises ``DatasetError``.
-    ``name`` is how errors call rows given as a list (default ``<rows>``)."""
+    ``name`` is how errors and ``Dataset.source`` call the rows (default: the path, or
+    ``<rows>`` for a list); ``limits`` caps depth and row count (see ``DatasetLimits``)."""
+    limits = limits or DatasetLimits()
     if isinstance(source, Dataset):
         return source
     if isinstance(source, str | os.PathLike):
-        return _load_path(Path(source))
+        return _load_path(Path(source), name or str(source), limits)
     if _is_dataframe(source):
-        return _from_records(_dataframe_records(source), "<DataFrame>")
+        return _from_records(_dataframe_records(source), name or "<DataFrame>", limits)
     if isinstance(source, Mapping):
         raise DatasetError("expected rows (a list of dicts), got a single dict")
     if isinstance(source, Iterable):
-        return _from_records(enumerate(source, start=1), name or "<rows>", lines=False)
+        records = enumerate(source, start=1)
+        return _from_records(records, name or "<rows>", limits, lines=False)
     raise DatasetError(
         f"cannot load a dataset from {type(source).__name__}; give a path (.jsonl, .json, "
         ".csv, .parquet), a pandas DataFrame or a list of dicts"
@@ -81,80 +116,133 @@ def load_dataset(source: Any, *, name: str | None = None) -> Dataset:
 
 
 def _from_records(
-    records: Iterable[tuple[int, Any]], source: str, *, lines: bool = True
+    records: Iterable[tuple[int, Any]], source: str, limits: DatasetLimits, *, lines: bool = True
 ) -> Dataset:
     rows: list[Row] = []
     numbers: list[int | None] = []
+    depth_setting = limits.setting("max_json_depth")
     for index, (line, raw) in enumerate(records):
+        if limits.max_rows is not None and index >= limits.max_rows:
+            raise LimitError(
+                f"{source} holds more than {limits.max_rows} rows",
+                setting=limits.setting("max_rows") or "max_rows",
+                status=413,
+            )
         number = line if lines else None
-        rows.append(row_from_mapping(raw, index, source=source, line=number))
+        rows.append(
+            row_from_mapping(
+                raw,
+                index,
+                source=source,
+                line=number,
+                max_depth=limits.max_depth,
+                depth_setting=depth_setting,
+            )
+        )
         numbers.append(number)
     return Dataset(rows, source, numbers)
 
 
-def _load_path(path: Path) -> Dataset:
+def _load_path(path: Path, name: str, limits: DatasetLimits) -> Dataset:
     kind = _SUFFIXES.get(path.suffix.lower())
     if kind is None:
         raise DatasetError(
-            f"{path}: unknown dataset format '{path.suffix}'; "
+            f"{name}: unknown dataset format '{path.suffix}'; "
             f"use one of {', '.join(sorted(_SUFFIXES))}"
         )
     if not path.is_file():
-        raise DatasetError(f"{path}: no such file")
-    name = str(path)
-    if kind == "jsonl":
-        return _from_records(_jsonl_records(path), name)
-    if kind == "json":
-        return _from_records(_json_records(path), name, lines=False)
-    if kind == "csv":
-        return _from_records(_csv_records(path), name)
+        raise DatasetError(f"{name}: no such file")
+    try:
+        if kind == "jsonl":
+            return _from_records(_jsonl_records(path, name), name, limits)
+        if kind == "json":
+            return _from_records(_json_records(path, name), name, limits, lines=False)
+        if kind == "csv":
+            return _from_records(_csv_records(path, name), name, limits)
+    except UnicodeDecodeError:
+        raise DatasetError(
+            "is not UTF-8 text; save it as UTF-8", source=name, line=_undecodable_line(path)
+        ) from None
     import pandas as pd
 
     try:
         frame = pd.read_parquet(path)
     except Exception as exc:  # pyarrow raises many types for a bad file
-        raise DatasetError(f"{path}: cannot read Parquet: {exc}") from exc
-    return _from_records(_dataframe_records(frame), name, lines=False)
+        raise DatasetError(f"{name}: cannot read Parquet: {exc}") from exc
+    return _from_records(_dataframe_records(frame), name, limits, lines=False)
 
 
-def _jsonl_records(path: Path) -> Iterator[tuple[int, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
+def _undecodable_line(path: Path) -> int:
+    """The line holding the first byte that is not UTF-8."""
+    decoder = codecs.getincrementaldecoder(_ENCODING)()
+    line = 1
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 16), b""):
             try:
-                yield number, json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(
-                    f"{path} line {number}: invalid JSON: {exc.msg} at column {exc.colno}"
-                ) from None
+                decoder.decode(block)
+            except UnicodeDecodeError as exc:
+                return line + block.count(b"\n", 0, max(exc.start, 0))
+            line += block.count(b"\n")
+    return line
 
 
-def _json_records(path: Path) -> Iterator[tuple[int, Any]]:
+def _parse_json(text: str, name: str, line: int | None = None) -> Any:
+    """JSON from one line or file; invalid or too deeply nested JSON names where."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DatasetError(f"{path}: invalid JSON: {exc.msg} at line {exc.lineno}") from None
+        at = f"at column {exc.colno}" if line is not None else f"at line {exc.lineno}"
+        raise DatasetError(f"invalid JSON: {exc.msg} {at}", source=name, line=line) from None
+    except RecursionError:
+        raise DatasetError(
+            f"nested too deeply to read (rows may nest {MAX_DEPTH} levels at most)",
+            source=name,
+            line=line,
+        ) from None
+
+
+def _jsonl_records(path: Path, name: str) -> Iterator[tuple[int, Any]]:
+    with path.open(encoding=_ENCODING) as handle:
+        for number, text in enumerate(handle, start=1):
+            if text.strip():
+                yield number, _parse_json(text, name, number)
+
+
+def _json_records(path: Path, name: str) -> Iterator[tuple[int, Any]]:
+    data = _parse_json(path.read_text(encoding=_ENCODING), name)
     if isinstance(data, Mapping) and isinstance(data.get("datasets"), list):
         data = data["datasets"]  # a DB-GPT evaluation request body
     if not isinstance(data, list):
-        raise DatasetError(f"{path}: expected a JSON array of rows")
+        raise DatasetError(f"{name}: expected a JSON array of rows")
     yield from enumerate(data, start=1)
 
 
-def _csv_records(path: Path) -> Iterator[tuple[int, Any]]:
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
-        for row_number, record in enumerate(reader):
-            line = row_number + 2  # header is line 1
-            yield line, _parse_csv_record(record, path, row_number, line)
+def _line_breaks(cells: Sequence[str]) -> int:
+    """Line breaks inside quoted cells: how many lines past its first a record spans."""
+    return sum(c.count("\n") + c.count("\r") - c.count("\r\n") for c in cells)
 
 
-def _parse_csv_record(record: dict[str, Any], path: Path, row: int, line: int) -> dict[str, Any]:
+def _csv_records(path: Path, name: str) -> Iterator[tuple[int, Any]]:
+    """Rows of a CSV file with the line each starts on (a cell may span lines)."""
+    with path.open(encoding=_ENCODING, newline="") as handle:
+        reader = csv.reader(handle)
+        try:
+            header = next(reader, None)
+            if header is None:
+                return
+            for row_number, cells in enumerate(c for c in reader if c):
+                line = reader.line_num - _line_breaks(cells)
+                if len(cells) > len(header):
+                    raise DatasetError("more cells than header columns", source=name, line=line)
+                record = dict(zip(header, cells, strict=False))
+                yield line, _parse_csv_record(record, name, row_number, line)
+        except csv.Error as exc:
+            raise DatasetError(f"invalid CSV: {exc}", source=name, line=reader.line_num) from None
+
+
+def _parse_csv_record(record: dict[str, Any], name: str, row: int, line: int) -> dict[str, Any]:
     parsed: dict[str, Any] = {}
     for key, cell in record.items():
-        if key is None:
-            raise DatasetError("more cells than header columns", source=str(path), line=line)
         if cell is None or cell == "":
             continue
         canonical = FIELD_ALIASES.get(key)
@@ -163,9 +251,9 @@ def _parse_csv_record(record: dict[str, Any], path: Path, row: int, line: int) -
         elif canonical == "metadata":
             try:
                 parsed[key] = json.loads(cell)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 raise DatasetError(
-                    "expected a JSON object", row=row, field="metadata", source=str(path), line=line
+                    "expected a JSON object", row=row, field="metadata", source=name, line=line
                 ) from None
         else:
             parsed[key] = cell
@@ -178,10 +266,10 @@ def _parse_list_cell(cell: str, allow_scalar: bool) -> Any:
     if text.startswith("["):
         try:
             return json.loads(text)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             try:
                 return ast.literal_eval(text)  # lists written by str(list), as RAGAS exports
-            except (ValueError, SyntaxError):
+            except (ValueError, SyntaxError, RecursionError, MemoryError):
                 return text  # validation then names the field and what was expected
     return cell if allow_scalar else [cell]
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ragmeter.errors import DatasetError
 
-__all__ = ["FIELD_ALIASES", "Row", "row_from_mapping"]
+__all__ = ["FIELD_ALIASES", "MAX_DEPTH", "Row", "nesting_depth", "row_from_mapping"]
 
 #: alias -> canonical field name (canonical names map to themselves).
 FIELD_ALIASES: dict[str, str] = {
@@ -45,6 +45,10 @@ _EXPECTED: dict[str, str] = {
     "reference_ids": "a list of strings (ids)",
     "metadata": "an object (dict)",
 }
+
+#: how deep a row may nest (the row object is level 1) unless a caller gives its own limit;
+#: far below what Python's JSON and validation can recurse through
+MAX_DEPTH = 64
 
 LIST_FIELDS = frozenset(
     {"reference_contexts", "retrieved_contexts", "retrieved_ids", "reference_ids"}
@@ -123,10 +127,48 @@ def _describe(value: Any) -> str:
     return f"{type(value).__name__} {text}"
 
 
+def nesting_depth(value: Any, limit: int) -> int:
+    """How deep ``value`` nests (a scalar 0, ``[]`` 1, ``[[1]]`` 2), counted without recursion
+    and only up to ``limit + 1``."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        depth += 1
+        if depth > limit:
+            return depth
+        deepest = max(deepest, depth)
+        stack.extend((child, depth) for child in children)
+    return deepest
+
+
+def _check_depth(raw: Mapping[Any, Any], limit: int, setting: str, where: dict[str, Any]) -> None:
+    for key, value in raw.items():
+        if 1 + nesting_depth(value, limit) > limit:
+            hint = f" ({setting})" if setting else ""
+            raise DatasetError(
+                f"nested deeper than {limit} levels{hint}", field=str(key)[:100], **where
+            )
+
+
 def row_from_mapping(
-    raw: Any, row: int, *, source: str | None = None, line: int | None = None
+    raw: Any,
+    row: int,
+    *,
+    source: str | None = None,
+    line: int | None = None,
+    max_depth: int = MAX_DEPTH,
+    depth_setting: str = "",
 ) -> Row:
-    """Validate one input mapping into a ``Row``; a bad one raises ``DatasetError`` naming it."""
+    """Validate one input mapping into a ``Row``; a bad one raises ``DatasetError`` naming it.
+    A row nested deeper than ``max_depth`` (named ``depth_setting`` in the message) is
+    refused, so what is stored can always be read back."""
     if not isinstance(raw, Mapping):
         raise DatasetError(
             f"expected an object with a 'query' field, got {_describe(raw)}",
@@ -134,6 +176,7 @@ def row_from_mapping(
             source=source,
             line=line,
         )
+    _check_depth(raw, max_depth, depth_setting, {"row": row, "source": source, "line": line})
     fields = _canonical_fields(raw, row)
     if "query" not in fields:
         raise DatasetError(

@@ -4,7 +4,12 @@ by vector, bm25 or hybrid retrieval."""
 from ragmeter.knowledge.chunking import CHUNKING_STRATEGIES, ChunkDraft, ChunkingConfig, chunk_text
 from ragmeter.knowledge.ingest import add_documents, collect_sources
 from ragmeter.knowledge.models import AddReport, ChunkInfo, DocumentInfo, Hit, SpaceInfo
-from ragmeter.knowledge.readers import DOCUMENT_KINDS, DocumentReadError, read_document
+from ragmeter.knowledge.readers import (
+    DOCUMENT_KINDS,
+    DocumentLimits,
+    DocumentReadError,
+    read_document,
+)
 from ragmeter.knowledge.search import (
     RETRIEVERS,
     RetrieverName,
@@ -24,6 +29,7 @@ __all__ = [
     "ChunkInfo",
     "ChunkingConfig",
     "DocumentInfo",
+    "DocumentLimits",
     "DocumentReadError",
     "Hit",
     "KnowledgeBase",

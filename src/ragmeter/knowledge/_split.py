@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterator, Sequence
 
-__all__ = ["SIZE_SEPARATORS", "split_by_size"]
+__all__ = ["SIZE_SEPARATORS", "iter_by_size", "split_by_size"]
 
 #: tried in order: paragraphs, lines, sentence ends (zh and en), clauses, words, characters
 SIZE_SEPARATORS: tuple[str, ...] = (
@@ -36,42 +37,61 @@ def _pieces(text: str, separator: str) -> list[str]:
     return [p for p in out if p]
 
 
-def _merge(pieces: Sequence[str], size: int, overlap: int) -> list[str]:
+def _merge(pieces: Sequence[str], size: int, overlap: int) -> Iterator[str]:
     """Join neighbouring pieces up to ``size`` characters; each chunk starts with up to
     ``overlap`` characters of whole pieces from the end of the previous one."""
-    chunks: list[str] = []
-    window: list[str] = []
+    window: deque[str] = deque()
     total = 0
     for piece in pieces:
         if window and total + len(piece) > size:
-            chunks.append("".join(window))
+            yield "".join(window)
             while window and (total > overlap or total + len(piece) > size):
-                total -= len(window.pop(0))
+                total -= len(window.popleft())
         window.append(piece)
         total += len(piece)
     if window:
-        chunks.append("".join(window))
-    return chunks
+        yield "".join(window)
 
 
-def _split(text: str, size: int, overlap: int, separators: Sequence[str]) -> list[str]:
+def _split(text: str, size: int, overlap: int, separators: Sequence[str]) -> Iterator[str]:
     index = next(
         (i for i, sep in enumerate(separators) if not sep or sep in text), len(separators) - 1
     )
     separator, finer = separators[index], separators[index + 1 :]
-    out: list[str] = []
     fitting: list[str] = []
     for piece in _pieces(text, separator):
         if len(piece) <= size:
             fitting.append(piece)
             continue
         if fitting:
-            out.extend(_merge(fitting, size, overlap))
+            yield from _merge(fitting, size, overlap)
             fitting = []
-        out.extend(_split(piece, size, overlap, finer) if finer else [piece])
+        if finer:
+            yield from _split(piece, size, overlap, finer)
+        else:
+            yield piece
     if fitting:
-        out.extend(_merge(fitting, size, overlap))
-    return out
+        yield from _merge(fitting, size, overlap)
+
+
+def iter_by_size(
+    text: str,
+    size: int,
+    overlap: int = 0,
+    separators: Sequence[str] = SIZE_SEPARATORS,
+) -> Iterator[str]:
+    """``split_by_size`` one chunk at a time, so a caller can stop at a cap without cutting
+    (and holding) every chunk of a huge text."""
+    if size < 1:
+        raise ValueError(f"chunk size must be at least 1, got {size}")
+    if not text.strip():
+        return
+    if len(text) <= size:
+        yield text.strip()
+        return
+    for chunk in _split(text, size, min(overlap, size - 1), separators):
+        if chunk := chunk.strip():
+            yield chunk
 
 
 def split_by_size(
@@ -82,11 +102,4 @@ def split_by_size(
 ) -> list[str]:
     """Chunks of at most ``size`` characters, cut at the coarsest separator that fits, each
     overlapping the previous by up to ``overlap`` characters; blank chunks are dropped."""
-    if size < 1:
-        raise ValueError(f"chunk size must be at least 1, got {size}")
-    if not text.strip():
-        return []
-    if len(text) <= size:
-        return [text.strip()]
-    chunks = (c.strip() for c in _split(text, size, min(overlap, size - 1), separators))
-    return [c for c in chunks if c]
+    return list(iter_by_size(text, size, overlap, separators))

@@ -3,7 +3,9 @@ documents per transaction, then rebuild the indexes once.
 
 A document whose content hash is unchanged is skipped; a changed one is re-chunked. A file
 that fails is reported with its reason and never stops the others; a crash loses at most
-the batch being embedded (run ``add`` again to finish).
+the batch being embedded (run ``add`` again to finish). ``DocumentLimits`` cap what a call
+may cost (the service's uploads); a document or call over a cap is a ``LimitError`` raised
+before anything is stored.
 """
 
 from __future__ import annotations
@@ -17,12 +19,12 @@ from pathlib import Path
 import numpy as np
 from sqlalchemy import delete, insert, select, update
 
-from ragmeter.embeddings import Embedder, embedder_by_name
-from ragmeter.errors import EmbeddingError, RagmeterError, StoreError
+from ragmeter.embeddings import Embedder, embedder_by_name, normalize_rows
+from ragmeter.errors import EmbeddingError, LimitError, RagmeterError, StoreError
 from ragmeter.knowledge.chunking import ChunkDraft, chunk_text
 from ragmeter.knowledge.indexes import rebuild_indexes
 from ragmeter.knowledge.models import AddReport, SpaceInfo
-from ragmeter.knowledge.readers import document_kind, read_document
+from ragmeter.knowledge.readers import DocumentLimits, document_kind, read_document
 from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.store import ChunkRecord, DocumentRecord, SpaceRecord
 
@@ -30,8 +32,12 @@ __all__ = ["ProgressEvent", "SourceFile", "add_documents", "collect_sources"]
 
 #: chunks embedded per call; large enough that the embedder's own batching is efficient
 EMBED_BATCH = 512
+#: a document's chunks may hold this many times its characters (overlap and header paths
+#: repeat text); beyond it a chunking setting is amplifying the document
+CHUNK_TEXT_FACTOR = 4
 
-#: ``(event, n)``: ``files_total``, ``file``, ``chunks_total``, ``chunks``, ``indexing``
+#: ``(event, n)``: ``files_total``, ``file``, ``chunks_total``, ``embedded`` (texts of a
+#: batch embedded so far), ``chunks`` (stored), ``indexing``
 ProgressEvent = Callable[[str, int], None]
 
 
@@ -88,6 +94,39 @@ class _Pending:
     size: int
     drafts: list[ChunkDraft]
     existing_id: int | None
+    #: what the document records as where it came from
+    origin: str
+
+
+def _chunks(text: str, name: str, space: SpaceInfo, limits: DocumentLimits) -> list[ChunkDraft]:
+    """The document's chunks; LimitError when they are more, or hold more text, than allowed."""
+    cap, chars = limits.max_document_chunks, limits.max_document_chars
+    budget = None if chars is None else chars * CHUNK_TEXT_FACTOR
+    drafts = chunk_text(text, space.chunking, max_chunks=cap, max_chars=budget)
+    if cap is not None and len(drafts) > cap:
+        raise LimitError(
+            f"{name}: cut into more than {cap} chunks",
+            setting=limits.setting("max_document_chunks"),
+            status=413,
+        )
+    if budget is not None and sum(len(d.content) for d in drafts) > budget:
+        raise LimitError(
+            f"{name}: its chunks would hold more than {budget} characters ({CHUNK_TEXT_FACTOR} "
+            f"times the cap; chunk overlap and header paths repeat text)",
+            setting=limits.setting("max_document_chars"),
+            status=413,
+        )
+    return drafts
+
+
+def _known_documents(kb: KnowledgeBase, space: SpaceInfo) -> dict[str, tuple[int, str]]:
+    with kb.store.session() as session:
+        rows = session.execute(
+            select(DocumentRecord.id, DocumentRecord.name, DocumentRecord.content_hash).where(
+                DocumentRecord.space_id == space.id
+            )
+        )
+        return {name: (doc_id, digest) for doc_id, name, digest in rows}
 
 
 def _prepare(
@@ -96,17 +135,12 @@ def _prepare(
     sources: Sequence[SourceFile],
     report: AddReport,
     progress: ProgressEvent,
+    limits: DocumentLimits,
+    origin: str | None,
 ) -> list[_Pending]:
-    with kb.store.session() as session:
-        known = {
-            name: (doc_id, digest)
-            for doc_id, name, digest in session.execute(
-                select(DocumentRecord.id, DocumentRecord.name, DocumentRecord.content_hash).where(
-                    DocumentRecord.space_id == space.id
-                )
-            )
-        }
+    known = _known_documents(kb, space)
     pending: list[_Pending] = []
+    total = 0
     for source in sources:
         try:
             data = source.path.read_bytes()
@@ -115,18 +149,29 @@ def _prepare(
             if existing is not None and existing[1] == digest:
                 report.unchanged.append(source.name)
                 continue
-            drafts = chunk_text(read_document(source.path, data), space.chunking)
+            text = read_document(source.path, data, limits=limits, name=source.name)
+            drafts = _chunks(text, source.name, space, limits)
             if not drafts:
                 report.empty.append(source.name)
                 continue
+        except LimitError:
+            raise  # a cap refuses the whole call, before anything is stored
         except OSError as exc:
             report.failed.append((str(source.path), exc.strerror or str(exc)))
         except RagmeterError as exc:
-            report.failed.append((str(source.path), str(exc).removeprefix(f"{source.path}: ")))
+            report.failed.append((str(source.path), str(exc).removeprefix(f"{source.name}: ")))
         else:
             kind = document_kind(source.path) or "txt"
             existing_id = existing[0] if existing is not None else None
-            pending.append(_Pending(source, kind, digest, len(data), drafts, existing_id))
+            where = f"{origin}:{source.name}" if origin else str(source.path.resolve())
+            pending.append(_Pending(source, kind, digest, len(data), drafts, existing_id, where))
+            total += len(drafts)
+            if limits.max_upload_chunks is not None and total > limits.max_upload_chunks:
+                raise LimitError(
+                    f"these documents would add more than {limits.max_upload_chunks} chunks",
+                    setting=limits.setting("max_upload_chunks"),
+                    status=413,
+                )
         finally:
             progress("file", 1)
     return pending
@@ -154,7 +199,7 @@ def _store_batch(
     with kb.store.session() as session:
         for item in batch:
             values = {
-                "source": str(item.source.path.resolve()),
+                "source": item.origin,
                 "kind": item.kind,
                 "content_hash": item.digest,
                 "size": item.size,
@@ -193,12 +238,25 @@ def _store_batch(
 
 
 async def _embed(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """Unit vectors of ``texts`` (an embedder passed in by a user may not normalise)."""
     try:
-        return await embedder.embed(texts)
+        return normalize_rows(await embedder.embed(texts))
     except RagmeterError:
         raise
     except Exception as exc:  # torch and HTTP clients raise many kinds
         raise EmbeddingError(f"embedding chunks failed: {exc}") from exc
+
+
+async def _embed_in_slices(
+    embedder: Embedder, texts: list[str], notify: ProgressEvent
+) -> np.ndarray:
+    """Vectors of a batch's texts, ``EMBED_BATCH`` at a time, so progress (and a stop) comes
+    between slices even when one large document makes a large batch."""
+    parts: list[np.ndarray] = []
+    for start in range(0, len(texts), EMBED_BATCH):
+        parts.append(await _embed(embedder, texts[start : start + EMBED_BATCH]))
+        notify("embedded", len(parts[-1]))
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
 async def _embed_and_store(
@@ -211,7 +269,7 @@ async def _embed_and_store(
 ) -> SpaceInfo:
     for batch in _batches(pending):
         texts = [d.content for item in batch for d in item.drafts]
-        vectors = await _embed(embedder, texts)
+        vectors = await _embed_in_slices(embedder, texts, notify)
         if info.dimension is not None and vectors.shape[1] != info.dimension:
             raise EmbeddingError(
                 f"embedder '{info.embedder}' gave {vectors.shape[1]}-d vectors; "
@@ -234,14 +292,19 @@ async def add_documents(
     *,
     embedder: Embedder | None = None,
     progress: ProgressEvent | None = None,
+    limits: DocumentLimits | None = None,
+    origin: str | None = None,
 ) -> AddReport:
-    """Add files and folders to a space; see the module docstring."""
+    """Add files and folders to a space; see the module docstring. ``origin`` is what the
+    documents record as their source instead of their file's path (``upload``: an upload's
+    files live in a temporary folder). ``progress`` may raise to stop between files and
+    after a stored batch; what was stored stays."""
     started = time.perf_counter()
     notify: ProgressEvent = progress or (lambda _event, _n: None)
     info = kb.space(space)
     sources, report = collect_sources(paths)
     notify("files_total", len(sources))
-    pending = _prepare(kb, info, sources, report, notify)
+    pending = _prepare(kb, info, sources, report, notify, limits or DocumentLimits(), origin)
     notify("chunks_total", sum(len(p.drafts) for p in pending))
     if pending:
         own = embedder is None

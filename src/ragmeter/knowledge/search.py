@@ -9,7 +9,7 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from ragmeter.embeddings import Embedder, embedder_by_name
+from ragmeter.embeddings import Embedder, embedder_by_name, normalize_rows
 from ragmeter.errors import ConfigError, EmbeddingError
 from ragmeter.knowledge.indexes import SpaceIndexes, load_indexes
 from ragmeter.knowledge.models import Hit, SpaceInfo
@@ -85,7 +85,7 @@ class SpaceSearcher:
         """Unit vectors of ``queries`` (each distinct text embedded once per searcher)."""
         missing = [q for q in dict.fromkeys(queries) if q not in self._query_vectors]
         if missing:
-            vectors = await self.embedder.embed(missing)
+            vectors = normalize_rows(await self.embedder.embed(missing))  # a user's may not be
             if self.info.dimension is not None and vectors.shape[1] != self.info.dimension:
                 raise EmbeddingError(
                     f"embedder '{self.info.embedder}' gave {vectors.shape[1]}-d query vectors; "

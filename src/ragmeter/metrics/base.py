@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from ragmeter.errors import JudgeError, MetricError
+from ragmeter.errors import ConfigError, JudgeError, MetricError
 from ragmeter.judge.base import Judge
 from ragmeter.judge.usage import Usage
+from ragmeter.prompts.templates import render_template, template_fields
 
 if TYPE_CHECKING:
     from ragmeter.datasets import Row
@@ -236,6 +237,8 @@ class LLMEvaluationMetric(EvaluationMetric[str, str]):
     prompt_template: str = ""
     #: templates by language ("en", "zh"), used when ``prompt_template`` is empty
     prompt_templates: ClassVar[dict[str, str]] = {}
+    #: the fields ``format_prompt`` fills
+    template_variables: ClassVar[tuple[str, ...]] = ("query", "context", "answer")
     #: a judge fixed for this metric; None means the evaluation's judge
     judge: Judge | None = None
     _evaluation_judge: Judge | None = None
@@ -243,8 +246,30 @@ class LLMEvaluationMetric(EvaluationMetric[str, str]):
     def __init__(self, prompt_template: str | None = None, judge: Judge | None = None) -> None:
         if prompt_template is not None:
             self.prompt_template = prompt_template
+            self.check_templates()
         if judge is not None:
             self.judge = judge
+
+    def check_implemented(self) -> None:
+        super().check_implemented()
+        self.check_templates()
+
+    def check_templates(self) -> None:
+        """MetricError naming the template and field unless every template holds plain
+        fields only (no ``{query:>100000000}``) that ``format_prompt`` fills; a subclass
+        with its own ``format_prompt`` may use other names."""
+        allowed = (
+            None
+            if overrides(self, LLMEvaluationMetric, "format_prompt")
+            else self.template_variables
+        )
+        named = {"prompt_template": self.prompt_template} if self.prompt_template else {}
+        named.update({f"prompt_templates[{k!r}]": t for k, t in self.prompt_templates.items()})
+        for where, template in named.items():
+            try:
+                template_fields(template, allowed)
+            except ConfigError as exc:
+                raise MetricError(f"{type(self).__name__} {where}: {exc}") from None
 
     def missing_fields(self, row: Row) -> str | None:
         return "response" if row.response is None else None
@@ -272,9 +297,13 @@ class LLMEvaluationMetric(EvaluationMetric[str, str]):
         query: str | None,
         language: str = "en",
     ) -> str:
-        return self.template(language).format(
-            query=query or "", context="\n".join(contexts or []), answer=prediction or ""
-        )
+        """The judge's prompt for one row; plain ``{field}`` substitution, never ``format``."""
+        values = {
+            "query": query or "",
+            "context": "\n".join(contexts or []),
+            "answer": prediction or "",
+        }
+        return render_template(self.template(language), values)
 
     async def compute(
         self,

@@ -6,6 +6,7 @@ from ragmeter.prompts.templates import (
     REQUIRED_VARIABLES,
     PromptKind,
     check_template,
+    render_template,
     template_fields,
 )
 
@@ -15,5 +16,6 @@ __all__ = [
     "PromptKind",
     "PromptStore",
     "check_template",
+    "render_template",
     "template_fields",
 ]

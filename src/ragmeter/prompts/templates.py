@@ -1,17 +1,30 @@
-"""Prompt kinds and the variables their templates must (and may) use.
+"""Prompt kinds, the variables their templates must (and may) use, and the one renderer.
 
-Templates use ``str.format`` fields: ``{query}``, ``{context}``, ``{answer}``; a literal brace
-is written twice (``{{`` and ``}}``).
+Templates hold plain fields: ``{query}``, ``{context}``, ``{answer}``; a literal brace is written
+twice (``{{`` and ``}}``). Format specs (``{query:>100000000}``), conversions (``{query!r}``) and
+attribute or index access (``{query.__class__}``, ``{query[0]}``) are refused wherever a template
+enters, and ``render_template`` substitutes plain fields only, so a template can never pad, convert
+or reach into a value.
 """
 
 from __future__ import annotations
 
+import re
 import string
+from collections.abc import Collection, Mapping
+from functools import lru_cache
 from typing import Literal, get_args
 
 from ragmeter.errors import ConfigError
 
-__all__ = ["PROMPT_KINDS", "REQUIRED_VARIABLES", "PromptKind", "check_template", "template_fields"]
+__all__ = [
+    "PROMPT_KINDS",
+    "REQUIRED_VARIABLES",
+    "PromptKind",
+    "check_template",
+    "render_template",
+    "template_fields",
+]
 
 PromptKind = Literal["judge", "answer"]
 PROMPT_KINDS: tuple[str, ...] = get_args(PromptKind)
@@ -29,20 +42,84 @@ _USE = {
     "answer": "a RagApp's answer prompt (ragmeter app add --prompt)",
 }
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_BRACES = "write a literal brace twice: {{ or }}"
+_SHOWN = 60  # characters of a refused field quoted in a message
 
-def template_fields(template: str) -> list[str]:
-    """The ``{field}`` names a template uses, in order; ConfigError if it does not parse."""
+
+def _refusal(name: str, spec: str, conversion: str | None) -> str | None:
+    """Why a parsed field is not a plain ``{name}``, or None if it is one."""
+    if conversion:
+        return f"conversions ('!{conversion}') are not allowed"
+    if spec:
+        return "format specs (after ':') are not allowed"
+    if not name:
+        return "a field needs a name, such as {query}"
+    if _NAME.match(name):
+        return None
+    if "." in name or "[" in name:
+        return "attribute and index access are not allowed"
+    return "a field name is a word of letters, digits and '_' that starts with a letter"
+
+
+@lru_cache(maxsize=256)
+def _parse(template: str) -> tuple[tuple[str, str | None], ...]:
+    """``(literal text, field name or None)`` pairs; ConfigError naming the first field that
+    is not plain, or saying why the template does not parse."""
     try:
         parsed = list(string.Formatter().parse(template))
     except ValueError as exc:
-        raise ConfigError(
-            f"the template does not parse ({exc}); write a literal brace twice: {{{{ or }}}}"
-        ) from None
-    return [name for _, name, _, _ in parsed if name is not None]
+        raise ConfigError(f"the template does not parse ({exc}); {_BRACES}") from None
+    pieces: list[tuple[str, str | None]] = []
+    for literal, name, spec, conversion in parsed:
+        if name is not None:
+            why = _refusal(name, spec or "", conversion)
+            if why is not None:
+                shown = "{" + name + (f"!{conversion}" if conversion else "")
+                shown += (f":{spec}" if spec else "") + "}"
+                if len(shown) > _SHOWN:
+                    shown = shown[: _SHOWN - 4] + "...}"
+                raise ConfigError(
+                    f"template field {shown}: {why}; a template holds plain fields such as "
+                    f"{{query}} ({_BRACES})"
+                )
+        pieces.append((literal, name))
+    return tuple(pieces)
+
+
+def template_fields(template: str, allowed: Collection[str] | None = None) -> list[str]:
+    """The plain ``{field}`` names a template uses, in order. ConfigError for a field that
+    is not plain, or (when ``allowed`` is given) one whose name is not allowed."""
+    fields = [name for _, name in _parse(template) if name is not None]
+    if allowed is not None:
+        odd = sorted({f for f in fields if f not in allowed})
+        if odd:
+            raise ConfigError(
+                f"the template uses {', '.join('{' + f + '}' for f in odd)}; it may only use "
+                f"{', '.join('{' + a + '}' for a in allowed)} ({_BRACES})"
+            )
+    return fields
+
+
+def render_template(template: str, values: Mapping[str, str]) -> str:
+    """``template`` with each plain ``{name}`` replaced by ``values[name]``. Never calls
+    ``str.format``; ConfigError names a field that is not plain or has no value."""
+    out: list[str] = []
+    for literal, name in _parse(template):
+        out.append(literal)
+        if name is None:
+            continue
+        value = values.get(name)
+        if value is None:
+            known = ", ".join("{" + k + "}" for k in values)
+            raise ConfigError(f"template field {{{name}}} has no value; the fields are {known}")
+        out.append(value)
+    return "".join(out)
 
 
 def check_template(template: str, kind: str) -> None:
-    """ConfigError unless ``template`` uses exactly the variables its kind needs."""
+    """ConfigError unless ``template`` uses exactly the variables its kind needs, as plain
+    fields."""
     if kind not in REQUIRED_VARIABLES:
         raise ConfigError(f"unknown prompt kind '{kind}'; choose from {', '.join(PROMPT_KINDS)}")
     if not template.strip():
@@ -54,8 +131,7 @@ def check_template(template: str, kind: str) -> None:
         shown = ", ".join("{" + f + "}" for f in odd)
         raise ConfigError(
             f"a {kind} template for {_USE[kind]} may only use "
-            f"{', '.join('{' + v + '}' for v in required)}; it uses {shown} "
-            "(write a literal brace twice: {{ or }})"
+            f"{', '.join('{' + v + '}' for v in required)}; it uses {shown} ({_BRACES})"
         )
     missing = [v for v in required if v not in fields]
     if missing:

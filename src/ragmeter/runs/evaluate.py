@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import dataclasses
 import time
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterable, Sequence
-from typing import Any, Literal, TypedDict, TypeVar, Unpack
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal, TypedDict, Unpack
 
+from ragmeter._sync import run_sync
 from ragmeter.datasets import Dataset, Row, load_dataset
 from ragmeter.embeddings import Embedder
 from ragmeter.errors import ConfigError, DatasetError, JudgeError, MetricError
@@ -40,7 +40,6 @@ __all__ = [
 ]
 
 MetricLike = str | EvaluationMetric[Any, Any] | type[EvaluationMetric[Any, Any]]
-T = TypeVar("T")
 
 
 def resolve_metrics(
@@ -331,17 +330,6 @@ def usage_since(judge: Any, before: Usage | None, ctx: EvaluationContext) -> dic
         usage.add(before, -1.0)
     usage.add(ctx.embedding_usage)
     return usage.to_dict()
-
-
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to completion from sync code, also when an event loop is running
-    (a notebook): then it runs on a worker thread with a loop of its own."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 def evaluate(

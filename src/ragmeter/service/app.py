@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from ragmeter import __version__
 from ragmeter.config import Settings, load_settings
 from ragmeter.service.envelope import Result, install_error_handlers, ok
-from ragmeter.service.middleware import BearerAuth, BodyLimit, LoopbackHosts
+from ragmeter.service.middleware import BearerAuth, BodyLimit, JsonDepthLimit, LoopbackHosts
 from ragmeter.service.routes import evaluate, knowledge, resources, runs
 from ragmeter.service.state import Services
 
@@ -35,6 +35,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     try:
         yield
     finally:
+        found.stopping.set()  # uploads under way stop at their next file or batch
         found.manager.shutdown()
 
 
@@ -69,6 +70,8 @@ def create_app(settings: Settings | None = None, *, any_host: bool = False) -> F
     )
     app.state.services = Services.open(settings)
     install_error_handlers(app)
+    # the last added runs first: keys, then the body's size, then its JSON depth
+    app.add_middleware(JsonDepthLimit, limit=settings.server.max_json_depth)
     app.add_middleware(BodyLimit, limit=int(settings.server.max_request_mb * 1_000_000))
     keys = settings.server.keys()
     app.add_middleware(BearerAuth, keys=keys)

@@ -4,6 +4,8 @@ mapping of errors to it: a 4xx for what the caller can fix, naming the field at 
 from __future__ import annotations
 
 import logging
+import secrets
+import traceback
 from collections.abc import Mapping
 from typing import Any, Generic, TypeVar
 
@@ -23,9 +25,17 @@ from ragmeter.errors import (
     MetricError,
     NotFoundError,
     RagmeterError,
+    redact,
 )
 
-__all__ = ["ApiError", "Result", "error_response", "install_error_handlers", "ok"]
+__all__ = [
+    "ApiError",
+    "Result",
+    "error_response",
+    "install_error_handlers",
+    "internal_error",
+    "ok",
+]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -78,10 +88,23 @@ _HTTP_CODES = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed",
 def error_response(
     status: int, code: str, message: str, data: Any = None, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
-    body = Result[Any](success=False, err_code=code, err_msg=message, data=data)
+    """A failure in the envelope; URLs in ``message`` lose their ``user:password@``."""
+    body = Result[Any](success=False, err_code=code, err_msg=redact(message), data=data)
     return JSONResponse(
         body.model_dump(mode="json"), status_code=status, headers=dict(headers or {})
     )
+
+
+def internal_error(
+    exc: BaseException, data: Any = None, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    """A 500 that tells the caller only a reference; the details (SQL, paths, URLs) go to
+    the server's log under that reference."""
+    reference = secrets.token_hex(6)
+    details = redact("".join(traceback.format_exception(exc)))
+    log.error("internal error, reference %s:\n%s", reference, details.rstrip())
+    message = f"internal error; reference {reference}"
+    return error_response(500, "internal_error", message, data, headers)
 
 
 def _ragmeter_error(exc: RagmeterError) -> JSONResponse:
@@ -90,8 +113,7 @@ def _ragmeter_error(exc: RagmeterError) -> JSONResponse:
     for kind, status, code in _STATUS:
         if isinstance(exc, kind):
             return error_response(status, code, str(exc))
-    log.error("store or internal error: %s", exc)
-    return error_response(500, "internal_error", str(exc))
+    return internal_error(exc)  # the store or a bug: nothing the caller can fix
 
 
 def _field(loc: tuple[Any, ...]) -> str:
@@ -113,6 +135,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def on_api_error(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ApiError)
+        if exc.status == 500:  # a route's own 500 (a run's internal failure) is logged too
+            return internal_error(exc, exc.data, exc.headers)
         return error_response(exc.status, exc.code, exc.message, exc.data, exc.headers)
 
     async def on_ragmeter(_request: Request, exc: Exception) -> JSONResponse:
@@ -129,8 +153,7 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(exc.status_code, code, str(exc.detail), headers=exc.headers)
 
     async def on_any(_request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error")
-        return error_response(500, "internal_error", f"internal error: {type(exc).__name__}")
+        return internal_error(exc)
 
     app.add_exception_handler(ApiError, on_api_error)
     app.add_exception_handler(RagmeterError, on_ragmeter)

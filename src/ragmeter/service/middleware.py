@@ -1,18 +1,28 @@
 """ASGI middleware: Bearer keys on every path but ``/health``, loopback Host names when no key is
-set, and a cap on request bodies."""
+set, a cap on request bodies and one on how deep a JSON body nests."""
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
+import re
 from collections.abc import Sequence
 
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragmeter.service.envelope import error_response
 
-__all__ = ["OPEN_PATHS", "BearerAuth", "BodyLimit", "LoopbackHosts", "is_loopback_host"]
+__all__ = [
+    "OPEN_PATHS",
+    "BearerAuth",
+    "BodyLimit",
+    "JsonDepthLimit",
+    "LoopbackHosts",
+    "is_loopback_host",
+    "json_too_deep",
+]
 
 #: answered without a key (a load balancer's probe)
 OPEN_PATHS = frozenset({"/health"})
@@ -132,3 +142,96 @@ class BodyLimit:
                 await refusal(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+#: bodies up to this size are scanned on the event loop (well under a millisecond)
+_SCAN_ON_LOOP = 1 << 16
+#: what changes JSON nesting outside strings: a string's start, an opening or closing bracket
+_STRUCTURE = re.compile(rb'["\[\]{}]')
+#: the rest of a string after its opening quote (escapes skipped; no backtracking)
+_STRING_REST = re.compile(rb'(?:[^"\\]++|\\.)*+"', re.DOTALL)
+
+
+def json_too_deep(body: bytes, limit: int) -> bool:
+    """Whether ``body`` nests arrays and objects deeper than ``limit``, found by one linear
+    scan (strings skipped whole) before any parser recurses into it. Malformed JSON that
+    is not too deep is left for the parser to refuse."""
+    depth = 0
+    position = 0
+    while (found := _STRUCTURE.search(body, position)) is not None:
+        char = body[found.start()]
+        position = found.end()
+        if char == 0x22:  # '"'
+            rest = _STRING_REST.match(body, position)
+            if rest is None:
+                return False  # an unterminated string: invalid JSON, refused by the parser
+            position = rest.end()
+        elif char in (0x5B, 0x7B):  # '[' '{'
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+class JsonDepthLimit:
+    """400 in the envelope when a request body (any but a form or multipart upload) nests
+    JSON deeper than ``limit``: parsing it would exhaust the stack, and what is stored
+    must be readable back. The body is read here (its size is capped by ``BodyLimit``,
+    which runs first) and passed on unchanged."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    @staticmethod
+    def _scanned(scope: Scope) -> bool:
+        if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS"):
+            return False
+        for name, value in scope.get("headers", []):
+            if name == b"content-type":
+                kind = value.split(b";", 1)[0].strip().lower()
+                return not kind.startswith((b"multipart/", b"application/x-www-form"))
+        return True  # no content type: FastAPI parses the body as JSON
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self._scanned(scope):
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                await self.app(scope, _replay([message], receive), send)
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        if len(body) <= _SCAN_ON_LOOP:
+            too_deep = json_too_deep(body, self.limit)
+        else:  # a large body is scanned off the event loop, which serves other requests
+            too_deep = await asyncio.to_thread(json_too_deep, body, self.limit)
+        if too_deep:
+            response = error_response(
+                400,
+                "too_deep",
+                f"the JSON body nests deeper than {self.limit} levels ([server] max_json_depth)",
+            )
+            await response(scope, receive, send)
+            return
+        replay: Message = {"type": "http.request", "body": body, "more_body": False}
+        await self.app(scope, _replay([replay], receive), send)
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """A ``receive`` that first hands out ``messages``, then defers to the real one."""
+    pending = list(messages)
+
+    async def replayed() -> Message:
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return replayed

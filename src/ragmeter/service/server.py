@@ -1,14 +1,23 @@
-"""``ragmeter serve``: uvicorn on the app, refusing to listen beyond loopback without keys."""
+"""``ragmeter serve``: uvicorn on the app, refusing to listen beyond loopback without keys.
+A stopping server gives requests ``[server] shutdown_timeout`` seconds, tells uploads to stop
+at once, and its access log never shows query strings (they may carry secrets)."""
 
 from __future__ import annotations
 
 import ipaddress
 import logging
+import math
+import threading
+from types import FrameType
+from typing import TYPE_CHECKING
 
 from ragmeter.config import Settings, load_settings
 from ragmeter.errors import ConfigError
 
-__all__ = ["DEFAULT_PORT", "check_bind", "is_loopback", "serve"]
+if TYPE_CHECKING:
+    import uvicorn
+
+__all__ = ["DEFAULT_PORT", "QueryStringFilter", "check_bind", "is_loopback", "serve"]
 
 DEFAULT_PORT = 5670  # DB-GPT's, so its clients' default api_base works unchanged
 
@@ -34,6 +43,29 @@ def check_bind(host: str, settings: Settings, insecure_no_auth: bool) -> None:
     )
 
 
+class QueryStringFilter(logging.Filter):
+    """Drops the query string from uvicorn's access log lines (``GET /x?token=... 200``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
+            path = args[2].split("?", 1)[0]
+            record.args = (*args[:2], path, *args[3:])
+        return True
+
+
+def _server(config: uvicorn.Config, stopping: threading.Event) -> uvicorn.Server:
+    """uvicorn's server, which also sets ``stopping`` when a signal asks it to stop."""
+    import uvicorn
+
+    class _Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            stopping.set()  # uploads stop at their next file or batch, not at the deadline
+            super().handle_exit(sig, frame)
+
+    return _Server(config)
+
+
 def serve(
     host: str = "127.0.0.1",
     port: int = DEFAULT_PORT,
@@ -42,7 +74,7 @@ def serve(
     settings: Settings | None = None,
     log_level: str = "info",
 ) -> None:
-    """Run the service until interrupted."""
+    """Run the service until interrupted (SIGINT or SIGTERM)."""
     import uvicorn
 
     from ragmeter.service.app import create_app
@@ -52,4 +84,12 @@ def serve(
     if not settings.server.keys():
         logging.getLogger(__name__).warning("no API keys configured: every request is allowed")
     app = create_app(settings, any_host=insecure_no_auth and not is_loopback(host))
-    uvicorn.run(app, host=host, port=port, log_level=log_level)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        timeout_graceful_shutdown=math.ceil(settings.server.shutdown_timeout),
+    )
+    logging.getLogger("uvicorn.access").addFilter(QueryStringFilter())  # after uvicorn's setup
+    _server(config, app.state.services.stopping).run()

@@ -43,6 +43,8 @@ class Services:
     config_file: Path = field(default_factory=config_path)
     _stamp: Stamp = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    #: set when the server starts stopping; long requests (uploads) stop at their next step
+    stopping: threading.Event = field(default_factory=threading.Event)
 
     @classmethod
     def open(cls, settings: Settings) -> Services:

@@ -1,5 +1,5 @@
-"""Uploaded files: safe relative names, allowed types, and a size cap per file, checked
-before anything is written where the rest of ragmeter reads."""
+"""Uploaded files: safe relative names, allowed types, a cap on their number and on each
+one's size, checked before anything is written where the rest of ragmeter reads."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path, PurePosixPath
 
 from fastapi import UploadFile
 
+from ragmeter.errors import LimitError
 from ragmeter.service.envelope import ApiError
 
 __all__ = ["safe_name", "save_uploads"]
@@ -17,6 +18,8 @@ __all__ = ["safe_name", "save_uploads"]
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _CHUNK = 1 << 20
+#: bytes of one path component on common file systems (ext4, APFS, NTFS in UTF-16 units)
+_MAX_PART_BYTES = 255
 
 
 def safe_name(filename: str | None) -> str:
@@ -37,8 +40,16 @@ def safe_name(filename: str | None) -> str:
         raise ApiError(
             400,
             "invalid_upload",
-            f"unsafe file name {filename!r}: use a relative path without '..', '.', "
-            "backslashes, a leading '/' or control characters",
+            f"unsafe file name {filename[:200]!r}: use a relative path without '..', '.', "
+            "backslashes, a leading '/' or control characters, at most 500 characters",
+        )
+    long = next((p for p in name.split("/") if len(p.encode()) > _MAX_PART_BYTES), None)
+    if long is not None:
+        raise ApiError(
+            400,
+            "invalid_upload",
+            f"file name {long[:60]!r}... is longer than {_MAX_PART_BYTES} bytes; "
+            "each folder or file name in an upload's path must fit a file system",
         )
     return str(PurePosixPath(name))
 
@@ -47,13 +58,7 @@ def _suffix_of(name: str) -> str:
     return PurePosixPath(name).suffix.lower()
 
 
-async def save_uploads(
-    files: Sequence[UploadFile], folder: Path, *, max_bytes: int, suffixes: Collection[str]
-) -> list[str]:
-    """Write ``files`` under ``folder`` by their safe names; the names, in order. Every name
-    and type is checked before any file is written; sizes while writing."""
-    if not files:
-        raise ApiError(400, "invalid_upload", "no files were uploaded (multipart field 'files')")
+def _check_names(files: Sequence[UploadFile], suffixes: Collection[str]) -> list[str]:
     names = [safe_name(f.filename) for f in files]
     for name in names:
         if _suffix_of(name) not in suffixes:
@@ -66,19 +71,50 @@ async def save_uploads(
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ApiError(400, "invalid_upload", f"file name given twice: {', '.join(duplicates)}")
+    return names
+
+
+async def _write(upload: UploadFile, target: Path, name: str, max_bytes: int) -> None:
+    written = 0
+    with target.open("wb") as out:
+        while chunk := await upload.read(_CHUNK):
+            written += len(chunk)
+            if written > max_bytes:
+                raise ApiError(
+                    413,
+                    "too_large",
+                    f"{name} is larger than {max_bytes / 1_000_000:g} MB ([server] max_upload_mb)",
+                )
+            out.write(chunk)
+
+
+async def save_uploads(
+    files: Sequence[UploadFile],
+    folder: Path,
+    *,
+    max_bytes: int,
+    suffixes: Collection[str],
+    max_files: int | None = None,
+) -> list[str]:
+    """Write ``files`` under ``folder`` by their safe names; the names, in order. Their
+    number, every name and type are checked before any file is written; sizes while writing.
+    A name the file system refuses (``a.md`` and ``a.md/b.md``) is a 400 naming it."""
+    if not files:
+        raise ApiError(400, "invalid_upload", "no files were uploaded (multipart field 'files')")
+    if max_files is not None and len(files) > max_files:
+        raise LimitError(
+            f"{len(files)} files in one upload; at most {max_files}",
+            setting="[server] max_upload_files",
+            status=413,
+        )
+    names = _check_names(files, suffixes)
     for upload, name in zip(files, names, strict=True):
         target = folder / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        written = 0
-        with target.open("wb") as out:
-            while chunk := await upload.read(_CHUNK):
-                written += len(chunk)
-                if written > max_bytes:
-                    raise ApiError(
-                        413,
-                        "too_large",
-                        f"{name} is larger than {max_bytes / 1_000_000:g} MB "
-                        "([server] max_upload_mb)",
-                    )
-                out.write(chunk)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            await _write(upload, target, name, max_bytes)
+        except OSError as exc:
+            raise ApiError(
+                400, "invalid_upload", f"cannot store {name}: {exc.strerror or 'invalid name'}"
+            ) from None
     return names

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,7 +18,12 @@ from ragmeter.metrics.base import LLMEvaluationMetric, MetricOutcome
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import register_metric
 
-__all__ = ["ANSWER_RELEVANCY_TEMPLATES", "AnswerRelevancyMetric", "CriteriaMetric"]
+__all__ = [
+    "ANSWER_RELEVANCY_TEMPLATES",
+    "AnswerRelevancyMetric",
+    "CriteriaMetric",
+    "parse_score_0_5",
+]
 
 ANSWER_RELEVANCY_TEMPLATES = {
     "en": (
@@ -47,7 +53,74 @@ ANSWER_RELEVANCY_TEMPLATES = {
     ),
 }
 
-_SCORE = re.compile(r"-?\d+(?:\.\d+)?")
+#: a 0-5 score as judges write it: ``4``, ``Score (0-5): 4``, ``**Score:** 4/5``, ``得分 4分``
+_NUM = r"(-?\d+(?:\.\d+)?)"
+_RANGE = re.compile(r"[(\[【]?\s*0\s*(?:-|–|~|到|至|to)\s*5\s*分?\s*[)\]】]?", re.IGNORECASE)
+_DECORATION = re.compile(r"[*_`#>]+")
+_LABELLED = re.compile(
+    r"^[^\w]*(?:final\s+|overall\s+)?(?:score|rating|grade|评分|得分|分数|打分|总分)"
+    r"[^\d\n-]{0,20}?" + _NUM,
+    re.IGNORECASE,
+)
+_SCALED = re.compile(
+    _NUM + r"\s*(?:/\s*5(?:\.0+)?(?![\d.])|out\s+of\s+(?:5|five)\b|分(?!钟))", re.I
+)
+_BARE = re.compile(r"^" + _NUM + r"\s*[.。!]?$")
+#: DB-GPT's rule: the first line starts with the score, maybe followed by its reason
+_LEADING = re.compile(r"^" + _NUM + r"(?:\s*[-–—:,，。.)]\s+|\s+|$)")
+_OTHER_SCALE = re.compile(r"\s*(?:/|out\s+of)\s*(\d+)", re.IGNORECASE)
+
+
+def _clean(line: str) -> str:
+    text = unicodedata.normalize("NFKC", line)  # full-width digits and colons
+    return _RANGE.sub(" ", _DECORATION.sub("", text)).strip()
+
+
+def _match_score(line: str, patterns: Sequence[re.Pattern[str]]) -> float | str | None:
+    """The score a line states by the first of ``patterns`` that matches, a reason when
+    the line scores on another scale (``4/10``), or None."""
+    for pattern in patterns:
+        found = pattern.search(line)
+        if found is None:
+            continue
+        other = _OTHER_SCALE.match(line, found.end(1))
+        if other is not None and other.group(1) != "5":
+            return f"the judge scored {found.group(1)}/{other.group(1)}, not on the 0-5 scale"
+        return float(found.group(1))
+    return None
+
+
+def _later_score(cleaned: Sequence[str], indexes: Sequence[int]) -> tuple[float | str | None, int]:
+    for pattern in (_LABELLED, _SCALED, _BARE):
+        for index in indexes:
+            found = _match_score(cleaned[index], (pattern,))
+            if found is not None:
+                return found, index
+    return None, -1
+
+
+def parse_score_0_5(reply: str) -> tuple[float | None, str | None]:
+    """A 0-5 score and the feedback from a judge's reply; ``(None, reason)`` when it holds
+    none. DB-GPT's rule first: the first line holds the score and the rest is the reason.
+    Otherwise the first later line that states a score, preferring a labelled one
+    (``Score: 3``), then a scaled one (``4/5``, ``3 out of 5``, ``4分``), then a bare number."""
+    lines = reply.strip().splitlines()
+    cleaned = [_clean(line) for line in lines]
+    candidates = [i for i, text in enumerate(cleaned) if text]
+    if not candidates:
+        return None, "the judge's reply is empty"
+    first = candidates[0]
+    found, where = _match_score(cleaned[first], (_LABELLED, _SCALED, _BARE, _LEADING)), first
+    if found is None:
+        found, where = _later_score(cleaned, candidates[1:])
+    if found is None:
+        return None, f"no 0-5 score in the judge's reply: {reply.strip()[:120]!r}"
+    if isinstance(found, str):
+        return None, found
+    if not 0 <= found <= 5:
+        return None, f"the judge's score {found:g} is outside 0-5"
+    feedback = "\n".join(line for i, line in enumerate(lines) if i != where).strip()
+    return found, feedback or None
 
 
 @register_metric("AnswerRelevancyMetric", aliases=("answer_relevancy_0_5",))
@@ -71,15 +144,7 @@ class AnswerRelevancyMetric(LLMEvaluationMetric):
         return None if score is None else score >= self.passing_score
 
     def _parse_evaluate_response(self, response: str) -> Any:
-        lines = response.strip().splitlines()
-        first = lines[0] if lines else ""
-        match = _SCORE.search(first)
-        if match is None:
-            return None, f"the first line of the judge's reply holds no score: {first[:120]!r}"
-        score = float(match.group())
-        if not 0 <= score <= 5:
-            return None, f"the judge's score {score:g} is outside 0-5"
-        return score, "\n".join(lines[1:]).strip() or None
+        return parse_score_0_5(response)
 
 
 @register_metric("criteria")

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
 
+from ragmeter._sync import run_sync
 from ragmeter.datasets import Row
-from ragmeter.embeddings import Embedder
+from ragmeter.embeddings import Embedder, normalize_rows
 from ragmeter.metrics.base import (
     BaseEvaluationResult,
     MetricOutcome,
@@ -80,8 +80,8 @@ class RetrieverSimilarityMetric(RetrieverEvaluationMetric):
             return await super().compute_rows(rows, ctx)
         inputs = [self.row_inputs(row, ctx) for row in rows]
         texts = list(dict.fromkeys(t for ret, refs, _ in inputs for t in [*ret, *(refs or [])]))
-        if self.embedder is not None:
-            matrix = await self.embedder.embed(texts) if texts else np.zeros((0, 0))
+        if self.embedder is not None:  # a user's embedder may not return unit vectors
+            matrix = normalize_rows(await self.embedder.embed(texts)) if texts else np.zeros((0, 0))
         else:
             matrix = await ctx.embed(texts)
         vectors = dict(zip(texts, matrix, strict=True))
@@ -115,5 +115,5 @@ class RetrieverSimilarityMetric(RetrieverEvaluationMetric):
         contexts: Sequence[str] | None = None,
         query: str | None = None,
     ) -> BaseEvaluationResult:
-        """Blocking form of ``compute``; call ``compute`` from async code instead."""
-        return asyncio.run(self.compute(prediction, contexts, query))
+        """Blocking form of ``compute`` (works in a notebook too, where a loop is running)."""
+        return run_sync(self.compute(prediction, contexts, query))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
+import threading
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,9 +17,11 @@ from ragmeter.embeddings import is_local_embedder
 from ragmeter.errors import LimitError
 from ragmeter.knowledge import (
     DOCUMENT_KINDS,
+    AddReport,
     ChunkInfo,
     ChunkingConfig,
     DocumentInfo,
+    DocumentLimits,
     Hit,
     RetrieverName,
     SpaceInfo,
@@ -81,8 +84,45 @@ def delete_space(space: str, svc: Deps) -> Result[SpaceInfo]:
     return ok(svc.kb.delete_space(space))
 
 
+class _StopWhenStopping:
+    """An upload's progress callback: counts stored chunks and, once the server is stopping,
+    stops the upload at its next file or slice of embeddings (what was stored stays)."""
+
+    def __init__(self, stopping: threading.Event) -> None:
+        self.stopping = stopping
+        self.chunks = 0
+
+    def __call__(self, event: str, n: int) -> None:
+        if event == "chunks":
+            self.chunks += n
+        if self.stopping.is_set() and event in ("file", "embedded", "chunks"):
+            raise ApiError(
+                503,
+                "shutting_down",
+                f"the server is stopping; {self.chunks} chunks of this upload were stored. "
+                "Upload again when it is back: stored documents are skipped as unchanged",
+            )
+
+
 def _add(svc: Services, space: str, folder: Path) -> Any:
-    return asyncio.run(add_documents(svc.kb, space, [folder]))
+    limits = DocumentLimits.from_server(svc.settings.server)
+    progress = _StopWhenStopping(svc.stopping)
+    return asyncio.run(
+        add_documents(svc.kb, space, [folder], progress=progress, limits=limits, origin="upload")
+    )
+
+
+def _failures(report: AddReport, folder: Path) -> list[tuple[str, str]]:
+    """The failed files by their names in the upload, never the server's temporary folder."""
+    root = str(folder.resolve())
+    out: list[tuple[str, str]] = []
+    for path, why in report.failed:
+        try:
+            name = Path(path).resolve().relative_to(root).as_posix()
+        except ValueError:
+            name = Path(path).name
+        out.append((name, why.replace(root + "/", "").replace(root, "")))
+    return out
 
 
 @router.post("/{space}/documents")
@@ -90,16 +130,22 @@ async def upload_documents(
     space: str, svc: Deps, files: Annotated[list[UploadFile], File()]
 ) -> Result[AddOut]:
     """Add files (multipart field ``files``, md/txt/html/pdf). A file's name, a relative
-    path, becomes its document name; an unchanged file is skipped, a changed one replaced."""
+    path, becomes its document name; an unchanged file is skipped, a changed one replaced.
+    A file or upload over a ``[server]`` cap (characters, chunks, files) is refused whole."""
     info = await asyncio.to_thread(svc.kb.space, space)
     suffixes = set(DOCUMENT_KINDS)
+    max_files = svc.settings.server.max_upload_files
     with tempfile.TemporaryDirectory(prefix="ragmeter-upload-") as tmp:
-        await save_uploads(files, Path(tmp), max_bytes=svc.max_upload_bytes, suffixes=suffixes)
-        report = await asyncio.to_thread(_add, svc, str(info.id), Path(tmp))
-    fields = asdict(report)
+        folder = Path(tmp)
+        await save_uploads(
+            files, folder, max_bytes=svc.max_upload_bytes, suffixes=suffixes, max_files=max_files
+        )
+        report = await asyncio.to_thread(_add, svc, str(info.id), folder)
+        failed = _failures(report, folder)
+    fields = {**asdict(report), "failed": failed}
     out = AddOut.model_validate({k: fields[k] for k in AddOut.model_fields})
-    if report.failed:
-        reasons = "; ".join(f"{Path(p).name}: {why}" for p, why in report.failed)
+    if failed:
+        reasons = "; ".join(f"{name}: {why}" for name, why in failed)
         raise ApiError(422, "unreadable_document", reasons, data=out.model_dump())
     return ok(out)
 

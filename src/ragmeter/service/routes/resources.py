@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, File, Form, Query, UploadFile, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragmeter.apps import HttpAppConfig, RagAppConfig
-from ragmeter.datasets import load_dataset
+from ragmeter.datasets import DatasetLimits, load_dataset
 from ragmeter.errors import DatasetError
 from ragmeter.service.envelope import Result, ok
 from ragmeter.service.schemas import AppOut, DatasetOut, ModelOut, Page, PromptOut
@@ -113,19 +113,20 @@ def delete_app(app: str, svc: Deps) -> Result[AppOut]:
 # -- datasets ------------------------------------------------------------------------------
 
 
-def _load_rows(path: Path, name: str) -> list[dict[str, Any]]:
-    dataset = load_dataset(path)
+def _load_rows(path: Path, name: str, limits: DatasetLimits) -> list[dict[str, Any]]:
+    dataset = load_dataset(path, name=name, limits=limits)  # errors name the upload, not path
     if len(dataset) == 0:
         raise DatasetError(f"{name} holds no rows")
     return [row.to_raw() for row in dataset]
 
 
 async def _read_dataset(svc: Services, upload: UploadFile) -> tuple[str, list[dict[str, Any]]]:
+    limits = DatasetLimits.from_server(svc.settings.server)
     with tempfile.TemporaryDirectory(prefix="ragmeter-dataset-") as tmp:
         (name,) = await save_uploads(
             [upload], Path(tmp), max_bytes=svc.max_upload_bytes, suffixes=DATASET_SUFFIXES
         )
-        rows = await asyncio.to_thread(_load_rows, Path(tmp) / name, name)
+        rows = await asyncio.to_thread(_load_rows, Path(tmp) / name, name, limits)
     return name, rows
 
 

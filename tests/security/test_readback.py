@@ -1,0 +1,187 @@
+"""Attacker's tests, records that cannot be read back (issue 11, finding 5): what would be
+stored unreadable, or answer 500, is refused with a 4xx naming the problem; what is stored
+reads back; a 500 carries no SQL, parameters, store URL password or server path. Each runs
+against a real ``ragmeter serve`` with a key."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from ragmeter.judge.scripted import ScriptedJudgeServer
+from ragmeter.store import Store
+from tests.integration.helpers import write_models
+from tests.integration.service import ServiceProcess, data, failure, wait_run
+from tests.pdf_files import pypdf_limit_bomb
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+    home = tmp_path_factory.mktemp("readback-home")
+    with ScriptedJudgeServer() as judge:
+        write_models(home, judge.url)
+        with (home / "ragmeter.toml").open("a", encoding="utf-8") as config:
+            config.write("\n[server]\nmax_upload_mb = 25\nmax_request_mb = 30\n")
+        with ServiceProcess(home) as server:
+            with server.client() as http:
+                space = {"name": "docs", "embedder": "hashed"}
+                data(http.post("/knowledge/spaces", json=space), 201)
+            yield server
+
+
+def _nested(levels: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(levels):
+        value = {"k": value}
+    return value
+
+
+def _raw_json(levels: int) -> str:
+    """``levels`` nested arrays as JSON text (json.dumps itself cannot write 10,000)."""
+    return "[" * levels + "]" * levels
+
+
+def _run(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"scene_key": "dataset", "datasets": rows, "evaluate_metrics": ["RetrieverMRRMetric"]}
+
+
+ROW = {"query": "q", "retrieved_contexts": ["a", "b"], "reference_contexts": ["b"]}
+
+
+@pytest.mark.parametrize("levels", [40, 900, 10_000])
+def test_request_bodies_nested_too_deeply_are_400s(service: ServiceProcess, levels: int) -> None:
+    body = json.dumps(_run([{**ROW, "metadata": {"deep": "HOLE"}}]))
+    body = body.replace('"HOLE"', _raw_json(levels))
+    with service.client() as http:
+        for path in ("/evaluate/runs", "/evaluate/evaluation"):
+            response = http.post(path, content=body, headers={"Content-Type": "application/json"})
+            message = failure(response, 400)
+            assert "nests deeper than 32 levels ([server] max_json_depth)" in message
+        assert data(http.get("/evaluate/runs"))["total"] >= 0  # the list still reads
+
+
+def test_a_run_nested_within_the_limit_reads_back(service: ServiceProcess) -> None:
+    metadata = {"trace": _nested(25)}  # body, datasets, row, metadata, trace: 30 levels
+    with service.client() as http:
+        run_id = data(http.post("/evaluate/runs", json=_run([{**ROW, "metadata": metadata}])), 202)
+        run_id = run_id["run_id"]
+        assert wait_run(http, run_id)["state"] == "done"
+        results = data(http.get(f"/evaluate/runs/{run_id}/results"))
+        assert [r["score"] for r in results["items"]] == [0.5]
+        assert results["items"][0]["raw_dataset"]["metadata"] == metadata
+
+
+def _dataset(http: httpx.Client, name: str, content: bytes, **form: str) -> httpx.Response:
+    return http.post("/datasets", files={"file": (name, content)}, data=form)
+
+
+def test_dataset_uploads_that_could_not_be_read_back_are_400s(service: ServiceProcess) -> None:
+    ok_line = json.dumps(ROW).encode() + b"\n"
+    deep_row = b'{"query": "q", "metadata": ' + _raw_json(10_000).encode() + b"}\n"
+    too_deep = json.dumps({**ROW, "metadata": _nested(40)}).encode() + b"\n"
+    with service.client() as http:
+        message = failure(_dataset(http, "deep.jsonl", ok_line + deep_row), 400)
+        assert message.startswith("deep.jsonl line 2: nested too deeply")
+        message = failure(_dataset(http, "nested.jsonl", ok_line + too_deep), 400)
+        assert "nested.jsonl line 2 (row 1) field 'metadata': nested deeper than 32" in message
+        assert "[server] max_json_depth" in message
+        latin = b"question,answer\nq1,a1\nq2,caf\xe9\n"
+        message = failure(_dataset(http, "latin.csv", latin), 400)
+        assert message.startswith("latin.csv line 3: is not UTF-8 text")
+        huge_cell = b"question,answer\nq1,a1\nq2," + b"x" * 19_000_000 + b"\n"
+        message = failure(_dataset(http, "huge.csv", huge_cell), 400)
+        assert message.startswith("huge.csv line 3: invalid CSV: field larger than field limit")
+        for text in (message,):
+            assert "/tmp" not in text and "ragmeter-dataset" not in text
+        stored = data(_dataset(http, "fine.jsonl", ok_line + ok_line), 201)
+        assert data(http.get(f"/datasets/{stored['name']}/rows"))["total"] == 2
+        names = {d["name"] for d in data(http.get("/datasets"))["items"]}
+        assert "fine" in names and not names & {"deep", "nested", "latin", "huge"}
+
+
+@pytest.mark.parametrize("name", ["x" * 300 + ".md", "folder/" + "y" * 300 + ".md"])
+def test_upload_names_a_file_system_refuses_are_400s(service: ServiceProcess, name: str) -> None:
+    with service.client() as http:
+        message = failure(
+            http.post("/knowledge/spaces/docs/documents", files=[("files", (name, b"# t\n"))]),
+            400,
+        )
+        assert "longer than 255 bytes" in message
+        message = failure(_dataset(http, name.replace(".md", ".jsonl"), b'{"query": "q"}\n'), 400)
+        assert "longer than 255 bytes" in message
+        files = [("files", ("a.md", b"# a\n")), ("files", ("a.md/b.md", b"# b\n"))]
+        message = failure(http.post("/knowledge/spaces/docs/documents", files=files), 400)
+        assert message.startswith("cannot store a.md/b.md") and "/tmp" not in message
+
+
+def test_a_pdf_over_pypdfs_limits_is_a_4xx(service: ServiceProcess) -> None:
+    with service.client() as http:
+        response = http.post(
+            "/knowledge/spaces/docs/documents",
+            files=[("files", ("over.pdf", pypdf_limit_bomb()))],
+        )
+        message = failure(response, 422)
+        assert message.startswith("over.pdf: the PDF is over pypdf's safety limits")
+        assert "/tmp" not in response.text
+
+
+def _leaks(text: str, *secrets: str) -> list[str]:
+    markers = ["INSERT", "SELECT", "[SQL", "parameters", "sqlite", "Traceback", "/tmp", *secrets]
+    return [m for m in markers if m in text]
+
+
+def test_a_read_only_store_answers_500_without_sql(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real store failure: the database opened read-only. The caller sees a reference; the
+    SQL and its parameters go to the server's log under that reference."""
+    home = tmp_path / "home"
+    home.mkdir()
+    Store(f"sqlite:///{home / 'ragmeter.db'}").close()  # migrated while writable
+    url = f"sqlite:///file:{home / 'ragmeter.db'}?mode=ro&uri=true"
+    (home / "ragmeter.toml").write_text(f'[store]\nurl = "{url}"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # the store keeps files beside 'file:...', relative to here
+    with ServiceProcess(home) as server, server.client() as http:
+        prompt = {"code": "secret-code", "template": "{query} {context} {answer} PARAM-VALUE"}
+        response = http.post("/prompts", json=prompt)
+        message = failure(response, 500)
+        assert message.startswith("internal error; reference ")
+        assert not _leaks(response.text, "PARAM-VALUE", "secret-code", str(home))
+        reference = message.rsplit(" ", 1)[1]
+    log = server.log.read_text(encoding="utf-8")
+    assert f"reference {reference}" in log and "INSERT INTO prompts" in log
+
+
+def test_a_broken_index_folder_answers_500_without_a_path(service: ServiceProcess) -> None:
+    with service.client() as http:
+        body = {"name": "broken", "embedder": "hashed"}
+        space = data(http.post("/knowledge/spaces", json=body), 201)
+        folder = service.home / "ragmeter-files" / "spaces"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / str(space["id"])).write_text("not a folder", encoding="utf-8")
+        response = http.post(
+            "/knowledge/spaces/broken/documents", files=[("files", ("a.md", b"# a\n\ntext\n"))]
+        )
+        message = failure(response, 500)
+        assert message.startswith("internal error; reference ")
+        assert not _leaks(response.text, str(service.home), "ragmeter-files")
+
+
+def test_upstream_errors_name_the_endpoint_without_its_password(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    model = '[models.locked]\nbase_url = "http://alice:hunter2@127.0.0.1:9/v1"\nmodel = "e"\n'
+    (home / "ragmeter.toml").write_text(model, encoding="utf-8")
+    with ServiceProcess(home) as server, server.client() as http:
+        data(http.post("/knowledge/spaces", json={"name": "s", "embedder": "locked"}), 201)
+        response = http.post(
+            "/knowledge/spaces/s/documents", files=[("files", ("a.md", b"# a\n\ntext\n"))]
+        )
+        message = failure(response, 502)
+        assert "http://127.0.0.1:9/v1" in message
+        assert "hunter2" not in response.text and "alice" not in response.text
