@@ -46,3 +46,18 @@ def test_models_added_after_start_are_used_without_a_restart(tmp_path: Path) -> 
             assert "later" in _models(http)  # the settings in force are kept
             log = server.log.read_text(encoding="utf-8")
     assert "cannot be read; settings kept" in log
+
+
+def test_a_space_whose_embedder_left_the_config_says_so_without_server_paths(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    with ScriptedJudgeServer() as judge:
+        write_models(home, judge.url)
+        with ServiceProcess(home) as server, server.client() as http:
+            data(http.post("/knowledge/spaces", json={"name": "kb", "embedder": "hashed"}), 201)
+            (home / "ragmeter.toml").write_text("", encoding="utf-8")  # the model is gone
+            body = {"query": "AWEL", "retriever": "vector"}
+            message = failure(http.post("/knowledge/spaces/kb/retrieve", json=body), 400)
+    assert "unknown model 'hashed'" in message
+    assert str(home) not in message and "$RAGMETER_HOME" in message

@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ragmeter.config import ragmeter_home
 from ragmeter.errors import (
     ConfigError,
     ConflictError,
@@ -35,6 +36,7 @@ __all__ = [
     "install_error_handlers",
     "internal_error",
     "ok",
+    "public_message",
 ]
 
 log = logging.getLogger(__name__)
@@ -85,11 +87,17 @@ _STATUS: list[tuple[type[BaseException], int, str]] = [
 _HTTP_CODES = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed", 413: "too_large"}
 
 
+def public_message(message: str) -> str:
+    """What a caller may read of a message: URLs without their ``user:password@``, and the
+    server's data folder as ``$RAGMETER_HOME`` instead of its path."""
+    return redact(message).replace(str(ragmeter_home()), "$RAGMETER_HOME")
+
+
 def error_response(
     status: int, code: str, message: str, data: Any = None, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
-    """A failure in the envelope; URLs in ``message`` lose their ``user:password@``."""
-    body = Result[Any](success=False, err_code=code, err_msg=redact(message), data=data)
+    """A failure in the envelope, its message made public (``public_message``)."""
+    body = Result[Any](success=False, err_code=code, err_msg=public_message(message), data=data)
     return JSONResponse(
         body.model_dump(mode="json"), status_code=status, headers=dict(headers or {})
     )
