@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 __all__ = [
     "ConfigError",
     "ConflictError",
     "DatasetError",
     "EmbeddingError",
+    "ErrorKind",
     "JudgeError",
     "LimitError",
     "MetricError",
     "NotFoundError",
     "RagmeterError",
     "StoreError",
+    "error_kind",
 ]
 
 
@@ -95,3 +99,17 @@ class NotFoundError(RagmeterError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+#: why a result has no score: ``upstream`` (a judge, embedder or app failed or was unreachable;
+#: worth retrying), ``input`` (the row's data decides it, e.g. no relevant item), ``metric``
+#: (a metric raised or returned NaN: a bug)
+ErrorKind = Literal["upstream", "input", "metric"]
+
+
+def error_kind(exc: BaseException) -> ErrorKind:
+    """The kind of a null score caused by ``exc``: a judge, embedder or network failure is
+    ``upstream``, anything else a metric's ``metric`` bug."""
+    if isinstance(exc, JudgeError | EmbeddingError | OSError):  # OSError: network, timeouts
+        return "upstream"
+    return "metric"
