@@ -62,6 +62,7 @@ def test_two_runs_at_once_share_the_models_declared_concurrency(tmp_path: Path) 
         stats = judge.snapshot()
     assert [i["state"] for i in infos] == ["done", "done"]
     assert stats["chat_requests"] == 24
+    assert [i["cost"]["requests"] for i in infos] == [12, 12]  # each run counts its own
     # each run alone would send 3 at once (16 rows in flight between them): together, still 3
     assert stats["max_in_flight"] == 3, stats
 

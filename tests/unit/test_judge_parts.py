@@ -13,6 +13,7 @@ import ragmeter
 from ragmeter.config import load_settings
 from ragmeter.errors import ConfigError
 from ragmeter.judge._parse import extract_json
+from ragmeter.judge.engine import public_url
 from ragmeter.judge.tasks import build_request, detect_language
 from ragmeter.metrics.llm.ragas import average_precision_of_useful, statement_f1
 
@@ -86,6 +87,12 @@ def test_bad_config_names_file_and_field(tmp_path: Path, monkeypatch: pytest.Mon
     (tmp_path / "ragmeter.toml").write_text("[models\n")
     with pytest.raises(ConfigError, match=r"ragmeter\.toml"):
         load_settings()
+
+
+def test_public_url_drops_credentials_and_the_query() -> None:
+    assert public_url("https://me:pw@judge.example:8443/v1") == "https://judge.example:8443/v1"
+    assert public_url("http://judge.example/v1?key=secret") == "http://judge.example/v1?..."
+    assert public_url("http://127.0.0.1:9/v1") == "http://127.0.0.1:9/v1"
 
 
 def test_context_precision_hand_worked() -> None:
