@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 __all__ = [
     "ConfigError",
     "ConflictError",
     "DatasetError",
     "EmbeddingError",
+    "ErrorKind",
     "JudgeError",
     "LimitError",
     "MetricError",
     "NotFoundError",
     "RagmeterError",
     "StoreError",
+    "error_kind",
     "redact",
 ]
 
@@ -108,3 +111,17 @@ def redact(text: str) -> str:
     """``text`` with the ``user:password@`` part of every URL removed, so a message may be
     shown to a caller or written to a log without the credentials of a store or endpoint."""
     return _USERINFO.sub(r"\1", text)
+
+
+#: why a result has no score: ``upstream`` (a judge, embedder or app failed or was unreachable;
+#: worth retrying), ``input`` (the row's data decides it, e.g. no relevant item), ``metric``
+#: (a metric raised or returned NaN: a bug)
+ErrorKind = Literal["upstream", "input", "metric"]
+
+
+def error_kind(exc: BaseException) -> ErrorKind:
+    """The kind of a null score caused by ``exc``: a judge, embedder or network failure is
+    ``upstream``, anything else a metric's ``metric`` bug."""
+    if isinstance(exc, JudgeError | EmbeddingError | OSError):  # OSError: network, timeouts
+        return "upstream"
+    return "metric"

@@ -227,7 +227,7 @@ def test_a_stopped_server_leaves_its_runs_resumable(
         server.stop()
 
 
-def test_rows_a_down_judge_left_null_are_redone_with_retry_failed(
+def test_a_run_whose_judge_is_unreachable_fails_naming_it_then_resumes(
     tmp_path: Path, judge: ScriptedJudgeServer
 ) -> None:
     home = tmp_path / "home"
@@ -243,16 +243,17 @@ def test_rows_a_down_judge_left_null_are_redone_with_retry_failed(
         with server.client() as http:
             run_id = data(http.post("/evaluate/runs", json=body), 202)["run_id"]
             first = wait_run(http, run_id)
-            assert first["state"] == "done"  # per-row failures are data: null + reason
-            nulls = [r for r in _all_results(http, run_id) if r["score"] is None]
-            assert len(nulls) == 3 and all("JudgeError" in r["error"] for r in nulls)
-            failure(http.post(f"/evaluate/runs/{run_id}/resume"), 409)  # nothing missing
+            assert (first["state"], first["error_kind"], first["resumable"]) == (
+                "failed", "upstream", True,
+            )  # fmt: skip
+            assert "judge 'judge' at http://127.0.0.1:9/v1 is unreachable" in first["error"]
+            assert not _all_results(http, run_id)  # rows not judged are left for the resume
         server.stop()
         fixed = f'\n[models.judge]\nbase_url = "{judge.url}"\nmodel = "scripted"\n'
         config.write_text(working + fixed, encoding="utf-8")  # the judge is back
         server.start()
         with Client(api_base=server.api, api_key=KEY) as client:
-            client.runs.resume(run_id, retry_failed=True)
+            client.runs.resume(run_id)
             info = client.runs.wait(run_id, poll=0.1)
             items = list(client.runs.results(run_id))
         assert info.state == "done" and info.progress == {"done": 3, "total": 3}

@@ -34,7 +34,40 @@ def test_a_judge_cache_database_gains_the_knowledge_tables(tmp_path: Path) -> No
         assert connection.execute(text("SELECT content FROM judge_cache")).scalar() == "{}"
         assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
         assert (
-            connection.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0003"
+            connection.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0004"
         )
     assert store.files_dir == tmp_path / "old-files"
+    store.close()
+
+
+def test_results_stored_before_error_kinds_keep_a_null_kind(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    engine = create_engine(url)
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0003")
+        connection.execute(
+            text("INSERT INTO datasets (id, source, row_count, rows) VALUES (1, 'x', 1, '[]');")
+        )
+        connection.execute(
+            text(
+                "INSERT INTO runs (id, state, scene_key, dataset_id, spec, request, total_rows, "
+                "done_rows, resumable, usage) VALUES ('r', 'done', 'dataset', 1, '{}', '{}', 1, "
+                "1, 0, '{}')"
+            )
+        )
+        connection.execute(
+            text(
+                "INSERT INTO results (run_id, row_index, metric_name, score, error, "
+                "prediction_cost, query, raw_dataset) VALUES ('r', 0, 'mrr', NULL, 'down', 0, "
+                "'q', '{}')"
+            )
+        )
+    engine.dispose()
+    store = Store(url)
+    with store.engine.connect() as connection:
+        found = connection.execute(text("SELECT error, error_kind FROM results")).all()
+    assert [tuple(row) for row in found] == [("down", None)]
     store.close()

@@ -1,4 +1,4 @@
-"""Judge building blocks: reply parsing, request building, language, config, limiter, formulas."""
+"""Judge building blocks: reply parsing, request building, language, config, formulas."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 import ragmeter
 from ragmeter.config import load_settings
 from ragmeter.errors import ConfigError
-from ragmeter.judge._limiter import AdaptiveLimiter
 from ragmeter.judge._parse import extract_json
+from ragmeter.judge.engine import public_url
 from ragmeter.judge.tasks import build_request, detect_language
 from ragmeter.metrics.llm.ragas import average_precision_of_useful, statement_f1
 
@@ -89,15 +89,10 @@ def test_bad_config_names_file_and_field(tmp_path: Path, monkeypatch: pytest.Mon
         load_settings()
 
 
-async def test_limiter_halves_on_429_and_grows_back() -> None:
-    limiter = AdaptiveLimiter(8)
-    limiter.rate_limited(0.0)
-    assert limiter.limit == 4
-    limiter.rate_limited(0.0)
-    assert limiter.limit == 2
-    for _ in range(2):
-        await limiter.succeeded()
-    assert limiter.limit == 3
+def test_public_url_drops_credentials_and_the_query() -> None:
+    assert public_url("https://me:pw@judge.example:8443/v1") == "https://judge.example:8443/v1"
+    assert public_url("http://judge.example/v1?key=secret") == "http://judge.example/v1?..."
+    assert public_url("http://127.0.0.1:9/v1") == "http://127.0.0.1:9/v1"
 
 
 def test_context_precision_hand_worked() -> None:

@@ -113,8 +113,16 @@ def test_failures_become_nulls_with_reasons() -> None:
                 return BaseEvaluationResult(score=float("nan"))
             return BaseEvaluationResult(score=None)
 
-    report = ragmeter.evaluate(ROWS, [Flaky(), "mrr"])
+    class Unreachable(RetrieverEvaluationMetric):
+        def sync_compute(self, prediction, contexts=None, query=None):  # type: ignore[no-untyped-def]
+            raise ConnectionRefusedError("no one listens")
+
+    report = ragmeter.evaluate(ROWS, [Flaky(), "mrr", Unreachable()])
     assert report.scores("Flaky") == [None, None, None]
+    # a raise or NaN is a metric's bug; a deliberate null is the row's; a network error upstream
+    assert [r.error_kind for r in report.errors("Flaky")] == ["metric", "metric", "input"]
+    assert {r.error_kind for r in report.errors("Unreachable")} == {"upstream"}
+    assert all(r.error_kind is None for r in report.results("mrr"))
     reasons = [r.error for r in report.errors("Flaky")]
     assert reasons[0] == "RuntimeError: backend down"
     assert reasons[1] is not None

@@ -59,7 +59,7 @@ def test_to_pandas_and_to_jsonl(tmp_path: Path) -> None:
     frame = report.to_pandas()
     assert list(frame.columns) == [
         "row_index", "metric_name", "score", "passing", "feedback", "error",
-        "prediction", "contexts", "prediction_cost", "query", "raw_dataset", "cost",
+        "prediction", "contexts", "prediction_cost", "query", "raw_dataset", "cost", "error_kind",
     ]  # fmt: skip
     assert len(frame) == 402
     path = report.to_jsonl(tmp_path / "out" / "results.jsonl")
@@ -69,5 +69,6 @@ def test_to_pandas_and_to_jsonl(tmp_path: Path) -> None:
     assert lines[1]["metric_name"] == "hit_rate@5"
     last = lines[-2]
     assert last["score"] is None
-    assert "no relevant item" in last["error"]
+    assert "no relevant item" in last["error"] and last["error_kind"] == "input"
     assert all(line["error"] is None for line in lines if line["score"] is not None)
+    assert all(line["error_kind"] is None for line in lines if line["score"] is not None)

@@ -1,6 +1,7 @@
 """The judge engine every LLM metric shares: one OpenAI-compatible client per model with
-structured output, re-asks, an adaptive concurrency limit, retries, timeouts, a cache and
-usage counters."""
+structured output, re-asks, an adaptive concurrency limit (one per endpoint and model in the
+process), retries, timeouts, a cache and usage counters. An endpoint that cannot be reached
+at all fails the evaluation after a few requests, naming its URL."""
 
 from __future__ import annotations
 
@@ -8,22 +9,34 @@ import asyncio
 import email.utils
 import random
 import time
+import urllib.parse
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import openai
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragmeter.errors import JudgeError
-from ragmeter.judge._limiter import AdaptiveLimiter
+from ragmeter.judge._limiter import AdaptiveLimiter, limiter_for
 from ragmeter.judge._parse import extract_json
 from ragmeter.judge.cache import CachedReply, JudgeCache, cache_key
 from ragmeter.judge.tokens import count_tokens
 from ragmeter.judge.usage import Usage
 
-__all__ = ["JudgeEngine", "JudgeSettings", "StructuredMode"]
+__all__ = [
+    "DEFAULT_MAX_CONCURRENCY",
+    "JudgeEngine",
+    "JudgeSettings",
+    "StructuredMode",
+    "public_url",
+]
 
 M = TypeVar("M", bound=BaseModel)
 StructuredMode = Literal["auto", "json_schema", "json_object", "prompt"]
+#: connection failures (refused, DNS) before any answer after which an endpoint is unreachable
+UNREACHABLE_AFTER = 3
+#: requests in flight to one model when its configuration does not say
+DEFAULT_MAX_CONCURRENCY = 16
 
 
 class JudgeSettings(BaseModel):
@@ -36,7 +49,8 @@ class JudgeSettings(BaseModel):
     api_key: str = Field(default="EMPTY", repr=False)
     name: str | None = None
     timeout: float = Field(default=60.0, gt=0)
-    max_concurrency: int = Field(default=16, ge=1)
+    #: requests in flight to this model across the process (its limiter's maximum)
+    max_concurrency: int = Field(default=DEFAULT_MAX_CONCURRENCY, ge=1)
     max_retries: int = Field(default=4, ge=0)
     max_reasks: int = Field(default=2, ge=0)
     temperature: float = 0.0
@@ -49,8 +63,24 @@ class _Unusable(Exception):
     """A reply that arrived but cannot be used; the engine re-asks quoting the reason."""
 
 
-class _Fatal(Exception):
-    """The endpoint refuses every request (bad key, unknown model): no point retrying."""
+@dataclass(frozen=True)
+class _Retry:
+    """A try that failed in a way worth trying again: why, and how long to wait (None: the
+    jittered backoff)."""
+
+    problem: str
+    wait: float | None = None
+
+
+def public_url(url: str) -> str:
+    """``url`` without what may be secret: the ``user:password@`` part and the query."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return "(an unreadable URL)"
+    netloc = parts.netloc.rpartition("@")[2]
+    query = "..." if parts.query else ""
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
@@ -77,6 +107,11 @@ class JudgeEngine:
     Every call adds what it cost to the ``usage`` it is given and to ``total``. A reply that
     still fails after ``max_reasks`` re-asks, or a request that fails after ``max_retries``,
     raises ``JudgeError`` with the reason; the metric turns that into a null score.
+
+    Requests in flight are bounded by the process's limiter for (base_url, model), shared with
+    every other engine of that model; the first engine sets its maximum. Until the endpoint
+    has answered once, requests go one at a time: when the first few fail to connect
+    (refused, DNS), ``fatal`` names the endpoint as unreachable and every call raises it.
     """
 
     def __init__(self, settings: JudgeSettings, cache: JudgeCache | None = None) -> None:
@@ -84,30 +119,40 @@ class JudgeEngine:
         self.cache = cache
         self.total = Usage()
         self._mode: StructuredMode = settings.structured
-        self._limiter: AdaptiveLimiter | None = None
         self._client: openai.AsyncOpenAI | None = None
+        self._probe: asyncio.Lock | None = None
+        #: the endpoint answered (anything but a connection failure) at least once
+        self._reached = False
+        self._connect_failures = 0
         self.fatal: str | None = None
 
     @property
     def label(self) -> str:
         return self.settings.name or self.settings.model
 
-    def _ensure_client(self) -> tuple[openai.AsyncOpenAI, AdaptiveLimiter]:
-        if self._client is None or self._limiter is None:
+    @property
+    def limiter(self) -> AdaptiveLimiter:
+        """The process's limiter for this endpoint and model."""
+        settings = self.settings
+        return limiter_for(settings.base_url, settings.model, settings.max_concurrency)
+
+    def _ensure_client(self) -> tuple[openai.AsyncOpenAI, asyncio.Lock]:
+        """The client and the probe lock, made on first use in the running event loop."""
+        if self._client is None or self._probe is None:
             self._client = openai.AsyncOpenAI(
                 base_url=self.settings.base_url,
                 api_key=self.settings.api_key,
                 max_retries=0,  # retries are ours: they must see the limiter and the counters
                 timeout=self.settings.timeout,
             )
-            self._limiter = AdaptiveLimiter(self.settings.max_concurrency)
-        return self._client, self._limiter
+            self._probe = asyncio.Lock()
+        return self._client, self._probe
 
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.close()
             self._client = None
-            self._limiter = None
+            self._probe = None
 
     # -- public calls -------------------------------------------------------------------
 
@@ -236,56 +281,115 @@ class JudgeEngine:
         schema_name: str,
         usage: Usage,
     ) -> tuple[str, int, int]:
-        client, limiter = self._ensure_client()
+        client, probe = self._ensure_client()
         problem = ""
         for attempt in range(self.settings.max_retries + 1):
+            if self.fatal is not None:
+                raise JudgeError(self.fatal)
             if attempt:
                 self._count(usage, retries=1)
             wait = self._backoff(attempt)
-            await limiter.acquire()
-            mode = self._mode
-            started = time.perf_counter()
-            try:
-                response = await client.chat.completions.create(
-                    model=self.settings.model,
-                    messages=messages,  # type: ignore[arg-type]
-                    temperature=self.settings.temperature,
-                    response_format=self._response_format(schema, schema_name),
-                )
-            except openai.RateLimitError as exc:
-                retry_after = _retry_after(exc)
-                limiter.rate_limited(retry_after if retry_after is not None else wait)
-                problem = f"rate limited (429) {self.settings.max_retries + 1} times"
-                wait = 0.0  # the limiter holds everyone back until Retry-After has passed
-            except openai.BadRequestError as exc:
-                if schema is not None and self._downgrade(mode):
-                    problem = f"endpoint refused the response format: {exc.message}"
-                    wait = 0.0
-                else:
-                    raise JudgeError(f"judge refused the request (400): {exc.message}") from exc
-            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-                self.fatal = f"judge '{self.label}' refused the API key: {exc.message}"
-                raise JudgeError(self.fatal) from exc
-            except openai.NotFoundError as exc:
-                self.fatal = f"judge '{self.label}' at {self.settings.base_url}: {exc.message}"
-                raise JudgeError(self.fatal) from exc
-            except openai.APITimeoutError:
-                problem = f"no reply within the {self.settings.timeout:g}s timeout"
-            except openai.APIConnectionError as exc:
-                problem = f"connection failed: {exc.__cause__ or exc}"
-            except openai.APIStatusError as exc:
-                problem = f"HTTP {exc.status_code} from the judge: {exc.message}"
-            else:
-                await limiter.succeeded()
-                return self._read(response, messages, usage)
-            finally:
-                self._count(usage, requests=1, latency_s=time.perf_counter() - started)
-                await limiter.release()
+            request = (client, messages, schema, schema_name, usage, wait)
+            outcome = None if self._reached else await self._probe_try(probe, *request)
+            if outcome is None:
+                outcome = await self._try(*request)
+            if not isinstance(outcome, _Retry):
+                return outcome
+            problem = outcome.problem
+            wait = wait if outcome.wait is None else outcome.wait
             if attempt < self.settings.max_retries and wait > 0:
                 await asyncio.sleep(wait)
         raise JudgeError(
             f"judge request failed after {self.settings.max_retries + 1} tries: {problem}"
         )
+
+    async def _probe_try(
+        self, probe: asyncio.Lock, *request: Any
+    ) -> tuple[str, int, int] | _Retry | None:
+        """One request at a time until the endpoint has answered (then None: go ahead), so a
+        dead URL costs ``UNREACHABLE_AFTER`` requests, not one per row."""
+        async with probe:
+            if self.fatal is not None:
+                raise JudgeError(self.fatal)
+            if self._reached:
+                return None
+            outcome: tuple[str, int, int] | _Retry = await self._try(*request)
+            return outcome
+
+    async def _try(
+        self,
+        client: openai.AsyncOpenAI,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any] | None,
+        schema_name: str,
+        usage: Usage,
+        wait: float,
+    ) -> tuple[str, int, int] | _Retry:
+        """One request under the limiter: the reply, or why to try again; JudgeError when
+        trying again cannot help."""
+        limiter = self.limiter
+        await limiter.acquire()
+        mode = self._mode
+        started = time.perf_counter()
+        try:
+            response = await client.chat.completions.create(
+                model=self.settings.model,
+                messages=messages,  # type: ignore[arg-type]
+                temperature=self.settings.temperature,
+                response_format=self._response_format(schema, schema_name),
+            )
+        except openai.APITimeoutError:
+            self._reached = True  # something listens there; it is slow
+            return _Retry(f"no reply within the {self.settings.timeout:g}s timeout")
+        except openai.APIConnectionError as exc:
+            return self._connection_failed(exc)
+        except openai.APIStatusError as exc:
+            self._reached = True
+            return self._refused(exc, mode, schema is not None, wait)
+        else:
+            self._reached = True
+            limiter.succeeded()
+            return self._read(response, messages, usage)
+        finally:
+            self._count(usage, requests=1, latency_s=time.perf_counter() - started)
+            limiter.release()
+
+    def _refused(
+        self, exc: openai.APIStatusError, mode: StructuredMode, structured: bool, wait: float
+    ) -> _Retry:
+        """An HTTP error answer: what to retry, or JudgeError (``fatal`` for the endpoint)."""
+        if isinstance(exc, openai.RateLimitError):
+            retry_after = _retry_after(exc)
+            pause = wait if retry_after is None else retry_after
+            self.limiter.rate_limited(min(pause, self.settings.retry_max_delay))
+            # the limiter holds everyone back until the pause has passed
+            return _Retry(f"rate limited (429) {self.settings.max_retries + 1} times", 0.0)
+        if isinstance(exc, openai.BadRequestError):
+            if structured and self._downgrade(mode):
+                return _Retry(f"endpoint refused the response format: {exc.message}", 0.0)
+            raise JudgeError(f"judge refused the request (400): {exc.message}") from exc
+        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+            self.fatal = f"judge '{self.label}' refused the API key: {exc.message}"
+            raise JudgeError(self.fatal) from exc
+        if isinstance(exc, openai.NotFoundError):
+            self.fatal = f"judge '{self.label}' at {self._where}: {exc.message}"
+            raise JudgeError(self.fatal) from exc
+        return _Retry(f"HTTP {exc.status_code} from the judge: {exc.message}")
+
+    def _connection_failed(self, exc: openai.APIConnectionError) -> _Retry:
+        """No connection (refused, DNS, dropped): retried, unless the endpoint never answered
+        and this has happened ``UNREACHABLE_AFTER`` times: then the endpoint is unreachable."""
+        reason = str(exc.__cause__ or exc)
+        if not self._reached:
+            self._connect_failures += 1
+            if self._connect_failures >= UNREACHABLE_AFTER:
+                self.fatal = f"judge '{self.label}' at {self._where} is unreachable: {reason}"
+                raise JudgeError(self.fatal) from exc
+        return _Retry(f"connection failed: {reason}")
+
+    @property
+    def _where(self) -> str:
+        return public_url(self.settings.base_url)
 
     def _read(
         self, response: Any, messages: list[dict[str, str]], usage: Usage

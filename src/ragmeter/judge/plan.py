@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel
 
 from ragmeter.datasets import Row
-from ragmeter.errors import JudgeError
+from ragmeter.errors import ErrorKind, JudgeError, error_kind
 from ragmeter.judge._parse import extract_json
 from ragmeter.judge.tasks import Language, build_request, detect_language
 from ragmeter.judge.usage import Usage
@@ -81,14 +81,16 @@ def as_structured(judge: Any) -> StructuredJudge:
 
 @dataclass
 class RowJudgement:
-    """What the judge said about one row: outputs by key, failures by task, cost by metric."""
+    """What the judge said about one row: outputs by key, failures (reason and kind) by task,
+    cost by metric."""
 
     language: Language
     outputs: dict[str, Any] = field(default_factory=dict)
-    failures: dict[str, str] = field(default_factory=dict)
+    failures: dict[str, tuple[str, ErrorKind]] = field(default_factory=dict)
     cost: dict[str, Usage] = field(default_factory=dict)
 
-    def failure(self, tasks: Sequence[str]) -> str | None:
+    def failure(self, tasks: Sequence[str]) -> tuple[str, ErrorKind] | None:
+        """The first of ``tasks`` that failed: its reason and kind (upstream, metric)."""
         for task in tasks:
             if task in self.failures:
                 return self.failures[task]
@@ -154,9 +156,8 @@ class TaskPlan:
         for task in tasks:
             blocked = next((d for d in DEPENDS.get(task, ()) if d in result.failures), None)
             if blocked is not None:
-                result.failures[task] = (
-                    f"not judged because {blocked} failed: {result.failures[blocked]}"
-                )
+                reason, kind = result.failures[blocked]
+                result.failures[task] = (f"not judged because {blocked} failed: {reason}", kind)
             else:
                 runnable.append(task)
         if not runnable:
@@ -170,7 +171,7 @@ class TaskPlan:
         except Exception as exc:  # the row's tasks fail with the reason; other rows go on
             reason = str(exc) if isinstance(exc, JudgeError) else f"{type(exc).__name__}: {exc}"
             for task in runnable:
-                result.failures[task] = reason
+                result.failures[task] = (reason, error_kind(exc))
         else:
             result.outputs.update(reply.model_dump())
         readers = sorted({name for task in runnable for name in self.consumers[task]})

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from ragmeter.errors import ConfigError, JudgeError, MetricError
+from ragmeter.errors import ConfigError, ErrorKind, JudgeError, MetricError, error_kind
 from ragmeter.judge.base import Judge
 from ragmeter.judge.usage import Usage
 from ragmeter.prompts.templates import render_template, template_fields
@@ -72,10 +72,19 @@ class MetricOutcome:
     cost: int = 0
     #: judge usage charged to this result (requests, tokens, latency), if a judge was asked
     usage: dict[str, float] | None = None
+    #: why ``score`` is null: upstream (retry may help), input (the row decides), metric (a bug)
+    error_kind: ErrorKind | None = None
 
     @classmethod
-    def failed(cls, reason: str) -> MetricOutcome:
-        return cls(score=None, error=reason)
+    def failed(cls, reason: str, kind: ErrorKind) -> MetricOutcome:
+        """A null score with its reason and what kind of failure it is."""
+        return cls(score=None, error=reason, error_kind=kind)
+
+    @classmethod
+    def raised(cls, exc: BaseException) -> MetricOutcome:
+        """A null score for an exception: upstream for a judge, embedder or network failure,
+        metric (a bug) for anything else."""
+        return cls.failed(f"{type(exc).__name__}: {exc}", error_kind(exc))
 
     def charge(self, usage: Usage) -> None:
         """Record the judge work this result cost (``cost`` dict and tokens)."""
@@ -83,18 +92,23 @@ class MetricOutcome:
         self.cost = usage.tokens
 
     @classmethod
-    def from_result(cls, result: Any) -> MetricOutcome:
-        """Check a user metric's return value: NaN or no score becomes a null with a reason."""
+    def from_result(cls, result: Any, null_kind: ErrorKind = "input") -> MetricOutcome:
+        """Check a user metric's return value: NaN or no score becomes a null with a reason.
+        A deliberate null is ``null_kind`` (input: the metric could not score the row; an LLM
+        metric that could not read the judge's reply says upstream); NaN is a metric bug."""
         if not isinstance(result, BaseEvaluationResult):
             return cls.failed(
-                f"metric returned {type(result).__name__}, expected BaseEvaluationResult"
+                f"metric returned {type(result).__name__}, expected BaseEvaluationResult",
+                "metric",
             )
         score = result.score
         error = None
+        kind: ErrorKind | None = None
         if score is not None and not math.isfinite(score):
-            error, score = f"metric returned a non-finite score ({score})", None
+            error, score, kind = f"metric returned a non-finite score ({score})", None, "metric"
         elif score is None:
             error = result.feedback or "metric returned no score and gave no reason"
+            kind = null_kind
         return cls(
             score=None if score is None else float(score),
             passing=result.passing,
@@ -103,6 +117,7 @@ class MetricOutcome:
             prediction=result.prediction,
             contexts=result.contexts,
             cost=result.prediction_cost,
+            error_kind=kind,
         )
 
 
@@ -186,7 +201,7 @@ class EvaluationMetric(ABC, Generic[P, C]):
                 try:
                     result = await self.compute(prediction, contexts, query)
                 except Exception as exc:  # a user metric's failure is that row's data
-                    outcome = MetricOutcome.failed(f"{type(exc).__name__}: {exc}")
+                    outcome = MetricOutcome.raised(exc)
                 else:
                     outcome = MetricOutcome.from_result(result)
                 if outcome.prediction is None:
@@ -356,9 +371,11 @@ class LLMEvaluationMetric(EvaluationMetric[str, str]):
                 try:
                     prompt = self.format_prompt(prediction, contexts, query, language)
                     reply = await ask_text(judge, prompt, usage)
-                    outcome = MetricOutcome.from_result(self._result(reply, prediction, contexts))
+                    result = self._result(reply, prediction, contexts)
+                    # no score read from the judge's reply: the judge's fault, worth a retry
+                    outcome = MetricOutcome.from_result(result, null_kind="upstream")
                 except Exception as exc:  # the row's failure is data, with its reason
-                    outcome = MetricOutcome.failed(f"{type(exc).__name__}: {exc}")
+                    outcome = MetricOutcome.raised(exc)
             outcome.prediction = prediction if outcome.prediction is None else outcome.prediction
             outcome.contexts = contexts if outcome.contexts is None else outcome.contexts
             outcome.charge(usage)

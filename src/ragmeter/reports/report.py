@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,9 @@ class ResultRecord:
     raw_dataset: dict[str, Any]
     #: judge usage charged to this result: requests, cached, tokens, latency_ms (None: no judge)
     cost: dict[str, float] | None = None
+    #: why ``score`` is null: upstream (judge, embedder or app failed; a retry may help),
+    #: input (the row's data decides it) or metric (a bug); None for a score
+    error_kind: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -46,8 +49,14 @@ class ResultRecord:
     @classmethod
     def from_attributes(cls, source: Any) -> ResultRecord:
         """A record from any object with the same attribute names (a stored result row, an
-        API result item)."""
-        return cls(**{name: getattr(source, name) for name in cls.__dataclass_fields__})
+        API result item); fields with a default may be missing (an older server's item)."""
+        values: dict[str, Any] = {}
+        for name, spec in cls.__dataclass_fields__.items():
+            if spec.default is MISSING:
+                values[name] = getattr(source, name)
+            else:
+                values[name] = getattr(source, name, spec.default)
+        return cls(**values)
 
 
 class EvaluationReport:

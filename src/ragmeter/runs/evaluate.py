@@ -115,12 +115,11 @@ async def _outcomes(
     try:
         outcomes = await metric.compute_rows(rows, ctx)
     except Exception as exc:  # the metric failed as a whole: every row says why, nothing is lost
-        reason = f"{type(exc).__name__}: {exc}"
         ctx.advance(len(rows))
-        return [MetricOutcome.failed(reason) for _ in rows]
+        return [MetricOutcome.raised(exc) for _ in rows]
     if len(outcomes) != len(rows):
         reason = f"metric returned {len(outcomes)} results for {len(rows)} rows"
-        return [MetricOutcome.failed(reason) for _ in rows]
+        return [MetricOutcome.failed(reason, "metric") for _ in rows]
     return outcomes
 
 
@@ -216,7 +215,7 @@ async def score_rows(
     ctx: EvaluationContext,
 ) -> list[list[MetricOutcome]]:
     """Outcomes per metric per row; a row the target failed (a reason string) fails every
-    metric with that reason."""
+    metric with that reason, as an upstream failure (the app or retriever, worth a retry)."""
     ready = [row for row in rows if isinstance(row, Row)]
     per_metric = await asyncio.gather(*(_outcomes(m, ready, ctx) for m in metrics))
     ctx.advance((len(rows) - len(ready)) * len(metrics))
@@ -224,7 +223,10 @@ async def score_rows(
     for outcomes in per_metric:
         scored = iter(outcomes)
         out.append(
-            [next(scored) if isinstance(row, Row) else MetricOutcome.failed(row) for row in rows]
+            [
+                next(scored) if isinstance(row, Row) else MetricOutcome.failed(row, "upstream")
+                for row in rows
+            ]
         )
     return out
 
@@ -303,6 +305,7 @@ def build_records(
             passing=outcome.passing,
             feedback=outcome.feedback,
             error=outcome.error if outcome.score is None else None,
+            error_kind=outcome.error_kind if outcome.score is None else None,
             prediction=outcome.prediction,
             contexts=outcome.contexts,
             prediction_cost=outcome.cost,

@@ -1,70 +1,187 @@
-"""Executing a stored run: the rows it has not finished, ``parallel_num`` at a time, each
-batch's rows committed as soon as they are scored. Re-executing a run (resume) skips the rows
-already in the store, so none is lost and none is done twice."""
+"""Executing a stored run: ``parallel_num`` row workers each take the next row as soon as they
+are free, have the target produce it and the metrics score it, and hand it to one committer,
+which writes whatever rows have finished in one transaction (in a worker thread, never on the
+event loop) and stops the workers when the run is no longer ``running`` (cancelled here, by
+the API, or by another process). Re-executing a run (resume) skips the rows already in the
+store, so none is lost and none is done twice."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterator, Sequence
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar
 
 from ragmeter.apps import AppError, AppPolicy
-from ragmeter.datasets import Row
 from ragmeter.errors import EmbeddingError, JudgeError, RagmeterError, StoreError
-from ragmeter.judge.usage import Usage
 from ragmeter.knowledge import KnowledgeBase
-from ragmeter.metrics.context import EvaluationContext
+from ragmeter.metrics.context import EmbeddingBatcher, EvaluationContext
+from ragmeter.reports import ResultRecord
 from ragmeter.runs.evaluate import build_records, score_rows, usage_since, usage_snapshot
 from ragmeter.runs.plan import RunPlan, build_plan
 from ragmeter.runs.request import RunSpec
-from ragmeter.runs.store import RunStore, add_usage
+from ragmeter.runs.store import RunState, RunStore, add_usage
 
 __all__ = ["execute_run"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+#: how often an idle committer checks whether the run was stopped by another process
+_STATE_POLL_S = 1.0
+#: a row worker put this on the queue: it has no rows left (or stopped)
+_WORKER_DONE = object()
 
 
-def _batches(indices: Sequence[int], size: int) -> Iterator[list[int]]:
-    for start in range(0, len(indices), size):
-        yield list(indices[start : start + size])
+class _Stopped(Exception):
+    """The run is no longer running (cancelled or interrupted from elsewhere)."""
 
 
-def _context(plan: RunPlan) -> EvaluationContext:
-    """A fresh context per batch: metrics keep per-evaluation work in it by row position."""
+def _context(plan: RunPlan, batcher: EmbeddingBatcher) -> EvaluationContext:
+    """A fresh context per row: metrics keep per-evaluation work in it by row position. The
+    batcher is shared, so concurrent rows still embed in batched calls."""
     spec = plan.spec
     ctx = EvaluationContext(
         top_k=spec.top_k,
-        embedder=plan.embedder,
         judge=plan.judge,
         max_concurrency=spec.parallel_num,
         plan=spec.plan,
         language=spec.language,
+        batcher=batcher,
     )
     ctx.metrics = plan.metrics
     return ctx
 
 
-async def _run_batches(plan: RunPlan, runs: RunStore, run_id: str, todo: list[int]) -> None:
-    base_usage = dict(runs.get(run_id).usage or {})
+async def _steady(work: Awaitable[T]) -> T:
+    """Await ``work`` to its end even if the caller is cancelled meanwhile (then re-raise), so
+    a transaction under way is over before the run's state is written."""
+    task = asyncio.ensure_future(work)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await asyncio.wait([task])
+        raise
+
+
+async def _prefetch_queries(plan: RunPlan, todo: list[int]) -> None:
+    """Embed every pending query in one call before the rows start (the searcher caches the
+    vectors), so per-row vector searches do not embed one query at a time."""
+    holder = getattr(plan.target, "app", plan.target)  # a RagApp searches; an HttpApp not
+    searcher = getattr(holder, "searcher", None)
+    if searcher is None or getattr(holder, "retriever", "bm25") == "bm25" or not todo:
+        return
+    await searcher.embed_queries([plan.rows[i].query for i in todo])
+
+
+async def _score_row(plan: RunPlan, index: int, batcher: EmbeddingBatcher) -> list[ResultRecord]:
+    """One row produced by the target and scored by every metric."""
+    ctx = _context(plan, batcher)
+    row = plan.rows[index]
+    produced: list[Any] = [row]
+    if plan.target is not None:
+        produced = await plan.target.produce([row], ctx, lambda _n: None)
+    per_metric = await score_rows(plan.metrics, produced, ctx)
+    fatal = getattr(plan.judge, "fatal", None)
+    if fatal:  # the row was not judged: leave it for a resume
+        raise JudgeError(fatal)
+    return build_records([row], plan.metrics, per_metric, indices=[index])
+
+
+async def _row_worker(
+    plan: RunPlan, feed: Iterator[int], batcher: EmbeddingBatcher, out: asyncio.Queue[Any]
+) -> None:
+    """Take the next row as soon as the last one is scored; hand each to the committer."""
+    try:
+        for index in feed:  # one iterator shared by every worker of the run
+            out.put_nowait(await _score_row(plan, index, batcher))
+    except Exception as exc:  # the committer raises it, after storing the rows before it
+        out.put_nowait(exc)
+    finally:
+        out.put_nowait(_WORKER_DONE)
+
+
+async def _commit(
+    runs: RunStore, run_id: str, records: list[ResultRecord], usage: dict[str, float]
+) -> str:
+    """Store finished rows in one transaction, off the event loop; the run's state after."""
+    return await _steady(asyncio.to_thread(runs.commit_rows, run_id, records, usage))
+
+
+async def _next_items(queue: asyncio.Queue[Any], runs: RunStore, run_id: str) -> list[Any]:
+    """Everything the workers have handed over, waiting for at least one item; while idle,
+    raise ``_Stopped`` when the run was stopped by another process."""
+    while True:
+        try:
+            first = await asyncio.wait_for(queue.get(), _STATE_POLL_S)
+        except TimeoutError:
+            if await asyncio.to_thread(runs.state, run_id) != "running":
+                raise _Stopped from None
+            continue
+        items = [first]
+        while not queue.empty():
+            items.append(queue.get_nowait())
+        return items
+
+
+async def _commit_loop(
+    runs: RunStore,
+    run_id: str,
+    queue: asyncio.Queue[Any],
+    workers: int,
+    usage: Callable[[], dict[str, float]],
+) -> None:
+    """Commit rows as they finish until every worker is done; re-raise a worker's failure
+    once the rows finished before it are stored; ``_Stopped`` when the run stopped."""
+    while workers:
+        items = await _next_items(queue, runs, run_id)
+        workers -= sum(item is _WORKER_DONE for item in items)
+        records = [r for item in items if isinstance(item, list) for r in item]
+        if records and await _commit(runs, run_id, records, usage()) != "running":
+            raise _Stopped
+        failures = [item for item in items if isinstance(item, BaseException)]
+        if failures:
+            raise failures[0]
+
+
+async def _keep_leftovers(
+    runs: RunStore, run_id: str, queue: asyncio.Queue[Any], usage: dict[str, float]
+) -> None:
+    """Rows scored but not yet stored when the run stopped: store them (they cost work)."""
+    records: list[ResultRecord] = []
+    while not queue.empty():
+        item = queue.get_nowait()
+        if isinstance(item, list):
+            records.extend(item)
+    try:
+        await _commit(runs, run_id, records, usage)  # no records: the run's final usage
+    except StoreError:
+        log.exception("run %s: cannot store its last rows", run_id)
+
+
+async def _run_rows(plan: RunPlan, runs: RunStore, run_id: str, todo: list[int]) -> None:
+    record = await asyncio.to_thread(runs.get, run_id)
+    base_usage = dict(record.usage or {})
     before = usage_snapshot(plan.judge)
-    embedding = Usage()
-    for batch in _batches(todo, plan.spec.parallel_num):
-        if runs.get(run_id).state != "running":  # cancelled, maybe by another process
-            raise asyncio.CancelledError
-        ctx = _context(plan)
-        rows = [plan.rows[i] for i in batch]
-        produced: list[Row | str] = list(rows)
-        if plan.target is not None:
-            produced = await plan.target.produce(rows, ctx, lambda _n: None)
-        per_metric = await score_rows(plan.metrics, produced, ctx)
-        fatal = getattr(plan.judge, "fatal", None)
-        if fatal:  # these rows were not judged: leave them for a resume
-            raise JudgeError(fatal)
-        records = build_records(rows, plan.metrics, per_metric, indices=batch)
-        embedding.add(ctx.embedding_usage)
-        ctx.embedding_usage = embedding
-        usage = add_usage(base_usage, usage_since(plan.judge, before, ctx))
-        runs.commit_rows(run_id, records, usage)
+    batcher = EmbeddingBatcher(plan.embedder)
+    counter = _context(plan, batcher)  # sees the batcher's embedding counts
+
+    def usage() -> dict[str, float]:
+        return add_usage(base_usage, usage_since(plan.judge, before, counter))
+
+    await _prefetch_queries(plan, todo)
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    feed = iter(todo)
+    count = min(plan.spec.parallel_num, len(todo))
+    workers = [asyncio.create_task(_row_worker(plan, feed, batcher, queue)) for _ in range(count)]
+    try:
+        await _commit_loop(runs, run_id, queue, count, usage)
+    finally:
+        for worker in workers:
+            worker.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        await _keep_leftovers(runs, run_id, queue, usage())
 
 
 def _plan(runs: RunStore, kb: KnowledgeBase, run_id: str, policy: AppPolicy | None) -> RunPlan:
@@ -75,37 +192,54 @@ def _plan(runs: RunStore, kb: KnowledgeBase, run_id: str, policy: AppPolicy | No
     return build_plan(spec, dataset.rows, kb, source=source, policy=policy)
 
 
-async def execute_run(
-    runs: RunStore, kb: KnowledgeBase, run_id: str, *, policy: AppPolicy | None = None
+def _internal(run_id: str, exc: BaseException) -> str:
+    """Log an unexpected failure with a reference; the public message names only that."""
+    reference = uuid.uuid4().hex[:8]
+    log.error("run %s failed (reference %s)", run_id, reference, exc_info=exc)
+    return f"internal error; reference {reference}, see the server log"
+
+
+async def _finish(
+    runs: RunStore, run_id: str, state: RunState, error: str | None = None, kind: str | None = None
 ) -> None:
-    """Take a pending run to done, failed or cancelled (the state is always written). An
-    ``asyncio.CancelledError`` (a cancel request) leaves the run cancelled and resumable.
-    The service gives its app ``policy``; the command line runs apps without one."""
-    if not runs.start(run_id):
-        return  # cancelled before a worker got to it
+    """running -> ``state``; a run cancelled or interrupted meanwhile keeps its state."""
+    await _steady(asyncio.to_thread(runs.finish, run_id, state, error, kind))
+
+
+async def _execute(
+    runs: RunStore, kb: KnowledgeBase, run_id: str, policy: AppPolicy | None
+) -> None:
     plan: RunPlan | None = None
     try:
         plan = await asyncio.to_thread(_plan, runs, kb, run_id, policy)
         done = await asyncio.to_thread(runs.finished_rows, run_id)
         todo = [i for i in range(len(plan.rows)) if i not in done]
-        await _run_batches(plan, runs, run_id, todo)
-    except asyncio.CancelledError:
-        if runs.get(run_id).state == "running":
-            runs.finish(run_id, "cancelled")
-        return
-    except RagmeterError as exc:
-        upstream = isinstance(exc, JudgeError | EmbeddingError | AppError)
-        kind = "upstream" if upstream else "input"
-        if isinstance(exc, StoreError):
-            kind = "internal"
-        runs.finish(run_id, "failed", str(exc), kind)
-        return
-    except Exception as exc:  # a bug or a library failure: the run says so, the worker lives
-        log.exception("run %s failed", run_id)
-        runs.finish(run_id, "failed", f"{type(exc).__name__}: {exc}", "internal")
-        return
+        await _run_rows(plan, runs, run_id, todo)
     finally:
         if plan is not None:
             await plan.aclose()
-    if runs.get(run_id).state == "running":
-        runs.finish(run_id, "done")
+
+
+async def execute_run(
+    runs: RunStore, kb: KnowledgeBase, run_id: str, *, policy: AppPolicy | None = None
+) -> None:
+    """Take a pending run to done, failed or cancelled. An ``asyncio.CancelledError`` (a
+    cancel request) leaves the run cancelled and resumable; a state set meanwhile by someone
+    else (a cancel, an interrupt) is never overwritten. The service gives its app ``policy``;
+    the command line runs apps without one."""
+    if not await asyncio.to_thread(runs.start, run_id):
+        return  # cancelled before a worker got to it
+    try:
+        await _execute(runs, kb, run_id, policy)
+    except (asyncio.CancelledError, _Stopped):
+        await _finish(runs, run_id, "cancelled")
+    except StoreError as exc:  # its text may hold SQL and parameters: kept for the log
+        await _finish(runs, run_id, "failed", _internal(run_id, exc), "internal")
+    except RagmeterError as exc:
+        upstream = isinstance(exc, JudgeError | EmbeddingError | AppError)
+        kind = "upstream" if upstream else "input"
+        await _finish(runs, run_id, "failed", str(exc), kind)
+    except Exception as exc:  # a bug or a library failure: the run says so, the worker lives
+        await _finish(runs, run_id, "failed", _internal(run_id, exc), "internal")
+    else:
+        await _finish(runs, run_id, "done")

@@ -8,7 +8,7 @@ from ragmeter.config import Settings, load_settings
 from ragmeter.embeddings import Embedder, OpenAIEmbedder, embedder_by_name
 from ragmeter.errors import ConfigError
 from ragmeter.judge.cache import JudgeCache
-from ragmeter.judge.engine import JudgeEngine, JudgeSettings
+from ragmeter.judge.engine import DEFAULT_MAX_CONCURRENCY, JudgeEngine, JudgeSettings
 from ragmeter.store import open_store
 
 __all__ = ["embedder_from_config", "judge_from_config"]
@@ -35,7 +35,9 @@ def judge_from_config(
 ) -> JudgeEngine:
     """A judge engine for ``model``: a ``[models.NAME]`` of ``ragmeter.toml``, or, with
     ``base_url``, the model id at that OpenAI-compatible endpoint. Fails before any request
-    when the name is unknown or the key variable is unset."""
+    when the name is unknown or the key variable is unset. ``max_concurrency`` bounds the
+    requests in flight to a model given by URL; a declared model has its own
+    ``max_concurrency`` (default 16), shared by every engine of the process."""
     settings = settings or load_settings()
     if base_url is not None:
         judge = JudgeSettings(
@@ -56,7 +58,8 @@ def judge_from_config(
                 if api_key_env
                 else declared.api_key()
             ),
-            max_concurrency=declared.max_concurrency or max_concurrency,
+            # a per-model limit shared by every run: the model's own, never one run's
+            max_concurrency=declared.max_concurrency or DEFAULT_MAX_CONCURRENCY,
             timeout=timeout or declared.timeout,
         )
     store_cache = JudgeCache(open_store(settings.store_url())) if cache else None

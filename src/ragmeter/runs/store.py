@@ -1,12 +1,11 @@
-"""Runs, their datasets and results in the store. Every state change is one transaction, and
-a row's results are written together with the progress counter, so a killed process leaves
+"""Runs, their datasets and results in the store. Every state change is one conditional UPDATE
+on the state(s) it expects (so a cancel is never overwritten by a worker finishing), and a
+row's results are written together with the progress counter, so a killed process leaves
 either all of a row or none of it."""
 
 from __future__ import annotations
 
 import json
-import os
-import socket
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -14,13 +13,16 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
 
 from ragmeter.errors import ConflictError, NotFoundError, StoreError
+from ragmeter.metrics.retrieval import NO_RELEVANT_REASON
 from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.reports._bootstrap import bootstrap_mean_ci
 from ragmeter.reports.report import json_default
+from ragmeter.runs._owner import alive, this_process
 from ragmeter.runs.request import RunSpec
 from ragmeter.store import DatasetRecord, ResultRow, RunRecord, Store
 from ragmeter.store.lookup import by_name_or_id, insert_unique, is_id
@@ -55,28 +57,6 @@ class RunInfo(BaseModel):
 def add_usage(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float]:
     """Two usage dicts summed key by key."""
     return {k: round(float(a.get(k, 0)) + float(b.get(k, 0)), 3) for k in {*a, *b}}
-
-
-def this_process() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _alive(owner: str | None) -> bool:
-    """Whether ``host:pid`` names a running process; another host's counts as alive."""
-    host, _, pid = (owner or "").rpartition(":")
-    if not pid.isascii() or not pid.isdigit():
-        return False
-    if host != socket.gethostname():
-        return True
-    if int(pid) == os.getpid():
-        return False  # this process is starting up: nothing of its own runs yet
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _now() -> datetime:
@@ -210,16 +190,19 @@ class RunStore:
             return list(session.scalars(query).all()), total
 
     def _set(self, run_id: str, *conditions: Any, **values: Any) -> bool:
-        with self.store.session() as session:
-            result = session.execute(
-                update(RunRecord).where(RunRecord.id == run_id, *conditions).values(**values)
-            )
-            session.commit()
-            return bool(getattr(result, "rowcount", 0))
+        """One conditional UPDATE; whether it applied (the run was in the expected state)."""
+        try:
+            with self.store.session() as session:
+                result = session.execute(
+                    update(RunRecord).where(RunRecord.id == run_id, *conditions).values(**values)
+                )
+                session.commit()
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot update run '{run_id}': {exc}") from exc
+        return bool(getattr(result, "rowcount", 0))
 
     def start(self, run_id: str) -> bool:
         """pending -> running; False if the run is no longer pending (cancelled meanwhile)."""
-        record = self.get(run_id)
         return self._set(
             run_id,
             RunRecord.state == "pending",
@@ -228,83 +211,79 @@ class RunStore:
             error_kind=None,
             owner=this_process(),
             resumable=False,
-            started_at=record.started_at or _now(),
+            started_at=func.coalesce(RunRecord.started_at, _now()),
         )
 
     def finish(
         self, run_id: str, state: RunState, error: str | None = None, kind: str | None = None
-    ) -> None:
-        """running -> done, failed or cancelled; unfinished rows make it resumable. ``kind``
-        says what failed: input (the request), upstream (judge, embedder, app), internal."""
-        record = self.get(run_id)
-        self._set(
+    ) -> bool:
+        """running -> done, failed or cancelled; False (nothing written) if the run is no longer
+        running (cancelled or interrupted meanwhile). Unfinished rows make it resumable.
+        ``kind`` says what failed: input (the request), upstream (judge, embedder, app),
+        internal."""
+        return self._set(
             run_id,
+            RunRecord.state == "running",
             state=state,
             error=error,
             error_kind=kind,
-            resumable=state != "done" and record.done_rows < record.total_rows,
+            resumable=_rows_left(),
             finished_at=_now(),
         )
 
     def request_cancel(self, run_id: str) -> RunRecord:
         """Cancel a pending or running run; ConflictError for a finished one."""
-        record = self.get(run_id)
-        if record.state not in ("pending", "running"):
-            raise ConflictError(f"run '{run_id}' is {record.state}; only pending or running runs")
-        self._set(
+        applied = self._set(
             run_id,
             RunRecord.state.in_(("pending", "running")),
             state="cancelled",
-            resumable=record.done_rows < record.total_rows,
+            resumable=_rows_left(),
             finished_at=_now(),
         )
-        return self.get(run_id)
+        record = self.get(run_id)
+        if not applied:
+            raise ConflictError(f"run '{run_id}' is {record.state}; only pending or running runs")
+        return record
 
     def reopen(self, run_id: str, *, retry_failed: bool = False) -> RunRecord:
-        """A failed or cancelled run with rows left -> pending again. ``retry_failed`` first
-        forgets the rows that have a null score (a judge or app that was down, say), so they
-        are evaluated again; then even a done run can be reopened."""
+        """A failed or cancelled run with rows left -> pending again, in one transaction.
+        ``retry_failed`` first forgets the rows holding an upstream null (a judge, embedder or
+        app that failed), so they are evaluated again, keeping every other row; then even a
+        done run can be reopened."""
         record = self.get(run_id)
         if record.state in ("pending", "running"):
             raise ConflictError(f"run '{run_id}' is already {record.state}")
-        if retry_failed:
-            self._forget_failed_rows(run_id)
-            record = self.get(run_id)
-        if record.done_rows >= record.total_rows:
-            hint = "" if retry_failed else " (retry_failed=true redoes rows with null scores)"
-            raise ConflictError(f"run '{run_id}' has no rows left to evaluate{hint}")
-        self._set(run_id, RunRecord.state == record.state, state="pending", finished_at=None)
-        return self.get(run_id)
-
-    def _forget_failed_rows(self, run_id: str) -> int:
-        with self.store.session() as session:
-            failed = set(
-                session.scalars(
-                    select(ResultRow.row_index).where(
-                        ResultRow.run_id == run_id, ResultRow.score.is_(None)
-                    )
-                )
-            )
-            if failed:
-                session.execute(
-                    delete(ResultRow).where(
-                        ResultRow.run_id == run_id, ResultRow.row_index.in_(failed)
-                    )
-                )
-                session.execute(
+        try:
+            with self.store.session() as session:
+                if retry_failed:
+                    _forget_upstream_failures(session, run_id)
+                applied = session.execute(
                     update(RunRecord)
-                    .where(RunRecord.id == run_id)
-                    .values(done_rows=RunRecord.done_rows - len(failed))
+                    .where(
+                        RunRecord.id == run_id,
+                        RunRecord.state == record.state,
+                        RunRecord.done_rows < RunRecord.total_rows,
+                    )
+                    .values(state="pending", finished_at=None)
                 )
-                session.commit()
-        return len(failed)
+                if getattr(applied, "rowcount", 0):
+                    session.commit()
+                    return self.get(run_id)
+                session.rollback()
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot reopen run '{run_id}': {exc}") from exc
+        now = self.get(run_id)
+        if now.state != record.state:  # another caller moved it meanwhile
+            raise ConflictError(f"run '{run_id}' is {now.state} now; try again")
+        hint = "" if retry_failed else " (retry_failed=true redoes rows a judge or app failed)"
+        raise ConflictError(f"run '{run_id}' has no rows left to evaluate{hint}")
 
-    def interrupt(self, run_id: str) -> None:
-        """A run stopped by a server going down (not by a user): failed and resumable."""
-        self._set(
+    def interrupt(self, run_id: str) -> bool:
+        """A run stopped by a server going down (not by a user): pending or running -> failed
+        and resumable; a run cancelled or finished meanwhile is left as it is."""
+        return self._set(
             run_id,
-            RunRecord.state.in_(("pending", "running", "cancelled")),
-            RunRecord.error.is_(None),
+            RunRecord.state.in_(("pending", "running")),
             state="failed",
             error=INTERRUPTED,
             error_kind="interrupted",
@@ -320,7 +299,7 @@ class RunStore:
             found = session.execute(
                 select(RunRecord.id, RunRecord.owner).where(RunRecord.state == "running")
             ).all()
-        ids = [run_id for run_id, owner in found if not _alive(owner)]
+        ids = [run_id for run_id, owner in found if not alive(owner)]
         for run_id in ids:
             self.interrupt(run_id)
         return ids
@@ -339,21 +318,37 @@ class RunStore:
 
     def commit_rows(
         self, run_id: str, records: Sequence[ResultRecord], usage: dict[str, float]
-    ) -> None:
-        """Write finished rows' results and advance the run's counter, in one transaction."""
+    ) -> str:
+        """Write finished rows' results and advance the run's counter, in one transaction;
+        the run's state after it (a run no longer running has its ``resumable`` updated)."""
         rows = len({r.row_index for r in records})
         values = [_result_row(run_id, r) for r in records]
+        left = RunRecord.done_rows + rows < RunRecord.total_rows
         try:
             with self.store.session() as session:
                 session.add_all(values)
                 session.execute(
                     update(RunRecord)
                     .where(RunRecord.id == run_id)
-                    .values(done_rows=RunRecord.done_rows + rows, usage=usage)
+                    .values(
+                        done_rows=RunRecord.done_rows + rows,
+                        usage=usage,
+                        resumable=and_(RunRecord.state != "running", left),
+                    )
                 )
+                state = session.scalar(select(RunRecord.state).where(RunRecord.id == run_id))
                 session.commit()
         except SQLAlchemyError as exc:
             raise StoreError(f"cannot store results of run '{run_id}': {exc}") from exc
+        return str(state)
+
+    def state(self, run_id: str) -> str:
+        """The run's state as stored now."""
+        with self.store.session() as session:
+            found = session.scalar(select(RunRecord.state).where(RunRecord.id == run_id))
+        if found is None:
+            raise NotFoundError(f"no run '{run_id}'")
+        return str(found)
 
     def results(self, run_id: str, offset: int = 0, limit: int = 100) -> tuple[list[Any], int]:
         """Results in row then metric order, and how many the run has."""
@@ -415,6 +410,46 @@ class RunStore:
         return out
 
 
+def _rows_left() -> Any:
+    """SQL: the run has rows left to evaluate (what makes a stopped run resumable)."""
+    return RunRecord.done_rows < RunRecord.total_rows
+
+
+def _upstream_null() -> Any:
+    """SQL: a result whose null score an upstream failure caused. Results stored before
+    kinds were (NULL kind) count as upstream unless they hold the no-relevant-item reason."""
+    return and_(
+        ResultRow.score.is_(None),
+        or_(
+            ResultRow.error_kind == "upstream",
+            and_(
+                ResultRow.error_kind.is_(None),
+                or_(ResultRow.error.is_(None), ResultRow.error != NO_RELEVANT_REASON),
+            ),
+        ),
+    )
+
+
+def _forget_upstream_failures(session: Session, run_id: str) -> None:
+    """Delete every result of the rows holding an upstream null and recount ``done_rows``
+    from the rows left (in the caller's transaction)."""
+    failed = (
+        select(ResultRow.row_index)
+        .where(ResultRow.run_id == run_id, _upstream_null())
+        .distinct()
+        .scalar_subquery()
+    )
+    session.execute(
+        delete(ResultRow).where(ResultRow.run_id == run_id, ResultRow.row_index.in_(failed))
+    )
+    done = (
+        select(func.count(func.distinct(ResultRow.row_index)))
+        .where(ResultRow.run_id == run_id)
+        .scalar_subquery()
+    )
+    session.execute(update(RunRecord).where(RunRecord.id == run_id).values(done_rows=done))
+
+
 def _plain(value: Any) -> Any:
     """JSON-safe copy (numpy scalars and arrays become numbers and lists)."""
     return json.loads(json.dumps(value, ensure_ascii=False, default=json_default))
@@ -429,6 +464,7 @@ def _result_row(run_id: str, r: ResultRecord) -> ResultRow:
         passing=None if r.passing is None else bool(r.passing),
         feedback=r.feedback,
         error=r.error,
+        error_kind=r.error_kind,
         prediction=_plain(r.prediction),
         contexts=_plain(r.contexts),
         prediction_cost=int(r.prediction_cost or 0),

@@ -122,6 +122,7 @@ def result_dict(row: Any) -> dict[str, Any]:
         "passing": row.passing,
         "feedback": row.feedback,
         "error": row.error,
+        "error_kind": row.error_kind,
         "prediction": row.prediction,
         "contexts": row.contexts,
         "prediction_cost": row.prediction_cost,

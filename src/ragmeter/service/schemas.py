@@ -44,6 +44,9 @@ class ResultItem(CompatResult):
 
     row_index: int
     cost: dict[str, Any] | None = None
+    #: why ``score`` is null: upstream (judge, embedder or app failed; ``resume`` with
+    #: ``retry_failed`` redoes it), input (the row's data decides it) or metric (a bug)
+    error_kind: str | None = None
 
 
 T = TypeVar("T")

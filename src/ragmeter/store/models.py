@@ -173,7 +173,8 @@ class RunRecord(Base):
     #: what kind of failure ``error`` is: input, upstream, internal or interrupted
     error_kind: Mapped[str | None] = mapped_column(String(16), nullable=True)
     resumable: Mapped[bool] = mapped_column(Boolean, default=False)
-    #: ``host:pid`` of the process executing the run (to tell a dead one at start-up)
+    #: ``host:pid@start`` of the process executing the run (to tell a dead one at start-up;
+    #: ``start`` is the process start time where the system tells it)
     owner: Mapped[str | None] = mapped_column(String(300), nullable=True)
     usage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
@@ -197,6 +198,9 @@ class ResultRow(Base):
     passing: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
     feedback: Mapped[str | None] = mapped_column(Text, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    #: why ``score`` is null: upstream (judge, embedder or app failed), input (the row's
+    #: data decides it) or metric (a bug); NULL for a score, or for results stored before
+    error_kind: Mapped[str | None] = mapped_column(String(16), nullable=True)
     prediction: Mapped[Any] = mapped_column(JSON, nullable=True)
     contexts: Mapped[Any] = mapped_column(JSON, nullable=True)
     prediction_cost: Mapped[int] = mapped_column(Integer, default=0)

@@ -222,8 +222,8 @@ def _handler(server: ScriptedJudgeServer) -> type[BaseHTTPRequestHandler]:
             except json.JSONDecodeError:
                 self._send(400, {"error": {"message": "request body is not JSON"}})
                 return
-            if server.latency_s:
-                time.sleep(server.latency_s)
+            if server.latency_s and not self.path.endswith("/chat/completions"):
+                time.sleep(server.latency_s)  # a chat request sleeps while counted in flight
             try:
                 if self.path.endswith("/chat/completions"):
                     self._chat(body)
@@ -237,6 +237,8 @@ def _handler(server: ScriptedJudgeServer) -> type[BaseHTTPRequestHandler]:
         def _chat(self, body: dict[str, Any]) -> None:
             server.enter()
             try:
+                if server.latency_s:
+                    time.sleep(server.latency_s)
                 self._answer_chat(body)
             finally:
                 server.leave()

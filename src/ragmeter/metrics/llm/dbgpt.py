@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragmeter.datasets import Row
-from ragmeter.errors import JudgeError
+from ragmeter.errors import JudgeError, error_kind
 from ragmeter.judge.plan import as_structured
 from ragmeter.judge.tasks import build_request
 from ragmeter.judge.usage import Usage
@@ -191,7 +191,7 @@ class CriteriaMetric(LLMEvaluationMetric):
                     reason = (
                         str(exc) if isinstance(exc, JudgeError) else f"{type(exc).__name__}: {exc}"
                     )
-                    outcome = MetricOutcome.failed(reason)
+                    outcome = MetricOutcome.failed(reason, error_kind(exc))
                 else:
                     score = float(reply.score)
                     outcome = MetricOutcome(

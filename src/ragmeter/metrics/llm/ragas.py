@@ -124,17 +124,18 @@ class PlannedMetric(LLMEvaluationMetric):
             judged = await plan.judgement(index, row)
             failure = judged.failure(self.tasks)
             if failure is not None:
-                outcome = MetricOutcome.failed(failure)
+                outcome = MetricOutcome.failed(*failure)
             else:
                 try:
                     score, feedback = await self.score(row, judged, ctx)
                 except Exception as exc:  # an embedding failure etc.: this row's data
-                    outcome = MetricOutcome.failed(f"{type(exc).__name__}: {exc}")
-                else:
+                    outcome = MetricOutcome.raised(exc)
+                else:  # a null from a usable judgement: the row's content decides it
                     outcome = MetricOutcome(
                         score=score,
                         feedback=feedback or None,
                         error=None if score is not None else feedback,
+                        error_kind=None if score is not None else "input",
                     )
             outcome.prediction = row.response
             outcome.contexts = row.retrieved_contexts

@@ -159,7 +159,11 @@ def _outcome(score: float, row: Row, k: int | None, ids: bool) -> MetricOutcome:
         retrieved = retrieved[:k]
     if score != score:  # NaN: no relevant item
         return MetricOutcome(
-            score=None, error=NO_RELEVANT_REASON, prediction=retrieved, contexts=references
+            score=None,
+            error=NO_RELEVANT_REASON,
+            prediction=retrieved,
+            contexts=references,
+            error_kind="input",
         )
     return MetricOutcome(score=score, prediction=retrieved, contexts=references)
 

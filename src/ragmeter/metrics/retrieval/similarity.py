@@ -62,7 +62,11 @@ class RetrieverSimilarityMetric(RetrieverEvaluationMetric):
     ) -> MetricOutcome:
         if not references:
             return MetricOutcome(
-                score=None, error=NO_RELEVANT_REASON, prediction=retrieved, contexts=references
+                score=None,
+                error=NO_RELEVANT_REASON,
+                prediction=retrieved,
+                contexts=references,
+                error_kind="input",
             )
         if not retrieved:
             return MetricOutcome(score=0.0, prediction=retrieved, contexts=references)

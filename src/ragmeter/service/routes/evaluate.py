@@ -34,9 +34,7 @@ async def evaluation(
     """Evaluate and wait: ``data`` holds, per row, one result per metric."""
     record = await create_run(svc, body)
     response.headers[RUN_ID_HEADER] = record.id
-    future = svc.manager.future(record.id)
-    if future is not None:
-        await asyncio.wrap_future(future)
+    await svc.manager.wait(record.id)  # shielded: a client that gives up leaves the run queued
     finished = await asyncio.to_thread(svc.runs.get, record.id)
     if finished.state != "done":
         raise ApiError(

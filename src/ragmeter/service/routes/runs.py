@@ -71,19 +71,19 @@ async def cancel(run_id: str, svc: Deps) -> Result[RunInfo]:
     """Stop a pending or running run; rows finished so far stay, the rest can be resumed."""
     record = await asyncio.to_thread(svc.runs.request_cancel, run_id)
     svc.manager.cancel(run_id)
-    return ok(svc.runs.info(record))
+    return ok(await asyncio.to_thread(svc.runs.info, record))
 
 
 @router.post("/{run_id}/resume", status_code=status.HTTP_202_ACCEPTED)
 async def resume(run_id: str, svc: Deps, retry_failed: bool = False) -> Result[RunInfo]:
     """Queue a failed, cancelled or interrupted run again; only its missing rows are done.
-    ``retry_failed=true`` also redoes rows with a null score (e.g. the judge was down)."""
-    future = svc.manager.future(run_id)
+    ``retry_failed=true`` also redoes the rows holding a null score an upstream failure left
+    (a judge, embedder or app that failed); rows with deterministic nulls are kept."""
     current = await asyncio.to_thread(svc.runs.get, run_id)
-    if current.state == "cancelled" and future is not None and not future.done():
-        await asyncio.wrap_future(future)  # its worker is still stopping
+    if current.state in ("cancelled", "failed"):
+        await svc.manager.wait(run_id)  # its worker may still be stopping (shielded wait)
     record = await asyncio.to_thread(
         functools.partial(svc.runs.reopen, run_id, retry_failed=retry_failed)
     )
     svc.manager.submit(run_id)
-    return ok(svc.runs.info(record))
+    return ok(await asyncio.to_thread(svc.runs.info, record))
