@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import urllib.parse
 from typing import Literal
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "RagmeterError",
     "StoreError",
     "error_kind",
+    "public_url",
     "redact",
 ]
 
@@ -105,6 +107,17 @@ class NotFoundError(RagmeterError, KeyError):
 
 #: ``scheme://user:password@`` in a URL (the userinfo ends at the last ``@`` before a ``/``)
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/@]*(?:@[^\s/@]*)*@")
+
+
+def public_url(url: str) -> str:
+    """``url`` without what may be secret: the ``user:password@`` part and the query."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return "(an unreadable URL)"
+    netloc = parts.netloc.rpartition("@")[2]
+    query = "..." if parts.query else ""
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
 def redact(text: str) -> str:

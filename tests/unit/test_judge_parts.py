@@ -11,9 +11,8 @@ from hypothesis import strategies as st
 
 import ragmeter
 from ragmeter.config import load_settings
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, public_url
 from ragmeter.judge._parse import extract_json
-from ragmeter.judge.engine import public_url
 from ragmeter.judge.tasks import build_request, detect_language
 from ragmeter.metrics.llm.ragas import average_precision_of_useful, statement_f1
 

@@ -19,6 +19,7 @@ import httpx
 
 from ragmeter.apps._hosts import HostPolicy, guarded_transport, refusal
 from ragmeter.apps.base import AppAnswer, AppError, as_answer
+from ragmeter.errors import public_url
 
 __all__ = ["DEFAULT_REPLY_BYTES", "MISSING", "HttpApp", "dig"]
 
@@ -129,7 +130,7 @@ class HttpApp:
             return _Reply(response.status_code, content_type, bytes(body))
 
     def _give_up(self, reason: str) -> AppError:
-        self.fatal = f"app '{self.name}' at {self.url} {reason}"
+        self.fatal = f"app '{self.name}' at {public_url(self.url)} {reason}"
         return AppError(self.fatal)
 
     async def _post(self, query: str) -> _Reply:

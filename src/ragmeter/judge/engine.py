@@ -9,14 +9,13 @@ import asyncio
 import email.utils
 import random
 import time
-import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import openai
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragmeter.errors import JudgeError
+from ragmeter.errors import JudgeError, public_url
 from ragmeter.judge._limiter import AdaptiveLimiter, limiter_for
 from ragmeter.judge._parse import extract_json
 from ragmeter.judge.cache import CachedReply, JudgeCache, cache_key
@@ -28,7 +27,6 @@ __all__ = [
     "JudgeEngine",
     "JudgeSettings",
     "StructuredMode",
-    "public_url",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -70,17 +68,6 @@ class _Retry:
 
     problem: str
     wait: float | None = None
-
-
-def public_url(url: str) -> str:
-    """``url`` without what may be secret: the ``user:password@`` part and the query."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return "(an unreadable URL)"
-    netloc = parts.netloc.rpartition("@")[2]
-    query = "..." if parts.query else ""
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
