@@ -48,15 +48,15 @@ def test_eval_prints_summary_and_writes_results(dataset: Path, tmp_path: Path) -
         str(out),
     )
     assert result.returncode == 0, result.stderr
-    assert "mrr@2" in result.stdout
-    assert "ndcg@2" in result.stdout
+    assert "3 rows · top 2" in result.stdout  # the cut-off is in the title, not the names
+    assert "mrr@2" not in result.stdout
     assert "RetrieverHitRateMetric" in result.stdout
-    assert "0.7500" in result.stdout  # mean mrr@2 over the two scored rows: (0.5 + 1) / 2
+    assert "0.7500" in result.stdout  # mean mrr cut at 2 over the two scored rows: (0.5 + 1) / 2
     assert "3 result(s) have no score" in result.stdout
     assert "no relevant item" in result.stdout
     lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 9
-    assert {x["metric_name"] for x in lines} == {"mrr@2", "ndcg@2", "RetrieverHitRateMetric"}
+    assert {x["metric_name"] for x in lines} == {"mrr", "ndcg", "RetrieverHitRateMetric"}
 
 
 def test_bad_row_is_one_clear_line_and_exit_2(tmp_path: Path) -> None:
