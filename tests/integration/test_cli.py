@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -149,6 +150,17 @@ def test_demo_builds_a_space_and_compares_three_retrievers(tmp_path: Path) -> No
         home=env_home,
     )
     assert json.loads(search.stdout.splitlines()[0])["document"] == "zh/tea.md"
+    # the searches the demo suggests find what they ask for (the Chinese one in Chinese)
+    suggested = [
+        shlex.split(line.strip())[1:]
+        for line in result.stdout.splitlines()
+        if line.strip().startswith("ragmeter space search")
+    ]
+    assert len(suggested) == 2 and "English-only" in result.stdout
+    for args, document in zip(suggested, ("en/composting.md", "zh/tea.md"), strict=True):
+        hits = run_home(*args, "--json", home=env_home)
+        assert hits.returncode == 0, hits.stderr
+        assert json.loads(hits.stdout.splitlines()[0])["document"] == document, args
 
 
 def test_help_shows_config_sections_in_brackets() -> None:
