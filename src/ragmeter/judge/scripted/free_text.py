@@ -164,7 +164,8 @@ def read_prompt(prompt: str) -> PromptParts | None:
     passages or answer."""
     intro, found = _sections(prompt)
     moved = [_take_instructions(s) for s in found if s.role in (None, "answer")]
-    instructions = "\n".join([intro, *moved]).strip()
+    labels = [s.label for s in found if s.role is None]  # e.g. "Score from 0 to 5:"
+    instructions = "\n".join([intro, *labels, *moved]).strip()
     _assign(found, judging=score_scale(instructions) is not None)
     parts = {role: "\n\n".join(s.text for s in found if s.role == role) for role in
              ("question", "context", "answer")}  # fmt: skip
