@@ -15,14 +15,13 @@ import pytest
 
 from ragmeter.judge.scripted import ScriptedJudgeServer
 from tests.integration.helpers import json_lines, run, write_corpus, write_models
+from tests.readme_blocks import heredoc
 
 QA = [
     {"query": "Which layers make up AWEL?", "doc_name": "guide/awel.md"},
     {"query": "Where do AWEL workflows run?", "doc_name": "guide/awel.md"},
     {"query": "What does a compost heap need?", "doc_name": "readme.txt"},
 ]
-
-JUDGE_TEMPLATE = "Grade this.\nAsked: {query}\nKnown: {context}\nSaid: {answer}\nScore 0-5 first.\n"
 
 
 @pytest.fixture(scope="module")
@@ -87,13 +86,15 @@ def test_rag_app_answers_from_its_space_then_is_judged(
     assert min(faithful) > 0.5
 
 
-def test_prompts_steer_the_app_and_the_judge(app_home: Path, tmp_path: Path) -> None:
+def test_prompts_steer_the_app_and_the_judge(
+    app_home: Path, tmp_path: Path, server: ScriptedJudgeServer
+) -> None:
+    """The README's own prompt files, answered and scored by the scripted model: an app
+    scene with custom prompts runs offline, never a silent 0."""
     judge_file = tmp_path / "judge.txt"
-    judge_file.write_text(JUDGE_TEMPLATE, encoding="utf-8")
+    judge_file.write_text(heredoc("judge.txt"), encoding="utf-8")
     answer_file = tmp_path / "answer.txt"
-    answer_file.write_text(
-        "Use these notes:\n{context}\nThen reply to: {query}\n", encoding="utf-8"
-    )
+    answer_file.write_text(heredoc("answer.txt"), encoding="utf-8")
     assert run("prompt", "add", "strict", "--file", str(judge_file), home=app_home).returncode == 0
     assert (
         run(
@@ -101,7 +102,7 @@ def test_prompts_steer_the_app_and_the_judge(app_home: Path, tmp_path: Path) -> 
         ).returncode
         == 0
     )
-    assert run("prompt", "show", "strict", home=app_home).stdout == JUDGE_TEMPLATE + "\n"
+    assert run("prompt", "show", "strict", home=app_home).stdout == heredoc("judge.txt") + "\n"
     listing = run("prompt", "list", home=app_home).stdout
     assert "strict" in listing and "terse" in listing and "answer" in listing
     assert (
@@ -119,14 +120,20 @@ def test_prompts_steer_the_app_and_the_judge(app_home: Path, tmp_path: Path) -> 
         ).returncode
         == 0
     )
+    server.reset()
     _, lines = _eval(app_home, "terse-bot", "--judge-prompt", "strict")
-    # the scripted model does not know either template, so its generic reply shows they were sent
-    for line in lines:
-        assert line["prediction"].endswith(
-            "scripted reply: this prompt is not one the scripted judge knows."
-        )
-    relevancy = [x for x in lines if x["metric_name"] == "AnswerRelevancyMetric"]
-    assert all("scripted reply" in (x["feedback"] or "") for x in relevancy)
+    sent = list(server.prompts)
+    assert sum(p.startswith("You answer questions about DB-GPT.") for p in sent) == len(QA)
+    assert sum(p.startswith("Score the answer from 0") for p in sent) == len(QA)
+    by_row = {x["row_index"]: x for x in lines if x["metric_name"] == "AnswerRelevancyMetric"}
+    # the answers are sentences of the retrieved passages sharing words with the question
+    for index, row in by_row.items():
+        assert row["prediction"] not in ("", "I do not know."), row
+        assert "scripted reply" not in row["prediction"]
+        assert all(w in " ".join(row["contexts"]) for w in row["prediction"].split()[:3])
+        assert row["score"] is not None and 0 <= row["score"] <= 5, row
+        assert "answer sentences are backed by the context" in row["feedback"], index
+    assert max(row["score"] for row in by_row.values()) >= 3  # extractive answers are backed
     # a judge prompt where an answer prompt is needed, and the other way round
     wrong = run(
         "app",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -48,15 +49,15 @@ def test_eval_prints_summary_and_writes_results(dataset: Path, tmp_path: Path) -
         str(out),
     )
     assert result.returncode == 0, result.stderr
-    assert "mrr@2" in result.stdout
-    assert "ndcg@2" in result.stdout
+    assert "3 rows · top 2" in result.stdout  # the cut-off is in the title, not the names
+    assert "mrr@2" not in result.stdout
     assert "RetrieverHitRateMetric" in result.stdout
-    assert "0.7500" in result.stdout  # mean mrr@2 over the two scored rows: (0.5 + 1) / 2
+    assert "0.7500" in result.stdout  # mean mrr cut at 2 over the two scored rows: (0.5 + 1) / 2
     assert "3 result(s) have no score" in result.stdout
     assert "no relevant item" in result.stdout
     lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 9
-    assert {x["metric_name"] for x in lines} == {"mrr@2", "ndcg@2", "RetrieverHitRateMetric"}
+    assert {x["metric_name"] for x in lines} == {"mrr", "ndcg", "RetrieverHitRateMetric"}
 
 
 def test_bad_row_is_one_clear_line_and_exit_2(tmp_path: Path) -> None:
@@ -149,6 +150,17 @@ def test_demo_builds_a_space_and_compares_three_retrievers(tmp_path: Path) -> No
         home=env_home,
     )
     assert json.loads(search.stdout.splitlines()[0])["document"] == "zh/tea.md"
+    # the searches the demo suggests find what they ask for (the Chinese one in Chinese)
+    suggested = [
+        shlex.split(line.strip())[1:]
+        for line in result.stdout.splitlines()
+        if line.strip().startswith("ragmeter space search")
+    ]
+    assert len(suggested) == 2 and "English-only" in result.stdout
+    for args, document in zip(suggested, ("en/composting.md", "zh/tea.md"), strict=True):
+        hits = run_home(*args, "--json", home=env_home)
+        assert hits.returncode == 0, hits.stderr
+        assert json.loads(hits.stdout.splitlines()[0])["document"] == document, args
 
 
 def test_help_shows_config_sections_in_brackets() -> None:

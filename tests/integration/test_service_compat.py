@@ -325,9 +325,60 @@ def test_cli_eval_runs_on_the_server(
     assert all(line["score"] is not None for line in lines)
     refused = run(*args, "--judge-base-url", "http://x", home=tmp_path / "client-home")
     assert refused.returncode == 2 and "--judge-base-url is not available" in refused.stderr
-    monkeypatch.setenv("RAGMETER_API_KEY", "wrong")
-    unauthorized = run(*args, home=tmp_path / "client-home")
-    assert unauthorized.returncode == 2 and "401" in unauthorized.stderr
+    run_id = next(
+        line.split()[-1] for line in done.stdout.splitlines() if line.startswith("server run:")
+    )
+    # the command line sees the server's runs (same store): results print as JSON lines
+    for extra in ((), ("--out", "-")):
+        printed = run("runs", "results", run_id, *extra, home=service.home)
+        assert printed.returncode == 0, printed.stderr
+        lines = json_lines(printed.stdout)
+        assert len(lines) == 2 * 2 and {x["metric_name"] for x in lines} == {"hit_rate", "mrr"}
+    shown = run("runs", "show", run_id, home=service.home)
+    assert "top 5" in shown.stdout  # the recall scene's default cut-off is in the title
+
+
+@pytest.mark.parametrize("key", [None, "wrong"])
+def test_cli_eval_on_the_server_says_which_variable_holds_the_key(
+    service: ServiceProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str | None
+) -> None:
+    """The server reads $RAGMETER_API_KEYS; the command line sends $RAGMETER_API_KEY."""
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"query": "q", "retrieved_ids": ["a"], "reference_ids": ["a"]}\n')
+    monkeypatch.delenv("RAGMETER_API_KEYS", raising=False)
+    if key is None:
+        monkeypatch.delenv("RAGMETER_API_KEY", raising=False)
+    else:
+        monkeypatch.setenv("RAGMETER_API_KEY", key)
+    result = run("eval", str(rows), "-m", "mrr", "--server", service.url, home=tmp_path / "h")
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    given = "is not set" if key is None else "holds a key the server refused"
+    assert f"$RAGMETER_API_KEY {given}: set $RAGMETER_API_KEY to one of the server's keys" in line
+    assert service.url in line
+
+
+def test_compare_of_runs_sharing_no_query_is_a_400(service: ServiceProcess) -> None:
+    def request(query: str) -> dict[str, Any]:
+        row = {"query": query, "retrieved_contexts": ["a"], "reference_contexts": ["a"]}
+        return {"scene_key": "dataset", "evaluate_metrics": ["mrr"], "datasets": [row]}
+
+    with service.client() as http:
+        base = http.post("/evaluate/evaluation", json=request("only in the base run"))
+        other = http.post("/evaluate/evaluation", json=request("only in the other run"))
+        ids = [r.headers["x-ragmeter-run-id"] for r in (base, other)]
+        message = failure(http.get(f"/evaluate/runs/{ids[0]}/compare/{ids[1]}"), 400)
+    assert "share no scored query" in message and "query text" in message
+
+
+def test_re_adding_a_prompt_names_the_replace_field(service: ServiceProcess) -> None:
+    prompt = {"code": "relevance", "template": JUDGE_PROMPT, "kind": "judge"}
+    with service.client() as http:
+        message = failure(http.post("/prompts", json=prompt), 409)
+        assert (
+            message == "prompt 'relevance' already exists; send \"replace\": true to overwrite it"
+        )
+        data(http.post("/prompts", json={**prompt, "replace": True}), 201)
 
 
 def test_a_run_whose_judge_fails_for_good_answers_502_and_stays_resumable(

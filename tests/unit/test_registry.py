@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,12 @@ from ragmeter.metrics import (
     register_metric,
     registry,
 )
-from ragmeter.metrics.registry import ENTRY_POINT_GROUP, MetricSpec, UnknownMetricError
+from ragmeter.metrics.registry import (
+    ENTRY_POINT_GROUP,
+    MetricSpec,
+    UnknownMetricError,
+    first_sentence,
+)
 
 
 @pytest.fixture
@@ -72,11 +78,30 @@ def test_names_resolve(request_name: str, shown: str, cls: str) -> None:
     assert metric.name() == cls == type(metric).__name__
 
 
-def test_default_top_k_applies_and_shows_in_name() -> None:
-    assert create_metric("ndcg", top_k=5).metric_name == "ndcg@5"
-    assert create_metric("ndcg@3", top_k=5).top_k == 3
+def test_default_top_k_changes_the_cut_not_the_name() -> None:
+    """One rule: the name is the spec as written (aliases canonicalised); ``@k`` only when
+    written. A default cut-off applies to metrics without their own ``@k``."""
+    plain = create_metric("ndcg", top_k=5)
+    assert (plain.metric_name, plain.top_k) == ("ndcg", 5)
+    alias = create_metric("RR", top_k=5)
+    assert (alias.metric_name, alias.top_k) == ("mrr", 5)
+    own = create_metric("ndcg@3", top_k=5)
+    assert (own.metric_name, own.top_k) == ("ndcg@3", 3)
     by_class = create_metric("RetrieverMRRMetric", top_k=5)
     assert (by_class.metric_name, by_class.top_k) == ("RetrieverMRRMetric", 5)
+    param = create_metric("mrr(top_k=2)", top_k=5)
+    assert (param.metric_name, param.top_k) == ("mrr(top_k=2)", 2)
+    assert create_metric("ndcg").top_k is None  # no cut-off: the whole list
+
+
+def test_readme_first_example_names() -> None:
+    """README: ``evaluate(..., metrics=["mrr", "ndcg@10", ...], top_k=10)`` then
+    ``report.scores("mrr")``."""
+    rows = [{"query": "q", "retrieved_ids": ["a", "b"], "reference_ids": ["b"]}]
+    report = ragmeter.evaluate(rows, ["mrr", "ndcg@10", "P"], top_k=1)
+    assert report.metric_names == ["mrr", "ndcg@10", "precision"]
+    assert report.scores("mrr") == [0.0]  # cut at 1: b is at rank 2
+    assert report.scores("ndcg@10")[0] == pytest.approx(1 / math.log2(3))
 
 
 def test_unknown_name_lists_known_ones() -> None:
@@ -159,3 +184,33 @@ def test_every_builtin_has_a_description() -> None:
         assert entries[name].description
         assert entries[name].takes_k
     assert entries["mrr"].class_name == RetrieverMRRMetric.__name__
+
+
+def test_descriptions_are_whole_first_sentences() -> None:
+    """``ragmeter metrics`` shows the first sentence of each description, its wrapped lines
+    joined, never a sentence cut at a line end."""
+    entries = {e.name: e for e in metric_entries()}
+    assert entries["faithfulness"].description == (
+        "Faithfulness = supported response statements / response statements, each statement "
+        "checked against the retrieved contexts."
+    )
+    assert entries["context_precision"].description.endswith("when the row has no reference).")
+    assert entries["AnswerRelevancyMetric"].description.endswith("the rest the feedback.")
+    for entry in entries.values():
+        assert entry.description.endswith((".", ")")), entry.name
+        assert "\n" not in entry.description and "``" not in entry.description
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        ("One line.", "One line."),
+        ("Wrapped over\ntwo lines. Second sentence.", "Wrapped over two lines."),
+        ("Ends at 0.5 (e.g. here) and goes on. Next.", "Ends at 0.5 (e.g. here) and goes on."),
+        ("No full stop\n\nSecond paragraph.", "No full stop"),
+        ("中文描述。第二句。", "中文描述。"),
+        ("Quotes ``code``. More.", "Quotes code."),
+    ],
+)
+def test_first_sentence(text: str, first: str) -> None:
+    assert first_sentence(text) == first

@@ -45,8 +45,25 @@ class AppStore:
     def __init__(self, store: Store | None = None) -> None:
         self.store = store or open_store()
 
-    def add(self, name: str, config: RagAppConfig | HttpAppConfig | CallableAppConfig) -> AppRecord:
+    def add(
+        self,
+        name: str,
+        config: RagAppConfig | HttpAppConfig | CallableAppConfig,
+        *,
+        replace: bool = False,
+    ) -> AppRecord:
+        """Store an app; a taken name is a ConflictError unless ``replace`` (then the app
+        keeps its id and gets the new settings)."""
         check_name(name, "app")
+        if replace:
+            with self.store.session() as session:
+                found = session.scalars(select(AppRecord).where(AppRecord.name == name)).first()
+                if found is not None:
+                    found.kind = config.kind
+                    found.config = config.model_dump()
+                    session.commit()
+                    session.refresh(found)
+                    return found
         record = AppRecord(name=name, kind=config.kind, config=config.model_dump())
         add_named(self.store, record, "app")
         return record

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import typer
+import typer.core
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
@@ -22,6 +23,23 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: exit code for bad input (dataset, options, names); 1 is any other failure
 EXIT_BAD_INPUT = 2
+
+
+def _hide_flag_types() -> None:
+    """A flag takes no value, so its help shows no type; typer prints ``<bool>`` after every
+    flag (``--no-cache <bool>``, ``--help <bool>``) otherwise."""
+    show = typer.core.TyperOption.display_type_rich
+    if getattr(show, "_ragmeter", False):
+        return
+
+    def display_type_rich(self: typer.core.TyperOption, ctx: Any) -> str | None:
+        return None if self.is_flag else show(self, ctx)
+
+    display_type_rich._ragmeter = True  # type: ignore[attr-defined]
+    typer.core.TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_hide_flag_types()
 
 
 def handles_errors(command: F) -> F:

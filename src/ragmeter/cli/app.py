@@ -1,5 +1,5 @@
 """The ``ragmeter`` command line: ``eval``, ``serve``, ``runs``, ``space``, ``prompt``,
-``app``, ``metrics``, ``demo``, ``judge-server``."""
+``app``, ``model``, ``metrics``, ``demo``, ``judge-server``."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ from ragmeter import __version__
 from ragmeter.cli._common import console, handles_errors
 from ragmeter.cli.apps import app_app
 from ragmeter.cli.evaluate import EvalRequest, run_eval
+from ragmeter.cli.models import model_app
 from ragmeter.cli.prompts import prompt_app
 from ragmeter.cli.runs import runs_app
 from ragmeter.cli.space import space_app
+from ragmeter.errors import ConfigError
 from ragmeter.metrics import metric_entries
 
 __all__ = ["app", "main"]
@@ -31,6 +33,7 @@ app.add_typer(space_app)
 app.add_typer(prompt_app)
 app.add_typer(app_app)
 app.add_typer(runs_app)
+app.add_typer(model_app)
 
 
 def _version(value: bool) -> None:
@@ -51,18 +54,30 @@ def _root(
 @app.command("eval")
 @handles_errors
 def eval_command(
-    data: Annotated[Path, typer.Argument(help="Dataset: .jsonl, .json, .csv or .parquet.")],
-    metrics: Annotated[
-        str, typer.Option("--metrics", "-m", help="Comma-separated metric names, e.g. mrr,ndcg@10.")
+    data: Annotated[
+        Path,
+        typer.Argument(
+            help="Dataset: .jsonl, .json, .csv or .parquet; or a DB-GPT request body (.json), "
+            "whose scene, metrics and context fill the options not given."
+        ),
     ],
+    metrics: Annotated[
+        str | None,
+        typer.Option(
+            "--metrics",
+            "-m",
+            help="Comma-separated metric names, e.g. mrr,ndcg@10 (optional when a request "
+            "body names evaluate_metrics).",
+        ),
+    ] = None,
     top_k: Annotated[
         int | None,
         typer.Option(
             "--top-k",
             "-k",
             min=1,
-            help="Cut-off for metrics without their own @k; with --space, chunks to retrieve "
-            "(default 5).",
+            help="Cut-off for metrics without their own @k (names stay as written); with "
+            "--space, chunks to retrieve (default 5).",
         ),
     ] = None,
     out: Annotated[
@@ -84,11 +99,15 @@ def eval_command(
         float | None, typer.Option(min=0.1, help="Seconds before a judge request is given up.")
     ] = None,
     plan: Annotated[
-        str, typer.Option(help="fused (fewest requests) or separate (one task per request).")
-    ] = "fused",
+        str | None,
+        typer.Option(
+            help="fused (fewest requests, the default) or separate (one task per request)."
+        ),
+    ] = None,
     language: Annotated[
-        str, typer.Option(help="Judge prompt language: auto (from each row), en or zh.")
-    ] = "auto",
+        str | None,
+        typer.Option(help="Judge prompt language: auto (from each row, the default), en or zh."),
+    ] = None,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Ask the judge even when a reply is cached.")
     ] = False,
@@ -135,12 +154,13 @@ def eval_command(
     """Evaluate a dataset with metrics; print a summary table and write the results.
 
     With --space the rows' queries are first searched in a knowledge space (scene recall);
-    with --app they are first answered by an app (scene app).
+    with --app they are first answered by an app (scene app). Exit codes: 0 done, 2 bad
+    input, 1 any other failure, including a run where no result has a score.
     """
     run_eval(
         EvalRequest(
             data=data,
-            metrics=metrics,
+            metrics=metrics or "",
             top_k=top_k,
             out=out,
             judge_model=judge_model,
@@ -229,7 +249,14 @@ def judge_server_command(
 
     plan = parse_faults(faults, hang_seconds=hang_seconds, retry_after=retry_after, seed=seed)
     log = None if quiet else (lambda line: console.print(line, highlight=False))
-    server = ScriptedJudgeServer(host, port, latency_ms=latency_ms, faults=plan, log=log)
+    try:
+        server = ScriptedJudgeServer(host, port, latency_ms=latency_ms, faults=plan, log=log)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ConfigError(
+            f"cannot listen on {host}:{port}: {reason} (is a judge-server already running "
+            "there? choose another --port, or 0 for any free one)"
+        ) from None
     console.print(
         f"scripted judge at {server.url} (model: any name, e.g. scripted); Ctrl-C stops it",
         highlight=False,

@@ -12,7 +12,7 @@ from rich.table import Table
 from ragmeter.apps import AppStore, CallableAppConfig, HttpAppConfig, RagAppConfig
 from ragmeter.cli._common import console, handles_errors, validation_message
 from ragmeter.config import load_settings
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, ConflictError
 from ragmeter.knowledge import KnowledgeBase, parse_retrievers
 from ragmeter.prompts import PromptStore
 
@@ -87,6 +87,9 @@ def add_command(
     function: Annotated[
         str | None, typer.Option("--callable", help="A Python function as module:function.")
     ] = None,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Overwrite an app of the same name.")
+    ] = False,
 ) -> None:
     """Register an app: --space with --model (RagApp), --url (HttpApp) or --callable."""
     chosen = [
@@ -115,8 +118,12 @@ def add_command(
             config = CallableAppConfig(target=function or "")
     except ValidationError as exc:
         raise ConfigError(validation_message(exc)) from None
-    record = AppStore().add(name, config)
-    console.print(f"added {record.kind} app '{record.name}' (id {record.id})", highlight=False)
+    try:
+        record = AppStore().add(name, config, replace=replace)
+    except ConflictError as exc:
+        raise ConflictError(f"{exc}, or give --replace to overwrite it") from None
+    verb = "stored" if replace else "added"
+    console.print(f"{verb} {record.kind} app '{record.name}' (id {record.id})", highlight=False)
 
 
 @app_app.command("list")

@@ -74,9 +74,12 @@ def run_demo(console: Console, out: Path | None = None) -> Reports:
     console.print(_by_language(reports, "RetrieverMRRMetric"))
     console.print(
         "The space stays in your store. Try:\n"
-        f'  ragmeter space search {info.name} "how warm should water be for green tea" '
-        "--retriever hybrid\n"
-        f"  ragmeter space chunks {info.name} composting.md",
+        f'  ragmeter space search {info.name} "how do I fix a smelly compost heap"\n'
+        f'  ragmeter space search {info.name} "绿茶用多少度的水泡" --retriever bm25\n'
+        f"  ragmeter space chunks {info.name} zh/tea.md\n"
+        "The local embedding model (all-MiniLM-L6-v2) is English-only: search the Chinese "
+        "documents in Chinese, with --retriever bm25 or hybrid (the zh row above shows why). "
+        "本地嵌入模型只懂英文：中文文档请用中文查询，并加 --retriever bm25 或 hybrid。",
         highlight=False,
     )
     return reports

@@ -3,6 +3,7 @@ one or several retrievers side by side) or the ``app`` scene (``--app``)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any, Literal, cast
 from rich.markup import escape
 
 from ragmeter.apps import AppStore, RagApp, build_app
+from ragmeter.cli._body import apply_request_body
 from ragmeter.cli._common import console
 from ragmeter.cli._render import (
     null_reasons,
@@ -20,17 +22,18 @@ from ragmeter.cli._render import (
     usage_line,
 )
 from ragmeter.datasets import Dataset, load_dataset
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, DatasetError, RagmeterError
 from ragmeter.judge.plan import PlanKind
 from ragmeter.knowledge import KnowledgeBase, SpaceSearcher, parse_retrievers
 from ragmeter.metrics import EvaluationMetric
 from ragmeter.reports import EvaluationReport
 from ragmeter.runs import evaluate, resolve_metrics
+from ragmeter.runs.evaluate import check_judge
 from ragmeter.runs.judges import embedder_from_config, judge_from_config
 from ragmeter.runs.plan import DEFAULT_RECALL_TOP_K, apply_judge_prompt
 from ragmeter.runs.targets import AppTarget, RecallTarget, Target
 
-__all__ = ["EvalRequest", "print_reports", "run_eval"]
+__all__ = ["JUDGE_HINT", "EvalRequest", "load_rows", "print_reports", "run_eval"]
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,8 @@ class EvalRequest:
     """Everything ``ragmeter eval`` was asked to do."""
 
     data: Path
-    metrics: str
+    #: comma-separated metric specs ("" when a DB-GPT request body names them)
+    metrics: str = ""
     top_k: int | None = None
     out: Path | None = None
     judge_model: str | None = None
@@ -46,8 +50,10 @@ class EvalRequest:
     judge_api_key_env: str | None = None
     judge_timeout: float | None = None
     judge_prompt: str | None = None
-    plan: str = "fused"
-    language: str = "auto"
+    #: fused or separate (None: fused, or the request body's context.plan)
+    plan: str | None = None
+    #: auto, en or zh (None: auto, or the request body's context.language)
+    language: str | None = None
     no_cache: bool = False
     embedding_model: str | None = None
     embedding_base_url: str | None = None
@@ -64,9 +70,9 @@ class EvalRequest:
 
 
 def _check(request: EvalRequest) -> None:
-    if request.plan not in ("fused", "separate"):
+    if request.plan not in (None, "fused", "separate"):
         raise ConfigError(f"--plan must be fused or separate, got {request.plan!r}")
-    if request.language not in ("auto", "en", "zh"):
+    if request.language not in (None, "auto", "en", "zh"):
         raise ConfigError(f"--language must be auto, en or zh, got {request.language!r}")
     if request.judge_base_url is not None and request.judge_model is None:
         raise ConfigError("--judge-base-url needs --judge-model, the model id to ask")
@@ -202,20 +208,26 @@ def _app(request: EvalRequest, setup: EvaluationSetup, name: str) -> Reports:
     return reports
 
 
+def _title(request: EvalRequest, rows: int, target: str | None) -> tuple[str, str | None]:
+    """The table title (dataset, rows, target, cut-off) and the --out key of the labels."""
+    name = request.title or str(request.data)
+    if request.space is not None and request.app is None:
+        k = request.top_k or DEFAULT_RECALL_TOP_K
+        where = target or request.space
+        return f"{name} · {rows} rows · space '{where}' · top {k}", "retriever"
+    cut = f" · top {request.top_k}" if request.top_k is not None else ""
+    if request.app is not None:
+        return f"{name} · {rows} rows · app '{target or request.app}'{cut}", "app"
+    return f"{name} · {rows} rows{cut}", None
+
+
 def print_reports(
     request: EvalRequest, reports: Reports, rows: int, target: str | None = None
 ) -> None:
     """Tables (side by side for several retrievers) and the --out file of finished reports;
-    ``target`` is the space's or app's name (default: as the request gave it)."""
-    name = request.title or str(request.data)
-    if request.app is not None:
-        title, key = f"{name} · {rows} rows · app '{target or request.app}'", "app"
-    elif request.space is not None:
-        k = request.top_k or DEFAULT_RECALL_TOP_K
-        where = target or request.space
-        title, key = f"{name} · {rows} rows · space '{where}' · top {k}", "retriever"
-    else:
-        title, key = f"{name} · {rows} rows", None
+    ``target`` is the space's or app's name (default: as the request gave it). The cut-off
+    (``--top-k``) is in the title: metric names carry ``@k`` only when the user wrote it."""
+    title, key = _title(request, rows, target)
     judged = request.judge_model is not None
     if len(reports) == 1:
         label = reports[0][0]
@@ -229,22 +241,67 @@ def print_reports(
         _write(request.out, reports, key)
 
 
+#: how the command line names a judge, added to "metrics X need a judge model"
+JUDGE_HINT = (
+    " (give --judge-model NAME: a [models.NAME] of ragmeter.toml, or a model id with "
+    "--judge-base-url)"
+)
+
+
+def load_rows(request: EvalRequest) -> Dataset:
+    """The dataset, which must hold rows: an empty file is an error, not a table of 0 rows."""
+    dataset = load_dataset(request.data)
+    if len(dataset) == 0:
+        raise DatasetError("holds no rows; nothing to evaluate", source=str(request.data))
+    return dataset
+
+
+def _check_scored(reports: Reports) -> None:
+    """A run where no result has a score measured nothing (the app, judge or embedder was
+    down, or no row could be scored): an error, so scripts and CI notice."""
+    records = [record for _, report in reports for record in report]
+    if not records or any(record.score is not None for record in records):
+        return
+    reasons = Counter(record.error or "no reason" for record in records)
+    reason, count = reasons.most_common(1)[0]
+    raise RagmeterError(
+        f"no score at all: every one of the {len(records)} results is null (most common "
+        f"reason, {count} of {len(records)}: {reason})"
+    )
+
+
 def run_eval(request: EvalRequest) -> Reports:
     """Load, check and evaluate; print the summary; write the results. Returns the reports
-    with their labels (retriever or app name; empty without a target)."""
+    with their labels (retriever or app name; empty without a target). Raises when every
+    result is null, after printing and writing them."""
+    request = apply_request_body(request)
+    if not request.metrics.strip():
+        raise ConfigError(
+            "no metrics: give --metrics (e.g. -m mrr,ndcg@10), or evaluate_metrics in a "
+            "DB-GPT request body"
+        )
     if request.server is not None:
         from ragmeter.cli.remote import run_remote
 
-        return run_remote(request, request.server)
+        reports = run_remote(request, request.server)
+    else:
+        reports = _run_local(request)
+    _check_scored(reports)
+    return reports
+
+
+def _run_local(request: EvalRequest) -> Reports:
     _check(request)
-    dataset = load_dataset(request.data)
+    dataset = load_rows(request)
     metrics = resolve_metrics(request.metrics, top_k=request.top_k)
     if request.judge_prompt is not None:
         apply_judge_prompt(metrics, request.judge_prompt)
+    judge = _judge(request)
+    check_judge(judge, metrics, hint=JUDGE_HINT)
     setup = EvaluationSetup(
         dataset=dataset,
         metrics=metrics,
-        judge=_judge(request),
+        judge=judge,
         embedder=embedder_from_config(
             request.embedding_model,
             base_url=request.embedding_base_url,
@@ -252,8 +309,8 @@ def run_eval(request: EvalRequest) -> Reports:
         ),
         top_k=request.top_k,
         max_concurrency=request.max_concurrency,
-        plan=cast(PlanKind, request.plan),
-        language=cast(Literal["auto", "en", "zh"], request.language),
+        plan=cast(PlanKind, request.plan or "fused"),
+        language=cast(Literal["auto", "en", "zh"], request.language or "auto"),
     )
     if request.app is not None:
         return _app(request, setup, request.app)

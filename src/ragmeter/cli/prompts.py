@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from ragmeter.cli._common import console, handles_errors
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, ConflictError
 from ragmeter.prompts import PROMPT_KINDS, REQUIRED_VARIABLES, PromptStore
 
 __all__ = ["prompt_app"]
@@ -45,9 +45,12 @@ def add_command(
         raise ConfigError(f"{file}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{file}: not UTF-8 text") from None
-    record = PromptStore().add(
-        code, template, kind=kind, language=language, description=description, replace=replace
-    )
+    try:
+        record = PromptStore().add(
+            code, template, kind=kind, language=language, description=description, replace=replace
+        )
+    except ConflictError as exc:
+        raise ConflictError(f"{exc}; give --replace to overwrite it") from None
     console.print(f"stored {record.kind} prompt '{record.code}' ({len(template)} characters)")
 
 

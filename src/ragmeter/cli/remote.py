@@ -4,14 +4,17 @@ summary table and ``--out`` file as a local run."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.cli._common import console
 from ragmeter.cli._render import progress_bars
-from ragmeter.datasets import load_dataset
+from ragmeter.client import ClientError
+from ragmeter.client._base import KEY_ENV
 from ragmeter.errors import ConfigError, RagmeterError
 from ragmeter.knowledge import parse_retrievers
 from ragmeter.reports import EvaluationReport, ResultRecord
+from ragmeter.runs.evaluate import check_judge, resolve_metrics
 from ragmeter.runs.request import MAX_PARALLEL
 
 if TYPE_CHECKING:
@@ -52,6 +55,32 @@ def _check(request: EvalRequest) -> None:
             "--space with --app is not available with --server: a server's app scene resolves "
             "doc_name in the app's own space"
         )
+    _check_judge(request)
+
+
+def _check_judge(request: EvalRequest) -> None:
+    """Say here, naming ``--judge-model``, that judged metrics need one (the server's answer
+    would name its own field, ``context.model``)."""
+    if request.judge_model is not None:
+        return
+    try:
+        metrics = resolve_metrics(request.metrics, top_k=request.top_k)
+    except RagmeterError:
+        return  # the server knows its metrics best: let it answer
+    check_judge(
+        None, metrics, hint=" (give --judge-model NAME: a [models.NAME] of the server's config)"
+    )
+
+
+def _refused(exc: ClientError, server: str) -> RagmeterError:
+    """A 401 says which variable the command reads its key from (not the server's)."""
+    if exc.status != 401:
+        return exc
+    given = "is not set" if not os.environ.get(KEY_ENV) else "holds a key the server refused"
+    return ConfigError(
+        f"{server} needs an API key and ${KEY_ENV} {given}: set ${KEY_ENV} to one of the "
+        "server's keys (its [server] api_keys or $RAGMETER_API_KEYS)"
+    )
 
 
 def _body(
@@ -116,20 +145,23 @@ def _one_run(client: Client, body: dict[str, Any], label: str) -> EvaluationRepo
 
 def run_remote(request: EvalRequest, server: str) -> Reports:
     """Evaluate on ``server``; one run per retriever in the recall scene."""
-    from ragmeter.cli.evaluate import print_reports
+    from ragmeter.cli.evaluate import load_rows, print_reports
     from ragmeter.client import Client
 
     _check(request)
-    dataset = load_dataset(request.data)
+    dataset = load_rows(request)
     rows = [row.to_raw() for row in dataset]
     retrievers: list[str | None] = [None]
     if request.space is not None and request.app is None:
         retrievers = list(parse_retrievers(request.retriever or "vector"))
     reports: Reports = []
-    with Client(api_base=api_base_of(server)) as client:
-        for retriever in retrievers:
-            label = retriever or request.app or ""
-            body = _body(request, rows, retriever)
-            reports.append((label, _one_run(client, body, f"on {server} {label}".rstrip())))
+    try:
+        with Client(api_base=api_base_of(server)) as client:
+            for retriever in retrievers:
+                label = retriever or request.app or ""
+                body = _body(request, rows, retriever)
+                reports.append((label, _one_run(client, body, f"on {server} {label}".rstrip())))
+    except ClientError as exc:
+        raise _refused(exc, server) from None
     print_reports(request, reports, len(dataset))
     return reports

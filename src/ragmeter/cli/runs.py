@@ -4,6 +4,7 @@ results, cancel and resume here, in this process, doing only the rows a run lack
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from pathlib import Path
 from typing import Annotated
@@ -15,7 +16,9 @@ from rich.table import Table
 from ragmeter.cli._common import console, handles_errors
 from ragmeter.cli._render import progress_bars, summary_table
 from ragmeter.knowledge import KnowledgeBase
+from ragmeter.reports.report import json_default
 from ragmeter.runs.executor import execute_run
+from ragmeter.runs.plan import DEFAULT_RECALL_TOP_K
 from ragmeter.runs.store import RunStore
 
 __all__ = ["runs_app"]
@@ -63,8 +66,12 @@ def show_run(run_id: Annotated[str, typer.Argument(help="The run's id.")]) -> No
     """A run's state, progress and summary per metric (mean with 95% CI)."""
     _kb, runs = _store()
     record = runs.get(run_id)
+    top_k = record.spec.get("top_k") or (
+        DEFAULT_RECALL_TOP_K if record.scene_key == "recall" else None
+    )
+    cut = f" · top {top_k}" if top_k else ""
     title = (
-        f"run {record.id} · {record.scene_key} {record.scene_value or ''} · {record.state} · "
+        f"run {record.id} · {record.scene_key} {record.scene_value or ''}{cut} · {record.state} · "
         f"{record.done_rows}/{record.total_rows} rows"
     )
     console.print(summary_table(runs.report(run_id), title=title))
@@ -76,12 +83,19 @@ def show_run(run_id: Annotated[str, typer.Argument(help="The run's id.")]) -> No
 @handles_errors
 def export_results(
     run_id: Annotated[str, typer.Argument(help="The run's id.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="JSONL file to write.")],
+    out: Annotated[
+        str | None,
+        typer.Option("--out", "-o", help="JSONL file to write (default, or '-': standard output)."),
+    ] = None,
 ) -> None:
-    """Write a run's results, one JSON line per row x metric."""
+    """Print or write a run's results, one JSON line per row x metric."""
     _kb, runs = _store()
     report = runs.report(run_id)
-    report.to_jsonl(out)
+    if out is None or out == "-":
+        for record in report:
+            typer.echo(json.dumps(record.to_dict(), ensure_ascii=False, default=json_default))
+        return
+    report.to_jsonl(Path(out))
     console.print(f"results: {out} ({len(report)} lines)")
 
 

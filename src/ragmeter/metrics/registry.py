@@ -22,6 +22,7 @@ __all__ = [
     "RegistryEntry",
     "UnknownMetricError",
     "create_metric",
+    "first_sentence",
     "metric_entries",
     "parse_metric_spec",
     "register_metric",
@@ -133,10 +134,20 @@ def _entry_for(
     if inspect.isclass(factory) and factory.__name__.lower() != name.lower():
         names.append(factory.__name__)
     if description is None:
-        describe = getattr(factory, "describe", None)
-        description = describe() if callable(describe) else (factory.__doc__ or "").strip()
-        description = description.splitlines()[0] if description else ""
-    return RegistryEntry(kind, name, factory, tuple(names), description)
+        own = getattr(factory, "description", None)
+        description = own if isinstance(own, str) and own else inspect.getdoc(factory) or ""
+    return RegistryEntry(kind, name, factory, tuple(names), first_sentence(description))
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z0-9`\"'(]|$)|[。！？]")
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a description's first paragraph, its lines joined: what a
+    one-line listing shows without cutting a wrapped sentence in the middle."""
+    paragraph = " ".join(text.strip().split("\n\n")[0].split())
+    end = _SENTENCE_END.search(paragraph)
+    return (paragraph[: end.end()] if end else paragraph).replace("``", "")
 
 
 def register_metric(
@@ -230,8 +241,10 @@ def parse_metric_spec(text: str) -> MetricSpec:
 def create_metric(spec: str | MetricSpec, *, top_k: int | None = None) -> Any:
     """Build a metric from its spec; ``top_k`` is the default cut-off for metrics without ``@k``.
 
-    Results carry the DB-GPT class name when the metric was asked for by class name, else the
-    canonical spec (``MRR@10`` -> ``mrr@10``).
+    One naming rule: a result carries the name as written, aliases canonicalised (``RR@10``
+    -> ``mrr@10``) and DB-GPT class names kept; ``@k`` appears only when the spec has it. A
+    default ``top_k`` changes the cut, never the name, so ``report.scores("mrr")`` finds the
+    metric asked for as ``mrr`` whatever the cut-off.
     """
     parsed = parse_metric_spec(spec) if isinstance(spec, str) else spec
     entry = registry.get("metric", parsed.name)
@@ -239,14 +252,10 @@ def create_metric(spec: str | MetricSpec, *, top_k: int | None = None) -> Any:
     k = parsed.k
     if k is not None and not entry.takes_k:
         raise MetricError(f"metric '{entry.name}' takes no @k cut-off")
-    by_class_name = entry.class_name is not None and parsed.name.lower() == entry.class_name.lower()
-    if k is None and top_k is not None and entry.takes_k:
-        kwargs["top_k"] = top_k
-        shown_k = None if by_class_name else top_k
-    else:
-        shown_k = k
-        if k is not None:
-            kwargs["top_k"] = k
+    if k is None and "top_k" not in kwargs:
+        k = top_k if entry.takes_k else None
+    if k is not None:
+        kwargs["top_k"] = k
     try:
         metric = entry.factory(**kwargs)
     except (TypeError, ValueError) as exc:
@@ -255,6 +264,7 @@ def create_metric(spec: str | MetricSpec, *, top_k: int | None = None) -> Any:
         raise MetricError(
             f"metric '{entry.name}' built a {type(metric).__name__}, not an EvaluationMetric"
         )
+    by_class_name = entry.class_name is not None and parsed.name.lower() == entry.class_name.lower()
     base = entry.class_name if by_class_name and entry.class_name else entry.name
-    metric.metric_name = str(MetricSpec(base, parsed.params, shown_k))
+    metric.metric_name = str(MetricSpec(base, parsed.params, parsed.k))
     return metric

@@ -32,7 +32,8 @@ class PromptStore:
         description: str = "",
         replace: bool = False,
     ) -> PromptRecord:
-        """Store a template after checking its variables; an existing code needs ``replace``."""
+        """Store a template after checking its variables; an existing code needs ``replace``
+        (else a ConflictError, to which each interface adds how it says "replace")."""
         if not _CODE.match(code):
             raise ConfigError(
                 f"invalid prompt code {code!r}: use letters, digits, '_', '-' or '.' (at most 200)"
@@ -46,7 +47,7 @@ class PromptStore:
                     select(PromptRecord).where(PromptRecord.code == code)
                 ).first()
                 if record is not None and not replace:
-                    raise ConflictError(f"prompt '{code}' exists; replace it to overwrite it")
+                    raise ConflictError(f"prompt '{code}' already exists")
                 if record is None:
                     record = PromptRecord(code=code)
                     session.add(record)

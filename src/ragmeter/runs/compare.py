@@ -10,6 +10,7 @@ from collections.abc import Iterable
 import numpy as np
 from pydantic import BaseModel
 
+from ragmeter.errors import ConfigError
 from ragmeter.reports._bootstrap import bootstrap_mean_ci
 
 __all__ = ["MetricComparison", "compare_scores"]
@@ -21,7 +22,7 @@ Scored = Iterable[tuple[str, str, float | None]]
 class MetricComparison(BaseModel):
     """One metric of two runs: means over each run's scored rows, and over the ``paired``
     rows both scored, ``delta`` = other - base with its CI; ``better``/``worse``/``same``
-    count paired rows."""
+    count paired rows. ``note`` says why ``delta`` is null (no query scored in both)."""
 
     metric_name: str
     base_mean: float | None
@@ -33,6 +34,7 @@ class MetricComparison(BaseModel):
     better: int
     worse: int
     same: int
+    note: str | None = None
 
 
 def _keyed(scores: Scored) -> dict[str, dict[tuple[str, int], float | None]]:
@@ -50,11 +52,31 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return float(np.mean(present)) if present else None
 
 
+def _unpaired(
+    base: dict[tuple[str, int], float | None], other: dict[tuple[str, int], float | None]
+) -> str:
+    """Why a metric has no pair: how many rows each run scored."""
+    scored_a = sum(v is not None for v in base.values())
+    scored_b = sum(v is not None for v in other.values())
+    return (
+        f"no query is scored in both runs ({scored_a} rows scored in the base run, {scored_b} "
+        "in the other; rows pair by query text)"
+    )
+
+
 def compare_scores(base: Scored, other: Scored) -> list[MetricComparison]:
-    """Metrics both runs have, in the base run's order."""
+    """Metrics both runs have, in the base run's order. ConfigError when the runs share no
+    metric, or no query scored in both (a comparison of nothing is not a result); a metric
+    without pairs has ``delta`` null and a ``note`` saying why."""
     a, b = _keyed(base), _keyed(other)
+    shared = [m for m in a if m in b]
+    if not shared:
+        raise ConfigError(
+            f"the runs share no metric (base: {', '.join(a) or 'none'}; other: "
+            f"{', '.join(b) or 'none'})"
+        )
     out: list[MetricComparison] = []
-    for metric in (m for m in a if m in b):
+    for metric in shared:
         pairs = [
             (score, b[metric][key])
             for key, score in a[metric].items()
@@ -77,6 +99,12 @@ def compare_scores(base: Scored, other: Scored) -> list[MetricComparison]:
                 better=int((diffs > 1e-12).sum()),
                 worse=int((diffs < -1e-12).sum()),
                 same=int((np.abs(diffs) <= 1e-12).sum()),
+                note=None if len(diffs) else _unpaired(a[metric], b[metric]),
             )
+        )
+    if all(c.paired == 0 for c in out):
+        raise ConfigError(
+            "the runs share no scored query: no query has a score in both runs for any of "
+            f"their metrics ({', '.join(shared)}); rows pair by query text"
         )
     return out

@@ -238,9 +238,11 @@ async def aevaluate(
 
     ``judge`` is a ``JudgeEngine``, any object with ``complete(prompt)``, or a model name
     from ``ragmeter.toml``. ``top_k`` cuts retrieved lists for metrics without their own
-    ``@k``; ``on_progress`` is called with the number of row x metric results finished since
-    its last call; ``plan`` and ``language`` steer the judge prompts. A ``target`` (a space's
-    retriever, an app) fills each row first; ``on_target_progress`` counts its rows.
+    ``@k`` (names stay as written: ``"mrr"`` is reported as ``mrr``); ``on_progress`` is
+    called with the number of row x metric results finished since its last call; ``plan``
+    and ``language`` steer the judge prompts. A ``target`` (a space's retriever, an app)
+    fills each row first; ``on_target_progress`` counts its rows. An empty dataset is a
+    ``DatasetError`` naming it.
     """
     top_k = options.get("top_k")
     plan = options.get("plan", "fused")
@@ -250,6 +252,8 @@ async def aevaluate(
     target = target_from_options(options)
     embedder = options.get("embedder")
     dataset = load_dataset(rows)
+    if len(dataset) == 0:  # a report of 0 rows would look like a success
+        raise DatasetError("holds no rows; nothing to evaluate", source=dataset.source)
     resolved = resolve_metrics(metrics, top_k=top_k)
     prepared = prepare_rows(dataset, resolved, target)
     judge = options.get("judge")

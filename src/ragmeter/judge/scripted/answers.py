@@ -1,9 +1,10 @@
 """Deterministic answers of the scripted judge.
 
 ragmeter's own tasks are answered from their JSON inputs with word-overlap rules, so the
-verdicts are valid, vary with the data and are the same whichever plan asked. DB-GPT-style
-0-5 templates are scored the same way. Any other prompt that embeds a JSON schema (the style
-RAGAS uses) gets an instance of that schema; anything else a short text.
+verdicts are valid, vary with the data and are the same whichever plan asked. A prompt that
+embeds a JSON schema (the style RAGAS uses) gets an instance of that schema. Free-text
+prompts in any wording (DB-GPT-style score templates, RagApp answer prompts) are read by
+``free_text``.
 """
 
 from __future__ import annotations
@@ -11,53 +12,33 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from ragmeter.judge.scripted._words import sentences, supported
+from ragmeter.judge.scripted.free_text import UNREADABLE, free_text_reply
+
 __all__ = ["answer_chat", "embed_text", "reply_keys"]
 
-_WORD = re.compile(r"[a-z0-9]+|[\u4e00-\u9fff]")
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*|\n+")
-_STOP_WORDS = (
-    "a an the of to in on for and or is are was were be by with as at it its this that from "
-    "which what how why who does do can"
-)
-_STOP = frozenset(_STOP_WORDS.split(" "))
 _NONCOMMITTAL = ("i don't know", "i do not know", "not sure", "cannot answer", "不知道", "无法回答")
 _KEYS_LINE = re.compile(r'"([a-z_]+)"')
-SUPPORT = 0.6
+_WORD = re.compile(r"[a-z0-9]+|[\u4e00-\u9fff]")
 EMBEDDING_DIM = 256
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
-
-
-def _supported(claim: str, sources: Iterable[str]) -> bool:
-    words = _words(claim)
-    if not words:
-        return False
-    pool: set[str] = set().union(*(_words(s) for s in sources))
-    return len(words & pool) / len(words) >= SUPPORT
-
-
-def _sentences(text: str | None) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text or "") if s and len(_words(s)) > 0]
 
 
 def _verdicts(items: Sequence[str], sources: Sequence[str], what: str) -> list[dict[str, Any]]:
     out = []
     for item in items:
-        ok = _supported(item, sources)
+        ok = supported(item, sources)
         reason = f"{'found in' if ok else 'not found in'} the {what}"
         out.append({"reason": reason, "verdict": ok})
     return out
 
 
 def _questions(response: str, count: int = 3) -> list[str]:
-    statements = _sentences(response) or [response or "the answer"]
+    statements = sentences(response) or [response or "the answer"]
     questions = []
     for i in range(count):
         words = statements[i % len(statements)].rstrip(".!?。！？").split()
@@ -71,9 +52,9 @@ def _task_output(key: str, inputs: dict[str, Any]) -> Any:
     response_statements = inputs.get("response_statements") or []
     reference_statements = inputs.get("reference_statements") or []
     if key == "response_statements":
-        return _sentences(inputs.get("response"))
+        return sentences(inputs.get("response"))
     if key == "reference_statements":
-        return _sentences(inputs.get("reference"))
+        return sentences(inputs.get("reference"))
     if key == "questions":
         return _questions(inputs.get("response") or "")
     if key == "noncommittal":
@@ -85,7 +66,7 @@ def _task_output(key: str, inputs: dict[str, Any]) -> Any:
         target = inputs.get("target") or ""
         return [
             {"reason": "shares the answer's facts", "verdict": True}
-            if any(_supported(s, [c]) for s in _sentences(target))
+            if any(supported(s, [c]) for s in sentences(target))
             else {"reason": "does not carry the answer's facts", "verdict": False}
             for c in contexts
         ]
@@ -96,10 +77,10 @@ def _task_output(key: str, inputs: dict[str, Any]) -> Any:
     if key == "reference_in_response":
         return _verdicts(reference_statements, response_statements, "response")
     if key == "score":
-        sentences = _sentences(inputs.get("response"))
+        said = sentences(inputs.get("response"))
         sources = [inputs.get("question") or "", inputs.get("criteria") or "", *contexts]
-        backed = sum(_supported(s, sources) for s in sentences)
-        return round(backed / len(sentences), 3) if sentences else 0.0
+        backed = sum(supported(s, sources) for s in said)
+        return round(backed / len(said), 3) if said else 0.0
     if key == "reason":
         return "scripted verdict: share of response sentences backed by the question and contexts"
     return None
@@ -116,47 +97,6 @@ def reply_keys(body: dict[str, Any]) -> list[str] | None:
     last = system.strip().splitlines()[-1] if system.strip() else ""
     if "JSON" in last and ("keys" in last or "键" in last):
         return _KEYS_LINE.findall(last)
-    return None
-
-
-_TEMPLATES = (
-    ("Question:\n", "\n\nContext:\n", "\n\nAnswer:\n", "en"),
-    ("问题：\n", "\n\n参考内容：\n", "\n\n答案：\n", "zh"),
-)
-
-
-def _template_reply(prompt: str) -> str | None:
-    for q_mark, c_mark, a_mark, language in _TEMPLATES:
-        if q_mark in prompt and c_mark in prompt and a_mark in prompt:
-            question = prompt.split(q_mark, 1)[1].split(c_mark, 1)[0]
-            context = prompt.split(c_mark, 1)[1].split(a_mark, 1)[0]
-            answer = prompt.split(a_mark, 1)[1]
-            sentences = _sentences(answer)
-            backed = sum(_supported(s, [context, question]) for s in sentences)
-            score = round(5 * backed / len(sentences)) if sentences else 0
-            if language == "zh":
-                return f"{score}\n答案中有 {backed}/{len(sentences)} 句可由参考内容或问题支持。"
-            return (
-                f"{score}\n{backed} of {len(sentences)} answer sentences are backed by the context."
-            )
-    return None
-
-
-_ANSWER_PROMPTS = (
-    ("\n\nPassages:\n", "\n\nQuestion: ", "I do not know."),
-    ("参考段落：\n", "\n\n问题：", "不知道。"),
-)
-
-
-def _rag_answer(prompt: str) -> str | None:
-    """A RagApp answer: the two passage sentences sharing most words with the question."""
-    for p_mark, q_mark, unknown in _ANSWER_PROMPTS:
-        if p_mark in prompt and q_mark in prompt:
-            passages = prompt.split(p_mark, 1)[1].split(q_mark, 1)[0]
-            question = _words(prompt.split(q_mark, 1)[1].split("\n", 1)[0])
-            ranked = sorted(_sentences(passages), key=lambda s: -len(_words(s) & question))
-            best = [s for s in ranked[:2] if _words(s) & question]
-            return " ".join(best) if best else unknown
     return None
 
 
@@ -222,15 +162,10 @@ def answer_chat(body: dict[str, Any]) -> str:
             inputs = {}
         return json.dumps({k: _task_output(k, inputs) for k in keys}, ensure_ascii=False)
     prompt = "\n".join(str(m.get("content") or "") for m in messages)
-    for reply in (
-        _template_reply(first_user),
-        _rag_answer(first_user),
-        _embedded_schema_reply(prompt),
-    ):
-        if reply is not None:
-            return reply
-    digest = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
-    return f"{digest % 6}\nscripted reply: this prompt is not one the scripted judge knows."
+    reply = _embedded_schema_reply(prompt)
+    if reply is None:
+        reply = free_text_reply(prompt)
+    return reply if reply is not None else UNREADABLE
 
 
 def embed_text(text: str) -> list[float]:

@@ -11,7 +11,7 @@ import json
 import random
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -90,6 +90,8 @@ class ScriptedJudgeServer:
         self.faults = faults or FaultPlan()
         self.log = log
         self.stats: Counter[str] = Counter()
+        #: the latest chat prompts (messages joined), newest last, for tests to inspect
+        self.prompts: deque[str] = deque(maxlen=256)
         self._lock = threading.Lock()
         self._in_flight = 0
         self._rng = random.Random(self.faults.seed)
@@ -126,6 +128,7 @@ class ScriptedJudgeServer:
     def reset(self) -> None:
         with self._lock:
             self.stats.clear()
+            self.prompts.clear()
 
     def enter(self) -> None:
         """A chat request started: track the most ever answered at once (``max_in_flight``)."""
@@ -152,6 +155,8 @@ class ScriptedJudgeServer:
 
     def chat(self, body: dict[str, Any]) -> tuple[dict[str, Any], int, int]:
         content = answer_chat(body)
+        with self._lock:
+            self.prompts.append("\n".join(str(m.get("content") or "") for m in body["messages"]))
         prompt_tokens = sum(count_tokens(str(m.get("content") or "")) for m in body["messages"])
         n = max(1, int(body.get("n") or 1))
         completion_tokens = count_tokens(content) * n

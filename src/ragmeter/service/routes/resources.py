@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragmeter.apps import HttpAppConfig, RagAppConfig
 from ragmeter.datasets import DatasetLimits, load_dataset
-from ragmeter.errors import DatasetError
+from ragmeter.errors import ConflictError, DatasetError
 from ragmeter.service.envelope import Result, ok
 from ragmeter.service.schemas import AppOut, DatasetOut, ModelOut, Page, PromptOut
 from ragmeter.service.state import Services, services
@@ -45,14 +45,17 @@ class PromptIn(BaseModel):
 @router.post("/prompts", tags=["prompts"], status_code=status.HTTP_201_CREATED)
 def add_prompt(body: PromptIn, svc: Deps) -> Result[PromptOut]:
     """Store a template: kind judge uses {query}, {context}, {answer}; answer {query}, {context}."""
-    record = svc.prompts.add(
-        body.code,
-        body.template,
-        kind=body.kind,
-        language=body.language,
-        description=body.description,
-        replace=body.replace,
-    )
+    try:
+        record = svc.prompts.add(
+            body.code,
+            body.template,
+            kind=body.kind,
+            language=body.language,
+            description=body.description,
+            replace=body.replace,
+        )
+    except ConflictError as exc:
+        raise ConflictError(f'{exc}; send "replace": true to overwrite it') from None
     return ok(PromptOut.model_validate(record))
 
 

@@ -1,0 +1,97 @@
+"""A DB-GPT request body given to ``ragmeter eval`` as its dataset (``req.json``): its scene,
+metrics and context fill the options the command line did not give (those win)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from ragmeter.cli._common import validation_message
+from ragmeter.errors import ConfigError
+from ragmeter.runs.request import SCENES, EvaluateServeRequest, spec_from_request
+
+if TYPE_CHECKING:
+    from ragmeter.cli.evaluate import EvalRequest
+
+__all__ = ["apply_request_body"]
+
+#: keys that make a JSON object a DB-GPT request body rather than a bare ``{"datasets": ...}``
+_BODY_KEYS = ("scene_key", "scene_value", "evaluate_metrics", "context")
+#: ``context`` key -> the EvalRequest field it fills
+_CONTEXT_FIELDS = {
+    "top_k": "top_k",
+    "model": "judge_model",
+    "prompt": "judge_prompt",
+    "retriever": "retriever",
+    "score_threshold": "score_threshold",
+    "embedding_model": "embedding_model",
+    "language": "language",
+    "plan": "plan",
+}
+
+
+def _read_body(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ``path`` if it is a DB-GPT request body, else None (the loader
+    reports anything wrong with the file itself)."""
+    if path.suffix.lower() != ".json" or not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return None
+    if not isinstance(data, dict) or not any(key in data for key in _BODY_KEYS):
+        return None
+    return data
+
+
+def _parse(path: Path, body: dict[str, Any]) -> tuple[EvaluateServeRequest, Any]:
+    """The body checked as the service checks it (fields, context keys and values)."""
+    try:
+        parsed = EvaluateServeRequest.model_validate(body)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {validation_message(exc)}") from None
+    scene = (parsed.scene_key or "").strip()
+    if scene and scene not in SCENES:
+        raise ConfigError(f"{path}: scene_key must be one of {', '.join(SCENES)}, got {scene!r}")
+    probe = parsed.model_copy(
+        update={"scene_key": "dataset", "scene_value": None, "evaluate_metrics": ["-"]}
+    )
+    try:
+        spec = spec_from_request(probe)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    return parsed, spec
+
+
+def apply_request_body(request: EvalRequest) -> EvalRequest:
+    """``request`` with the options a DB-GPT body in ``request.data`` names and the command
+    line left out: scene recall -> ``space``, app -> ``app``, ``evaluate_metrics`` ->
+    ``metrics``, ``context.top_k/model/prompt/...`` -> top_k, judge model, judge prompt, ..."""
+    body = _read_body(request.data)
+    if body is None:
+        return request
+    parsed, spec = _parse(request.data, body)
+    updates: dict[str, Any] = {}
+    scene, value = (parsed.scene_key or "").strip(), (parsed.scene_value or "").strip()
+    if request.space is None and request.app is None and scene in ("recall", "app"):
+        if not value:
+            raise ConfigError(
+                f"{request.data}: scene_value is required for scene '{scene}' "
+                f"(or give --{'space' if scene == 'recall' else 'app'})"
+            )
+        updates["space" if scene == "recall" else "app"] = value
+    if not request.metrics.strip() and parsed.evaluate_metrics:
+        updates["metrics"] = ",".join(m.strip() for m in parsed.evaluate_metrics if m.strip())
+    context = parsed.context or {}
+    for key, field in _CONTEXT_FIELDS.items():
+        if context.get(key) is not None and getattr(request, field) is None:
+            updates[field] = getattr(spec, _SPEC_FIELDS.get(key, key))
+    return dataclasses.replace(request, **updates) if updates else request
+
+
+#: ``context`` key -> the RunSpec field holding its checked value
+_SPEC_FIELDS = {"model": "judge_model", "prompt": "judge_prompt"}
