@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import openai
 
 from ragmeter.embeddings.base import normalize_rows
 from ragmeter.errors import ConfigError, EmbeddingError
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = ["OpenAIEmbedder"]
 
@@ -54,6 +57,8 @@ class OpenAIEmbedder:
 
     def _ensure_client(self) -> openai.AsyncOpenAI:
         """The client, made on first use in the running event loop (again after ``aclose``)."""
+        import openai  # heavy (its types take ~1 s): imported on first use
+
         if self._client is None:
             self._client = openai.AsyncOpenAI(**self._client_options)  # type: ignore[arg-type]
         return self._client
@@ -63,6 +68,8 @@ class OpenAIEmbedder:
         return self.model
 
     async def _embed_batch(self, batch: list[str], semaphore: asyncio.Semaphore) -> np.ndarray:
+        import openai
+
         async with semaphore:
             try:
                 response = await self._ensure_client().embeddings.create(

@@ -10,9 +10,8 @@ import email.utils
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-import openai
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragmeter.errors import JudgeError, public_url
@@ -21,6 +20,9 @@ from ragmeter.judge._parse import extract_json
 from ragmeter.judge.cache import CachedReply, JudgeCache, cache_key
 from ragmeter.judge.tokens import count_tokens
 from ragmeter.judge.usage import Usage
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENCY",
@@ -125,6 +127,8 @@ class JudgeEngine:
 
     def _ensure_client(self) -> tuple[openai.AsyncOpenAI, asyncio.Lock]:
         """The client and the probe lock, made on first use in the running event loop."""
+        import openai  # heavy (its types take ~1 s): imported on first use
+
         if self._client is None or self._probe is None:
             self._client = openai.AsyncOpenAI(
                 base_url=self.settings.base_url,
@@ -252,6 +256,8 @@ class JudgeEngine:
         self.total.add(delta)
 
     def _response_format(self, schema: dict[str, Any] | None, name: str) -> Any:
+        import openai  # heavy (its types take ~1 s): imported on first use
+
         if schema is None or self._mode == "prompt":
             return openai.omit
         if self._mode == "json_object":
@@ -314,6 +320,8 @@ class JudgeEngine:
     ) -> tuple[str, int, int] | _Retry:
         """One request under the limiter: the reply, or why to try again; JudgeError when
         trying again cannot help."""
+        import openai  # heavy (its types take ~1 s): imported on first use
+
         limiter = self.limiter
         await limiter.acquire()
         mode = self._mode
@@ -345,6 +353,8 @@ class JudgeEngine:
         self, exc: openai.APIStatusError, mode: StructuredMode, structured: bool, wait: float
     ) -> _Retry:
         """An HTTP error answer: what to retry, or JudgeError (``fatal`` for the endpoint)."""
+        import openai  # heavy (its types take ~1 s): imported on first use
+
         if isinstance(exc, openai.RateLimitError):
             retry_after = _retry_after(exc)
             pause = wait if retry_after is None else retry_after

@@ -6,8 +6,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -53,6 +51,9 @@ class Store:
 
     def migrate(self) -> None:
         """Bring the schema to the newest revision."""
+        from alembic import command  # heavy; only opening a store needs it
+        from alembic.config import Config
+
         config = Config()
         config.set_main_option("script_location", str(_MIGRATIONS))
         try:
