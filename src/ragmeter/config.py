@@ -115,8 +115,8 @@ class ServerConfig(BaseModel):
     max_request_mb: float = Field(default=100.0, gt=0)
     #: one uploaded file
     max_upload_mb: float = Field(default=20.0, gt=0)
-    #: files in one upload
-    max_upload_files: int = Field(default=1000, ge=1)
+    #: files in one upload (the multipart parser takes at most 1000)
+    max_upload_files: int = Field(default=1000, ge=1, le=1000)
     #: nesting of JSON in a request body or a dataset row
     max_json_depth: int = Field(default=32, ge=2, le=512)
     #: rows of one run or one uploaded dataset

@@ -49,25 +49,32 @@ def test_an_empty_dataset_is_an_error_naming_the_file(
         ragmeter.evaluate([], ["mrr"])
 
 
-def test_a_run_where_every_result_is_null_exits_1(
+def test_a_metric_without_any_score_makes_the_run_exit_1(
     tmp_path: Path, failing_judge: ScriptedJudgeServer
 ) -> None:
     rows = [
-        {"query": f"q{i}", "response": "AWEL has three layers.", "contexts": ["AWEL layers"]}
+        {
+            "query": f"q{i}",
+            "response": "AWEL has three layers.",
+            "contexts": ["AWEL layers"],
+            "factual": ["AWEL layers"],
+        }
         for i in range(2)
     ]
     path = _write_rows(tmp_path / "qa.jsonl", rows)
     out = tmp_path / "r.jsonl"
     result = run(
-        "eval", str(path), "-m", "faithfulness", "--judge-base-url", failing_judge.url,
+        "eval", str(path), "-m", "faithfulness,RetrieverHitRateMetric", "--judge-base-url", failing_judge.url,
         "--judge-model", "scripted", "--out", str(out), home=tmp_path / "home",
     )  # fmt: skip
     assert result.returncode == 1, result.stdout + result.stderr
     (line,) = result.stderr.strip().splitlines()
-    assert line.startswith("error: no score at all: every one of the 2 results is null")
+    assert line.startswith("error: no score at all for faithfulness: every one of its 2 results")
     assert "500" in line  # the most common reason
+    assert "RetrieverHitRateMetric" not in line  # it scored
     assert "2 result(s) have no score" in result.stdout  # the table and reasons still print
-    assert [x["score"] for x in json_lines(out.read_text(encoding="utf-8"))] == [None, None]
+    scores = {(x["metric_name"], x["score"]) for x in json_lines(out.read_text(encoding="utf-8"))}
+    assert ("faithfulness", None) in scores and ("RetrieverHitRateMetric", 1.0) in scores
 
 
 def test_a_run_with_some_scores_still_exits_0(tmp_path: Path) -> None:

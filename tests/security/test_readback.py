@@ -152,7 +152,7 @@ def test_a_read_only_store_answers_500_without_sql(
         message = failure(response, 500)
         assert message.startswith("internal error; reference ")
         assert not _leaks(response.text, "PARAM-VALUE", "secret-code", str(home))
-        reference = message.rsplit(" ", 1)[1]
+        reference = message.removeprefix("internal error; reference ").split(",")[0]
     log = server.log.read_text(encoding="utf-8")
     assert f"reference {reference}" in log and "INSERT INTO prompts" in log
 

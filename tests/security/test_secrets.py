@@ -144,3 +144,25 @@ def test_context_model_is_a_name_not_a_url(service: ServiceProcess, listener: Li
         message = failure(http.post("/evaluate/evaluation", json=embedding), 400)
         assert "context.embedding_model" in message
     assert len(listener.seen) == before
+
+
+def test_app_urls_are_shown_without_their_credentials(service: ServiceProcess) -> None:
+    url = "http://ops:hunter2@93.184.216.34/ask?token=tok-123"
+    added = run("app", "add", "withcreds", "--url", url, home=service.home)
+    assert added.returncode == 0, added.stderr
+    with service.client() as http:
+        shown = data(http.get("/apps/withcreds"))
+        listed = http.get("/apps").text
+    assert shown["config"]["url"] == "http://93.184.216.34/ask?..."
+    assert "hunter2" not in listed and "tok-123" not in listed
+
+
+def test_re_adding_an_app_over_the_api_names_replace(service: ServiceProcess) -> None:
+    app = _app("twice", kind="http", url="http://93.184.216.34/ask")
+    with service.client() as http:
+        data(http.post("/apps", json=app), 201)
+        message = failure(http.post("/apps", json=app), 409)
+        assert '"replace": true' in message
+        moved = {**app, "config": {**app["config"], "url": "http://93.184.216.35/ask"}}
+        replaced = data(http.post("/apps", json={**moved, "replace": True}), 201)
+    assert replaced["config"]["url"] == "http://93.184.216.35/ask"

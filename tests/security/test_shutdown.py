@@ -16,6 +16,7 @@ from ragmeter.judge.scripted import ScriptedJudgeServer
 from ragmeter.store import ChunkRecord, DocumentRecord, Store
 from tests.integration.helpers import write_models
 from tests.integration.service import ServiceProcess, data
+from tests.pdf_files import cpu_bomb
 
 SHUTDOWN_TIMEOUT = 10  # the default
 #: start-up of the exit, the batch being embedded when the signal comes, a busy machine
@@ -94,6 +95,60 @@ def test_sigterm_during_a_large_upload_stops_within_the_deadline(tmp_path: Path)
     assert (
         0 < documents < len(files) and 0 < chunks < 5_400
     )  # stopped part way, kept what was stored
+
+
+def _pdf_workers() -> list[int]:
+    """Pids of PDF reader subprocesses running now."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and b"_pdf_worker.py" in (proc / "cmdline").read_bytes():
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_sigterm_while_a_pdf_is_read_stops_its_reader(tmp_path: Path) -> None:
+    """A PDF that takes minutes of CPU to read is being read when the server is told to stop:
+    its reader is killed, the server exits within the deadline and the caller hears why."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "ragmeter.toml").write_text(
+        f"[server]\nshutdown_timeout = {SHUTDOWN_TIMEOUT}\npdf_seconds = 300\n", encoding="utf-8"
+    )
+    server = ServiceProcess(home).start()
+    answer: dict[str, Any] = {}
+    try:
+        with server.client() as http:
+            data(http.post("/knowledge/spaces", json={"name": "pdfs"}), 201)
+
+        def upload() -> None:
+            with server.client() as client:
+                files = [("files", ("slow.pdf", cpu_bomb()))]
+                try:
+                    response = client.post("/knowledge/spaces/pdfs/documents", files=files)
+                    answer["status"], answer["body"] = response.status_code, response.json()
+                except httpx.HTTPError as exc:
+                    answer["error"] = repr(exc)
+
+        uploading = threading.Thread(target=upload)
+        uploading.start()
+        deadline = time.monotonic() + 60
+        while not _pdf_workers():
+            assert time.monotonic() < deadline and uploading.is_alive(), answer
+            time.sleep(0.1)
+        assert server.proc is not None
+        signalled = time.monotonic()
+        server.proc.terminate()
+        server.proc.wait(timeout=SHUTDOWN_TIMEOUT + MARGIN)
+        took = time.monotonic() - signalled
+        uploading.join(timeout=30)
+    finally:
+        server.stop()
+    assert took < SHUTDOWN_TIMEOUT + MARGIN
+    assert not _pdf_workers()  # the reader did not outlive the server
+    assert answer.get("status") == 503 and "stopping" in answer["body"]["err_msg"], answer
 
 
 def test_query_strings_stay_out_of_the_access_log(tmp_path: Path) -> None:

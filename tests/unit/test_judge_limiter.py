@@ -108,8 +108,34 @@ async def test_a_429_pauses_new_requests_until_its_retry_after() -> None:
     assert loop.time() - started >= 0.25
 
 
-def test_one_limiter_per_endpoint_and_model_the_first_sets_the_maximum() -> None:
+def test_one_limiter_per_endpoint_and_model_follows_the_configured_maximum() -> None:
     first = limiter_for("http://127.0.0.1:1/v1", "limiter-test-model", 3)
-    assert limiter_for("http://127.0.0.1:1/v1/", "limiter-test-model", 10) is first
-    assert first.maximum == 3
+    assert limiter_for("http://127.0.0.1:1/v1/", "limiter-test-model", 3) is first
+    assert first.maximum == first.limit == 3
     assert limiter_for("http://127.0.0.1:1/v1", "another-model", 10) is not first
+    # the model's setting changed (a reloaded config): the shared limiter follows it
+    assert limiter_for("http://127.0.0.1:1/v1", "limiter-test-model", 2) is first
+    assert first.maximum == first.limit == 2
+    limiter_for("http://127.0.0.1:1/v1", "limiter-test-model", 5)
+    assert first.maximum == 5 and first.limit == 2  # grows back with successes
+    for _ in range(2):
+        first.succeeded()
+    assert first.limit == 3
+
+
+@pytest.mark.parametrize(
+    ("declared", "flag", "expected"),
+    [(None, None, 16), (None, 4, 4), (3, 4, 3), (3, None, 3)],
+)
+def test_a_models_own_limit_wins_then_the_flag_then_16(
+    declared: int | None, flag: int | None, expected: int
+) -> None:
+    from ragmeter.config import ModelConfig, Settings
+    from ragmeter.runs.judges import judge_from_config
+
+    model = ModelConfig(
+        name="m", base_url="http://127.0.0.1:1/v1", model="m", max_concurrency=declared
+    )
+    settings = Settings(models={"m": model})
+    engine = judge_from_config("m", max_concurrency=flag, cache=False, settings=settings)
+    assert engine.settings.max_concurrency == expected

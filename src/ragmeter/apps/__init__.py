@@ -2,7 +2,7 @@
 (the user's endpoint) and ``CallableApp`` (a Python function)."""
 
 from ragmeter.apps._hosts import HostPolicy
-from ragmeter.apps.base import App, AppAnswer, AppError, CallableApp, as_answer
+from ragmeter.apps.base import App, AppAnswer, AppError, AppRefused, CallableApp, as_answer
 from ragmeter.apps.configs import AppConfig, CallableAppConfig, HttpAppConfig, RagAppConfig
 from ragmeter.apps.http import HttpApp
 from ragmeter.apps.policy import AppPolicy
@@ -16,6 +16,7 @@ __all__ = [
     "AppConfig",
     "AppError",
     "AppPolicy",
+    "AppRefused",
     "AppStore",
     "CallableApp",
     "CallableAppConfig",

@@ -9,13 +9,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ragmeter.errors import RagmeterError
+from ragmeter.errors import ConfigError, RagmeterError
 
-__all__ = ["App", "AppAnswer", "AppError", "CallableApp", "as_answer"]
+__all__ = ["App", "AppAnswer", "AppError", "AppRefused", "CallableApp", "as_answer"]
 
 
 class AppError(RagmeterError):
     """An app failed to answer one query; the row gets a null score with this reason."""
+
+
+class AppRefused(ConfigError):
+    """The server does not let this app do what it is set to do (reach its host, say): a
+    setting to change, not a failure worth retrying."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +34,9 @@ class AppAnswer:
 @runtime_checkable
 class App(Protocol):
     """Anything that answers queries. ``answer_many`` (optional) answers a batch at once and
-    returns, per query, an ``AppAnswer`` or the exception that query failed with."""
+    returns, per query, an ``AppAnswer`` or the exception that query failed with. ``failure``
+    (optional) is why the app cannot answer at all (unreachable, not allowed), or None: the
+    evaluation then stops with that error instead of failing every row one by one."""
 
     @property
     def name(self) -> str: ...
@@ -93,6 +100,10 @@ class CallableApp:
     @property
     def name(self) -> str:
         return self._name
+
+    @property
+    def failure(self) -> RagmeterError | None:
+        return None  # a function's failures are its rows' own
 
     async def answer(self, query: str) -> AppAnswer:
         if inspect.iscoroutinefunction(self.function):

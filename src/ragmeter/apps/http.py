@@ -4,8 +4,9 @@ contexts from the JSON reply by configurable keys (dotted paths such as ``data.a
 The reply is read as a stream and refused past ``max_reply_bytes``. Given a ``HostPolicy`` (the
 service gives one), the app only connects where the policy allows and its errors never quote the
 reply's body; without one (the command line) it reaches any host and quotes a little of the body
-to help debugging. An endpoint that cannot be reached before any query succeeded makes the app
-``fatal``: the evaluation stops and names it instead of failing every row one by one.
+to help debugging. An endpoint that cannot be reached before any query succeeded sets the app's
+``failure``: the evaluation stops and names it instead of failing every row one by one; a host
+the policy refuses stops it as a setting to change (``AppRefused``), not as an outage.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from typing import Any
 import httpx
 
 from ragmeter.apps._hosts import HostPolicy, guarded_transport, refusal
-from ragmeter.apps.base import AppAnswer, AppError, as_answer
-from ragmeter.errors import public_url
+from ragmeter.apps.base import AppAnswer, AppError, AppRefused, as_answer
+from ragmeter.errors import RagmeterError, public_url
 
 __all__ = ["DEFAULT_REPLY_BYTES", "MISSING", "HttpApp", "dig"]
 
@@ -92,7 +93,7 @@ class HttpApp:
         self.max_reply_bytes = max_reply_bytes
         self.hosts = hosts
         #: why the endpoint cannot be used at all (set once; every later query fails at once)
-        self.fatal: str | None = None
+        self.failure: RagmeterError | None = None
         self._answered = False
         self._unreachable = 0
         self._client: httpx.AsyncClient | None = None
@@ -123,21 +124,26 @@ class HttpApp:
                 body += chunk
                 if len(body) > self.max_reply_bytes:
                     raise AppError(
-                        f"{self.url} sent a reply larger than {self.max_reply_bytes:,} bytes "
+                        f"{self.where} sent a reply larger than {self.max_reply_bytes:,} bytes "
                         "(the service's [server] max_app_reply_mb)"
                     )
             content_type = response.headers.get("content-type", "").split(";")[0]
             return _Reply(response.status_code, content_type, bytes(body))
 
-    def _give_up(self, reason: str) -> AppError:
-        self.fatal = f"app '{self.name}' at {public_url(self.url)} {reason}"
-        return AppError(self.fatal)
+    @property
+    def where(self) -> str:
+        """The endpoint as messages show it: no credentials, no query string."""
+        return public_url(self.url)
+
+    def _give_up(self, reason: str, kind: type[RagmeterError] = AppError) -> RagmeterError:
+        self.failure = kind(f"app '{self.name}' at {self.where} {reason}")
+        return self.failure
 
     async def _post(self, query: str) -> _Reply:
         problem = ""
         for attempt in range(self.max_retries + 1):
-            if self.fatal is not None:
-                raise AppError(self.fatal)
+            if self.failure is not None:
+                raise self.failure
             if attempt:
                 await asyncio.sleep(0.25 * 2**attempt)
             try:
@@ -148,8 +154,8 @@ class HttpApp:
             except httpx.TransportError as exc:
                 refused = refusal(exc)
                 if refused is not None:
-                    raise self._give_up(f"may not be reached: {refused}") from None
-                problem = f"cannot reach {self.url}: {exc}"
+                    raise self._give_up(f"may not be reached: {refused}", AppRefused) from None
+                problem = f"cannot reach {self.where}: {exc}"
                 if not self._answered:
                     self._unreachable += 1
                     if self._unreachable >= _UNREACHABLE_AFTER:
@@ -158,27 +164,30 @@ class HttpApp:
             if reply.status < 500:
                 self._answered = True
                 return reply
-            problem = f"{self.url} answered {reply.describe(self.hosts is None)}"
+            problem = f"{self.where} answered {reply.describe(self.hosts is None)}"
         raise AppError(f"{problem} (after {self.max_retries + 1} attempts)")
 
     async def answer(self, query: str) -> AppAnswer:
         reply = await self._post(query)
         quote = self.hosts is None
         if reply.status >= 400:
-            raise AppError(f"{self.url} answered {reply.describe(quote)}")
+            raise AppError(f"{self.where} answered {reply.describe(quote)}")
         try:
             data = json.loads(reply.body)
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-            raise AppError(f"{self.url} did not answer JSON ({reply.describe(quote)})") from None
+            raise AppError(f"{self.where} did not answer JSON ({reply.describe(quote)})") from None
         answer = dig(data, self.answer_key)
         if answer is MISSING:
-            keys = ", ".join(list(data)[:20]) if isinstance(data, Mapping) else type(data).__name__
-            raise AppError(f"the reply has no '{self.answer_key}' (it has: {keys})")
+            found = ""
+            if quote:  # a local user may see the reply's keys; the service shows nothing of it
+                keys = list(data)[:20] if isinstance(data, Mapping) else [type(data).__name__]
+                found = f" (it has: {', '.join(map(str, keys))})"
+            raise AppError(f"the reply has no '{self.answer_key}'{found}")
         if not isinstance(answer, str):
             raise AppError(f"'{self.answer_key}' in the reply is not a string")
         contexts = dig(data, self.contexts_key)
         value = {"answer": answer, "contexts": None if contexts is MISSING else contexts}
-        return as_answer(value, f"the reply of {self.url}")
+        return as_answer(value, f"the reply of {self.where}")
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 
 from ragmeter.apps.base import AppAnswer, AppError
+from ragmeter.errors import RagmeterError
 from ragmeter.judge.engine import JudgeEngine
 from ragmeter.judge.tasks import detect_language
 from ragmeter.judge.usage import Usage
@@ -57,6 +58,13 @@ class RagApp:
     @property
     def name(self) -> str:
         return self._name
+
+    @property
+    def failure(self) -> RagmeterError | None:
+        """The model's endpoint refused the key, is unknown or is unreachable: no query can be
+        answered, so the evaluation stops naming it."""
+        fatal = self.model.fatal
+        return None if fatal is None else AppError(f"app '{self.name}': {fatal}")
 
     def prompt(self, query: str, contexts: Sequence[str]) -> str:
         """The model's prompt for a query: plain ``{query}``/``{context}`` substitution only,

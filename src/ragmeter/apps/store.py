@@ -157,7 +157,8 @@ def build_app(
         config.model,
         base_url=config.base_url,
         api_key_env=config.api_key_env,
-        max_concurrency=max_concurrency,
+        # the service bounds a model by its own setting, never by one run's concurrency
+        max_concurrency=None if policy is not None else max_concurrency,
         cache=cache,
         settings=kb.settings,
     )

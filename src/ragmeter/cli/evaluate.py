@@ -257,23 +257,28 @@ def load_rows(request: EvalRequest) -> Dataset:
 
 
 def _check_scored(reports: Reports) -> None:
-    """A run where no result has a score measured nothing (the app, judge or embedder was
-    down, or no row could be scored): an error, so scripts and CI notice."""
-    records = [record for _, report in reports for record in report]
-    if not records or any(record.score is not None for record in records):
-        return
-    reasons = Counter(record.error or "no reason" for record in records)
-    reason, count = reasons.most_common(1)[0]
-    raise RagmeterError(
-        f"no score at all: every one of the {len(records)} results is null (most common "
-        f"reason, {count} of {len(records)}: {reason})"
-    )
+    """A metric with no score in any row measured nothing (the app, judge or embedder was
+    down, or no row could be scored): an error naming it, so scripts and CI notice."""
+    empty: list[str] = []
+    for label, report in reports:
+        for name in report.metric_names:
+            records = report.results(name)
+            if not records or any(record.score is not None for record in records):
+                continue
+            reason, count = Counter(r.error or "no reason" for r in records).most_common(1)[0]
+            where = f"{name} ({label})" if label else name
+            empty.append(
+                f"{where}: every one of its {len(records)} results is null (most common "
+                f"reason, {count} of {len(records)}: {reason})"
+            )
+    if empty:
+        raise RagmeterError("no score at all for " + "; ".join(empty))
 
 
 def run_eval(request: EvalRequest) -> Reports:
     """Load, check and evaluate; print the summary; write the results. Returns the reports
-    with their labels (retriever or app name; empty without a target). Raises when every
-    result is null, after printing and writing them."""
+    with their labels (retriever or app name; empty without a target). Raises when a metric
+    has no score in any row, after printing and writing the results."""
     request = apply_request_body(request)
     if not request.metrics.strip():
         raise ConfigError(

@@ -92,6 +92,15 @@ class AdaptiveLimiter:
             state.streak = 0
             state.resume_at = max(state.resume_at, now + pause)
 
+    def resize(self, maximum: int) -> None:
+        """A new configured maximum (a reloaded ``ragmeter.toml``): the limit follows it down
+        at once and grows up to it with successes."""
+        if maximum < 1:
+            raise ValueError(f"maximum must be at least 1, got {maximum}")
+        with self._lock:
+            self.maximum = maximum
+            self.limit = min(self.limit, maximum)
+
     def succeeded(self) -> None:
         """A request succeeded: after ``limit`` in a row the limit grows by one."""
         with self._lock:
@@ -152,11 +161,14 @@ _limiters_lock = threading.Lock()
 
 
 def limiter_for(base_url: str, model: str, maximum: int) -> AdaptiveLimiter:
-    """The process's limiter for ``model`` at ``base_url``. The first engine to ask for a key
-    sets its maximum (the model's configured concurrency); later ones share it as it is."""
+    """The process's limiter for ``model`` at ``base_url``, shared by every engine. Its maximum
+    is the one the latest engine was made with: engines of a declared model all carry its
+    configured concurrency, so a change to it (a reloaded config) applies from the next run."""
     key = (base_url.rstrip("/"), model)
     with _limiters_lock:
         limiter = _limiters.get(key)
         if limiter is None:
             limiter = _limiters[key] = AdaptiveLimiter(maximum)
+        elif limiter.maximum != maximum:
+            limiter.resize(maximum)
         return limiter

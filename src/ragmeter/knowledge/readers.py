@@ -9,6 +9,8 @@ import re
 import signal
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -61,6 +63,8 @@ class DocumentLimits:
     pdf_seconds: float = 600.0
     #: how messages name the settings (``[server]``); empty for the library's own limits
     section: str = ""
+    #: set when the work must stop (a server shutting down): a PDF being read is killed
+    stop: threading.Event | None = None
 
     @classmethod
     def from_server(cls, server: ServerConfig) -> DocumentLimits:
@@ -164,29 +168,48 @@ def _run_pdf_worker(data: bytes, name: str, limits: DocumentLimits) -> dict[str,
     args = [sys.executable, "-I", str(_PDF_WORKER), str(cap), str(limits.pdf_memory_mb)]
     args.append(repr(float(limits.pdf_seconds)))
     try:
-        done = subprocess.run(
+        worker = subprocess.Popen(
             args,
-            input=data,
-            capture_output=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env={},  # a parser of hostile input needs none of the server's secrets
-            timeout=2 * limits.pdf_seconds + _PDF_GRACE,
-            check=False,
         )
-    except subprocess.TimeoutExpired:
-        return {"error": "time"}
     except OSError as exc:
         raise DocumentReadError(f"{name}: cannot start the PDF reader: {exc.strerror}") from exc
+    ended = _wait(worker, data, 2 * limits.pdf_seconds + _PDF_GRACE, limits.stop)
+    if ended is None:
+        return {"error": "stopped" if limits.stop is not None and limits.stop.is_set() else "time"}
+    out, err = ended
     try:
-        answer: dict[str, Any] = json.loads(done.stdout)
+        answer: dict[str, Any] = json.loads(out)
         return answer
     except ValueError:
         pass
-    if done.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+    if worker.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
         return {"error": "time"}
-    if b"MemoryError" in done.stderr:
+    if b"MemoryError" in err:
         return {"error": "memory"}
-    how = f"signal {-done.returncode}" if done.returncode < 0 else f"exit code {done.returncode}"
+    code = worker.returncode
+    how = f"signal {-code}" if code < 0 else f"exit code {code}"
     return {"error": "crash", "detail": how}
+
+
+def _wait(
+    worker: subprocess.Popen[bytes], data: bytes, seconds: float, stop: threading.Event | None
+) -> tuple[bytes, bytes] | None:
+    """The worker's output once it ends; None (it is killed) past ``seconds`` or ``stop``."""
+    deadline = time.monotonic() + seconds
+    given: bytes | None = data
+    while True:
+        try:
+            return worker.communicate(input=given, timeout=0.25)
+        except subprocess.TimeoutExpired:
+            given = None  # sent already; communicate keeps what it read so far
+        if time.monotonic() > deadline or (stop is not None and stop.is_set()):
+            worker.kill()
+            worker.communicate()
+            return None
 
 
 def _pdf_text(data: bytes, name: str, limits: DocumentLimits) -> str:
@@ -211,6 +234,7 @@ def _pdf_text(data: bytes, name: str, limits: DocumentLimits) -> str:
         f"({limits.setting('pdf_memory_mb')})",
         "pypdf_limit": f"the PDF is over pypdf's safety limits: {detail}",
         "crash": f"the PDF reader crashed ({detail})",
+        "stopped": "not read: the server is stopping",
     }
     raise DocumentReadError(f"{name}: {reasons.get(str(error), f'cannot read the PDF: {detail}')}")
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
+from ragmeter._public import internal_reference
 from ragmeter.apps import AppError, AppPolicy
 from ragmeter.errors import EmbeddingError, JudgeError, RagmeterError, StoreError
 from ragmeter.knowledge import KnowledgeBase
@@ -194,9 +194,7 @@ def _plan(runs: RunStore, kb: KnowledgeBase, run_id: str, policy: AppPolicy | No
 
 def _internal(run_id: str, exc: BaseException) -> str:
     """Log an unexpected failure with a reference; the public message names only that."""
-    reference = uuid.uuid4().hex[:8]
-    log.error("run %s failed (reference %s)", run_id, reference, exc_info=exc)
-    return f"internal error; reference {reference}, see the server log"
+    return internal_reference(exc, f" in run {run_id}")
 
 
 async def _finish(

@@ -28,23 +28,24 @@ def judge_from_config(
     *,
     base_url: str | None = None,
     api_key_env: str | None = None,
-    max_concurrency: int = 16,
+    max_concurrency: int | None = None,
     timeout: float | None = None,
     cache: bool = True,
     settings: Settings | None = None,
 ) -> JudgeEngine:
     """A judge engine for ``model``: a ``[models.NAME]`` of ``ragmeter.toml``, or, with
     ``base_url``, the model id at that OpenAI-compatible endpoint. Fails before any request
-    when the name is unknown or the key variable is unset. ``max_concurrency`` bounds the
-    requests in flight to a model given by URL; a declared model has its own
-    ``max_concurrency`` (default 16), shared by every engine of the process."""
+    when the name is unknown or the key variable is unset. Requests in flight to the model
+    are bounded per process by a declared model's own ``max_concurrency``, else by
+    ``max_concurrency`` (the command line's ``--max-concurrency``), else 16. The service
+    gives none: a run's ``parallel_num`` never sets a model's limit for the others."""
     settings = settings or load_settings()
     if base_url is not None:
         judge = JudgeSettings(
             model=model,
             base_url=base_url,
             api_key=_key_from_env(api_key_env, f"judge '{model}'"),
-            max_concurrency=max_concurrency,
+            max_concurrency=max_concurrency or DEFAULT_MAX_CONCURRENCY,
             timeout=timeout or 60.0,
         )
     else:
@@ -58,8 +59,9 @@ def judge_from_config(
                 if api_key_env
                 else declared.api_key()
             ),
-            # a per-model limit shared by every run: the model's own, never one run's
-            max_concurrency=declared.max_concurrency or DEFAULT_MAX_CONCURRENCY,
+            max_concurrency=(
+                declared.max_concurrency or max_concurrency or DEFAULT_MAX_CONCURRENCY
+            ),
             timeout=timeout or declared.timeout,
         )
     store_cache = JudgeCache(open_store(settings.store_url())) if cache else None

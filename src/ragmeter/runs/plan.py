@@ -107,9 +107,8 @@ def build_plan(
     prepared = prepare_rows(dataset, metrics, target)
     judge = None
     if spec.judge_model is not None:
-        judge = judge_from_config(
-            spec.judge_model, max_concurrency=spec.parallel_num, settings=kb.settings
-        )
+        # the model's own limit, shared by every run: never this run's parallel_num
+        judge = judge_from_config(spec.judge_model, settings=kb.settings)
     check_judge(judge, metrics, hint=" (context.model names it)")
     embedder = embedder_from_config(spec.embedding_model, settings=kb.settings)
     return RunPlan(spec, prepared, metrics, target, judge, embedder)

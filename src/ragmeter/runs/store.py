@@ -17,7 +17,8 @@ from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from ragmeter.errors import ConflictError, NotFoundError, StoreError, redact
+from ragmeter._public import public_text
+from ragmeter.errors import ConflictError, NotFoundError, StoreError
 from ragmeter.metrics.retrieval import NO_RELEVANT_REASON
 from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.reports._bootstrap import bootstrap_mean_ci
@@ -220,12 +221,12 @@ class RunStore:
         """running -> done, failed or cancelled; False (nothing written) if the run is no longer
         running (cancelled or interrupted meanwhile). Unfinished rows make it resumable.
         ``kind`` says what failed: input (the request), upstream (judge, embedder, app),
-        internal. URLs in ``error`` lose their ``user:password@`` (the API shows it)."""
+        internal. ``error`` is kept as the API may show it (``public_text``)."""
         return self._set(
             run_id,
             RunRecord.state == "running",
             state=state,
-            error=None if error is None else redact(error),
+            error=None if error is None else public_text(error),
             error_kind=kind,
             resumable=_rows_left(),
             finished_at=_now(),
@@ -463,7 +464,7 @@ def _result_row(run_id: str, r: ResultRecord) -> ResultRow:
         score=None if r.score is None else float(r.score),
         passing=None if r.passing is None else bool(r.passing),
         feedback=r.feedback,
-        error=None if r.error is None else redact(r.error),
+        error=None if r.error is None else public_text(r.error),
         error_kind=r.error_kind,
         prediction=_plain(r.prediction),
         contexts=_plain(r.contexts),

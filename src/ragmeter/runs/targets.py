@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from ragmeter.apps.base import App, AppAnswer, AppError
+from ragmeter.apps.base import App, AppAnswer
 from ragmeter.datasets import Dataset, Row
 from ragmeter.embeddings import is_local_embedder
 from ragmeter.errors import DatasetError, RagmeterError
@@ -209,9 +209,9 @@ class AppTarget:
         self, rows: Sequence[Row], ctx: EvaluationContext, progress: Progress
     ) -> list[Row | str]:
         answers = await self._answers([row.query for row in rows], progress)
-        fatal = getattr(self.app, "fatal", None)
-        if fatal:  # the app cannot answer at all (unreachable, not allowed): stop, naming it
-            raise AppError(fatal)
+        failure = getattr(self.app, "failure", None)
+        if failure is not None:  # it cannot answer at all: stop, naming why
+            raise failure
         out: list[Row | str] = []
         for row, answer in zip(rows, answers, strict=True):
             if isinstance(answer, AppAnswer):

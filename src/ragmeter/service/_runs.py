@@ -8,7 +8,7 @@ from typing import Any
 from ragmeter.config import ServerConfig
 from ragmeter.embeddings import is_local_embedder
 from ragmeter.errors import ConfigError, ConflictError, LimitError, NotFoundError
-from ragmeter.runs.plan import RunPlan, build_plan
+from ragmeter.runs.plan import build_plan
 from ragmeter.runs.request import EvaluateServeRequest, RunSpec, spec_from_request
 from ragmeter.service.state import Services
 from ragmeter.store import RunRecord
@@ -55,16 +55,13 @@ def _check_counts(server: ServerConfig, body: EvaluateServeRequest) -> None:
         )
 
 
-def _check_depths(server: ServerConfig, spec: RunSpec, plan: RunPlan) -> None:
-    """Retrieval depths: ``context.top_k``, a metric's ``@k`` or ``top_k`` parameter."""
-    depths = [("context.top_k", spec.top_k)]
-    depths += [(f"metric '{m.metric_name}'", getattr(m, "top_k", None)) for m in plan.metrics]
-    for where, k in depths:
-        if isinstance(k, int) and k > server.max_top_k:
-            raise LimitError(
-                f"{where} asks for the top {k}; this server retrieves at most {server.max_top_k}",
-                setting="[server] max_top_k",
-            )
+def _check_depth(server: ServerConfig, where: str, k: object) -> None:
+    """A retrieval depth (``context.top_k``, a metric's ``@k`` or ``top_k``) within the cap."""
+    if isinstance(k, int) and k > server.max_top_k:
+        raise LimitError(
+            f"{where} asks for the top {k}; this server retrieves at most {server.max_top_k}",
+            setting="[server] max_top_k",
+        )
 
 
 def _check_models(svc: Services, spec: RunSpec) -> None:
@@ -80,6 +77,7 @@ def _check(svc: Services, body: EvaluateServeRequest) -> tuple[RunSpec, int, int
     server = svc.settings.server
     _check_counts(server, body)
     spec = spec_from_request(body)
+    _check_depth(server, "context.top_k", spec.top_k)
     _check_models(svc, spec)
     if body.evaluate_code is not None:
         try:
@@ -96,7 +94,8 @@ def _check(svc: Services, body: EvaluateServeRequest) -> tuple[RunSpec, int, int
             status=413,
         )
     plan = build_plan(spec, rows, svc.kb, source=source, policy=svc.app_policy)
-    _check_depths(server, spec, plan)
+    for metric in plan.metrics:  # built, not yet run: a metric allocates nothing before
+        _check_depth(server, f"metric '{metric.metric_name}'", getattr(metric, "top_k", None))
     spec = spec.model_copy(update={"metric_names": [m.metric_name for m in plan.metrics]})
     if dataset_id is None:
         dataset_id = svc.runs.add_dataset(rows, source="request").id

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -36,7 +37,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
     finally:
         found.stopping.set()  # uploads under way stop at their next file or batch
-        found.manager.shutdown()
+        await asyncio.to_thread(found.manager.shutdown)  # waits for the workers to stop
 
 
 def _openapi_with_bearer(app: FastAPI) -> Any:

@@ -4,8 +4,6 @@ mapping of errors to it: a 4xx for what the caller can fix, naming the field at 
 from __future__ import annotations
 
 import logging
-import secrets
-import traceback
 from collections.abc import Mapping
 from typing import Any, Generic, TypeVar
 
@@ -15,7 +13,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ragmeter.config import ragmeter_home
+from ragmeter._public import internal_reference, public_text
 from ragmeter.errors import (
     ConfigError,
     ConflictError,
@@ -26,7 +24,6 @@ from ragmeter.errors import (
     MetricError,
     NotFoundError,
     RagmeterError,
-    redact,
 )
 
 __all__ = [
@@ -36,7 +33,6 @@ __all__ = [
     "install_error_handlers",
     "internal_error",
     "ok",
-    "public_message",
 ]
 
 log = logging.getLogger(__name__)
@@ -87,17 +83,11 @@ _STATUS: list[tuple[type[BaseException], int, str]] = [
 _HTTP_CODES = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed", 413: "too_large"}
 
 
-def public_message(message: str) -> str:
-    """What a caller may read of a message: URLs without their ``user:password@``, and the
-    server's data folder as ``$RAGMETER_HOME`` instead of its path."""
-    return redact(message).replace(str(ragmeter_home()), "$RAGMETER_HOME")
-
-
 def error_response(
     status: int, code: str, message: str, data: Any = None, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
-    """A failure in the envelope, its message made public (``public_message``)."""
-    body = Result[Any](success=False, err_code=code, err_msg=public_message(message), data=data)
+    """A failure in the envelope, its message made public (``public_text``)."""
+    body = Result[Any](success=False, err_code=code, err_msg=public_text(message), data=data)
     return JSONResponse(
         body.model_dump(mode="json"), status_code=status, headers=dict(headers or {})
     )
@@ -108,10 +98,7 @@ def internal_error(
 ) -> JSONResponse:
     """A 500 that tells the caller only a reference; the details (SQL, paths, URLs) go to
     the server's log under that reference."""
-    reference = secrets.token_hex(6)
-    details = redact("".join(traceback.format_exception(exc)))
-    log.error("internal error, reference %s:\n%s", reference, details.rstrip())
-    message = f"internal error; reference {reference}"
+    message = internal_reference(exc)
     return error_response(500, "internal_error", message, data, headers)
 
 
@@ -143,8 +130,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def on_api_error(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ApiError)
-        if exc.status == 500:  # a route's own 500 (a run's internal failure) is logged too
-            return internal_error(exc, exc.data, exc.headers)
+        # a route's own error, a 500 included (a run's internal failure, already logged under
+        # the reference its message names), says what the route says
         return error_response(exc.status, exc.code, exc.message, exc.data, exc.headers)
 
     async def on_ragmeter(_request: Request, exc: Exception) -> JSONResponse:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ragmeter.errors import public_url
 
 __all__ = [
     "AddOut",
@@ -90,12 +92,22 @@ class PromptOut(BaseModel):
 
 
 class AppOut(BaseModel):
+    """An app's settings as any key holder may read them: URLs without credentials or query."""
+
     model_config = ConfigDict(from_attributes=True)
 
     id: int
     name: str
     kind: str
     config: dict[str, Any]
+
+    @field_validator("config")
+    @classmethod
+    def _public_urls(cls, config: dict[str, Any]) -> dict[str, Any]:
+        return {
+            k: public_url(v) if k in ("url", "base_url") and isinstance(v, str) else v
+            for k, v in config.items()
+        }
 
 
 class DatasetOut(BaseModel):

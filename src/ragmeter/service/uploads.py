@@ -3,6 +3,8 @@ one's size, checked before anything is written where the rest of ragmeter reads.
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import re
 import unicodedata
 from collections.abc import Collection, Sequence
@@ -74,10 +76,13 @@ def _check_names(files: Sequence[UploadFile], suffixes: Collection[str]) -> list
     return names
 
 
-async def _write(upload: UploadFile, target: Path, name: str, max_bytes: int) -> None:
+def _copy(upload: UploadFile, folder: Path, name: str, max_bytes: int) -> None:
+    """Write one upload under ``folder`` (blocking: called in a worker thread)."""
+    target = folder / name
+    target.parent.mkdir(parents=True, exist_ok=True)
     written = 0
     with target.open("wb") as out:
-        while chunk := await upload.read(_CHUNK):
+        while chunk := upload.file.read(_CHUNK):
             written += len(chunk)
             if written > max_bytes:
                 raise ApiError(
@@ -86,6 +91,13 @@ async def _write(upload: UploadFile, target: Path, name: str, max_bytes: int) ->
                     f"{name} is larger than {max_bytes / 1_000_000:g} MB ([server] max_upload_mb)",
                 )
             out.write(chunk)
+
+
+#: errors that say the name cannot be a file here (the caller's to fix); any other (a full
+#: or read-only disk) is the server's and answers 500
+_NAME_ERRORS = frozenset(
+    {errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.EINVAL, errno.EILSEQ}
+)
 
 
 async def save_uploads(
@@ -109,11 +121,11 @@ async def save_uploads(
         )
     names = _check_names(files, suffixes)
     for upload, name in zip(files, names, strict=True):
-        target = folder / name
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            await _write(upload, target, name, max_bytes)
+            await asyncio.to_thread(_copy, upload, folder, name, max_bytes)
         except OSError as exc:
+            if exc.errno not in _NAME_ERRORS:
+                raise
             raise ApiError(
                 400, "invalid_upload", f"cannot store {name}: {exc.strerror or 'invalid name'}"
             ) from None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import threading
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -105,7 +105,7 @@ class _StopWhenStopping:
 
 
 def _add(svc: Services, space: str, folder: Path) -> Any:
-    limits = DocumentLimits.from_server(svc.settings.server)
+    limits = replace(DocumentLimits.from_server(svc.settings.server), stop=svc.stopping)
     progress = _StopWhenStopping(svc.stopping)
     return asyncio.run(
         add_documents(svc.kb, space, [folder], progress=progress, limits=limits, origin="upload")

@@ -84,6 +84,7 @@ class AppIn(BaseModel):
 
     name: str = Field(min_length=1, max_length=200)
     config: Annotated[RagAppConfig | HttpAppConfig, Field(discriminator="kind")]
+    replace: bool = False
 
 
 @router.post("/apps", tags=["apps"], status_code=status.HTTP_201_CREATED)
@@ -95,7 +96,11 @@ def add_app(body: AppIn, svc: Deps) -> Result[AppOut]:
         svc.kb.space(body.config.space)  # fail now, naming the space, not at the first run
         if body.config.prompt is not None:
             svc.prompts.get(body.config.prompt, kind="answer")
-    return ok(AppOut.model_validate(svc.apps.add(body.name, body.config)))
+    try:
+        record = svc.apps.add(body.name, body.config, replace=body.replace)
+    except ConflictError as exc:
+        raise ConflictError(f'{exc}; send "replace": true to overwrite it') from None
+    return ok(AppOut.model_validate(record))
 
 
 @router.get("/apps", tags=["apps"])
