@@ -269,6 +269,27 @@ def test_an_unreachable_http_app_stops_the_run_naming_its_url(
     assert server.snapshot().get("chat_requests", 0) == before  # nothing was judged
 
 
+def test_a_rag_app_whose_model_is_unreachable_stops_the_run(
+    app_home: Path, server: ScriptedJudgeServer
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    added = run(
+        "app", "add", "deadbot", "--space", "kb", "--model", "gone", "--model-base-url", dead,
+        home=app_home,
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    before = server.snapshot().get("chat_requests", 0)
+    result = run(
+        "eval", str(app_home.parent / "qa.jsonl"), "--app", "deadbot", "-m", "faithfulness",
+        "--judge-model", "scripted", home=app_home,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stdout
+    assert "app 'deadbot'" in result.stderr and f"at {dead} is unreachable" in result.stderr
+    assert server.snapshot().get("chat_requests", 0) == before  # nothing was judged
+
+
 def test_app_add_refuses_what_cannot_run(app_home: Path) -> None:
     both = run("app", "add", "x", "--space", "kb", "--url", "http://127.0.0.1:1/", home=app_home)
     assert both.returncode == 2 and "exactly one of" in both.stderr

@@ -14,7 +14,8 @@ import httpx
 import pytest
 
 from ragmeter.judge.scripted import ScriptedJudgeServer
-from ragmeter.store import Store
+from ragmeter.runs.store import RunStore
+from ragmeter.store import ResultRow, RunRecord, Store
 from tests.integration.helpers import write_models
 from tests.integration.service import ServiceProcess, data, failure, wait_run
 from tests.pdf_files import pypdf_limit_bomb
@@ -78,6 +79,42 @@ def test_a_run_nested_within_the_limit_reads_back(service: ServiceProcess) -> No
 
 def _dataset(http: httpx.Client, name: str, content: bytes, **form: str) -> httpx.Response:
     return http.post("/datasets", files={"file": (name, content)}, data=form)
+
+
+def test_records_stored_too_deep_before_the_limit_still_read(service: ServiceProcess) -> None:
+    """A store written before depths were limited holds a result and a dataset 900 deep:
+    reading them answers 200, the too-deep value replaced by a note."""
+    deep: dict[str, Any] = {}
+    for _ in range(900):
+        deep = {"a": deep}
+    store = Store(f"sqlite:///{service.home / 'ragmeter.db'}")
+    try:
+        runs = RunStore(store)
+        dataset = runs.add_dataset([{"query": "q", "metadata": deep}], name="old-deep")
+        with store.session() as session:
+            spec = {"scene": "dataset", "metrics": ["mrr"]}
+            session.add(
+                RunRecord(
+                    id="old-deep", state="done", scene_key="dataset", dataset_id=dataset.id,
+                    spec=spec, request={}, total_rows=1, done_rows=1, usage={},
+                )
+            )  # fmt: skip
+            session.commit()
+        with store.session() as session:
+            raw = {"query": "q", "metadata": deep}
+            session.add(
+                ResultRow(
+                    run_id="old-deep", row_index=0, metric_name="mrr", query="q", raw_dataset=raw
+                )
+            )
+            session.commit()
+    finally:
+        store.close()
+    with service.client() as http:
+        item = data(http.get("/evaluate/runs/old-deep/results"))["items"][0]
+        row = data(http.get("/datasets/old-deep/rows"))["items"][0]
+    assert item["raw_dataset"] == {"not_shown": "nested deeper than 64 levels; not shown"}
+    assert row == item["raw_dataset"]
 
 
 def test_dataset_uploads_that_could_not_be_read_back_are_400s(service: ServiceProcess) -> None:

@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 from ragmeter.config import ServerConfig
+from ragmeter.datasets.row import MAX_DEPTH, nesting_depth
 from ragmeter.embeddings import is_local_embedder
 from ragmeter.errors import ConfigError, ConflictError, LimitError, NotFoundError
 from ragmeter.runs.plan import build_plan
@@ -13,7 +14,7 @@ from ragmeter.runs.request import EvaluateServeRequest, RunSpec, spec_from_reque
 from ragmeter.service.state import Services
 from ragmeter.store import RunRecord
 
-__all__ = ["create_run", "grouped_results", "result_dict"]
+__all__ = ["create_run", "grouped_results", "readable", "result_dict"]
 
 #: request fields kept with the run as given (rows are kept as a dataset)
 _NOT_KEPT = {"datasets"}
@@ -113,6 +114,17 @@ async def create_run(svc: Services, body: EvaluateServeRequest) -> RunRecord:
     return record
 
 
+def readable(value: Any) -> Any:
+    """``value`` as stored, or a note in its place when it nests deeper than any input may
+    now (a record stored before depths were limited would otherwise fail every read)."""
+    if nesting_depth(value, MAX_DEPTH) <= MAX_DEPTH:
+        return value
+    note = f"nested deeper than {MAX_DEPTH} levels; not shown"
+    if isinstance(value, dict):
+        return {"not_shown": note}
+    return [note] if isinstance(value, list) else note
+
+
 def result_dict(row: Any) -> dict[str, Any]:
     return {
         "row_index": row.row_index,
@@ -122,11 +134,11 @@ def result_dict(row: Any) -> dict[str, Any]:
         "feedback": row.feedback,
         "error": row.error,
         "error_kind": row.error_kind,
-        "prediction": row.prediction,
-        "contexts": row.contexts,
+        "prediction": readable(row.prediction),
+        "contexts": readable(row.contexts),
         "prediction_cost": row.prediction_cost,
         "query": row.query,
-        "raw_dataset": row.raw_dataset,
+        "raw_dataset": readable(row.raw_dataset),
         "cost": row.cost,
     }
 

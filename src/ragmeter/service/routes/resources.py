@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragmeter.apps import HttpAppConfig, RagAppConfig
 from ragmeter.datasets import DatasetLimits, load_dataset
 from ragmeter.errors import ConflictError, DatasetError
+from ragmeter.service._runs import readable
 from ragmeter.service.envelope import Result, ok
 from ragmeter.service.schemas import AppOut, DatasetOut, ModelOut, Page, PromptOut
 from ragmeter.service.state import Services, services
@@ -170,7 +171,7 @@ def dataset_rows(
     dataset: str, svc: Deps, offset: Offset = 0, limit: Limit = 100
 ) -> Result[Page[dict[str, Any]]]:
     record = svc.runs.dataset(dataset)
-    items = list(record.rows[offset : offset + limit])
+    items = [readable(row) for row in record.rows[offset : offset + limit]]
     return ok(Page[dict[str, Any]](items=items, total=record.row_count, offset=offset, limit=limit))
 
 
