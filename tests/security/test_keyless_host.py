@@ -1,7 +1,9 @@
 """Finding 6: with no API keys the server listens on loopback only, but a web page can still
 reach it through DNS rebinding (its own domain made to resolve to 127.0.0.1; a multipart
 upload needs no CORS preflight). Such requests carry the page's domain as Host and are refused;
-loopback names keep working."""
+loopback names keep working. A page of another site posting straight to 127.0.0.1 (a form or
+a multipart upload: no preflight either) is told apart by the Origin and Sec-Fetch-Site headers
+browsers add, and refused too."""
 
 from __future__ import annotations
 
@@ -35,6 +37,29 @@ def test_a_rebound_domain_is_refused(keyless: ServiceProcess) -> None:
     with httpx.Client() as http:
         listed = data(http.get(f"{keyless.base}/datasets"))  # the upload never landed
     assert listed["total"] == 0
+
+
+def test_a_page_of_another_site_cannot_change_anything(keyless: ServiceProcess) -> None:
+    upload = {"file": ("rows.jsonl", b'{"query": "q"}\n', "application/x-ndjson")}
+    page_requests = [
+        {"Origin": "https://attacker.example"},
+        {"Origin": "null"},  # a sandboxed frame or a local file
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Origin": "https://attacker.example", "Sec-Fetch-Site": "cross-site"},
+    ]
+    for headers in page_requests:
+        message = failure(
+            httpx.post(f"{keyless.base}/datasets", headers=headers, files=upload), 403
+        )
+        assert "another site" in message, (headers, message)
+        failure(httpx.post(f"{keyless.base}/evaluate/runs/x/cancel", headers=headers), 403)
+    # reading stays possible (a browser keeps the answer from another site's page anyway), and
+    # the server's own page, a client or curl change things as before
+    assert data(httpx.get(f"{keyless.base}/evaluate/scenes", headers=page_requests[0]))
+    same = {"Origin": f"http://127.0.0.1:{keyless.port}", "Sec-Fetch-Site": "same-origin"}
+    data(httpx.post(f"{keyless.base}/datasets", headers=same, files=upload), 201)
+    listed = data(httpx.get(f"{keyless.base}/datasets"))
+    assert listed["total"] == 1
 
 
 def test_loopback_names_work(keyless: ServiceProcess) -> None:

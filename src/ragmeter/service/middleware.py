@@ -84,27 +84,62 @@ def is_loopback_host(header: str) -> bool:
         return False
 
 
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def _from_another_site(headers: dict[bytes, bytes]) -> str | None:
+    """Why a state-changing request looks sent by a web page of another site, or None. A
+    browser marks its requests: ``Sec-Fetch-Site`` says where they come from, ``Origin`` names
+    the page's site (``null`` from sandboxed frames and files)."""
+    fetch_site = headers.get(b"sec-fetch-site", b"").decode("latin-1").lower()
+    if fetch_site in ("cross-site", "same-site"):
+        return f"Sec-Fetch-Site: {fetch_site}"
+    origin = headers.get(b"origin")
+    if origin is None:
+        return None  # not a browser's cross-site request (curl, clients, same-origin GETs)
+    text = origin.decode("latin-1")
+    host = text.split("://", 1)[1] if "://" in text else ""
+    return None if is_loopback_host(host) else f"Origin {text!r}"
+
+
 class LoopbackHosts:
-    """With no API keys the server trusts whoever reaches it on loopback, so it refuses any
-    Host header that is not a loopback name: a web page that made its own domain resolve to
-    127.0.0.1 (DNS rebinding) sends that domain, and gets a 403 instead of the API."""
+    """With no API keys the server trusts whoever reaches it on loopback. So it refuses any
+    Host header that is not a loopback name (a web page that made its own domain resolve to
+    127.0.0.1, DNS rebinding, sends that domain), and any request that changes something when
+    a browser says it comes from a page of another site (a form or a multipart upload needs no
+    CORS preflight): both get a 403 instead of the API."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
+    def _refusal(self, scope: Scope) -> JSONResponse | None:
+        headers = dict(scope.get("headers", []))
+        host = headers.get(b"host", b"").decode("latin-1")
+        if not is_loopback_host(host):
+            return error_response(
+                403,
+                "forbidden_host",
+                f"Host {host!r} is not a loopback name: with no API keys this server only "
+                "answers requests for localhost or 127.0.0.1 (set [server] api_keys to serve "
+                "other names)",
+            )
+        if scope.get("method", "GET") in _SAFE_METHODS:
+            return None
+        why = _from_another_site(headers)
+        if why is None:
+            return None
+        return error_response(
+            403,
+            "cross_site_request",
+            f"refused a {scope.get('method')} sent by a web page of another site ({why}): with "
+            "no API keys this server takes changes only from this machine's own programs",
+        )
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            host = next((v for k, v in scope.get("headers", []) if k == b"host"), b"")
-            text = host.decode("latin-1")
-            if not is_loopback_host(text):
-                response = error_response(
-                    403,
-                    "forbidden_host",
-                    f"Host {text!r} is not a loopback name: with no API keys this server only "
-                    "answers requests for localhost or 127.0.0.1 (set [server] api_keys to serve "
-                    "other names)",
-                )
-                await response(scope, receive, send)
+            refusal = self._refusal(scope)
+            if refusal is not None:
+                await refusal(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
