@@ -16,7 +16,7 @@
     [server]
     api_keys = ["a-long-random-key"]   # or RAGMETER_API_KEYS="k1,k2"; none: loopback only
     workers = 2                        # runs evaluated at once
-    app_secrets = ["MY_RAG_KEY"]       # variables an app made over the API may send as its key
+    app_secrets = { MY_RAG_KEY = ["rag.internal"] }  # variables apps may send, and where
     allow_app_hosts = ["10.0.0.0/8"]   # private hosts HttpApps may reach (names, IPs, networks)
     # every size, count, depth and time a request controls is capped; see docs/security.md
 
@@ -105,8 +105,10 @@ class ServerConfig(BaseModel):
 
     api_keys: list[str] = Field(default_factory=list)
     workers: int = Field(default=2, ge=1, le=64)
-    #: environment variables an app created over the API may name as its ``api_key_env``
-    app_secrets: list[str] = Field(default_factory=list)
+    #: environment variables an app of the service may send as its key: a list (to any host
+    #: apps may reach) or a table binding each to the hosts it may go to
+    #: (``{MY_RAG_KEY = ["rag.internal", "10.0.0.0/8"]}``)
+    app_secrets: list[str] | dict[str, list[str]] = Field(default_factory=list)
     #: hosts, addresses or networks (``10.0.0.0/8``) an HttpApp made over the API may reach
     #: although they are loopback, private or link-local
     allow_app_hosts: list[str] = Field(default_factory=list)

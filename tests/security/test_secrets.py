@@ -166,3 +166,48 @@ def test_re_adding_an_app_over_the_api_names_replace(service: ServiceProcess) ->
         moved = {**app, "config": {**app["config"], "url": "http://93.184.216.35/ask"}}
         replaced = data(http.post("/apps", json={**moved, "replace": True}), 201)
     assert replaced["config"]["url"] == "http://93.184.216.35/ask"
+
+
+def test_a_secret_bound_to_hosts_goes_nowhere_else(
+    tmp_path_factory: pytest.TempPathFactory, listener: Listener
+) -> None:
+    """The operator binds TEAM_KEY to their own RAG service's host: a key holder cannot have it
+    sent to a public host of theirs, by an HttpApp or by a RagApp's model."""
+    home = tmp_path_factory.mktemp("bound-home")
+    with ScriptedJudgeServer() as judge:
+        (home / "ragmeter.toml").write_text(
+            f'[models.scripted]\nbase_url = "{judge.url}"\nmodel = "scripted"\n\n'
+            f'[models.hashed]\nbase_url = "{judge.url}"\nmodel = "hashed-words"\n\n'
+            '[models.elsewhere]\nbase_url = "https://93.184.216.34/v1"\nmodel = "x"\n\n'
+            '[server]\napp_secrets = { TEAM_KEY = ["127.0.0.1"] }\n',
+            encoding="utf-8",
+        )
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("TEAM_KEY", "team-key-bound-42")
+            server = ServiceProcess(home).start()
+        try:
+            with server.client() as http:
+                data(http.post("/knowledge/spaces", json={"name": "kb", "embedder": "hashed"}), 201)
+                away = _app(
+                    "away", kind="http", url="http://93.184.216.34/collect", api_key_env="TEAM_KEY"
+                )
+                message = failure(http.post("/apps", json=away), 400)
+                assert (
+                    "$TEAM_KEY may not be sent there" in message
+                    and "app_secrets.TEAM_KEY" in message
+                )
+                model = _app("m", kind="rag", space="kb", model="elsewhere", api_key_env="TEAM_KEY")
+                assert "may not be sent there" in failure(http.post("/apps", json=model), 400)
+                home_app = _app("home", kind="http", url=listener.url(), api_key_env="TEAM_KEY")
+                data(http.post("/apps", json=home_app), 201)  # its bound host: reachable
+                data(_evaluate_app(http, "home"))
+            added = run(
+                "app", "add", "cli-away", "--url", "http://93.184.216.34/collect",
+                "--api-key-env", "TEAM_KEY", home=home,
+            )  # fmt: skip
+            assert added.returncode == 0, added.stderr
+            with server.client() as http:
+                assert "may not be sent there" in failure(_evaluate_app(http, "cli-away"), 400)
+        finally:
+            server.stop()
+    assert "Bearer team-key-bound-42" in {s.headers.get("Authorization") for s in listener.seen}

@@ -46,13 +46,21 @@ def resolve(host: str) -> list[str]:
 
 
 class HostPolicy:
-    """Public addresses, plus the hosts, addresses and networks in ``allowed``. ``resolver``
-    turns a host into addresses (the system's resolver by default)."""
+    """Public addresses (unless not ``public``), plus the hosts, addresses and networks in
+    ``allowed``; ``rule`` is the setting that lists them, for messages. ``resolver`` turns a
+    host into addresses (the system's resolver by default)."""
 
     def __init__(
-        self, allowed: Iterable[str] = (), resolver: Callable[[str], list[str]] = resolve
+        self,
+        allowed: Iterable[str] = (),
+        resolver: Callable[[str], list[str]] = resolve,
+        *,
+        public: bool = True,
+        rule: str = "[server] allow_app_hosts",
     ) -> None:
         self.resolver = resolver
+        self.public = public
+        self.rule = rule
         self.networks: list[Network] = []
         self.names: set[str] = set()
         for entry in allowed:
@@ -69,9 +77,18 @@ class HostPolicy:
         if _host_name(host) in self.names:
             return True
         ip = _address(address)
-        if ip.is_global and not ip.is_multicast:
+        if self.public and ip.is_global and not ip.is_multicast:
             return True
         return any(ip in network for network in self.networks if network.version == ip.version)
+
+    def refusal(self, host: str) -> str:
+        """Why ``host`` may not be reached."""
+        if self.public:
+            return (
+                f"host '{host}' is a loopback, private, link-local or otherwise non-public "
+                f"address, which apps on this server may not reach unless {self.rule} lists it"
+            )
+        return f"host '{host}' is not one of the hosts {self.rule} allows"
 
     def refuses_url(self, url: str) -> str | None:
         """Why apps may not reach ``url`` (not a URL, or its host's addresses now are not
@@ -88,11 +105,7 @@ class HostPolicy:
         except (OSError, UnicodeError):
             return None
         if addresses and not any(self.allows(host, a) for a in addresses):
-            return (
-                f"host '{host}' is a loopback, private, link-local or otherwise non-public "
-                "address, which apps on this server may not reach unless [server] "
-                "allow_app_hosts lists it"
-            )
+            return self.refusal(host)
         return None
 
 
@@ -120,11 +133,7 @@ class _GuardedBackend(httpcore.AsyncNetworkBackend):
         addresses = await self._addresses(host)
         allowed = [a for a in addresses if self.policy.allows(host, a)]
         if not allowed:
-            raise HostNotAllowed(
-                f"host '{host}' is a loopback, private, link-local or otherwise non-public "
-                "address, which apps on this server may not reach unless [server] "
-                "allow_app_hosts lists it"
-            )
+            raise HostNotAllowed(self.policy.refusal(host))
         problem: Exception | None = None
         for address in allowed:
             try:

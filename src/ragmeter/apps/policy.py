@@ -18,10 +18,12 @@ __all__ = ["AppPolicy"]
 
 @dataclass(frozen=True)
 class AppPolicy:
-    """The service's rules for apps; ``check`` raises naming the field at fault."""
+    """The service's rules for apps; ``check`` raises naming the field at fault. ``models``
+    maps each declared model to its base URL; ``secrets`` each variable apps may send to the
+    hosts it may go to (None: any host apps may reach)."""
 
-    models: frozenset[str]
-    secrets: frozenset[str]
+    models: dict[str, str]
+    secrets: dict[str, tuple[str, ...] | None]
     hosts: HostPolicy
     max_reply_bytes: int
     max_timeout: float
@@ -30,9 +32,14 @@ class AppPolicy:
     @classmethod
     def from_settings(cls, settings: Settings) -> AppPolicy:
         server = settings.server
+        secrets = server.app_secrets
         return cls(
-            models=frozenset(settings.models),
-            secrets=frozenset(server.app_secrets),
+            models={name: model.base_url for name, model in settings.models.items()},
+            secrets=(
+                {name: tuple(hosts) for name, hosts in secrets.items()}
+                if isinstance(secrets, dict)
+                else dict.fromkeys(secrets)
+            ),
             hosts=HostPolicy(server.allow_app_hosts),
             max_reply_bytes=int(server.max_app_reply_mb * 1_000_000),
             max_timeout=server.max_app_timeout,
@@ -48,14 +55,33 @@ class AppPolicy:
                 f"{known} (GET /models lists them)"
             )
 
-    def check_secret(self, variable: str | None, field: str) -> None:
-        """ConfigError unless ``variable`` is None or in ``[server] app_secrets``."""
-        if variable is not None and variable not in self.secrets:
+    def _bound(self, variable: str) -> HostPolicy | None:
+        hosts = self.secrets.get(variable)
+        if hosts is None:
+            return None
+        return HostPolicy(hosts, public=False, rule=f"[server] app_secrets.{variable}")
+
+    def check_secret(self, variable: str | None, field: str, destination: str) -> None:
+        """ConfigError unless ``variable`` is None, or in ``[server] app_secrets`` and allowed
+        to go to ``destination`` (the URL the app sends it to)."""
+        if variable is None:
+            return
+        if variable not in self.secrets:
             allowed = ", ".join(sorted(self.secrets)) or "none"
             raise ConfigError(
                 f"{field}: ${variable} is not a secret apps may use on this server; the "
                 f"operator allows ([server] app_secrets): {allowed}"
             )
+        bound = self._bound(variable)
+        refused = None if bound is None else bound.refuses_url(destination)
+        if refused is not None:
+            raise ConfigError(f"{field}: ${variable} may not be sent there: {refused}")
+
+    def hosts_for(self, config: HttpAppConfig) -> HostPolicy:
+        """Where an HttpApp may connect: only its secret's hosts when the secret is bound to
+        some, else wherever apps may reach."""
+        bound = None if config.api_key_env is None else self._bound(config.api_key_env)
+        return self.hosts if bound is None else bound
 
     def check(
         self, config: RagAppConfig | HttpAppConfig | CallableAppConfig, *, creating: bool = True
@@ -69,7 +95,6 @@ class AppPolicy:
                 "config.kind: a callable app runs code on the server; register it with "
                 "'ragmeter app add --callable' on the server itself"
             )
-        self.check_secret(config.api_key_env, "config.api_key_env")
         if isinstance(config, RagAppConfig):
             if config.base_url is not None:
                 raise ConfigError(
@@ -77,12 +102,17 @@ class AppPolicy:
                     "declared in ragmeter.toml ([models.NAME]) as config.model"
                 )
             self.check_model(config.model, "config.model")
+            destination = self.models[config.model]
+        else:
+            destination = config.url
+        self.check_secret(config.api_key_env, "config.api_key_env", destination)
+        if isinstance(config, RagAppConfig):
             if config.top_k > self.max_top_k:
                 raise LimitError(
                     f"config.top_k: {config.top_k} is more than this server retrieves",
                     setting=f"[server] max_top_k = {self.max_top_k}",
                 )
-        elif creating and (refused := self.hosts.refuses_url(config.url)) is not None:
+        elif creating and (refused := self.hosts_for(config).refuses_url(config.url)) is not None:
             raise ConfigError(f"config.url: {refused}")
         elif config.timeout > self.max_timeout:
             raise LimitError(

@@ -142,7 +142,7 @@ def build_app(
             headers=_key_header(config.api_key_env, name),
             timeout=config.timeout,
             max_reply_bytes=policy.max_reply_bytes if policy else DEFAULT_REPLY_BYTES,
-            hosts=policy.hosts if policy else None,
+            hosts=policy.hosts_for(config) if policy else None,
         )
     if isinstance(config, CallableAppConfig):
         return CallableApp(_function(config.target), name)
