@@ -144,6 +144,9 @@ class ServerConfig(BaseModel):
     max_app_reply_mb: float = Field(default=1.0, gt=0)
     #: an HttpApp's per-request timeout, in seconds
     max_app_timeout: float = Field(default=300.0, gt=0)
+    # -- runs --------------------------------------------------------------------------------
+    #: hours one run may take; past them it stops, keeping its rows, and can be resumed
+    max_run_hours: float = Field(default=12.0, gt=0)
     # -- shutdown ----------------------------------------------------------------------------
     #: seconds a stopping server waits for requests under way before it cancels them
     shutdown_timeout: float = Field(default=10.0, ge=0)

@@ -122,3 +122,44 @@ def test_an_app_reply_over_the_cap_is_cut_off_while_it_streams(
 def test_a_metric_named_twice_is_refused_naming_it() -> None:
     with pytest.raises(MetricError, match="given twice: mrr"):
         resolve_metrics(["mrr", "ndcg@3", "mrr"])
+
+
+def test_a_run_longer_than_its_budget_stops_and_an_app_that_never_answers_stops_it(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A key holder's run of rows that each take seconds cannot hold a worker for days: past
+    ``[server] max_run_hours`` it stops, keeping its rows, resumable. An app whose first tries
+    all time out stops its run at once instead of waiting out every row."""
+    from tests.security.app_server import AppServer
+
+    home = tmp_path_factory.mktemp("budget-home")
+    queries = [f"slow question {i}" for i in range(5)]
+    with (
+        ScriptedJudgeServer() as judge,
+        AppServer(slow=dict.fromkeys(queries, 3.0)) as endpoint,
+    ):
+        write_models(home, judge.url)
+        with (home / "ragmeter.toml").open("a", encoding="utf-8") as config:
+            config.write('\n[server]\nallow_app_hosts = ["127.0.0.1"]\nmax_run_hours = 0.002\n')
+        with ServiceProcess(home) as server, server.client() as http:
+            patient = {"kind": "http", "url": endpoint.url, "timeout": 30}
+            impatient = {"kind": "http", "url": endpoint.url, "timeout": 1}
+            data(http.post("/apps", json={"name": "patient", "config": patient}), 201)
+            data(http.post("/apps", json={"name": "impatient", "config": impatient}), 201)
+            body = {
+                "scene_key": "app",
+                "context": {"model": "scripted"},
+                "evaluate_metrics": ["AnswerRelevancyMetric"],
+                "datasets": [{"query": q} for q in queries],
+                "parallel_num": 1,
+            }
+            long_run = http.post("/evaluate/evaluation", json={**body, "scene_value": "patient"})
+            message = failure(long_run, 400)
+            assert "took longer than 0.002 h" in message and "[server] max_run_hours" in message
+            run_id = long_run.headers["X-Ragmeter-Run-Id"]
+            info = data(http.get(f"/evaluate/runs/{run_id}"))
+            assert info["resumable"] and 0 < info["progress"]["done"] < len(queries)
+            stuck = http.post("/evaluate/evaluation", json={**body, "scene_value": "impatient"})
+            message = failure(stuck, 502)
+            assert "does not answer within its 1 s timeout" in message
+    assert sum(endpoint.asked.values()) < len(queries) * 3 + 2  # not three tries per row

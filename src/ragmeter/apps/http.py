@@ -27,7 +27,8 @@ __all__ = ["DEFAULT_REPLY_BYTES", "MISSING", "HttpApp", "dig"]
 MISSING = object()
 #: the largest reply read by default (the service's ``[server] max_app_reply_mb``)
 DEFAULT_REPLY_BYTES = 1_000_000
-#: connection failures, with no query answered yet, that make an endpoint unreachable
+#: tries with no answer (refused, timed out), before any query was answered, that make an
+#: endpoint unusable
 _UNREACHABLE_AFTER = 2
 
 
@@ -139,6 +140,15 @@ class HttpApp:
         self.failure = kind(f"app '{self.name}' at {self.where} {reason}")
         return self.failure
 
+    def _not_answered(self, reason: str) -> None:
+        """A try got no answer (refused, timed out): before the endpoint ever answered, a few
+        of those mean it cannot be used; the evaluation stops instead of waiting on every row."""
+        if self._answered:
+            return
+        self._unreachable += 1
+        if self._unreachable >= _UNREACHABLE_AFTER:
+            raise self._give_up(reason)
+
     async def _post(self, query: str) -> _Reply:
         problem = ""
         for attempt in range(self.max_retries + 1):
@@ -150,16 +160,14 @@ class HttpApp:
                 reply = await self._send(query)
             except httpx.TimeoutException:
                 problem = f"no answer within {self.timeout:g}s"
+                self._not_answered(f"does not answer within its {self.timeout:g} s timeout")
                 continue
             except httpx.TransportError as exc:
                 refused = refusal(exc)
                 if refused is not None:
                     raise self._give_up(f"may not be reached: {refused}", AppRefused) from None
                 problem = f"cannot reach {self.where}: {exc}"
-                if not self._answered:
-                    self._unreachable += 1
-                    if self._unreachable >= _UNREACHABLE_AFTER:
-                        raise self._give_up(f"is unreachable: {exc}") from None
+                self._not_answered(f"is unreachable: {exc}")
                 continue
             if reply.status < 500:
                 self._answered = True

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from ragmeter._public import internal_reference
 from ragmeter.apps import AppError, AppPolicy
-from ragmeter.errors import EmbeddingError, JudgeError, RagmeterError, StoreError
+from ragmeter.errors import EmbeddingError, JudgeError, LimitError, RagmeterError, StoreError
 from ragmeter.knowledge import KnowledgeBase
 from ragmeter.metrics.context import EmbeddingBatcher, EvaluationContext
 from ragmeter.reports import ResultRecord
@@ -160,7 +160,9 @@ async def _keep_leftovers(
         log.exception("run %s: cannot store its last rows", run_id)
 
 
-async def _run_rows(plan: RunPlan, runs: RunStore, run_id: str, todo: list[int]) -> None:
+async def _run_rows(
+    plan: RunPlan, runs: RunStore, run_id: str, todo: list[int], max_seconds: float | None
+) -> None:
     record = await asyncio.to_thread(runs.get, run_id)
     base_usage = dict(record.usage or {})
     before = usage_snapshot(plan.judge)
@@ -176,7 +178,15 @@ async def _run_rows(plan: RunPlan, runs: RunStore, run_id: str, todo: list[int])
     count = min(plan.spec.parallel_num, len(todo))
     workers = [asyncio.create_task(_row_worker(plan, feed, batcher, queue)) for _ in range(count)]
     try:
-        await _commit_loop(runs, run_id, queue, count, usage)
+        try:
+            async with asyncio.timeout(max_seconds):
+                await _commit_loop(runs, run_id, queue, count, usage)
+        except TimeoutError:
+            hours = (max_seconds or 0) / 3600
+            raise LimitError(
+                f"the run took longer than {hours:g} h; resume it to go on",
+                setting="[server] max_run_hours",
+            ) from None
     finally:
         for worker in workers:
             worker.cancel()
@@ -205,30 +215,40 @@ async def _finish(
 
 
 async def _execute(
-    runs: RunStore, kb: KnowledgeBase, run_id: str, policy: AppPolicy | None
+    runs: RunStore,
+    kb: KnowledgeBase,
+    run_id: str,
+    policy: AppPolicy | None,
+    max_seconds: float | None,
 ) -> None:
     plan: RunPlan | None = None
     try:
         plan = await asyncio.to_thread(_plan, runs, kb, run_id, policy)
         done = await asyncio.to_thread(runs.finished_rows, run_id)
         todo = [i for i in range(len(plan.rows)) if i not in done]
-        await _run_rows(plan, runs, run_id, todo)
+        await _run_rows(plan, runs, run_id, todo, max_seconds)
     finally:
         if plan is not None:
             await plan.aclose()
 
 
 async def execute_run(
-    runs: RunStore, kb: KnowledgeBase, run_id: str, *, policy: AppPolicy | None = None
+    runs: RunStore,
+    kb: KnowledgeBase,
+    run_id: str,
+    *,
+    policy: AppPolicy | None = None,
+    max_seconds: float | None = None,
 ) -> None:
     """Take a pending run to done, failed or cancelled. An ``asyncio.CancelledError`` (a
     cancel request) leaves the run cancelled and resumable; a state set meanwhile by someone
-    else (a cancel, an interrupt) is never overwritten. The service gives its app ``policy``;
-    the command line runs apps without one."""
+    else (a cancel, an interrupt) is never overwritten. The service gives its app ``policy``
+    and a time budget (``max_seconds``, past which the run fails, resumable); the command line
+    runs apps without a policy and without a budget."""
     if not await asyncio.to_thread(runs.start, run_id):
         return  # cancelled before a worker got to it
     try:
-        await _execute(runs, kb, run_id, policy)
+        await _execute(runs, kb, run_id, policy, max_seconds)
     except (asyncio.CancelledError, _Stopped):
         await _finish(runs, run_id, "cancelled")
     except StoreError as exc:  # its text may hold SQL and parameters: kept for the log

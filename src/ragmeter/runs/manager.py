@@ -33,7 +33,8 @@ class _Active:
 
 class RunManager:
     """Queues runs onto ``workers`` threads; ``cancel`` stops one between rows. ``policy`` gives
-    the app policy runs execute under (the service's, from its current settings)."""
+    the app policy runs execute under (the service's, from its current settings) and
+    ``max_run_seconds`` how long one may take."""
 
     def __init__(
         self,
@@ -41,10 +42,12 @@ class RunManager:
         kb: KnowledgeBase,
         workers: int = 2,
         policy: Callable[[], AppPolicy | None] = lambda: None,
+        max_run_seconds: float | None = None,
     ) -> None:
         self.runs = runs
         self.kb = kb
         self.policy = policy
+        self.max_run_seconds = max_run_seconds
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=workers, thread_name_prefix="ragmeter-run"
         )
@@ -82,7 +85,13 @@ class RunManager:
                     return
                 active.loop = asyncio.get_running_loop()
                 active.task = asyncio.current_task()
-            await execute_run(self.runs, self.kb, run_id, policy=self.policy())
+            await execute_run(
+                self.runs,
+                self.kb,
+                run_id,
+                policy=self.policy(),
+                max_seconds=self.max_run_seconds,
+            )
 
         try:
             asyncio.run(main())

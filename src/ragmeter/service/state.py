@@ -60,6 +60,7 @@ class Services:
                 kb,
                 workers=settings.server.workers,
                 policy=lambda: AppPolicy.from_settings(kb.settings),
+                max_run_seconds=settings.server.max_run_hours * 3600,
             ),
             prompts=PromptStore(kb.store),
             apps=AppStore(kb.store),
