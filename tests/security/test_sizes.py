@@ -163,3 +163,28 @@ def test_a_run_longer_than_its_budget_stops_and_an_app_that_never_answers_stops_
             message = failure(stuck, 502)
             assert "does not answer within its 1 s timeout" in message
     assert sum(endpoint.asked.values()) < len(queries) * 3 + 2  # not three tries per row
+
+
+def test_a_run_that_stores_more_than_its_budget_stops(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Results copy each row's data per metric: a small request with wide rows and many
+    metrics would store hundreds of times its size. Past ``[server] max_run_mb`` the run
+    stops, keeping its rows, resumable; results come back in pages of bounded bytes."""
+    home = tmp_path_factory.mktemp("storage-home")
+    (home / "ragmeter.toml").write_text("[server]\nmax_run_mb = 0.2\n", encoding="utf-8")
+    wide = ["x" * 2000 + f" chunk {i}" for i in range(10)]  # 20 KB of contexts per row
+    rows = [{"query": f"q{i}", "contexts": wide, "factual": wide[:1]} for i in range(200)]
+    body = {
+        "scene_key": "dataset",
+        "evaluate_metrics": [f"mrr@{k}" for k in range(1, 11)],
+        "datasets": rows,
+        "parallel_num": 1,
+    }
+    with ServiceProcess(home) as server, server.client() as http:
+        response = http.post("/evaluate/evaluation", json=body)
+        message = failure(response, 400)
+        assert "stored more than 0.2 MB" in message and "[server] max_run_mb" in message
+        run_id = response.headers["X-Ragmeter-Run-Id"]
+        info = data(http.get(f"/evaluate/runs/{run_id}"))
+    assert info["resumable"] and 0 < info["progress"]["done"] < 20  # stopped early

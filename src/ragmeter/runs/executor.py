@@ -8,8 +8,10 @@ store, so none is lost and none is done twice."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ragmeter._public import internal_reference
@@ -18,12 +20,13 @@ from ragmeter.errors import EmbeddingError, JudgeError, LimitError, RagmeterErro
 from ragmeter.knowledge import KnowledgeBase
 from ragmeter.metrics.context import EmbeddingBatcher, EvaluationContext
 from ragmeter.reports import ResultRecord
+from ragmeter.reports.report import json_default
 from ragmeter.runs.evaluate import build_records, score_rows, usage_since, usage_snapshot
 from ragmeter.runs.plan import RunPlan, build_plan
 from ragmeter.runs.request import RunSpec
 from ragmeter.runs.store import RunState, RunStore, add_usage
 
-__all__ = ["execute_run"]
+__all__ = ["RunLimits", "execute_run"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -125,21 +128,48 @@ async def _next_items(queue: asyncio.Queue[Any], runs: RunStore, run_id: str) ->
         return items
 
 
+@dataclass(frozen=True)
+class RunLimits:
+    """What one execution of a run may take (the service's ``[server]`` limits); past either
+    the run stops, keeping its rows, resumable."""
+
+    max_seconds: float | None = None
+    max_bytes: int | None = None
+
+
+def _stored_bytes(records: list[ResultRecord]) -> int:
+    """About what ``records`` take in the store: their predictions, contexts and rows."""
+    return sum(
+        len(json.dumps([r.prediction, r.contexts, r.raw_dataset], default=json_default))
+        for r in records
+    )
+
+
 async def _commit_loop(
     runs: RunStore,
     run_id: str,
     queue: asyncio.Queue[Any],
     workers: int,
     usage: Callable[[], dict[str, float]],
+    max_bytes: int | None,
 ) -> None:
     """Commit rows as they finish until every worker is done; re-raise a worker's failure
-    once the rows finished before it are stored; ``_Stopped`` when the run stopped."""
+    once the rows finished before it are stored; ``_Stopped`` when the run stopped; a
+    ``LimitError`` once the rows stored pass ``max_bytes``."""
+    stored = 0
     while workers:
         items = await _next_items(queue, runs, run_id)
         workers -= sum(item is _WORKER_DONE for item in items)
         records = [r for item in items if isinstance(item, list) for r in item]
         if records and await _commit(runs, run_id, records, usage()) != "running":
             raise _Stopped
+        stored += _stored_bytes(records) if max_bytes is not None else 0
+        if max_bytes is not None and stored > max_bytes:
+            raise LimitError(
+                f"the run stored more than {max_bytes / 1_000_000:g} MB of results; fewer "
+                "rows or metrics per run, or resume it to go on",
+                setting="[server] max_run_mb",
+            )
         failures = [item for item in items if isinstance(item, BaseException)]
         if failures:
             raise failures[0]
@@ -161,7 +191,7 @@ async def _keep_leftovers(
 
 
 async def _run_rows(
-    plan: RunPlan, runs: RunStore, run_id: str, todo: list[int], max_seconds: float | None
+    plan: RunPlan, runs: RunStore, run_id: str, todo: list[int], limits: RunLimits
 ) -> None:
     record = await asyncio.to_thread(runs.get, run_id)
     base_usage = dict(record.usage or {})
@@ -179,10 +209,10 @@ async def _run_rows(
     workers = [asyncio.create_task(_row_worker(plan, feed, batcher, queue)) for _ in range(count)]
     try:
         try:
-            async with asyncio.timeout(max_seconds):
-                await _commit_loop(runs, run_id, queue, count, usage)
+            async with asyncio.timeout(limits.max_seconds):
+                await _commit_loop(runs, run_id, queue, count, usage, limits.max_bytes)
         except TimeoutError:
-            hours = (max_seconds or 0) / 3600
+            hours = (limits.max_seconds or 0) / 3600
             raise LimitError(
                 f"the run took longer than {hours:g} h; resume it to go on",
                 setting="[server] max_run_hours",
@@ -219,14 +249,14 @@ async def _execute(
     kb: KnowledgeBase,
     run_id: str,
     policy: AppPolicy | None,
-    max_seconds: float | None,
+    limits: RunLimits,
 ) -> None:
     plan: RunPlan | None = None
     try:
         plan = await asyncio.to_thread(_plan, runs, kb, run_id, policy)
         done = await asyncio.to_thread(runs.finished_rows, run_id)
         todo = [i for i in range(len(plan.rows)) if i not in done]
-        await _run_rows(plan, runs, run_id, todo, max_seconds)
+        await _run_rows(plan, runs, run_id, todo, limits)
     finally:
         if plan is not None:
             await plan.aclose()
@@ -238,17 +268,17 @@ async def execute_run(
     run_id: str,
     *,
     policy: AppPolicy | None = None,
-    max_seconds: float | None = None,
+    limits: RunLimits | None = None,
 ) -> None:
     """Take a pending run to done, failed or cancelled. An ``asyncio.CancelledError`` (a
     cancel request) leaves the run cancelled and resumable; a state set meanwhile by someone
     else (a cancel, an interrupt) is never overwritten. The service gives its app ``policy``
-    and a time budget (``max_seconds``, past which the run fails, resumable); the command line
-    runs apps without a policy and without a budget."""
+    and its ``limits`` (past them the run fails, resumable); the command line runs apps
+    without a policy and runs without limits."""
     if not await asyncio.to_thread(runs.start, run_id):
         return  # cancelled before a worker got to it
     try:
-        await _execute(runs, kb, run_id, policy, max_seconds)
+        await _execute(runs, kb, run_id, policy, limits or RunLimits())
     except (asyncio.CancelledError, _Stopped):
         await _finish(runs, run_id, "cancelled")
     except StoreError as exc:  # its text may hold SQL and parameters: kept for the log

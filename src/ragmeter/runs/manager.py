@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ragmeter.apps import AppPolicy
 from ragmeter.knowledge import KnowledgeBase
-from ragmeter.runs.executor import execute_run
+from ragmeter.runs.executor import RunLimits, execute_run
 from ragmeter.runs.store import RunStore
 
 __all__ = ["RunManager"]
@@ -34,7 +34,7 @@ class _Active:
 class RunManager:
     """Queues runs onto ``workers`` threads; ``cancel`` stops one between rows. ``policy`` gives
     the app policy runs execute under (the service's, from its current settings) and
-    ``max_run_seconds`` how long one may take."""
+    ``limits`` what one may take."""
 
     def __init__(
         self,
@@ -42,12 +42,12 @@ class RunManager:
         kb: KnowledgeBase,
         workers: int = 2,
         policy: Callable[[], AppPolicy | None] = lambda: None,
-        max_run_seconds: float | None = None,
+        limits: RunLimits | None = None,
     ) -> None:
         self.runs = runs
         self.kb = kb
         self.policy = policy
-        self.max_run_seconds = max_run_seconds
+        self.limits = limits
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=workers, thread_name_prefix="ragmeter-run"
         )
@@ -90,7 +90,7 @@ class RunManager:
                 self.kb,
                 run_id,
                 policy=self.policy(),
-                max_seconds=self.max_run_seconds,
+                limits=self.limits,
             )
 
         try:

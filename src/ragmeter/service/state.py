@@ -14,6 +14,7 @@ from ragmeter.config import Settings, config_path, load_settings
 from ragmeter.errors import ConfigError
 from ragmeter.knowledge import KnowledgeBase
 from ragmeter.prompts import PromptStore
+from ragmeter.runs.executor import RunLimits
 from ragmeter.runs.manager import RunManager
 from ragmeter.runs.store import RunStore
 
@@ -60,7 +61,10 @@ class Services:
                 kb,
                 workers=settings.server.workers,
                 policy=lambda: AppPolicy.from_settings(kb.settings),
-                max_run_seconds=settings.server.max_run_hours * 3600,
+                limits=RunLimits(
+                    max_seconds=settings.server.max_run_hours * 3600,
+                    max_bytes=int(settings.server.max_run_mb * 1_000_000),
+                ),
             ),
             prompts=PromptStore(kb.store),
             apps=AppStore(kb.store),

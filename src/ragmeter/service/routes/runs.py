@@ -24,6 +24,8 @@ Deps = Annotated[Services, Depends(services)]
 Offset = Annotated[int, Query(ge=0, le=2**31)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
 State = Literal["pending", "running", "done", "failed", "cancelled"]
+#: a page of results stops once it holds about this many bytes
+PAGE_BYTES = 16_000_000
 
 
 @router.post("", status_code=status.HTTP_202_ACCEPTED)
@@ -53,9 +55,18 @@ def get_run(run_id: str, svc: Deps) -> Result[RunInfo]:
 def results(
     run_id: str, svc: Deps, offset: Offset = 0, limit: Limit = 100
 ) -> Result[Page[ResultItem]]:
-    """Stored results in row order; a null ``score`` has its reason in ``error``."""
+    """Stored results in row order; a null ``score`` has its reason in ``error``. A page
+    holds at most ``limit`` items and stops early past about 16 MB: page on by the number of
+    items it holds."""
     found, total = svc.runs.results(run_id, offset, limit)
-    items = [ResultItem.model_validate(result_dict(r)) for r in found]
+    items: list[ResultItem] = []
+    size = 0
+    for row in found:
+        item = ResultItem.model_validate(result_dict(row))
+        items.append(item)
+        size += len(item.model_dump_json())
+        if size > PAGE_BYTES:
+            break
     return ok(Page[ResultItem](items=items, total=total, offset=offset, limit=limit))
 
 
