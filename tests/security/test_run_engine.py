@@ -322,4 +322,5 @@ def test_an_internal_failure_stores_a_reference_and_logs_the_details(
     reference = record.error.split("reference ")[1].split(",")[0]
     assert record.error == f"internal error; reference {reference}, see the server log"
     logged = [r for r in caplog.records if reference in r.getMessage()]
-    assert logged and logged[0].exc_info is not None  # the details are in the log
+    assert logged and "Traceback" in logged[0].getMessage()  # the details are in the log
+    assert str(failure).split(" at ")[0].split(": ")[0] in logged[0].getMessage()

@@ -187,4 +187,4 @@ def test_a_run_that_stores_more_than_its_budget_stops(
         assert "stored more than 0.2 MB" in message and "[server] max_run_mb" in message
         run_id = response.headers["X-Ragmeter-Run-Id"]
         info = data(http.get(f"/evaluate/runs/{run_id}"))
-    assert info["resumable"] and 0 < info["progress"]["done"] < 20  # stopped early
+    assert info["resumable"] and 0 < info["progress"]["done"] < 100  # stopped early
