@@ -5,6 +5,7 @@ in for the attacker's listener or an internal service. Its replies depend on the
 - ``/huge?mb=N``: a valid JSON reply of N megabytes, streamed
 - ``/error``: 500 with a body holding ``BODY_SECRET``
 - ``/html``: 200 text/html holding ``BODY_SECRET``
+- ``/bigint``: 200 JSON whose answer holds an integer of 5,000 digits (Python refuses to read it)
 - anything else: 404
 """
 
@@ -48,6 +49,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(500, "text/plain", f"stack trace with {BODY_SECRET}".encode())
         elif url.path == "/html":
             self._send(200, "text/html", f"<html>{BODY_SECRET}</html>".encode())
+        elif url.path == "/bigint":
+            self._send(200, "application/json", b'{"answer": ' + b"9" * 5000 + b"}")
         else:
             self._send(404, "text/plain", b"no such path")
 

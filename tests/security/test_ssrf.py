@@ -117,11 +117,12 @@ def test_allowed_hosts_work_and_errors_never_quote_the_body(
         data(http.post("/apps", json=_http_app("good", listener.url())), 201)
         rows = data(_evaluate(http, "good"))
         assert rows[0][0]["prediction"] == "AWEL has three layers."
-        for name, path in (("err", "/error"), ("page", "/html")):
+        for name, path in (("err", "/error"), ("page", "/html"), ("int", "/bigint")):
             data(http.post("/apps", json=_http_app(name, listener.url(path))), 201)
             result = data(_evaluate(http, name))[0][0]
             assert result["score"] is None and BODY_SECRET not in result["error"]
             assert "bytes" in result["error"], result["error"]  # says what came back
+            assert "digits" not in result["error"]  # a reply Python cannot read: not its error
 
 
 def test_a_name_that_rebinds_to_loopback_is_refused_at_connection(listener: Listener) -> None:

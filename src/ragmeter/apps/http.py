@@ -182,8 +182,9 @@ class HttpApp:
             raise AppError(f"{self.where} answered {reply.describe(quote)}")
         try:
             data = json.loads(reply.body)
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-            raise AppError(f"{self.where} did not answer JSON ({reply.describe(quote)})") from None
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, an integer too long
+            problem = f"did not answer usable JSON ({reply.describe(quote)})"
+            raise AppError(f"{self.where} {problem}") from None
         answer = dig(data, self.answer_key)
         if answer is MISSING:
             found = ""
