@@ -232,9 +232,9 @@ def _format_value(value: ParamValue) -> str:
 def _split_spec(text: str) -> tuple[str, str | None, str | None]:
     """``(name, parameters or None, k or None)`` of a spec, cut at ``(``, ``)`` and ``@`` and
     stripped in Python: no pattern that could backtrack over a long run of spaces."""
-    head, at, k = text.partition("@")
-    if at and "@" in k:
-        raise MetricError(f"cannot parse metric '{text}': more than one '@'")
+    at = text.rfind("@")
+    has_k = at > text.rfind(")")  # an '@' inside the parameters is part of a value
+    head, k = (text[:at], text[at + 1 :]) if has_k else (text, "")
     head = head.strip()
     params = None
     if "(" in head or ")" in head:
@@ -244,7 +244,7 @@ def _split_spec(text: str) -> tuple[str, str | None, str | None]:
         head, params = name.strip(), rest[:-1]
     if not _NAME.match(head):
         raise MetricError(f"cannot parse metric '{text}'; {_FORM}")
-    return head, params, (k.strip() if at else None)
+    return head, params, (k.strip() if has_k else None)
 
 
 def _parse_params(params: str, text: str) -> tuple[tuple[str, ParamValue], ...]:
@@ -316,5 +316,11 @@ def create_metric(spec: str | MetricSpec, *, top_k: int | None = None) -> Any:
         )
     by_class_name = entry.class_name is not None and parsed.name.lower() == entry.class_name.lower()
     base = entry.class_name if by_class_name and entry.class_name else entry.name
-    metric.metric_name = str(MetricSpec(base, parsed.params, parsed.k))
+    name = str(MetricSpec(base, parsed.params, parsed.k))
+    if len(name) > MAX_SPEC_CHARS:  # written out canonically (1e9 -> 1000000000.0), it grew
+        raise LimitError(
+            f"metric '{name[:40]}...' is {len(name):,} characters long as stored",
+            setting=f"a metric spec holds at most {MAX_SPEC_CHARS} characters",
+        )
+    metric.metric_name = name
     return metric
