@@ -134,7 +134,10 @@ ErrorKind = Literal["upstream", "input", "metric"]
 
 def error_kind(exc: BaseException) -> ErrorKind:
     """The kind of a null score caused by ``exc``: a judge, embedder or network failure is
-    ``upstream``, anything else a metric's ``metric`` bug."""
+    ``upstream``, a row over a limit (a judge prompt too long) ``input``, anything else a
+    metric's ``metric`` bug."""
     if isinstance(exc, JudgeError | EmbeddingError | OSError):  # OSError: network, timeouts
         return "upstream"
+    if isinstance(exc, LimitError):
+        return "input"
     return "metric"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import ragmeter
-from ragmeter.errors import MetricError, NotFoundError
+from ragmeter.errors import LimitError, MetricError, NotFoundError
 from ragmeter.metrics import (
     BaseEvaluationResult,
     RetrieverEvaluationMetric,
@@ -45,6 +45,8 @@ def clean_registry() -> Iterator[list[str]]:
         ("mrr(match=overlap,threshold=0.7)@5", MetricSpec("mrr", (("match", "overlap"), ("threshold", 0.7)), 5)),
         ("retrieval_similarity(reduce=first)", MetricSpec("retrieval_similarity", (("reduce", "first"),))),
         (" P @ 3 ", MetricSpec("P", (), 3)),
+        ("x(at=a@b)@2", MetricSpec("x", (("at", "a@b"),), 2)),  # '@' in a value is the value's
+        ("x(at=a@b)", MetricSpec("x", (("at", "a@b"),))),
     ],
 )  # fmt: skip
 def test_specs_parse_and_round_trip(text: str, spec: MetricSpec) -> None:
@@ -52,10 +54,29 @@ def test_specs_parse_and_round_trip(text: str, spec: MetricSpec) -> None:
     assert parse_metric_spec(str(spec)) == spec
 
 
-@pytest.mark.parametrize("text", ["ndcg@", "ndcg@0", "nd cg", "mrr(match)", "__import__('os')"])
+@pytest.mark.parametrize(
+    "text",
+    ["ndcg@", "ndcg@0", "nd cg", "mrr(match)", "__import__('os')", "mrr@@3", "mrr(a=(b))",
+     "mrr(a=b", "mrr)(", "a@b@3", "mrr@1.5", "mrr@-3", "mrr@²", "mrr@" + "9" * 150],
+)  # fmt: skip
 def test_bad_specs(text: str) -> None:
     with pytest.raises(MetricError):
         create_metric(text)
+
+
+def test_specs_are_capped_as_written_and_as_stored() -> None:
+    with pytest.raises(LimitError, match="at most 200 characters"):
+        parse_metric_spec("mrr(match=a" + " " * 40_000 + "b)")
+    grows = "AnswerRelevancyMetric(" + ",".join(["passing_score=1e9"] * 9) + ")"
+    assert len(grows) <= 200 and parse_metric_spec(grows)  # 1e9 is stored as 1000000000.0
+    with pytest.raises(LimitError, match="as stored"):
+        create_metric(grows)
+
+
+@pytest.mark.parametrize("key", ["judge", "embedder"])
+def test_object_parameters_are_refused_naming_them(key: str) -> None:
+    with pytest.raises(MetricError, match=f"parameter '{key}' takes an object"):
+        create_metric(f"AnswerRelevancyMetric({key}=x)")
 
 
 @pytest.mark.parametrize(

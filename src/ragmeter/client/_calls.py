@@ -156,8 +156,9 @@ def create_space(name: str, description: str, embedder: str | None) -> Call[Spac
     return Call("POST", "/knowledge/spaces", _model(SpaceInfo), json=body)
 
 
-def spaces() -> Call[list[SpaceInfo]]:
-    return Call("GET", "/knowledge/spaces", _model(list[SpaceInfo]))
+def spaces(offset: int = 0, limit: int = 1000) -> Call[list[SpaceInfo]]:
+    params = {"offset": offset, "limit": limit}
+    return Call("GET", "/knowledge/spaces", _model(list[SpaceInfo]), params=params)
 
 
 def space(key: str | int) -> Call[SpaceInfo]:
@@ -175,8 +176,10 @@ def upload_documents(
     return Call("POST", f"/knowledge/spaces/{key}/documents", _model(AddOut), files=files)
 
 
-def documents(key: str | int) -> Call[list[DocumentInfo]]:
-    return Call("GET", f"/knowledge/spaces/{key}/documents", _model(list[DocumentInfo]))
+def documents(key: str | int, offset: int = 0, limit: int = 1000) -> Call[list[DocumentInfo]]:
+    path = f"/knowledge/spaces/{key}/documents"
+    params = {"offset": offset, "limit": limit}
+    return Call("GET", path, _model(list[DocumentInfo]), params=params)
 
 
 def chunks(key: str | int, doc_name: str | None, offset: int, limit: int) -> Call[Page[ChunkInfo]]:
@@ -203,8 +206,9 @@ def add_prompt(body: dict[str, Any]) -> Call[PromptOut]:
     return Call("POST", "/prompts", _model(PromptOut), json=body)
 
 
-def prompts() -> Call[list[PromptOut]]:
-    return Call("GET", "/prompts", _model(list[PromptOut]))
+def prompts(offset: int = 0, limit: int = 1000) -> Call[list[PromptOut]]:
+    params = {"offset": offset, "limit": limit}
+    return Call("GET", "/prompts", _model(list[PromptOut]), params=params)
 
 
 def prompt(code: str, method: str = "GET") -> Call[PromptOut]:
@@ -215,8 +219,9 @@ def add_app(name: str, config: Mapping[str, Any]) -> Call[AppOut]:
     return Call("POST", "/apps", _model(AppOut), json={"name": name, "config": dict(config)})
 
 
-def apps() -> Call[list[AppOut]]:
-    return Call("GET", "/apps", _model(list[AppOut]))
+def apps(offset: int = 0, limit: int = 1000) -> Call[list[AppOut]]:
+    params = {"offset": offset, "limit": limit}
+    return Call("GET", "/apps", _model(list[AppOut]), params=params)
 
 
 def app(key: str | int, method: str = "GET") -> Call[AppOut]:

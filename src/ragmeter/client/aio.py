@@ -139,8 +139,9 @@ class _AsyncSpaces:
     ) -> SpaceInfo:
         return await self._c.send(calls.create_space(name, description, embedder))
 
-    async def list(self) -> builtins.list[SpaceInfo]:
-        return await self._c.send(calls.spaces())
+    async def list(self, offset: int = 0, limit: int = 1000) -> builtins.list[SpaceInfo]:
+        """At most ``limit`` (1 to 1,000) from ``offset``, by name."""
+        return await self._c.send(calls.spaces(offset, limit))
 
     async def upload(
         self, space: str | int, paths: Sequence[str | Path], names: Sequence[str] | None = None

@@ -149,8 +149,9 @@ class _Spaces:
     def create(self, name: str, description: str = "", embedder: str | None = None) -> SpaceInfo:
         return self._c.send(calls.create_space(name, description, embedder))
 
-    def list(self) -> builtins.list[SpaceInfo]:
-        return self._c.send(calls.spaces())
+    def list(self, offset: int = 0, limit: int = 1000) -> builtins.list[SpaceInfo]:
+        """At most ``limit`` (1 to 1,000) from ``offset``, by name."""
+        return self._c.send(calls.spaces(offset, limit))
 
     def get(self, space: str | int) -> SpaceInfo:
         return self._c.send(calls.space(space))
@@ -167,8 +168,11 @@ class _Spaces:
         """Add files; ``names`` (relative paths) default to the files' own names."""
         return self._c.send(calls.upload_documents(space, paths, names))
 
-    def documents(self, space: str | int) -> builtins.list[DocumentInfo]:
-        return self._c.send(calls.documents(space))
+    def documents(
+        self, space: str | int, offset: int = 0, limit: int = 1000
+    ) -> builtins.list[DocumentInfo]:
+        """At most ``limit`` (1 to 1,000) of the space's documents from ``offset``, by name."""
+        return self._c.send(calls.documents(space, offset, limit))
 
     def chunks(
         self, space: str | int, doc_name: str | None = None, offset: int = 0, limit: int = 100
@@ -211,8 +215,9 @@ class _Prompts:
         }
         return self._c.send(calls.add_prompt(body))
 
-    def list(self) -> builtins.list[PromptOut]:
-        return self._c.send(calls.prompts())
+    def list(self, offset: int = 0, limit: int = 1000) -> builtins.list[PromptOut]:
+        """At most ``limit`` (1 to 1,000) from ``offset``, by name."""
+        return self._c.send(calls.prompts(offset, limit))
 
     def get(self, code: str) -> PromptOut:
         return self._c.send(calls.prompt(code))
@@ -229,8 +234,9 @@ class _Apps:
         """``{"kind": "rag", "space": ..., "model": ...}`` or ``{"kind": "http", "url": ...}``."""
         return self._c.send(calls.add_app(name, config))
 
-    def list(self) -> builtins.list[AppOut]:
-        return self._c.send(calls.apps())
+    def list(self, offset: int = 0, limit: int = 1000) -> builtins.list[AppOut]:
+        """At most ``limit`` (1 to 1,000) from ``offset``, by name."""
+        return self._c.send(calls.apps(offset, limit))
 
     def get(self, app: str | int) -> AppOut:
         return self._c.send(calls.app(app))

@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ragmeter.datasets.row import FIELD_ALIASES, LIST_FIELDS, MAX_DEPTH, Row, row_from_mapping
+from ragmeter.datasets.row import (
+    FIELD_ALIASES,
+    LIST_FIELDS,
+    MAX_DEPTH,
+    MAX_INT_DIGITS,
+    Row,
+    TooLongNumber,
+    row_from_mapping,
+)
 from ragmeter.errors import DatasetError, LimitError
 
 if TYPE_CHECKING:
@@ -186,10 +194,22 @@ def _undecodable_line(path: Path) -> int:
     return line
 
 
+def _int(text: str) -> int | TooLongNumber:
+    """A JSON integer, unless it is too long to convert: then its length, which the row
+    check reports naming the field (``int()`` refuses over 4,300 digits, and slowly)."""
+    digits = len(text) - text.startswith("-")
+    return TooLongNumber(digits) if digits > MAX_INT_DIGITS else int(text)
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` for rows: an integer too long to convert is left for the row check."""
+    return json.loads(text, parse_int=_int)
+
+
 def _parse_json(text: str, name: str, line: int | None = None) -> Any:
     """JSON from one line or file; invalid or too deeply nested JSON names where."""
     try:
-        return json.loads(text)
+        return _loads(text)
     except json.JSONDecodeError as exc:
         at = f"at column {exc.colno}" if line is not None else f"at line {exc.lineno}"
         raise DatasetError(f"invalid JSON: {exc.msg} {at}", source=name, line=line) from None
@@ -250,7 +270,7 @@ def _parse_csv_record(record: dict[str, Any], name: str, row: int, line: int) ->
             parsed[key] = _parse_list_cell(cell, canonical == "doc_name")
         elif canonical == "metadata":
             try:
-                parsed[key] = json.loads(cell)
+                parsed[key] = _loads(cell)
             except (json.JSONDecodeError, RecursionError):
                 raise DatasetError(
                     "expected a JSON object", row=row, field="metadata", source=name, line=line
@@ -265,7 +285,7 @@ def _parse_list_cell(cell: str, allow_scalar: bool) -> Any:
     text = cell.strip()
     if text.startswith("["):
         try:
-            return json.loads(text)
+            return _loads(text)
         except (json.JSONDecodeError, RecursionError):
             try:
                 return ast.literal_eval(text)  # lists written by str(list), as RAGAS exports

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import reprlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,7 +11,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ragmeter.errors import DatasetError
 
-__all__ = ["FIELD_ALIASES", "MAX_DEPTH", "Row", "nesting_depth", "row_from_mapping"]
+__all__ = [
+    "FIELD_ALIASES",
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "Row",
+    "TooLongNumber",
+    "nesting_depth",
+    "row_from_mapping",
+]
 
 #: alias -> canonical field name (canonical names map to themselves).
 FIELD_ALIASES: dict[str, str] = {
@@ -49,6 +58,25 @@ _EXPECTED: dict[str, str] = {
 #: how deep a row may nest (the row object is level 1) unless a caller gives its own limit;
 #: far below what Python's JSON and validation can recurse through
 MAX_DEPTH = 64
+
+#: digits of an integer in a row: far beyond any id or count, and within what Python turns
+#: into text (4,300 digits), which every message, JSON answer and stored row needs
+MAX_INT_DIGITS = 1000
+_INT_CAP = 10**MAX_INT_DIGITS
+
+
+class TooLongNumber:
+    """An integer a JSON reader met with more than ``MAX_INT_DIGITS`` digits, kept as its
+    length (never converted) so that the row check can name the field that holds it."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+    def __repr__(self) -> str:
+        return f"<an integer of {self.digits:,} digits>"
+
 
 LIST_FIELDS = frozenset(
     {"reference_contexts", "retrieved_contexts", "retrieved_ids", "reference_ids"}
@@ -100,7 +128,7 @@ def _canonical_fields(raw: Mapping[str, Any], row: int) -> dict[str, Any]:
     extra: dict[str, Any] = {}
     for key, value in raw.items():
         if not isinstance(key, str):
-            raise DatasetError(f"field names must be strings, got {key!r}", row=row)
+            raise DatasetError(f"field names must be strings, got {_describe(key)}", row=row)
         canonical = FIELD_ALIASES.get(key)
         if canonical is None:
             extra[key] = value
@@ -120,11 +148,30 @@ def _canonical_fields(raw: Mapping[str, Any], row: int) -> dict[str, Any]:
     return fields
 
 
+class _ShortRepr(reprlib.Repr):
+    """A repr bounded in length whatever the value: long strings and lists are cut, an
+    integer too long to print is named by its size."""
+
+    def repr_int(self, x: int, level: int) -> str:
+        if abs(x) >= _INT_CAP:
+            return f"<an integer of more than {MAX_INT_DIGITS:,} digits>"
+        return super().repr_int(x, level)
+
+
+_SHORT = _ShortRepr()
+_SHORT.maxstring = _SHORT.maxother = _SHORT.maxlong = 60
+
+
 def _describe(value: Any) -> str:
-    text = repr(value)
+    text = _SHORT.repr(value)
     if len(text) > 60:
         text = text[:57] + "..."
     return f"{type(value).__name__} {text}"
+
+
+def _field_name(key: Any) -> str:
+    """A field name for a message: a key as given (at most 100 characters), or its kind."""
+    return key[:100] if isinstance(key, str) else _describe(key)
 
 
 def nesting_depth(value: Any, limit: int) -> int:
@@ -148,12 +195,40 @@ def nesting_depth(value: Any, limit: int) -> int:
     return deepest
 
 
-def _check_depth(raw: Mapping[Any, Any], limit: int, setting: str, where: dict[str, Any]) -> None:
+def _too_long_number(value: Any) -> int | None:
+    """The digits of the first integer in ``value`` over ``MAX_INT_DIGITS`` (at least that
+    many, for one Python made), or None; walked without recursion."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, TooLongNumber):
+            return item.digits
+        if isinstance(item, int) and not isinstance(item, bool) and abs(item) >= _INT_CAP:
+            return max(MAX_INT_DIGITS + 1, int(item.bit_length() * math.log10(2)))
+        if isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
+    return None
+
+
+def _check_values(raw: Mapping[Any, Any], limit: int, setting: str, where: dict[str, Any]) -> None:
+    """DatasetError naming the field whose value nests deeper than ``limit`` or holds an
+    integer too long to write down (every message and stored row would fail on it)."""
     for key, value in raw.items():
         if 1 + nesting_depth(value, limit) > limit:
             hint = f" ({setting})" if setting else ""
             raise DatasetError(
-                f"nested deeper than {limit} levels{hint}", field=str(key)[:100], **where
+                f"nested deeper than {limit} levels{hint}", field=_field_name(key), **where
+            )
+        digits = _too_long_number(key) or _too_long_number(value)
+        if digits is not None:
+            raise DatasetError(
+                f"holds an integer of about {digits:,} digits; numbers in a row have at most "
+                f"{MAX_INT_DIGITS:,}",
+                field=_field_name(key),
+                **where,
             )
 
 
@@ -176,7 +251,7 @@ def row_from_mapping(
             source=source,
             line=line,
         )
-    _check_depth(raw, max_depth, depth_setting, {"row": row, "source": source, "line": line})
+    _check_values(raw, max_depth, depth_setting, {"row": row, "source": source, "line": line})
     fields = _canonical_fields(raw, row)
     if "query" not in fields:
         raise DatasetError(

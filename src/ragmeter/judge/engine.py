@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragmeter.errors import JudgeError, public_url
+from ragmeter.errors import JudgeError, LimitError, public_url
 from ragmeter.judge._limiter import AdaptiveLimiter, limiter_for
 from ragmeter.judge._parse import extract_json
 from ragmeter.judge.cache import CachedReply, JudgeCache, cache_key
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENCY",
+    "MAX_PROMPT_CHARS",
     "JudgeEngine",
     "JudgeSettings",
     "StructuredMode",
@@ -37,6 +38,9 @@ StructuredMode = Literal["auto", "json_schema", "json_object", "prompt"]
 UNREACHABLE_AFTER = 3
 #: requests in flight to one model when its configuration does not say
 DEFAULT_MAX_CONCURRENCY = 16
+#: characters of one prompt (all its messages): far beyond any model's context window, so a
+#: longer prompt is a row's texts gone wrong (or a template that copies them), never sent
+MAX_PROMPT_CHARS = 1_000_000
 
 
 class JudgeSettings(BaseModel):
@@ -204,6 +208,7 @@ class JudgeEngine:
     ) -> Any:
         if self.fatal is not None:
             raise JudgeError(self.fatal)
+        _check_size(messages)
         parameters = {"temperature": self.settings.temperature}
         key = cache_key(
             model=self.settings.model,
@@ -421,6 +426,17 @@ class JudgeEngine:
         """Jittered exponential delay before the next try."""
         base = min(self.settings.retry_max_delay, self.settings.retry_base_delay * 2**attempt)
         return float(base) * random.uniform(0.5, 1.5)
+
+
+def _check_size(messages: list[dict[str, str]]) -> None:
+    """LimitError (the row's failure, of kind input) for a prompt over ``MAX_PROMPT_CHARS``."""
+    size = sum(len(m["content"]) for m in messages)
+    if size > MAX_PROMPT_CHARS:
+        raise LimitError(
+            f"the judge prompt holds {size:,} characters, too many to send: the row's texts "
+            "are too long for a judge",
+            setting=f"at most {MAX_PROMPT_CHARS:,} characters per judge prompt",
+        )
 
 
 def _reask(problem: str, structured: bool) -> str:

@@ -120,7 +120,8 @@ class KnowledgeBase:
             ).one()
             return _space_info(record, int(documents), int(chunks))
 
-    def spaces(self) -> list[SpaceInfo]:
+    def spaces(self, offset: int = 0, limit: int | None = None) -> list[SpaceInfo]:
+        """Spaces by name with their counts; ``offset`` and ``limit`` page them."""
         with self.store.session() as session:
             counts = {
                 space_id: (int(n), int(c or 0))
@@ -132,7 +133,8 @@ class KnowledgeBase:
                     ).group_by(DocumentRecord.space_id)
                 )
             }
-            records = session.scalars(select(SpaceRecord).order_by(SpaceRecord.name)).all()
+            query = select(SpaceRecord).order_by(SpaceRecord.name).offset(offset).limit(limit)
+            records = session.scalars(query).all()
             return [_space_info(r, *counts.get(r.id, (0, 0))) for r in records]
 
     def delete_space(self, space: str | int) -> SpaceInfo:
@@ -149,13 +151,18 @@ class KnowledgeBase:
 
     # -- documents and chunks ---------------------------------------------------------------
 
-    def documents(self, space: str | int) -> list[DocumentInfo]:
+    def documents(
+        self, space: str | int, offset: int = 0, limit: int | None = None
+    ) -> list[DocumentInfo]:
+        """A space's documents by name; ``offset`` and ``limit`` page them."""
         with self.store.session() as session:
             record = self._record(session, space)
             rows = session.scalars(
                 select(DocumentRecord)
                 .where(DocumentRecord.space_id == record.id)
                 .order_by(DocumentRecord.name)
+                .offset(offset)
+                .limit(limit)
             ).all()
             return [_document_info(r) for r in rows]
 

@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, TypeVar
 
-from ragmeter.errors import MetricError, NotFoundError
+from ragmeter.errors import LimitError, MetricError, NotFoundError
 from ragmeter.metrics.base import EvaluationMetric
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "MAX_SPEC_CHARS",
+    "OBJECT_PARAMETERS",
     "MetricSpec",
     "Registry",
     "RegistryEntry",
@@ -179,10 +181,19 @@ def _snake_case(text: str) -> str:
 
 # -- specs -------------------------------------------------------------------------------
 
-_SPEC = re.compile(
-    r"^\s*(?P<name>[A-Za-z_][\w.\-]*)\s*(?:\((?P<params>[^()]*)\))?\s*(?:@\s*(?P<k>\d+))?\s*$"
-)
-_PARAM = re.compile(r"^\s*(?P<key>[A-Za-z_]\w*)\s*=\s*(?P<value>[^,]*?)\s*$")
+#: the longest spec accepted: the length of a stored result's ``metric_name``, which is the spec
+MAX_SPEC_CHARS = 200
+#: the largest ``@k``: far beyond any retrieval depth (the service caps it lower still)
+MAX_K = 2**31 - 1
+#: parameters that must be objects, which a spec (text) cannot give -> what is used instead
+OBJECT_PARAMETERS: dict[str, str] = {
+    "judge": "the evaluation's judge is used (context.model, --judge-model)",
+    "embedder": "the evaluation's embedder is used (context.embedding_model, --embedding-model)",
+}
+
+_NAME = re.compile(r"[A-Za-z_][\w.\-]*\Z")
+_KEY = re.compile(r"[A-Za-z_]\w*\Z")
+_FORM = "expected name, name@k or name(key=value,...)@k"
 
 
 @dataclass(frozen=True)
@@ -218,24 +229,57 @@ def _format_value(value: ParamValue) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+def _split_spec(text: str) -> tuple[str, str | None, str | None]:
+    """``(name, parameters or None, k or None)`` of a spec, cut at ``(``, ``)`` and ``@`` and
+    stripped in Python: no pattern that could backtrack over a long run of spaces."""
+    at = text.rfind("@")
+    has_k = at > text.rfind(")")  # an '@' inside the parameters is part of a value
+    head, k = (text[:at], text[at + 1 :]) if has_k else (text, "")
+    head = head.strip()
+    params = None
+    if "(" in head or ")" in head:
+        name, _, rest = head.partition("(")
+        if not rest.endswith(")") or "(" in rest or ")" in rest[:-1]:
+            raise MetricError(f"cannot parse metric '{text}'; {_FORM}")
+        head, params = name.strip(), rest[:-1]
+    if not _NAME.match(head):
+        raise MetricError(f"cannot parse metric '{text}'; {_FORM}")
+    return head, params, (k.strip() if has_k else None)
+
+
+def _parse_params(params: str, text: str) -> tuple[tuple[str, ParamValue], ...]:
+    parsed: list[tuple[str, ParamValue]] = []
+    if not params.strip():
+        return ()
+    for part in params.split(","):
+        key, equals, value = part.partition("=")
+        key = key.strip()
+        if not equals or not _KEY.match(key):
+            raise MetricError(f"cannot parse parameter '{part.strip()}' in metric '{text}'")
+        parsed.append((key, _parse_value(value.strip())))
+    return tuple(parsed)
+
+
+def _parse_k(k: str, text: str) -> int:
+    if not (k.isascii() and k.isdigit()) or len(k) > len(str(MAX_K)) or not 1 <= int(k) <= MAX_K:
+        raise MetricError(f"metric '{text}': @k must be a whole number from 1 to {MAX_K}")
+    return int(k)
+
+
 def parse_metric_spec(text: str) -> MetricSpec:
-    """Parse ``ndcg@10``, ``RetrieverMRRMetric`` or ``mrr(match=overlap)@5``; never eval'd."""
-    match = _SPEC.match(text)
-    if match is None:
-        raise MetricError(
-            f"cannot parse metric '{text}'; expected name, name@k or name(key=value,...)@k"
+    """Parse ``ndcg@10``, ``RetrieverMRRMetric`` or ``mrr(match=overlap)@5``; never eval'd.
+    A spec is at most ``MAX_SPEC_CHARS`` long (the length of a stored metric name)."""
+    if len(text) > MAX_SPEC_CHARS:
+        raise LimitError(
+            f"metric '{text[:40]}...' is {len(text):,} characters long",
+            setting=f"a metric spec holds at most {MAX_SPEC_CHARS} characters",
         )
-    params: list[tuple[str, ParamValue]] = []
-    if match["params"] and match["params"].strip():
-        for part in match["params"].split(","):
-            pm = _PARAM.match(part)
-            if pm is None:
-                raise MetricError(f"cannot parse parameter '{part.strip()}' in metric '{text}'")
-            params.append((pm["key"], _parse_value(pm["value"])))
-    k = int(match["k"]) if match["k"] is not None else None
-    if k is not None and k < 1:
-        raise MetricError(f"metric '{text}': @k must be at least 1")
-    return MetricSpec(match["name"], tuple(params), k)
+    name, params, k = _split_spec(text)
+    return MetricSpec(
+        name,
+        _parse_params(params, text) if params is not None else (),
+        _parse_k(k, text) if k is not None else None,
+    )
 
 
 def create_metric(spec: str | MetricSpec, *, top_k: int | None = None) -> Any:
@@ -248,6 +292,12 @@ def create_metric(spec: str | MetricSpec, *, top_k: int | None = None) -> Any:
     """
     parsed = parse_metric_spec(spec) if isinstance(spec, str) else spec
     entry = registry.get("metric", parsed.name)
+    objects = [key for key, _ in parsed.params if key in OBJECT_PARAMETERS]
+    if objects:
+        raise MetricError(
+            f"metric '{parsed.name}': parameter '{objects[0]}' takes an object, which a metric "
+            f"name cannot give; {OBJECT_PARAMETERS[objects[0]]}"
+        )
     kwargs: dict[str, Any] = dict(parsed.params)
     k = parsed.k
     if k is not None and not entry.takes_k:
@@ -266,5 +316,11 @@ def create_metric(spec: str | MetricSpec, *, top_k: int | None = None) -> Any:
         )
     by_class_name = entry.class_name is not None and parsed.name.lower() == entry.class_name.lower()
     base = entry.class_name if by_class_name and entry.class_name else entry.name
-    metric.metric_name = str(MetricSpec(base, parsed.params, parsed.k))
+    name = str(MetricSpec(base, parsed.params, parsed.k))
+    if len(name) > MAX_SPEC_CHARS:  # written out canonically (1e9 -> 1000000000.0), it grew
+        raise LimitError(
+            f"metric '{name[:40]}...' is {len(name):,} characters long as stored",
+            setting=f"a metric spec holds at most {MAX_SPEC_CHARS} characters",
+        )
+    metric.metric_name = name
     return metric

@@ -10,6 +10,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from ragmeter.errors import ConfigError, ConflictError, NotFoundError, StoreError
 from ragmeter.prompts.templates import check_template
 from ragmeter.store import PromptRecord, Store, open_store
+from ragmeter.store.lookup import known_names
 
 __all__ = ["PromptStore"]
 
@@ -66,9 +67,10 @@ class PromptStore:
         with self.store.session() as session:
             record = session.scalars(select(PromptRecord).where(PromptRecord.code == code)).first()
             if record is None:
-                codes = session.scalars(select(PromptRecord.code).order_by(PromptRecord.code)).all()
-                known = ", ".join(codes) or "none yet (ragmeter prompt add CODE --file F)"
-                raise NotFoundError(f"no prompt '{code}'; known: {known}")
+                hint = "ragmeter prompt add CODE --file F"
+                known = known_names(session, PromptRecord.code, hint)
+                shown = code if len(code) <= 60 else code[:57] + "..."
+                raise NotFoundError(f"no prompt '{shown}'; known: {known}")
         if kind is not None and record.kind != kind:
             raise ConfigError(
                 f"prompt '{code}' is a {record.kind} prompt; this needs one added with "
@@ -76,9 +78,11 @@ class PromptStore:
             )
         return record
 
-    def prompts(self) -> list[PromptRecord]:
+    def prompts(self, offset: int = 0, limit: int | None = None) -> list[PromptRecord]:
+        """Prompts by code; ``offset`` and ``limit`` page them (the service's list)."""
+        query = select(PromptRecord).order_by(PromptRecord.code).offset(offset).limit(limit)
         with self.store.session() as session:
-            return list(session.scalars(select(PromptRecord).order_by(PromptRecord.code)).all())
+            return list(session.scalars(query).all())
 
     def remove(self, code: str) -> None:
         record = self.get(code)

@@ -4,7 +4,8 @@ Templates hold plain fields: ``{query}``, ``{context}``, ``{answer}``; a literal
 twice (``{{`` and ``}}``). Format specs (``{query:>100000000}``), conversions (``{query!r}``) and
 attribute or index access (``{query.__class__}``, ``{query[0]}``) are refused wherever a template
 enters, and ``render_template`` substitutes plain fields only, so a template can never pad, convert
-or reach into a value.
+or reach into a value. Each field appears at most once, so a prompt is never longer than the
+template plus the row's texts (``{context}`` written 10,000 times would copy them 10,000 times).
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ def _parse(template: str) -> tuple[tuple[str, str | None], ...]:
     except ValueError as exc:
         raise ConfigError(f"the template does not parse ({exc}); {_BRACES}") from None
     pieces: list[tuple[str, str | None]] = []
+    seen: set[str] = set()
     for literal, name, spec, conversion in parsed:
         if name is not None:
             why = _refusal(name, spec or "", conversion)
@@ -83,6 +85,13 @@ def _parse(template: str) -> tuple[tuple[str, str | None], ...]:
                     f"template field {shown}: {why}; a template holds plain fields such as "
                     f"{{query}} ({_BRACES})"
                 )
+            if name in seen:
+                shown = name if len(name) <= _SHOWN else name[: _SHOWN - 3] + "..."
+                raise ConfigError(
+                    f"template field {{{shown}}} appears more than once; each field may appear "
+                    "once (a repeated field copies the row's text into the prompt again)"
+                )
+            seen.add(name)
         pieces.append((literal, name))
     return tuple(pieces)
 

@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import BaseModel
 from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from ragmeter._public import public_text
 from ragmeter.errors import ConflictError, NotFoundError, StoreError
@@ -53,6 +53,10 @@ class RunInfo(BaseModel):
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+
+
+#: a dataset's rows left unread: reading them afterwards raises rather than loading silently
+_NO_ROWS = defer(DatasetRecord.rows, raiseload=True)
 
 
 def add_usage(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float]:
@@ -99,22 +103,31 @@ class RunStore:
         insert_unique(self.store, record, "dataset", name or "(unnamed)")
         return record
 
-    def dataset(self, key: str | int) -> DatasetRecord:
+    def dataset(self, key: str | int, *, rows: bool = True) -> DatasetRecord:
+        """A dataset by name or id; with ``rows=False`` its rows are left in the store (a
+        dataset of many megabytes is read only where its rows are used)."""
+        options = () if rows else (_NO_ROWS,)
         with self.store.session() as session:
             record = by_name_or_id(
-                session, DatasetRecord, key, what="dataset", hint="upload one first"
+                session,
+                DatasetRecord,
+                key,
+                what="dataset",
+                hint="upload one first",
+                options=options,
             )
             if record.name is None and not is_id(str(key)):
                 raise NotFoundError(f"no dataset '{key}'")
             return record
 
     def datasets(self, offset: int = 0, limit: int = 50) -> tuple[list[DatasetRecord], int]:
-        """Named datasets, newest first, and how many there are."""
+        """Named datasets, newest first, and how many there are; their rows are not read."""
         named = DatasetRecord.name.is_not(None)
         with self.store.session() as session:
             total = session.scalar(select(func.count()).where(named)) or 0
             query = (
                 select(DatasetRecord)
+                .options(_NO_ROWS)
                 .where(named)
                 .order_by(DatasetRecord.id.desc())
                 .offset(offset)

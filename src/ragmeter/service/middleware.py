@@ -4,6 +4,7 @@ set, a cap on request bodies and one on how deep a JSON body nests."""
 from __future__ import annotations
 
 import asyncio
+import email.message
 import hmac
 import ipaddress
 import re
@@ -22,6 +23,7 @@ __all__ = [
     "LoopbackHosts",
     "is_loopback_host",
     "json_too_deep",
+    "parsed_as_json",
 ]
 
 #: answered without a key (a load balancer's probe)
@@ -210,9 +212,23 @@ def json_too_deep(body: bytes, limit: int) -> bool:
     return False
 
 
+def parsed_as_json(content_type: str) -> bool:
+    """Whether FastAPI parses a body of this content type as JSON, by its own rule
+    (``fastapi.routing``): none, ``application/json`` or ``application/<anything>+json`` as
+    ``email.message`` reads it, so no spelling FastAPI takes for JSON escapes the depth check."""
+    if not content_type:
+        return True
+    message = email.message.Message()
+    message["content-type"] = content_type
+    if message.get_content_maintype() != "application":
+        return False
+    subtype = message.get_content_subtype()
+    return subtype == "json" or subtype.endswith("+json")
+
+
 class JsonDepthLimit:
-    """400 in the envelope when a request body (any but a form or multipart upload) nests
-    JSON deeper than ``limit``: parsing it would exhaust the stack, and what is stored
+    """400 in the envelope when a request body FastAPI parses as JSON (``parsed_as_json``) nests
+    it deeper than ``limit``: parsing it would exhaust the stack, and what is stored
     must be readable back. The body is read here (its size is capped by ``BodyLimit``,
     which runs first) and passed on unchanged."""
 
@@ -225,9 +241,8 @@ class JsonDepthLimit:
         if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS"):
             return False
         for name, value in scope.get("headers", []):
-            if name == b"content-type":
-                kind = value.split(b";", 1)[0].strip().lower()
-                return not kind.startswith((b"multipart/", b"application/x-www-form"))
+            if name == b"content-type":  # the first one, as FastAPI reads it
+                return parsed_as_json(value.decode("latin-1"))
         return True  # no content type: FastAPI parses the body as JSON
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
+from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragmeter.errors import public_url
@@ -52,6 +53,11 @@ class ResultItem(CompatResult):
 
 
 T = TypeVar("T")
+
+
+#: query parameters that page a list: where it starts, and how many items (at most 1,000)
+Offset = Annotated[int, Query(ge=0, le=2**31)]
+Limit = Annotated[int, Query(ge=1, le=1000)]
 
 
 class Page(BaseModel, Generic[T]):

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -14,9 +15,20 @@ from ragmeter.errors import ConfigError, ConflictError, NotFoundError, StoreErro
 if TYPE_CHECKING:
     from ragmeter.store.db import Store
 
-__all__ = ["add_named", "by_name_or_id", "check_name", "insert_unique", "is_id"]
+__all__ = [
+    "SHOWN_NAMES",
+    "add_named",
+    "by_name_or_id",
+    "check_name",
+    "insert_unique",
+    "is_id",
+    "known_names",
+]
 
 R = TypeVar("R")
+
+#: names a "not found" message lists at most: enough to spot a typo, never the whole table
+SHOWN_NAMES = 20
 
 
 def is_id(text: str) -> bool:
@@ -24,18 +36,39 @@ def is_id(text: str) -> bool:
     return text.isascii() and text.isdigit() and len(text) < 19
 
 
-def by_name_or_id(session: Session, model: type[R], key: str | int, *, what: str, hint: str) -> R:
-    """The ``model`` row whose id (all digits) or name is ``key``; NotFoundError listing the
-    known names, or ``hint`` on how to make one when there are none."""
+def known_names(session: Session, column: Any, hint: str) -> str:
+    """The first ``SHOWN_NAMES`` values of ``column`` (a name or code), then how many more,
+    for a "not found" message; ``hint`` on how to make one when there are none."""
+    named = column.is_not(None)
+    query = select(column).where(named).order_by(column).limit(SHOWN_NAMES)
+    names = [name[:60] for name in session.scalars(query).all()]
+    if not names:
+        return f"none yet ({hint})"
+    total = session.scalar(select(func.count()).where(named)) or 0
+    more = f" and {total - len(names)} more" if total > len(names) else ""
+    return ", ".join(names) + more
+
+
+def by_name_or_id(
+    session: Session,
+    model: type[R],
+    key: str | int,
+    *,
+    what: str,
+    hint: str,
+    options: Sequence[Any] = (),
+) -> R:
+    """The ``model`` row whose id (all digits) or name is ``key``, loaded with ``options``
+    (such as a deferred column); NotFoundError listing some known names, or ``hint`` on how
+    to make one when there are none."""
     table: Any = model  # a declarative model with ``id`` and ``name`` columns
     text = str(key).strip()
     column, value = (table.id, int(text)) if is_id(text) else (table.name, text)
-    record: R | None = session.scalars(select(table).where(column == value)).first()
+    query = select(table).where(column == value).options(*options)
+    record: R | None = session.scalars(query).first()
     if record is None:
-        query = select(table.name).where(table.name.is_not(None)).order_by(table.name)
-        names = session.scalars(query).all()
-        known = ", ".join(names) or f"none yet ({hint})"
-        raise NotFoundError(f"no {what} '{text}'; known: {known}")
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        raise NotFoundError(f"no {what} '{shown}'; known: {known_names(session, table.name, hint)}")
     return record
 
 

@@ -9,9 +9,10 @@ cannot repeat a document) would have it.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import repeat
 
 import numpy as np
@@ -74,10 +75,53 @@ _TOKEN = re.compile(
 )
 
 
-@lru_cache(maxsize=65536)
+#: characters of text whose tokens stay cached (across runs): about 1,000 chunks of 1 KB,
+#: a few tens of megabytes at worst however long or many the texts of a run
+CACHED_CHARS = 1_000_000
+#: a text longer than this is tokenised each time (it would crowd out many chunks)
+CACHED_TEXT_CHARS = 10_000
+
+
+class _TokenCache:
+    """Least recently used token sets, bounded by the characters of their texts."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.chars = 0
+        self._items: OrderedDict[str, frozenset[str]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> frozenset[str] | None:
+        with self._lock:
+            found = self._items.get(text)
+            if found is not None:
+                self._items.move_to_end(text)
+            return found
+
+    def put(self, text: str, value: frozenset[str]) -> None:
+        with self._lock:
+            if text in self._items:
+                return
+            self._items[text] = value
+            self.chars += len(text)
+            while self.chars > self.budget:
+                old, _ = self._items.popitem(last=False)
+                self.chars -= len(old)
+
+
+_CACHE = _TokenCache(CACHED_CHARS)
+
+
 def tokens(text: str) -> frozenset[str]:
-    """Lower-cased word tokens; each Han character is a token of its own."""
-    return frozenset(_TOKEN.findall(text.lower()))
+    """Lower-cased word tokens; each Han character is a token of its own. Texts up to
+    ``CACHED_TEXT_CHARS`` are cached (a chunk is matched against many references)."""
+    if len(text) > CACHED_TEXT_CHARS:
+        return frozenset(_TOKEN.findall(text.lower()))
+    found = _CACHE.get(text)
+    if found is None:
+        found = frozenset(_TOKEN.findall(text.lower()))
+        _CACHE.put(text, found)
+    return found
 
 
 def overlap_coefficient(a: frozenset[str], b: frozenset[str]) -> float:

@@ -29,7 +29,7 @@ from ragmeter.knowledge import (
     add_documents,
 )
 from ragmeter.service.envelope import ApiError, Result, ok
-from ragmeter.service.schemas import AddOut, HitOut, Page
+from ragmeter.service.schemas import AddOut, HitOut, Limit, Offset, Page
 from ragmeter.service.state import Services, services
 from ragmeter.service.uploads import save_uploads
 
@@ -69,8 +69,9 @@ def create_space(body: SpaceCreate, svc: Deps) -> Result[SpaceInfo]:
 
 
 @router.get("")
-def list_spaces(svc: Deps) -> Result[list[SpaceInfo]]:
-    return ok(svc.kb.spaces())
+def list_spaces(svc: Deps, offset: Offset = 0, limit: Limit = 1000) -> Result[list[SpaceInfo]]:
+    """Spaces by name, at most ``limit`` of them from ``offset``."""
+    return ok(svc.kb.spaces(offset, limit))
 
 
 @router.get("/{space}")
@@ -151,8 +152,11 @@ async def upload_documents(
 
 
 @router.get("/{space}/documents")
-def list_documents(space: str, svc: Deps) -> Result[list[DocumentInfo]]:
-    return ok(svc.kb.documents(space))
+def list_documents(
+    space: str, svc: Deps, offset: Offset = 0, limit: Limit = 1000
+) -> Result[list[DocumentInfo]]:
+    """A space's documents by name, at most ``limit`` of them from ``offset``."""
+    return ok(svc.kb.documents(space, offset, limit))
 
 
 @router.get("/{space}/chunks")

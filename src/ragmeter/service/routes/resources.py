@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, File, Form, Query, UploadFile, status
+from fastapi import APIRouter, Depends, File, Form, UploadFile, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragmeter.apps import HttpAppConfig, RagAppConfig
@@ -16,7 +16,7 @@ from ragmeter.datasets import DatasetLimits, load_dataset
 from ragmeter.errors import ConflictError, DatasetError
 from ragmeter.service._runs import readable
 from ragmeter.service.envelope import Result, ok
-from ragmeter.service.schemas import AppOut, DatasetOut, ModelOut, Page, PromptOut
+from ragmeter.service.schemas import AppOut, DatasetOut, Limit, ModelOut, Offset, Page, PromptOut
 from ragmeter.service.state import Services, services
 from ragmeter.service.uploads import save_uploads
 from ragmeter.store.lookup import check_name
@@ -25,8 +25,6 @@ __all__ = ["router"]
 
 router = APIRouter()
 Deps = Annotated[Services, Depends(services)]
-Offset = Annotated[int, Query(ge=0, le=2**31)]
-Limit = Annotated[int, Query(ge=1, le=1000)]
 DATASET_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".json")
 
 # -- prompts -------------------------------------------------------------------------------
@@ -61,8 +59,9 @@ def add_prompt(body: PromptIn, svc: Deps) -> Result[PromptOut]:
 
 
 @router.get("/prompts", tags=["prompts"])
-def list_prompts(svc: Deps) -> Result[list[PromptOut]]:
-    return ok([PromptOut.model_validate(r) for r in svc.prompts.prompts()])
+def list_prompts(svc: Deps, offset: Offset = 0, limit: Limit = 1000) -> Result[list[PromptOut]]:
+    """Prompts by code, at most ``limit`` of them from ``offset``."""
+    return ok([PromptOut.model_validate(r) for r in svc.prompts.prompts(offset, limit)])
 
 
 @router.get("/prompts/{code}", tags=["prompts"])
@@ -105,8 +104,10 @@ def add_app(body: AppIn, svc: Deps) -> Result[AppOut]:
 
 
 @router.get("/apps", tags=["apps"])
-def list_apps(svc: Deps) -> Result[list[AppOut]]:
-    return ok([AppOut.model_validate(r) for r in svc.apps.apps()])
+def list_apps(svc: Deps, offset: Offset = 0, limit: Limit = 1000) -> Result[list[AppOut]]:
+    """Apps by name, at most ``limit`` of them from ``offset``."""
+    found = svc.apps.apps()[offset : offset + limit]
+    return ok([AppOut.model_validate(r) for r in found])
 
 
 @router.get("/apps/{app}", tags=["apps"])
@@ -163,7 +164,7 @@ def list_datasets(svc: Deps, offset: Offset = 0, limit: Limit = 50) -> Result[Pa
 
 @router.get("/datasets/{dataset}", tags=["datasets"])
 def get_dataset(dataset: str, svc: Deps) -> Result[DatasetOut]:
-    return ok(DatasetOut.model_validate(svc.runs.dataset(dataset)))
+    return ok(DatasetOut.model_validate(svc.runs.dataset(dataset, rows=False)))
 
 
 @router.get("/datasets/{dataset}/rows", tags=["datasets"])

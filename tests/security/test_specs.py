@@ -1,0 +1,324 @@
+"""Attacker's tests, specs and the lists and texts they reach (issue 11, round 2): metric
+specs parse in linear time and are capped; object parameters cannot come from a spec; no
+template copies a field twice and no oversized judge prompt is sent; huge integers in rows
+are 400s; JSON depth is checked for every body FastAPI parses as JSON; lists and "not found"
+messages are bounded. Each runs against a real ``ragmeter serve`` with a key."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import event
+from sqlalchemy.exc import SQLAlchemyError
+
+from ragmeter.errors import NotFoundError
+from ragmeter.judge.scripted import ScriptedJudgeServer
+from ragmeter.runs.store import RunStore
+from ragmeter.store import open_store
+from tests.integration.helpers import GUIDE_AWEL, write_models
+from tests.integration.service import ServiceProcess, data, failure
+
+HUGE = "9" * 5000  # past the 4,300 digits Python turns into an int or back into text
+
+
+@pytest.fixture(scope="module")
+def judge() -> Iterator[ScriptedJudgeServer]:
+    with ScriptedJudgeServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def service(
+    judge: ScriptedJudgeServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServiceProcess]:
+    home = tmp_path_factory.mktemp("specs-home")
+    write_models(home, judge.url)
+    with ServiceProcess(home) as server:
+        with server.client() as http:
+            data(http.post("/knowledge/spaces", json={"name": "awel", "embedder": "hashed"}), 201)
+            files = [("files", ("awel.md", GUIDE_AWEL.encode(), "text/markdown"))]
+            data(http.post("/knowledge/spaces/awel/documents", files=files))
+        yield server
+
+
+def _inline(metrics: list[str], rows: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    rows = rows or [{"query": "q", "response": "a", "retrieved_contexts": ["c"]}]
+    body = {"scene_key": "dataset", "datasets": rows, "evaluate_metrics": metrics}
+    return {**body, "context": {"model": "scripted"}}
+
+
+def _runs(http: httpx.Client) -> int:
+    total: int = data(http.get("/evaluate/runs"))["total"]
+    return total
+
+
+# -- 1. metric specs ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "mrr(match=a" + " " * 40_000 + "b)",  # took 12 s of backtracking, blocking the server
+        "AnswerRelevancyMetric(passing_score=3,prompt_template=" + "x" * 100_000 + ")",
+        "mrr(match=overlap" + "," * 200 + ")",
+    ],
+)
+def test_a_spec_over_200_characters_is_refused_before_any_work(
+    service: ServiceProcess, spec: str
+) -> None:
+    with service.client() as http:
+        before = _runs(http)
+        message = failure(http.post("/evaluate/evaluation", json=_inline([spec])), 400)
+        assert "at most 200 characters" in message and len(message) < 1_000
+        assert _runs(http) == before  # nothing stored, not even one result carrying the spec
+
+
+@pytest.mark.parametrize("k", ["9" * 5000, "99999999999", "0", "²", "1.5", "-3"])
+def test_an_at_k_that_is_not_a_small_whole_number_is_a_400(service: ServiceProcess, k: str) -> None:
+    spec = f"mrr@{k}"[:200]
+    with service.client() as http:
+        message = failure(http.post("/evaluate/evaluation", json=_inline([spec])), 400)
+    assert "@k must be a whole number" in message or "max_top_k" in message
+
+
+def test_a_spec_of_200_characters_still_works(service: ServiceProcess) -> None:
+    spec = "RetrieverMRRMetric(match=" + "x" * 160 + ")"
+    spec = spec[:199] + ")"
+    rows = [{"query": "q", "retrieved_contexts": ["a b"], "reference_contexts": ["a b"]}]
+    with service.client() as http:
+        message = failure(http.post("/evaluate/evaluation", json=_inline([spec], rows)), 400)
+        assert "match" in message  # parsed, then refused as an unknown way of matching
+        found = data(http.post("/evaluate/evaluation", json=_inline(["mrr(match=overlap)"], rows)))
+    assert found[0][0]["score"] == 1.0
+
+
+# -- 2. object parameters -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "parameter"),
+    [
+        ("AnswerRelevancyMetric(judge=x)", "judge"),
+        ("AnswerRelevancyMetric(judge=scripted)", "judge"),
+        ("retrieval_similarity(embedder=hashed)", "embedder"),
+    ],
+)
+def test_object_parameters_cannot_come_from_a_spec(
+    service: ServiceProcess, spec: str, parameter: str
+) -> None:
+    with service.client() as http:
+        before = _runs(http)
+        message = failure(http.post("/evaluate/evaluation", json=_inline([spec])), 400)
+        assert _runs(http) == before
+    assert f"parameter '{parameter}' takes an object" in message
+
+
+# -- 3. templates and judge prompts ---------------------------------------------------------
+
+
+def test_a_template_repeating_a_field_is_refused_everywhere(service: ServiceProcess) -> None:
+    template = "{query}{answer}" + "{context}" * 11_108  # 99,987 characters: under the size cap
+    with service.client() as http:
+        message = failure(http.post("/prompts", json={"code": "copy", "template": template}), 400)
+        assert "{context} appears more than once" in message
+        failure(http.get("/prompts/copy"), 404)
+        spec = "AnswerRelevancyMetric(prompt_template={query}{answer}{context}{context})"
+        message = failure(http.post("/evaluate/evaluation", json=_inline([spec])), 400)
+        assert "{context} appears more than once" in message
+
+
+def test_a_judge_prompt_over_the_cap_is_the_rows_failure_and_never_sent(
+    service: ServiceProcess, judge: ScriptedJudgeServer
+) -> None:
+    rows = [
+        {"query": "long", "response": "a", "retrieved_contexts": ["compost " * 60_000] * 3},
+        {"query": "short", "response": "a", "retrieved_contexts": ["compost heaps"]},
+    ]
+    with service.client() as http:
+        judge.reset()
+        found = data(
+            http.post("/evaluate/evaluation", json=_inline(["AnswerRelevancyMetric"], rows))
+        )
+        run_id = data(http.get("/evaluate/runs", params={"limit": 1}))["items"][0]["run_id"]
+        stored = data(http.get(f"/evaluate/runs/{run_id}/results"))["items"]
+    long, short = found[0][0], found[1][0]
+    assert long["score"] is None and "1,000,000 characters per judge prompt" in long["error"]
+    assert short["score"] is not None
+    assert judge.snapshot().get("chat_requests") == 1  # the long prompt never left the server
+    kinds = {r["row_index"]: r["error_kind"] for r in stored}
+    assert kinds == {0: "input", 1: None}
+
+
+# -- 4. huge integers -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("filename", "content", "where"),
+    [
+        ("ids.jsonl", '{"query": "a"}\n{"query": "q", "retrieved_ids": [' + HUGE + "]}\n",
+         "ids.jsonl line 2 (row 1) field 'retrieved_ids'"),
+        ("meta.json", '[{"query": "q", "metadata": {"n": -' + HUGE + "}}]",
+         "meta.json (row 0) field 'metadata'"),
+        ("hex.csv", 'query,retrieved_contexts\nq,"[0x' + "f" * 5000 + ']"\n',
+         "hex.csv line 2 (row 0) field 'retrieved_contexts'"),
+        ("ids.csv", 'query,retrieved_ids\nq,"[' + HUGE + ']"\n',
+         "ids.csv line 2 (row 0) field 'retrieved_ids'"),
+        ("meta.csv", 'query,metadata\nq,"{""n"": ' + HUGE + '}"\n',
+         "meta.csv line 2 (row 0) field 'metadata'"),
+    ],
+)  # fmt: skip
+def test_an_integer_too_long_to_print_is_a_400_naming_where(
+    service: ServiceProcess, filename: str, content: str, where: str
+) -> None:
+    with service.client() as http:
+        files = {"file": (filename, content.encode(), "application/octet-stream")}
+        message = failure(http.post("/datasets", files=files), 400)
+    assert where in message and "integer" in message, message
+    assert HUGE[:100] not in message
+
+
+def test_an_inline_row_with_a_huge_integer_is_a_400(service: ServiceProcess) -> None:
+    body = json.dumps(_inline(["mrr"], [{"query": "q", "retrieved_ids": ["a"]}]))
+    body = body.replace('["a"]', f'["a", {HUGE}]')
+    with service.client() as http:
+        before = _runs(http)
+        response = http.post(
+            "/evaluate/evaluation", content=body, headers={"Content-Type": "application/json"}
+        )
+        message = failure(response, 400)
+        assert _runs(http) == before
+    assert HUGE[:100] not in message
+
+
+# -- 6. JSON depth --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["application/x-www-form+json", "APPLICATION/JSON; charset=utf-8", "application/vnd.x+json"],
+)
+def test_every_body_fastapi_reads_as_json_has_its_depth_checked(
+    service: ServiceProcess, content_type: str
+) -> None:
+    deep: Any = "x"
+    for _ in range(40):  # over the default [server] max_json_depth = 32, under the row's 64
+        deep = {"k": deep}
+    body = _inline(["mrr"], [{"query": "q", "retrieved_ids": ["a"], "metadata": deep}])
+    with service.client() as http:
+        before = _runs(http)
+        response = http.post(
+            "/evaluate/evaluation",
+            content=json.dumps(body),
+            headers={"Content-Type": content_type},
+        )
+        message = failure(response, 400)
+        assert "[server] max_json_depth" in message
+        assert _runs(http) == before
+
+
+# -- 7. lists and "not found" messages --------------------------------------------------------
+
+
+def test_not_found_messages_name_at_most_twenty(service: ServiceProcess) -> None:
+    with service.client() as http:
+        for i in range(25):
+            prompt = {"code": f"p{i:02d}", "template": "{query}{context}{answer}"}
+            data(http.post("/prompts", json=prompt), 201)
+            files = {"file": (f"d{i:02d}.jsonl", b'{"query": "q"}\n', "application/json")}
+            data(http.post("/datasets", files=files), 201)
+        for path, last, first_hidden in (
+            ("/prompts/nope", "p19", "p20"),
+            ("/datasets/nope", "d19", "d20"),
+        ):
+            message = failure(http.get(path), 404)
+            assert last in message and first_hidden not in message
+            assert "and 5 more" in message, message
+        message = failure(http.get("/prompts/" + "z" * 150), 404)
+        assert "z" * 100 not in message
+
+
+def test_lists_take_offset_and_limit_keeping_their_shape(service: ServiceProcess) -> None:
+    with service.client() as http:
+        for i in range(3):
+            app = {"kind": "rag", "space": "awel", "model": "scripted"}
+            data(http.post("/apps", json={"name": f"app{i}", "config": app}), 201)
+            data(http.post("/knowledge/spaces", json={"name": f"s{i}", "embedder": "hashed"}), 201)
+        files = [("files", (f"n{i}.md", b"# note\n\ntext\n", "text/markdown")) for i in range(3)]
+        data(http.post("/knowledge/spaces/s0/documents", files=files))
+        for path, names in (
+            ("/apps", ["app0", "app1", "app2"]),
+            ("/knowledge/spaces", ["awel", "s0", "s1", "s2"]),
+            ("/knowledge/spaces/s0/documents", ["n0.md", "n1.md", "n2.md"]),
+        ):
+            everything = data(http.get(path))
+            assert isinstance(everything, list)
+            assert [item["name"] for item in everything] == names
+            page = data(http.get(path, params={"offset": 1, "limit": 2}))
+            assert [item["name"] for item in page] == names[1:3]
+            for bad in ({"limit": 1001}, {"limit": 0}, {"offset": -1}):
+                assert not http.get(path, params=bad).json()["success"]
+        prompts = data(http.get("/prompts", params={"offset": 2, "limit": 3}))
+        assert isinstance(prompts, list) and len(prompts) <= 3
+        codes = [p["code"] for p in data(http.get("/prompts"))]
+        assert [p["code"] for p in prompts] == codes[2:5]
+        assert len(data(http.get("/prompts", params={"limit": 1000}))) == len(codes)
+
+
+# -- 5. dataset rows read only where used ----------------------------------------------------
+
+
+def test_listing_and_finding_datasets_never_reads_their_rows(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    runs = RunStore(store)
+    marker = "compost-" + "x" * 1000
+    for i in range(3):
+        runs.add_dataset([{"query": f"{marker} {j}"} for j in range(50)], name=f"big{i}")
+    statements: list[str] = []
+    fetched: list[Any] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(statement)
+
+    def rows_of(_conn: Any, cursor: Any, *_args: Any) -> None:
+        fetched.append(cursor.description)
+
+    event.listen(store.engine, "before_cursor_execute", seen)
+    event.listen(store.engine, "after_cursor_execute", rows_of)
+    try:
+        found, total = runs.datasets(0, 10)
+        one = runs.dataset("big1", rows=False)
+        by_id = runs.dataset(str(one.id), rows=False)
+        with pytest.raises(NotFoundError):
+            runs.dataset("nope", rows=False)
+    finally:
+        event.remove(store.engine, "before_cursor_execute", seen)
+        event.remove(store.engine, "after_cursor_execute", rows_of)
+    assert total == 3 and [d.row_count for d in found] == [50, 50, 50]
+    assert by_id.name == "big1"
+    columns = {column[0] for description in fetched if description for column in description}
+    assert "datasets_rows" not in columns and "rows" not in columns, statements
+    with pytest.raises(SQLAlchemyError):  # never loaded later by accident
+        _ = one.rows
+    assert runs.dataset("big1").rows[0]["query"] == f"{marker} 0"  # where rows are used
+    store.close()
+
+
+# -- 8. the token cache ----------------------------------------------------------------------
+
+
+def test_the_token_cache_is_bounded_by_characters() -> None:
+    from ragmeter.metrics.retrieval import _judge
+
+    long = "compost " * 5_000  # 40,000 characters: tokenised, never kept
+    assert _judge.tokens(long) == frozenset({"compost"})
+    assert _judge._CACHE.get(long) is None
+    for i in range(2_000):  # 2,000 texts of ~9,000 characters: 18 million in all
+        _judge.tokens(f"{i} " + "heap " * 1_800)
+    assert _judge._CACHE.chars <= _judge.CACHED_CHARS
+    assert _judge.tokens("a b") == frozenset({"a", "b"})
+    assert _judge._CACHE.get("a b") == frozenset({"a", "b"})
