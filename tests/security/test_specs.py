@@ -308,6 +308,33 @@ def test_listing_and_finding_datasets_never_reads_their_rows(tmp_path: Path) -> 
     store.close()
 
 
+def test_a_page_of_dataset_rows_reads_only_that_page(tmp_path: Path) -> None:
+    """``GET /datasets/{name}/rows`` pages a dataset of up to ``max_rows`` rows: the stored
+    array is walked in the store and only the page's rows come out, in their order."""
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    runs = RunStore(store)
+    rows = [
+        {"query": f"q{i}", "metadata": {"n": i, "mixed": [1, 2.5, None, "é"]}} for i in range(300)
+    ]
+    runs.add_dataset(rows, name="big")
+    fetched: list[Any] = []
+
+    def rows_of(_conn: Any, cursor: Any, *_args: Any) -> None:
+        fetched.append(cursor.description)
+
+    event.listen(store.engine, "after_cursor_execute", rows_of)
+    try:
+        page = runs.dataset_rows("big", 120, 7)
+    finally:
+        event.remove(store.engine, "after_cursor_execute", rows_of)
+    assert page == rows[120:127]
+    columns = {column[0] for description in fetched if description for column in description}
+    assert "datasets_rows" not in columns and "rows" not in columns, columns
+    assert runs.dataset_rows("big", 295, 100) == rows[295:]
+    assert runs.dataset_rows("big", 400, 10) == []
+    store.close()
+
+
 # -- 8. the token cache ----------------------------------------------------------------------
 
 

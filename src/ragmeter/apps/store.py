@@ -82,9 +82,11 @@ class AppStore:
         except ValidationError as exc:
             raise ConfigError(f"app '{record.name}' has invalid settings: {exc}") from exc
 
-    def apps(self) -> list[AppRecord]:
+    def apps(self, offset: int = 0, limit: int | None = None) -> list[AppRecord]:
+        """Apps by name; ``offset`` and ``limit`` page them (the service's list)."""
+        query = select(AppRecord).order_by(AppRecord.name).offset(offset).limit(limit)
         with self.store.session() as session:
-            return list(session.scalars(select(AppRecord).order_by(AppRecord.name)).all())
+            return list(session.scalars(query).all())
 
     def remove(self, app: str | int) -> AppRecord:
         record = self.get(app)

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import and_, delete, func, literal, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, defer
 
@@ -119,6 +119,25 @@ class RunStore:
             if record.name is None and not is_id(str(key)):
                 raise NotFoundError(f"no dataset '{key}'")
             return record
+
+    def dataset_rows(self, key: str | int, offset: int, limit: int) -> list[dict[str, Any]]:
+        """Rows ``offset`` to ``offset + limit`` of a dataset. On SQLite only those rows reach
+        Python (``json_each`` walks the stored array); elsewhere the rows are read whole."""
+        record = self.dataset(key, rows=False)
+        if self.store.engine.dialect.name != "sqlite":
+            return list(self.dataset(record.id).rows[offset : offset + limit])
+        each = func.json_each(DatasetRecord.rows).table_valued("value", "key")
+        query = (
+            select(each.c.value)
+            .select_from(DatasetRecord)
+            .join(each, literal(True))
+            .where(DatasetRecord.id == record.id)
+            .order_by(each.c.key)
+            .offset(offset)
+            .limit(limit)
+        )
+        with self.store.session() as session:
+            return [json.loads(value) for value in session.scalars(query)]
 
     def datasets(self, offset: int = 0, limit: int = 50) -> tuple[list[DatasetRecord], int]:
         """Named datasets, newest first, and how many there are; their rows are not read."""

@@ -106,7 +106,7 @@ def add_app(body: AppIn, svc: Deps) -> Result[AppOut]:
 @router.get("/apps", tags=["apps"])
 def list_apps(svc: Deps, offset: Offset = 0, limit: Limit = 1000) -> Result[list[AppOut]]:
     """Apps by name, at most ``limit`` of them from ``offset``."""
-    found = svc.apps.apps()[offset : offset + limit]
+    found = svc.apps.apps(offset, limit)
     return ok([AppOut.model_validate(r) for r in found])
 
 
@@ -171,8 +171,8 @@ def get_dataset(dataset: str, svc: Deps) -> Result[DatasetOut]:
 def dataset_rows(
     dataset: str, svc: Deps, offset: Offset = 0, limit: Limit = 100
 ) -> Result[Page[dict[str, Any]]]:
-    record = svc.runs.dataset(dataset)
-    items = [readable(row) for row in record.rows[offset : offset + limit]]
+    record = svc.runs.dataset(dataset, rows=False)
+    items = [readable(row) for row in svc.runs.dataset_rows(record.id, offset, limit)]
     return ok(Page[dict[str, Any]](items=items, total=record.row_count, offset=offset, limit=limit))
 
 
