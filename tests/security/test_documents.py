@@ -1,0 +1,76 @@
+"""Attacker's tests, documents (issue 11, round 2): one upload must not freeze the server, break
+its space, fail on a race, or show where the server's files live. Each runs against a real
+``ragmeter serve`` with a key, and checks what the store holds afterwards."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from ragmeter.judge.scripted import ScriptedJudgeServer
+from tests.integration.helpers import write_models
+from tests.integration.service import ServiceProcess, data
+
+CAPS = """
+[server]
+max_document_chars = 2000000
+max_upload_mb = 20
+"""
+
+#: seconds a request that once took minutes (or hours) to answer must now answer within
+DEADLINE = 20.0
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    folder = tmp_path_factory.mktemp("documents-home")
+    with ScriptedJudgeServer() as judge:  # serves the 'hashed' embedder
+        write_models(folder, judge.url)
+        with (folder / "ragmeter.toml").open("a", encoding="utf-8") as config:
+            config.write(CAPS)
+        yield folder
+
+
+@pytest.fixture(scope="module")
+def service(home: Path) -> Iterator[ServiceProcess]:
+    with ServiceProcess(home) as server:
+        yield server
+
+
+def _space(http: httpx.Client, name: str) -> str:
+    """A new space with the default (markdown) chunking."""
+    data(http.post("/knowledge/spaces", json={"name": name, "embedder": "hashed"}), 201)
+    return name
+
+
+def _upload(http: httpx.Client, space: str, *files: tuple[str, bytes]) -> httpx.Response:
+    parts = [("files", (name, content, "application/octet-stream")) for name, content in files]
+    return http.post(f"/knowledge/spaces/{space}/documents", files=parts)
+
+
+def _stored(http: httpx.Client, space: str) -> tuple[int, int]:
+    """(documents, chunks) of a space, as the store holds them."""
+    info: dict[str, Any] = data(http.get(f"/knowledge/spaces/{space}"))
+    return info["documents"], info["chunks"]
+
+
+def test_a_line_of_a_million_spaces_is_chunked_in_bounded_time(service: ServiceProcess) -> None:
+    """A 40 KB header line of spaces once took 22 s of regex backtracking with the GIL held
+    (``/health`` waited as long), growing with the square of its length: 1 MB would take
+    hours. The deadline is generous; the quadratic code misses it by orders of magnitude."""
+    line = b"# x" + b" " * 1_000_000 + b"y\n"
+    attack = line + b"\nCompost needs air and water.\n" + b"## title" + b"\t " * 250_000 + b"\n"
+    with service.client() as http:
+        _space(http, "spaces")
+        started = time.monotonic()
+        added = data(_upload(http, "spaces", ("x.txt", line), ("notes.md", attack)))
+        assert time.monotonic() - started < DEADLINE
+        assert added["added"] == ["notes.md"] and added["empty"] == ["x.txt"]
+        assert httpx.get(f"{service.url}/health", timeout=DEADLINE).status_code == 200
+        (chunk,) = data(http.get("/knowledge/spaces/spaces/chunks"))["items"]
+        assert chunk["content"].endswith("Compost needs air and water.")
