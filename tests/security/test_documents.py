@@ -74,3 +74,29 @@ def test_a_line_of_a_million_spaces_is_chunked_in_bounded_time(service: ServiceP
         assert httpx.get(f"{service.url}/health", timeout=DEADLINE).status_code == 200
         (chunk,) = data(http.get("/knowledge/spaces/spaces/chunks"))["items"]
         assert chunk["content"].endswith("Compost needs air and water.")
+
+
+def _retrieve(http: httpx.Client, space: str, query: str, retriever: str) -> list[str]:
+    """The documents of the hits, best first."""
+    body = {"query": query, "retriever": retriever, "top_k": 5}
+    return [
+        h["document"] for h in data(http.post(f"/knowledge/spaces/{space}/retrieve", json=body))
+    ]
+
+
+def test_a_document_of_stop_words_leaves_its_space_working(service: ServiceProcess) -> None:
+    """bm25s cannot index an empty vocabulary: such a document once answered 500, stayed
+    stored, and every retrieval of the space answered 500 until a real word was added."""
+    with service.client() as http:
+        _space(http, "stopwords")
+        added = data(_upload(http, "stopwords", ("x.txt", b"the a an. of to!")))
+        assert added["added"] == ["x.txt"] and _stored(http, "stopwords") == (1, 1)
+        assert _retrieve(http, "stopwords", "compost", "bm25") == []
+        assert _retrieve(http, "stopwords", "the compost", "hybrid") == ["x.txt"]
+        assert _retrieve(http, "stopwords", "the", "vector") == ["x.txt"]
+        data(_upload(http, "stopwords", ("compost.md", b"# Compost\n\nTurn the heap weekly.\n")))
+        assert _retrieve(http, "stopwords", "compost heap", "bm25") == ["compost.md"]
+        # the word goes again: no BM25 index of the earlier revision answers for these chunks
+        data(_upload(http, "stopwords", ("compost.md", b"# The\n\nand of the a.\n")))
+        assert _retrieve(http, "stopwords", "compost heap", "bm25") == []
+        assert _stored(http, "stopwords") == (2, 2)
