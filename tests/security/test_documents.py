@@ -4,8 +4,10 @@ its space, fail on a race, or show where the server's files live. Each runs agai
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ import pytest
 
 from ragmeter.judge.scripted import ScriptedJudgeServer
 from tests.integration.helpers import write_models
-from tests.integration.service import ServiceProcess, data
+from tests.integration.service import ServiceProcess, data, failure
 
 CAPS = """
 [server]
@@ -100,3 +102,42 @@ def test_a_document_of_stop_words_leaves_its_space_working(service: ServiceProce
         data(_upload(http, "stopwords", ("compost.md", b"# The\n\nand of the a.\n")))
         assert _retrieve(http, "stopwords", "compost heap", "bm25") == []
         assert _stored(http, "stopwords") == (2, 2)
+
+
+def _race(service: ServiceProcess, space: str, *files: tuple[str, bytes]) -> list[httpx.Response]:
+    """Each file uploaded by its own client, all released at once."""
+    barrier = threading.Barrier(len(files))
+
+    def upload(file: tuple[str, bytes]) -> httpx.Response:
+        with service.client() as client:
+            barrier.wait()
+            return _upload(client, space, file)
+
+    with ThreadPoolExecutor(len(files)) as pool:
+        return list(pool.map(upload, files))
+
+
+def test_two_uploads_racing_for_a_new_name_give_a_409_not_a_500(service: ServiceProcess) -> None:
+    """Both uploads find no document of that name, embed, then insert it: the second insert
+    once broke the unique (space, name) rule as an unexplained 500."""
+    text = "\n\n".join(f"Paragraph {i}: turn the compost heap weekly." * 4 for i in range(300))
+    with service.client() as http:
+        _space(http, "race")
+    statuses: list[list[int]] = []
+    for round_ in range(3):
+        name = f"race{round_}.md"
+        answers = _race(
+            service, "race", (name, text.encode()), (name, (text + "\n\nOne more.").encode())
+        )
+        statuses.append(sorted(a.status_code for a in answers))
+        for answer in answers:
+            if answer.status_code == 409:
+                message = failure(answer, 409)
+                assert f"document '{name}' was added to space 'race' by another upload" in message
+        with service.client() as http:
+            documents = data(http.get("/knowledge/spaces/race/documents"))
+            (document,) = [d for d in documents if d["name"] == name]
+            chunks = data(http.get("/knowledge/spaces/race/chunks", params={"doc_name": name}))
+            assert document["chunk_count"] == chunks["total"] > 0  # one whole version stored
+    assert all(s in ([200, 200], [200, 409]) for s in statuses), statuses
+    assert [200, 409] in statuses, statuses  # the race did happen at least once

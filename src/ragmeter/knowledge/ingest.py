@@ -18,9 +18,17 @@ from pathlib import Path
 
 import numpy as np
 from sqlalchemy import delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from ragmeter.embeddings import Embedder, embedder_by_name, normalize_rows
-from ragmeter.errors import EmbeddingError, LimitError, RagmeterError, StoreError
+from ragmeter.errors import (
+    ConflictError,
+    EmbeddingError,
+    LimitError,
+    RagmeterError,
+    StoreError,
+)
 from ragmeter.knowledge.chunking import ChunkDraft, chunk_text
 from ragmeter.knowledge.indexes import rebuild_indexes
 from ragmeter.knowledge.models import AddReport, SpaceInfo
@@ -190,6 +198,25 @@ def _batches(pending: Sequence[_Pending]) -> Iterator[list[_Pending]]:
         yield batch
 
 
+def _insert_document(
+    session: Session, space: SpaceInfo, name: str, values: dict[str, object]
+) -> int:
+    """A new document's id; ConflictError (the batch is not stored) when another call added
+    a document of that name since this one looked."""
+    record = DocumentRecord(space_id=space.id, name=name, **values)
+    session.add(record)
+    try:
+        session.flush()
+    except IntegrityError:
+        session.rollback()
+        raise ConflictError(
+            f"document '{name}' was added to space '{space.name}' by another upload at the "
+            "same time; this upload stopped before storing it (upload again: documents "
+            "already stored are skipped as unchanged)"
+        ) from None
+    return record.id
+
+
 def _store_batch(
     kb: KnowledgeBase, space: SpaceInfo, batch: Sequence[_Pending], vectors: np.ndarray
 ) -> None:
@@ -212,10 +239,7 @@ def _store_batch(
                     update(DocumentRecord).where(DocumentRecord.id == doc_id).values(**values)
                 )
             else:
-                record = DocumentRecord(space_id=space.id, name=item.source.name, **values)
-                session.add(record)
-                session.flush()
-                doc_id = record.id
+                doc_id = _insert_document(session, space, item.source.name, values)
             for position, draft in enumerate(item.drafts):
                 rows.append(
                     {
