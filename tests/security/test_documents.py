@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from ragmeter.judge.scripted import ScriptedJudgeServer
-from tests.integration.helpers import write_models
+from tests.integration.helpers import run, write_models
 from tests.integration.service import ServiceProcess, data, failure
 
 CAPS = """
@@ -141,3 +141,22 @@ def test_two_uploads_racing_for_a_new_name_give_a_409_not_a_500(service: Service
             assert document["chunk_count"] == chunks["total"] > 0  # one whole version stored
     assert all(s in ([200, 200], [200, 409]) for s in statuses), statuses
     assert [200, 409] in statuses, statuses  # the race did happen at least once
+
+
+def test_documents_added_from_the_servers_disk_do_not_show_its_paths(
+    service: ServiceProcess, home: Path, tmp_path: Path
+) -> None:
+    """An operator's ``ragmeter space add`` records the file's absolute path; a key holder
+    listing the space's documents once read it (where the server keeps its files)."""
+    private = tmp_path / "opdocs" / "private-team"
+    private.mkdir(parents=True)
+    (private / "payroll.md").write_text("# Payroll\n\nPaid monthly.\n", encoding="utf-8")
+    assert run("space", "create", "operator", "--embedder", "hashed", home=home).returncode == 0
+    added = run("space", "add", "operator", str(private / "payroll.md"), home=home)
+    assert added.returncode == 0, added.stderr
+    with service.client() as http:
+        data(_upload(http, "operator", ("team/notes.md", b"# Notes\n\nCompost weekly.\n")))
+        answer = http.get("/knowledge/spaces/operator/documents")
+        sources = {d["name"]: d["source"] for d in data(answer)}
+    assert sources == {"payroll.md": "local:payroll.md", "team/notes.md": "upload:team/notes.md"}
+    assert str(tmp_path) not in answer.text and "private-team" not in answer.text
