@@ -17,11 +17,13 @@ import pytest
 from ragmeter.judge.scripted import ScriptedJudgeServer
 from tests.integration.helpers import run, write_models
 from tests.integration.service import ServiceProcess, data, failure
+from tests.pdf_files import cpu_bomb
 
 CAPS = """
 [server]
 max_document_chars = 2000000
 max_upload_mb = 20
+pdf_seconds = 1
 """
 
 #: seconds a request that once took minutes (or hours) to answer must now answer within
@@ -160,3 +162,44 @@ def test_documents_added_from_the_servers_disk_do_not_show_its_paths(
         sources = {d["name"]: d["source"] for d in data(answer)}
     assert sources == {"payroll.md": "local:payroll.md", "team/notes.md": "upload:team/notes.md"}
     assert str(tmp_path) not in answer.text and "private-team" not in answer.text
+
+
+@pytest.mark.parametrize("attack", [b"<a" * 50_000, b"</" * 50_000])
+def test_html_that_is_quadratic_to_parse_is_stopped_at_the_cpu_limit(
+    service: ServiceProcess, attack: bytes
+) -> None:
+    """CPython's html.parser once spent 54 s of the server's CPU on 100 KB of ``<a``, then
+    answered 500; it now runs in the document worker under ``pdf_seconds`` (1 s here)."""
+    with service.client() as http:
+        space = _space(http, f"html{attack[1]}")
+        started = time.monotonic()
+        message = failure(_upload(http, space, ("page.html", attack)), 422)
+        assert time.monotonic() - started < DEADLINE
+        assert "page.html: reading the HTML page took more than 1 s ([server] pdf_seconds)" in (
+            message
+        )
+        assert _stored(http, space) == (0, 0)
+        page = b"<html><body><h1>Ray</h1><p>Ray runs <b>distributed</b> Python.</p></body></html>"
+        data(_upload(http, space, ("ray.html", page)))
+        (chunk,) = data(http.get(f"/knowledge/spaces/{space}/chunks"))["items"]
+        assert chunk["content"] == '"Ray": Ray runs distributed Python.'
+
+
+def test_an_upload_of_many_slow_documents_stops_at_its_reading_budget(
+    service: ServiceProcess,
+) -> None:
+    """Each document gets ``pdf_seconds`` of CPU, but an upload may carry 1,000 of them: one
+    request could take hours. An upload's documents share 5 times ``pdf_seconds``."""
+    bomb = cpu_bomb()
+    files = [(f"slow{i}.pdf", bomb) for i in range(4)]
+    files += [(f"slow{i}.html", b"<a" * 50_000) for i in range(4)]
+    with service.client() as http:
+        _space(http, "budget")
+        started = time.monotonic()
+        message = failure(
+            _upload(http, "budget", ("fine.md", b"# Fine\n\nCompost.\n"), *files), 413
+        )
+        assert time.monotonic() - started < 5 * DEADLINE
+        assert "reading this upload's PDF and HTML documents took more than 5 s of CPU" in message
+        assert "([server] pdf_seconds)" in message
+        assert _stored(http, "budget") == (0, 0)  # refused whole: not even the fine file

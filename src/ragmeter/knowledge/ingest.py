@@ -32,7 +32,12 @@ from ragmeter.errors import (
 from ragmeter.knowledge.chunking import ChunkDraft, chunk_text
 from ragmeter.knowledge.indexes import rebuild_indexes
 from ragmeter.knowledge.models import AddReport, SpaceInfo
-from ragmeter.knowledge.readers import DocumentLimits, document_kind, read_document
+from ragmeter.knowledge.readers import (
+    DocumentLimits,
+    ReadingBudget,
+    document_kind,
+    read_document,
+)
 from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.store import ChunkRecord, DocumentRecord, SpaceRecord
 
@@ -147,6 +152,7 @@ def _prepare(
     origin: str | None,
 ) -> list[_Pending]:
     known = _known_documents(kb, space)
+    budget = ReadingBudget(limits)
     pending: list[_Pending] = []
     total = 0
     for source in sources:
@@ -157,7 +163,7 @@ def _prepare(
             if existing is not None and existing[1] == digest:
                 report.unchanged.append(source.name)
                 continue
-            text = read_document(source.path, data, limits=limits, name=source.name)
+            text = read_document(source.path, data, limits=limits, name=source.name, budget=budget)
             drafts = _chunks(text, source.name, space, limits)
             if not drafts:
                 report.empty.append(source.name)
