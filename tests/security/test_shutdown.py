@@ -98,11 +98,11 @@ def test_sigterm_during_a_large_upload_stops_within_the_deadline(tmp_path: Path)
 
 
 def _pdf_workers() -> list[int]:
-    """Pids of PDF reader subprocesses running now."""
+    """Pids of document reader subprocesses running now."""
     found = []
     for proc in Path("/proc").iterdir():
         try:
-            if proc.name.isdigit() and b"_pdf_worker.py" in (proc / "cmdline").read_bytes():
+            if proc.name.isdigit() and b"_document_worker.py" in (proc / "cmdline").read_bytes():
                 found.append(int(proc.name))
         except OSError:
             continue

@@ -4,6 +4,7 @@ the size splitter (bounds, coverage, contiguity) under Hypothesis."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -81,6 +82,41 @@ def test_markdown_chunks_are_in_dbgpt_format() -> None:
     assert contents[4] == '"What is AWEL?-Examples": Built-in examples exist.'
     assert contents[5] == '"Second top": Text under the second top header.'
     assert chunks[3].meta == {"headers": ["What is AWEL?", "AWEL Design", "Operators"]}
+
+
+@pytest.mark.parametrize(
+    ("line", "title"),
+    [
+        ("# a #", "a"),
+        ("# a#", "a#"),
+        ("# ###", "###"),
+        ("#  a  ##  ", "a"),
+        ("#\tx\t#", "x"),
+        ("# a # b #", "a # b"),
+        ("## b \\#", "b \\#"),
+        ("#", ""),
+    ],
+)
+def test_header_titles_lose_their_closing_hashes(line: str, title: str) -> None:
+    (section,) = markdown_sections(line + "\nbody")
+    assert section.path == (title,)
+
+
+@pytest.mark.parametrize("line", ["####### x", "#x", "    # indented code"])
+def test_lines_that_are_not_headers_stay_text(line: str) -> None:
+    (section,) = markdown_sections(line + "\nbody")
+    assert section.path == () and section.text.startswith(line.strip())
+
+
+@pytest.mark.parametrize("run", [" ", "\t", " #", "\t #"])
+def test_a_header_line_of_a_million_blanks_is_read_in_bounded_time(run: str) -> None:
+    """Patterns that backtracked over runs of blanks took 22 s for 40,000 of them (quadratic:
+    hours for a million); the generous deadline is missed by orders of magnitude if they return."""
+    started = time.monotonic()
+    sections = markdown_sections("# x" + run * (1_000_000 // len(run)) + "y\nbody\n")
+    assert time.monotonic() - started < 5
+    assert sections[0].path[0].startswith("x") and sections[0].path[0].endswith("y")
+    assert sections[0].text == "body"
 
 
 def test_header_only_sections_make_no_chunk() -> None:

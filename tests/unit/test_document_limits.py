@@ -9,7 +9,7 @@ import pytest
 
 from ragmeter.errors import LimitError
 from ragmeter.knowledge import ChunkingConfig, DocumentLimits, DocumentReadError, chunk_text
-from ragmeter.knowledge.readers import read_document
+from ragmeter.knowledge.readers import ReadingBudget, read_document
 from tests.pdf_files import cpu_bomb, memory_bomb, pdf, pypdf_limit_bomb, shown_text, text_bomb
 
 SERVER = DocumentLimits(max_document_chars=100_000, pdf_memory_mb=1024, section="[server]")
@@ -91,3 +91,34 @@ def test_a_long_header_path_takes_at_most_half_a_chunk() -> None:
     assert drafts and all(len(d.content) <= 100 for d in drafts)
     assert drafts[0].content.startswith('"HHH') and '…": ' in drafts[0].content
     assert drafts[0].meta["headers"] == ["H" * 5_000, "I" * 5_000]
+
+
+def test_html_is_read_by_the_worker_under_its_cpu_limit(tmp_path: Path) -> None:
+    """html.parser is quadratic in ``<a`` repeated: a minute of CPU for 100 KB."""
+    path = _write(tmp_path, b"<a" * 50_000, "page.html")
+    limits = DocumentLimits(pdf_seconds=1, section="[server]")
+    with pytest.raises(DocumentReadError, match=r"^page\.html: reading the HTML page took more"):
+        read_document(path, limits=limits, name="page.html")
+    capped = DocumentLimits(max_document_chars=10, section="[server]")
+    with pytest.raises(LimitError, match=r"^big\.html: the HTML page holds more than 10 char"):
+        read_document(path, b"<p>" + b"x" * 11 + b"</p>", limits=capped, name="big.html")
+    gb = "<h1>绿茶</h1><p>水温 八十度</p>".encode("gb18030")
+    assert read_document(path, gb, name="tea.html") == "# 绿茶\n\n水温 八十度"
+
+
+def test_one_calls_documents_share_a_reading_budget(tmp_path: Path) -> None:
+    limits = DocumentLimits(pdf_seconds=1, max_upload_read_seconds=1.5, section="[server]")
+    budget = ReadingBudget(limits)
+    path = _write(tmp_path, cpu_bomb())
+    with pytest.raises(DocumentReadError, match="took more than 1 s"):
+        read_document(path, limits=limits, name="a.pdf", budget=budget)
+    with pytest.raises(LimitError) as caught:  # half a second left: the budget ends it
+        read_document(path, limits=limits, name="b.pdf", budget=budget)
+    assert str(caught.value).startswith("b.pdf: not read; reading this upload's PDF and HTML")
+    assert caught.value.setting == "[server] pdf_seconds" and caught.value.status == 413
+    with pytest.raises(LimitError):  # nothing left: not even started
+        read_document(path, limits=limits, name="c.pdf", budget=budget)
+    fresh = ReadingBudget(limits)  # a quick document spends what it used, not its grant
+    plain = _write(tmp_path, pdf(shown_text("Turn the heap.")), "plain.pdf")
+    assert "Turn the heap." in read_document(plain, limits=limits, budget=fresh)
+    assert fresh.left is not None and 0.5 < fresh.left < 1.5

@@ -154,3 +154,14 @@ def test_bm25_ranks_by_term_matches_and_skips_non_matches(tmp_path: Path) -> Non
     assert results[2] == []
     index.save(tmp_path)
     assert LexicalIndex.load(tmp_path).search(["compost turning"], 3) == results[:1]
+
+
+def test_bm25_over_stop_words_only_has_no_hits_and_replaces_an_older_index(
+    tmp_path: Path,
+) -> None:
+    LexicalIndex.build(["compost heaps need turning"], np.array([1])).save(tmp_path)
+    index = LexicalIndex.build(["the a an. of to!", "我们 的"], np.array([2, 3]))
+    assert len(index) == 2 and index.search(["the compost", "的"], 5) == [[], []]
+    index.save(tmp_path)
+    loaded = LexicalIndex.load(tmp_path)
+    assert len(loaded) == 2 and loaded.search(["compost heaps"], 5) == [[]]

@@ -3,7 +3,14 @@ by vector, bm25 or hybrid retrieval."""
 
 from ragmeter.knowledge.chunking import CHUNKING_STRATEGIES, ChunkDraft, ChunkingConfig, chunk_text
 from ragmeter.knowledge.ingest import add_documents, collect_sources
-from ragmeter.knowledge.models import AddReport, ChunkInfo, DocumentInfo, Hit, SpaceInfo
+from ragmeter.knowledge.models import (
+    UPLOAD_ORIGIN,
+    AddReport,
+    ChunkInfo,
+    DocumentInfo,
+    Hit,
+    SpaceInfo,
+)
 from ragmeter.knowledge.readers import (
     DOCUMENT_KINDS,
     DocumentLimits,
@@ -23,6 +30,7 @@ __all__ = [
     "CHUNKING_STRATEGIES",
     "DOCUMENT_KINDS",
     "RETRIEVERS",
+    "UPLOAD_ORIGIN",
     "AddReport",
     "AmbiguousDocumentError",
     "ChunkDraft",

@@ -10,10 +10,21 @@ from dataclasses import dataclass
 
 __all__ = ["Section", "markdown_sections"]
 
-_HEADER = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
-_CLOSING_HASHES = re.compile(r"[ \t]+#+$")
+#: no pattern here may backtrack over a run of spaces: one line of 40 KB of spaces took
+#: seconds per pattern (quadratic), with the GIL held; titles are trimmed in Python instead
+_HEADER = re.compile(r"^ {0,3}(#{1,6})(?:[ \t](.*))?$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*(?:\n|\Z)", re.DOTALL)
+
+
+def _title(rest: str | None) -> str:
+    """A header's title: the text after ``#``s, without a closing run of ``#`` that follows
+    a space or tab (CommonMark), trimmed."""
+    title = (rest or "").strip(" \t")
+    bare = title.rstrip("#")
+    if bare != title and bare[-1:] in (" ", "\t"):
+        title = bare
+    return title.strip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +82,7 @@ def markdown_sections(text: str) -> list[Section]:
             continue
         header = _HEADER.match(line)
         if header:
-            title = _CLOSING_HASHES.sub("", header.group(2) or "").strip()
-            builder.header(len(header.group(1)), title)
+            builder.header(len(header.group(1)), _title(header.group(2)))
         elif line.strip():
             builder.lines.append(line.strip())
         else:

@@ -18,13 +18,26 @@ from pathlib import Path
 
 import numpy as np
 from sqlalchemy import delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from ragmeter.embeddings import Embedder, embedder_by_name, normalize_rows
-from ragmeter.errors import EmbeddingError, LimitError, RagmeterError, StoreError
+from ragmeter.errors import (
+    ConflictError,
+    EmbeddingError,
+    LimitError,
+    RagmeterError,
+    StoreError,
+)
 from ragmeter.knowledge.chunking import ChunkDraft, chunk_text
 from ragmeter.knowledge.indexes import rebuild_indexes
 from ragmeter.knowledge.models import AddReport, SpaceInfo
-from ragmeter.knowledge.readers import DocumentLimits, document_kind, read_document
+from ragmeter.knowledge.readers import (
+    DocumentLimits,
+    ReadingBudget,
+    document_kind,
+    read_document,
+)
 from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.store import ChunkRecord, DocumentRecord, SpaceRecord
 
@@ -139,6 +152,7 @@ def _prepare(
     origin: str | None,
 ) -> list[_Pending]:
     known = _known_documents(kb, space)
+    budget = ReadingBudget(limits)
     pending: list[_Pending] = []
     total = 0
     for source in sources:
@@ -149,7 +163,7 @@ def _prepare(
             if existing is not None and existing[1] == digest:
                 report.unchanged.append(source.name)
                 continue
-            text = read_document(source.path, data, limits=limits, name=source.name)
+            text = read_document(source.path, data, limits=limits, name=source.name, budget=budget)
             drafts = _chunks(text, source.name, space, limits)
             if not drafts:
                 report.empty.append(source.name)
@@ -190,6 +204,25 @@ def _batches(pending: Sequence[_Pending]) -> Iterator[list[_Pending]]:
         yield batch
 
 
+def _insert_document(
+    session: Session, space: SpaceInfo, name: str, values: dict[str, object]
+) -> int:
+    """A new document's id; ConflictError (the batch is not stored) when another call added
+    a document of that name since this one looked."""
+    record = DocumentRecord(space_id=space.id, name=name, **values)
+    session.add(record)
+    try:
+        session.flush()
+    except IntegrityError:
+        session.rollback()
+        raise ConflictError(
+            f"document '{name}' was added to space '{space.name}' by another upload at the "
+            "same time; this upload stopped before storing it (upload again: documents "
+            "already stored are skipped as unchanged)"
+        ) from None
+    return record.id
+
+
 def _store_batch(
     kb: KnowledgeBase, space: SpaceInfo, batch: Sequence[_Pending], vectors: np.ndarray
 ) -> None:
@@ -212,10 +245,7 @@ def _store_batch(
                     update(DocumentRecord).where(DocumentRecord.id == doc_id).values(**values)
                 )
             else:
-                record = DocumentRecord(space_id=space.id, name=item.source.name, **values)
-                session.add(record)
-                session.flush()
-                doc_id = record.id
+                doc_id = _insert_document(session, space, item.source.name, values)
             for position, draft in enumerate(item.drafts):
                 rows.append(
                     {

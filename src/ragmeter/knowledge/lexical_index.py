@@ -1,9 +1,11 @@
 """The lexical index of a space: BM25 (``bm25s``) over our tokens (stemmed English, jieba
-Chinese). Chunks sharing no token with a query are not returned."""
+Chinese). Chunks sharing no token with a query are not returned; a space whose chunks hold
+only stop words has no BM25 matrices (bm25s cannot index an empty vocabulary) and no hits."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,12 +30,13 @@ class LexicalIndex:
     def build(cls, texts: Sequence[str], ids: np.ndarray) -> LexicalIndex:
         if len(texts) != len(ids):
             raise ValueError(f"{len(texts)} texts for {len(ids)} ids")
-        if not len(texts):
+        tokens = tokenize_many(texts)
+        if not any(tokens):  # no chunk holds a word that is not a stop word: nothing to score
             return cls(None, np.asarray(ids))
         import bm25s  # imported on first use: it pulls in scipy (and numba when installed)
 
         retriever = bm25s.BM25(backend="numpy")
-        retriever.index(tokenize_many(texts), show_progress=False)
+        retriever.index(tokens, show_progress=False)
         return cls(retriever, np.asarray(ids))
 
     def __len__(self) -> int:
@@ -71,6 +74,8 @@ class LexicalIndex:
         try:
             if self.retriever is not None:
                 self.retriever.save(str(folder / "bm25"), show_progress=False)
+            else:  # an index of an earlier revision must not be loaded with these ids
+                shutil.rmtree(folder / "bm25", ignore_errors=True)
             replace_file(folder / "lexical_ids.npy", lambda p: save_array(p, self.ids))
         except (OSError, ValueError) as exc:
             raise StoreError(f"cannot write the BM25 index to {folder}: {exc}") from exc
@@ -82,8 +87,9 @@ class LexicalIndex:
         try:
             with (folder / "lexical_ids.npy").open("rb") as handle:
                 ids = np.load(handle)
+            saved = len(ids) and (folder / "bm25").is_dir()  # none when no chunk has a word
             retriever = (
-                bm25s.BM25.load(str(folder / "bm25"), show_progress=False) if len(ids) else None
+                bm25s.BM25.load(str(folder / "bm25"), show_progress=False) if saved else None
             )
         except (OSError, ValueError, json.JSONDecodeError) as exc:
             raise StoreError(f"cannot read the BM25 index in {folder}: {exc}") from exc

@@ -10,7 +10,20 @@ from pydantic import BaseModel, ConfigDict
 
 from ragmeter.knowledge.chunking import ChunkingConfig
 
-__all__ = ["AddReport", "ChunkInfo", "DocumentInfo", "Hit", "SpaceInfo"]
+__all__ = [
+    "LOCAL_ORIGIN",
+    "UPLOAD_ORIGIN",
+    "AddReport",
+    "ChunkInfo",
+    "DocumentInfo",
+    "Hit",
+    "SpaceInfo",
+]
+
+#: how a document's ``source`` starts when it came from an upload (``upload:NAME``)
+UPLOAD_ORIGIN = "upload"
+#: how the service shows a document added from a file on the server's disk
+LOCAL_ORIGIN = "local"
 
 
 class SpaceInfo(BaseModel):
@@ -38,8 +51,16 @@ class DocumentInfo(BaseModel):
     size: int
     chunk_count: int
     content_hash: str
+    #: where it came from: ``upload:NAME`` for an upload, the file's path for a local add
     source: str = ""
     updated_at: datetime | None = None
+
+    def public(self) -> DocumentInfo:
+        """This document as the service shows it: an upload as it is, a file added from the
+        server's disk as ``local:NAME`` (its path would tell where the server keeps files)."""
+        if self.source.startswith(f"{UPLOAD_ORIGIN}:"):
+            return self
+        return self.model_copy(update={"source": f"{LOCAL_ORIGIN}:{self.name}"})
 
 
 class ChunkInfo(BaseModel):

@@ -1,18 +1,17 @@
-"""Reading documents into text: markdown and plain text as they are, HTML as light markdown
-(headers kept, so header chunking works), PDF page by page in a subprocess with memory and
-CPU limits (a small PDF can decompress into gigabytes or hours of work)."""
+"""Reading documents into text: markdown and plain text as they are; HTML as light markdown
+(headers kept, so header chunking works) and PDF page by page, both in a subprocess with
+memory and CPU limits (a small PDF can decompress into gigabytes or hours of work, and
+CPython's HTML parser is quadratic in some pages)."""
 
 from __future__ import annotations
 
 import json
-import re
 import signal
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +24,7 @@ __all__ = [
     "DOCUMENT_KINDS",
     "DocumentLimits",
     "DocumentReadError",
+    "ReadingBudget",
     "document_kind",
     "read_document",
 ]
@@ -40,6 +40,10 @@ DOCUMENT_KINDS: dict[str, str] = {
     ".htm": "html",
     ".pdf": "pdf",
 }
+
+
+#: an upload's PDF and HTML documents may take this many times ``pdf_seconds`` of CPU in all
+UPLOAD_READ_FACTOR = 5
 
 
 class DocumentReadError(RagmeterError):
@@ -58,9 +62,11 @@ class DocumentLimits:
     max_document_chunks: int | None = None
     #: chunks added by one call
     max_upload_chunks: int | None = None
-    #: memory (address space) and CPU seconds of the subprocess that reads one PDF
+    #: memory (address space) and CPU seconds of the subprocess that reads one PDF or HTML
     pdf_memory_mb: int = 4096
     pdf_seconds: float = 600.0
+    #: CPU seconds of those subprocesses for all documents of one call (an upload)
+    max_upload_read_seconds: float | None = None
     #: how messages name the settings (``[server]``); empty for the library's own limits
     section: str = ""
     #: set when the work must stop (a server shutting down): a PDF being read is killed
@@ -74,6 +80,7 @@ class DocumentLimits:
             max_upload_chunks=server.max_upload_chunks,
             pdf_memory_mb=server.pdf_memory_mb,
             pdf_seconds=server.pdf_seconds,
+            max_upload_read_seconds=UPLOAD_READ_FACTOR * server.pdf_seconds,
             section="[server]",
         )
 
@@ -95,78 +102,49 @@ def _decode(data: bytes, name: str) -> str:
     raise DocumentReadError(f"{name}: not UTF-8 (or GB18030) text")
 
 
-_BLOCK = frozenset(
-    {"p", "div", "section", "article", "br", "tr", "table", "ul", "ol", "blockquote", "hr"}
-)
-_SKIP = frozenset({"script", "style", "head", "noscript", "template", "svg"})
-_HEADER_TAG = re.compile(r"^h([1-6])$")
+_WORKER = Path(__file__).with_name("_document_worker.py")
+#: seconds of wall-clock time a worker gets beyond its CPU limit (start-up, a busy machine)
+_WORKER_GRACE = 10.0
+#: how messages call a document the worker reads, by kind
+_KIND_LABEL = {"pdf": "the PDF", "html": "the HTML page"}
 
 
-class _HtmlToText(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.skipping = 0
-        self.pre = 0
+class ReadingBudget:
+    """CPU seconds the document worker may still spend on one call's documents (an upload
+    of many PDFs must not take hours); None left: no cap."""
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _SKIP:
-            self.skipping += 1
-        elif (header := _HEADER_TAG.match(tag)) is not None:
-            self.parts.append("\n\n" + "#" * int(header.group(1)) + " ")
-        elif tag == "li":
-            self.parts.append("\n- ")
-        elif tag == "pre":
-            self.pre += 1
-            self.parts.append("\n\n```\n")
-        elif tag in _BLOCK:
-            self.parts.append("\n\n" if tag != "br" else "\n")
+    def __init__(self, limits: DocumentLimits) -> None:
+        self.limits = limits
+        self.total = limits.max_upload_read_seconds
+        self.left = self.total
 
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _SKIP:
-            self.skipping = max(0, self.skipping - 1)
-        elif _HEADER_TAG.match(tag):
-            self.parts.append("\n\n")
-        elif tag == "pre":
-            self.pre = max(0, self.pre - 1)
-            self.parts.append("\n```\n\n")
-        elif tag in _BLOCK:
-            self.parts.append("\n\n")
+    def grant(self, name: str) -> float:
+        """CPU seconds the next document may use: its own limit, or what is left if less."""
+        if self.left is None:
+            return self.limits.pdf_seconds
+        if self.left <= 0:
+            raise self.exceeded(name)
+        return min(self.limits.pdf_seconds, self.left)
 
-    def handle_data(self, data: str) -> None:
-        if self.skipping:
-            return
-        self.parts.append(data if self.pre else re.sub(r"\s+", " ", data))
+    def spend(self, seconds: float) -> None:
+        if self.left is not None:
+            self.left -= seconds
 
-    def text(self) -> str:
-        lines: list[str] = []
-        in_code = False
-        for line in "".join(self.parts).split("\n"):
-            if line.strip() == "```":
-                in_code = not in_code
-                lines.append("```")
-            else:
-                lines.append(line.rstrip() if in_code else line.strip())
-        return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    def exceeded(self, name: str) -> LimitError:
+        return LimitError(
+            f"{name}: not read; reading this upload's PDF and HTML documents took more than "
+            f"{self.total:g} s of CPU ({(self.total or 0) / self.limits.pdf_seconds:g} "
+            "times pdf_seconds)",
+            setting=self.limits.setting("pdf_seconds"),
+            status=413,
+        )
 
 
-def _html_text(data: bytes, name: str) -> str:
-    parser = _HtmlToText()
-    parser.feed(_decode(data, name))
-    parser.close()
-    return parser.text()
-
-
-_PDF_WORKER = Path(__file__).with_name("_pdf_worker.py")
-#: seconds of wall-clock time a PDF worker gets beyond its CPU limit (start-up, a busy machine)
-_PDF_GRACE = 10.0
-
-
-def _run_pdf_worker(data: bytes, name: str, limits: DocumentLimits) -> dict[str, Any]:
+def _run_worker(kind: str, data: bytes, limits: DocumentLimits, cpu: float) -> dict[str, Any]:
     """The worker's answer, or a ``{"error": ...}`` made from how it ended."""
     cap = -1 if limits.max_document_chars is None else limits.max_document_chars
-    args = [sys.executable, "-I", str(_PDF_WORKER), str(cap), str(limits.pdf_memory_mb)]
-    args.append(repr(float(limits.pdf_seconds)))
+    args = [sys.executable, "-I", str(_WORKER), kind, str(cap), str(limits.pdf_memory_mb)]
+    args.append(repr(float(cpu)))
     try:
         worker = subprocess.Popen(
             args,
@@ -176,8 +154,8 @@ def _run_pdf_worker(data: bytes, name: str, limits: DocumentLimits) -> dict[str,
             env={},  # a parser of hostile input needs none of the server's secrets
         )
     except OSError as exc:
-        raise DocumentReadError(f"{name}: cannot start the PDF reader: {exc.strerror}") from exc
-    ended = _wait(worker, data, 2 * limits.pdf_seconds + _PDF_GRACE, limits.stop)
+        return {"error": "start", "detail": exc.strerror or str(exc)}
+    ended = _wait(worker, data, 2 * cpu + _WORKER_GRACE, limits.stop)
     if ended is None:
         return {"error": "stopped" if limits.stop is not None and limits.stop.is_set() else "time"}
     out, err = ended
@@ -212,31 +190,47 @@ def _wait(
             return None
 
 
-def _pdf_text(data: bytes, name: str, limits: DocumentLimits) -> str:
-    answer = _run_pdf_worker(data, name, limits)
+def _worker_text(
+    kind: str, data: bytes, name: str, limits: DocumentLimits, budget: ReadingBudget | None
+) -> str:
+    """The text the worker read from a PDF's bytes or an HTML page's UTF-8."""
+    cpu = budget.grant(name) if budget is not None else limits.pdf_seconds
+    answer = _run_worker(kind, data, limits, cpu)
+    if budget is not None:
+        spent = answer.get("cpu")
+        budget.spend(float(spent) if isinstance(spent, (int, float)) else cpu)
     error, detail = answer.get("error"), answer.get("detail")
     if error is None:
-        text = str(answer.get("text", ""))
-        if not text:
-            raise DocumentReadError(f"{name}: the PDF has no extractable text (a scan?)")
-        return text
+        return str(answer.get("text", ""))
+    if error == "time" and budget is not None and cpu < limits.pdf_seconds:
+        raise budget.exceeded(name)
+    label = _KIND_LABEL[kind]
     if error == "too_long":
         raise LimitError(
-            f"{name}: the PDF holds more than {limits.max_document_chars} characters of text",
+            f"{name}: {label} holds more than {limits.max_document_chars} characters of text",
             setting=limits.setting("max_document_chars"),
             status=413,
         )
     reasons = {
-        "encrypted": "the PDF is encrypted",
-        "time": f"reading the PDF took more than {limits.pdf_seconds:g} s "
+        "encrypted": f"{label} is encrypted",
+        "time": f"reading {label} took more than {limits.pdf_seconds:g} s "
         f"({limits.setting('pdf_seconds')})",
-        "memory": f"reading the PDF needs more than {limits.pdf_memory_mb} MB of memory "
+        "memory": f"reading {label} needs more than {limits.pdf_memory_mb} MB of memory "
         f"({limits.setting('pdf_memory_mb')})",
         "pypdf_limit": f"the PDF is over pypdf's safety limits: {detail}",
-        "crash": f"the PDF reader crashed ({detail})",
+        "crash": f"the document reader crashed ({detail})",
+        "start": f"cannot start the document reader: {detail}",
         "stopped": "not read: the server is stopping",
     }
-    raise DocumentReadError(f"{name}: {reasons.get(str(error), f'cannot read the PDF: {detail}')}")
+    why = reasons.get(str(error), f"cannot read {label}: {detail}")
+    raise DocumentReadError(f"{name}: {why}")
+
+
+def _pdf_text(data: bytes, name: str, limits: DocumentLimits, budget: ReadingBudget | None) -> str:
+    text = _worker_text("pdf", data, name, limits, budget)
+    if not text:
+        raise DocumentReadError(f"{name}: the PDF has no extractable text (a scan?)")
+    return text
 
 
 def _check_length(text: str, name: str, limits: DocumentLimits) -> str:
@@ -256,10 +250,12 @@ def read_document(
     *,
     limits: DocumentLimits | None = None,
     name: str | None = None,
+    budget: ReadingBudget | None = None,
 ) -> str:
     """The text of a supported document; ``data`` is its bytes if already read, ``name``
-    how messages call it (default: the path). A PDF is read by a subprocess under
-    ``limits``; text over ``limits.max_document_chars`` is a ``LimitError``."""
+    how messages call it (default: the path). A PDF or HTML page is read by a subprocess
+    under ``limits`` (and ``budget``, shared by one call's documents); text over
+    ``limits.max_document_chars`` is a ``LimitError``."""
     limits = limits or DocumentLimits()
     name = name or str(path)
     kind = document_kind(path)
@@ -272,7 +268,8 @@ def read_document(
         except OSError as exc:
             raise DocumentReadError(f"{name}: {exc.strerror or exc}") from exc
     if kind == "pdf":
-        return _pdf_text(data, name, limits)
+        return _pdf_text(data, name, limits, budget)
+    text = _decode(data, name)
     if kind == "html":
-        return _check_length(_html_text(data, name), name, limits)
-    return _check_length(_decode(data, name), name, limits)
+        return _worker_text("html", text.encode("utf-8"), name, limits, budget)
+    return _check_length(text, name, limits)

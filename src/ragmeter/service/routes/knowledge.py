@@ -17,6 +17,7 @@ from ragmeter.embeddings import is_local_embedder
 from ragmeter.errors import LimitError
 from ragmeter.knowledge import (
     DOCUMENT_KINDS,
+    UPLOAD_ORIGIN,
     AddReport,
     ChunkInfo,
     ChunkingConfig,
@@ -109,7 +110,9 @@ def _add(svc: Services, space: str, folder: Path) -> Any:
     limits = replace(DocumentLimits.from_server(svc.settings.server), stop=svc.stopping)
     progress = _StopWhenStopping(svc.stopping)
     return asyncio.run(
-        add_documents(svc.kb, space, [folder], progress=progress, limits=limits, origin="upload")
+        add_documents(
+            svc.kb, space, [folder], progress=progress, limits=limits, origin=UPLOAD_ORIGIN
+        )
     )
 
 
@@ -155,8 +158,9 @@ async def upload_documents(
 def list_documents(
     space: str, svc: Deps, offset: Offset = 0, limit: Limit = 1000
 ) -> Result[list[DocumentInfo]]:
-    """A space's documents by name, at most ``limit`` of them from ``offset``."""
-    return ok(svc.kb.documents(space, offset, limit))
+    """A space's documents by name, at most ``limit`` of them from ``offset``; one added from
+    the server's disk is ``local:NAME``, never its path."""
+    return ok([document.public() for document in svc.kb.documents(space, offset, limit)])
 
 
 @router.get("/{space}/chunks")
