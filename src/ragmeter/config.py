@@ -136,7 +136,8 @@ class ServerConfig(BaseModel):
     max_document_chunks: int = Field(default=5_000, ge=1)
     #: chunks added by one upload
     max_upload_chunks: int = Field(default=20_000, ge=1)
-    #: memory and CPU seconds of the subprocess that reads one PDF
+    #: memory and CPU seconds of the subprocess that reads one PDF or HTML page (an upload
+    #: shares 5 times pdf_seconds across its PDF and HTML files)
     pdf_memory_mb: int = Field(default=1024, ge=64)
     pdf_seconds: float = Field(default=60.0, gt=0)
     # -- apps --------------------------------------------------------------------------------
