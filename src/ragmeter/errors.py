@@ -18,6 +18,7 @@ __all__ = [
     "NotFoundError",
     "RagmeterError",
     "StoreError",
+    "clip",
     "error_kind",
     "public_url",
     "redact",
@@ -103,6 +104,12 @@ class NotFoundError(RagmeterError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+def clip(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters (ending in "..."), to quote a caller's name or id
+    in a message without echoing whatever length they sent."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 #: ``scheme://user:password@`` in a URL (the userinfo ends at the last ``@`` before a ``/``)

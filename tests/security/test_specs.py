@@ -7,6 +7,7 @@ messages are bounded. Each runs against a real ``ragmeter serve`` with a key."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -238,8 +239,11 @@ def test_not_found_messages_name_at_most_twenty(service: ServiceProcess) -> None
             message = failure(http.get(path), 404)
             assert last in message and first_hidden not in message
             assert "and 5 more" in message, message
-        message = failure(http.get("/prompts/" + "z" * 150), 404)
-        assert "z" * 100 not in message
+        for path in ("/prompts/", "/datasets/", "/evaluate/runs/", "/apps/"):
+            message = failure(http.get(path + "z" * 5000), 404)
+            assert "z" * 100 not in message and len(message) < 2000, (path, len(message))
+        message = failure(http.post("/evaluate/runs/" + "r" * 5000 + "/cancel"), 404)
+        assert "r" * 100 not in message
 
 
 def test_lists_take_offset_and_limit_keeping_their_shape(service: ServiceProcess) -> None:
@@ -332,20 +336,32 @@ def test_a_page_of_dataset_rows_reads_only_that_page(tmp_path: Path) -> None:
     assert "datasets_rows" not in columns and "rows" not in columns, columns
     assert runs.dataset_rows("big", 295, 100) == rows[295:]
     assert runs.dataset_rows("big", 400, 10) == []
+    odd = [{"query": "q", "metadata": {"x": math.nan, "y": math.inf}}]  # not JSON SQLite walks
+    runs.add_dataset(odd, name="odd")
+    shown = runs.dataset_rows("odd", 0, 10)[0]["metadata"]
+    assert math.isnan(shown["x"]) and shown["y"] == math.inf
     store.close()
 
 
 # -- 8. the token cache ----------------------------------------------------------------------
 
 
-def test_the_token_cache_is_bounded_by_characters() -> None:
+def test_token_sets_are_not_kept_after_a_call() -> None:
+    """Overlap matching tokenises each text once per call and keeps nothing afterwards: a
+    request's many short texts (each costs far more memory than its characters) cannot pin
+    memory in the server across runs."""
+    import tracemalloc
+
     from ragmeter.metrics.retrieval import _judge
 
-    long = "compost " * 5_000  # 40,000 characters: tokenised, never kept
-    assert _judge.tokens(long) == frozenset({"compost"})
-    assert _judge._CACHE.get(long) is None
-    for i in range(2_000):  # 2,000 texts of ~9,000 characters: 18 million in all
-        _judge.tokens(f"{i} " + "heap " * 1_800)
-    assert _judge._CACHE.chars <= _judge.CACHED_CHARS
-    assert _judge.tokens("a b") == frozenset({"a", "b"})
-    assert _judge._CACHE.get("a b") == frozenset({"a", "b"})
+    texts = [[f"{chr(0x4E00 + i % 20000)}{i}"] for i in range(50_000)]  # short, distinct
+    references = [["一"] for _ in texts]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        judged = _judge.judge_overlap(texts, references)
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    del judged
+    assert kept < 8_000_000, kept  # the result's arrays only; the token sets were ~30 MB

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ragmeter.apps.rag import RagApp
-from ragmeter.errors import ConfigError, MetricError
+from ragmeter.errors import ConfigError, LimitError, MetricError
 from ragmeter.metrics.base import LLMEvaluationMetric
 from ragmeter.metrics.llm.dbgpt import AnswerRelevancyMetric, parse_score_0_5
 from ragmeter.metrics.registry import create_metric
@@ -47,6 +47,19 @@ def test_render_names_a_field_it_cannot_fill() -> None:
         render_template("{query} {answer}", {"query": "q"})
     with pytest.raises(ConfigError, match="does not parse"):
         render_template("{query", {"query": "q"})
+
+
+def test_a_repeated_field_is_refused_on_entry_but_an_old_stored_template_still_renders() -> None:
+    """Templates stored before fields were limited to one use keep working; what they render
+    is bounded by the judge's prompt cap, measured before the prompt is built."""
+    old = "Q: {query}\nC: {context}\nA: {answer}\nAgain, the question: {query}"
+    with pytest.raises(ConfigError, match=r"\{query\} appears more than once"):
+        check_template(old, "judge")
+    values = {"query": "q", "context": "c", "answer": "a"}
+    assert render_template(old, values).endswith("Again, the question: q")
+    copies = "{query}{answer}" + "{context}" * 11_108
+    with pytest.raises(LimitError, match="1,000,000 characters per judge prompt"):
+        render_template(copies, {**values, "context": "x" * 20_000})  # 222 MB if built
 
 
 @pytest.mark.parametrize(("template", "says"), AMPLIFYING)

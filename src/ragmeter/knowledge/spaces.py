@@ -13,7 +13,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from ragmeter.config import Settings, load_settings
 from ragmeter.embeddings import DEFAULT_MODEL_NAME, is_local_embedder
-from ragmeter.errors import ConfigError, NotFoundError
+from ragmeter.errors import ConfigError, NotFoundError, clip
 from ragmeter.knowledge.chunking import ChunkingConfig
 from ragmeter.knowledge.models import ChunkInfo, DocumentInfo, SpaceInfo
 from ragmeter.store import ChunkRecord, DocumentRecord, SpaceRecord, Store, open_store
@@ -182,11 +182,13 @@ class KnowledgeBase:
             close = [n for n, file in by_file.items() if file in near or file == wanted.name][:5]
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise UnknownDocumentError(
-                f"no document '{doc_name}' in space '{space.name}' ({len(names)} documents){hint}"
+                f"no document '{clip(doc_name)}' in space '{space.name}' ({len(names)} documents)"
+                f"{hint}"
             )
         raise AmbiguousDocumentError(
-            f"'{doc_name}' matches {len(matches)} documents of space '{space.name}': "
-            f"{', '.join(sorted(matches))}; give the relative path",
+            f"'{clip(doc_name)}' matches {len(matches)} documents of space '{space.name}': "
+            f"{', '.join(sorted(matches)[:20])}{' ...' if len(matches) > 20 else ''}; "
+            "give the relative path",
             sorted(matches),
         )
 

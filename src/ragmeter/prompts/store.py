@@ -7,7 +7,7 @@ import re
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
-from ragmeter.errors import ConfigError, ConflictError, NotFoundError, StoreError
+from ragmeter.errors import ConfigError, ConflictError, NotFoundError, StoreError, clip
 from ragmeter.prompts.templates import check_template
 from ragmeter.store import PromptRecord, Store, open_store
 from ragmeter.store.lookup import known_names
@@ -69,8 +69,7 @@ class PromptStore:
             if record is None:
                 hint = "ragmeter prompt add CODE --file F"
                 known = known_names(session, PromptRecord.code, hint)
-                shown = code if len(code) <= 60 else code[:57] + "..."
-                raise NotFoundError(f"no prompt '{shown}'; known: {known}")
+                raise NotFoundError(f"no prompt '{clip(code)}'; known: {known}")
         if kind is not None and record.kind != kind:
             raise ConfigError(
                 f"prompt '{code}' is a {record.kind} prompt; this needs one added with "

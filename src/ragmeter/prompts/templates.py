@@ -4,19 +4,23 @@ Templates hold plain fields: ``{query}``, ``{context}``, ``{answer}``; a literal
 twice (``{{`` and ``}}``). Format specs (``{query:>100000000}``), conversions (``{query!r}``) and
 attribute or index access (``{query.__class__}``, ``{query[0]}``) are refused wherever a template
 enters, and ``render_template`` substitutes plain fields only, so a template can never pad, convert
-or reach into a value. Each field appears at most once, so a prompt is never longer than the
-template plus the row's texts (``{context}`` written 10,000 times would copy them 10,000 times).
+or reach into a value. A new template names each field at most once, so a prompt is never
+longer than the template plus the row's texts (``{context}`` written 10,000 times would copy them
+10,000 times); a stored template from before that rule still renders, but never into a prompt
+over the judge's ``MAX_PROMPT_CHARS``.
 """
 
 from __future__ import annotations
 
 import re
 import string
+from collections import Counter
 from collections.abc import Collection, Mapping
 from functools import lru_cache
 from typing import Literal, get_args
 
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, LimitError
+from ragmeter.judge.engine import MAX_PROMPT_CHARS
 
 __all__ = [
     "PROMPT_KINDS",
@@ -72,7 +76,6 @@ def _parse(template: str) -> tuple[tuple[str, str | None], ...]:
     except ValueError as exc:
         raise ConfigError(f"the template does not parse ({exc}); {_BRACES}") from None
     pieces: list[tuple[str, str | None]] = []
-    seen: set[str] = set()
     for literal, name, spec, conversion in parsed:
         if name is not None:
             why = _refusal(name, spec or "", conversion)
@@ -85,13 +88,6 @@ def _parse(template: str) -> tuple[tuple[str, str | None], ...]:
                     f"template field {shown}: {why}; a template holds plain fields such as "
                     f"{{query}} ({_BRACES})"
                 )
-            if name in seen:
-                shown = name if len(name) <= _SHOWN else name[: _SHOWN - 3] + "..."
-                raise ConfigError(
-                    f"template field {{{shown}}} appears more than once; each field may appear "
-                    "once (a repeated field copies the row's text into the prompt again)"
-                )
-            seen.add(name)
         pieces.append((literal, name))
     return tuple(pieces)
 
@@ -100,6 +96,14 @@ def template_fields(template: str, allowed: Collection[str] | None = None) -> li
     """The plain ``{field}`` names a template uses, in order. ConfigError for a field that
     is not plain, or (when ``allowed`` is given) one whose name is not allowed."""
     fields = [name for _, name in _parse(template) if name is not None]
+    counts = Counter(fields)
+    repeated = next((name for name in fields if counts[name] > 1), None)
+    if repeated is not None:
+        shown = repeated if len(repeated) <= _SHOWN else repeated[: _SHOWN - 3] + "..."
+        raise ConfigError(
+            f"template field {{{shown}}} appears more than once; each field may appear once "
+            "(a repeated field copies the row's text into the prompt again)"
+        )
     if allowed is not None:
         odd = sorted({f for f in fields if f not in allowed})
         if odd:
@@ -112,10 +116,13 @@ def template_fields(template: str, allowed: Collection[str] | None = None) -> li
 
 def render_template(template: str, values: Mapping[str, str]) -> str:
     """``template`` with each plain ``{name}`` replaced by ``values[name]``. Never calls
-    ``str.format``; ConfigError names a field that is not plain or has no value."""
+    ``str.format``; ConfigError names a field that is not plain or has no value, LimitError a
+    prompt that would be over ``MAX_PROMPT_CHARS`` (measured before it is built)."""
     out: list[str] = []
+    size = 0
     for literal, name in _parse(template):
         out.append(literal)
+        size += len(literal)
         if name is None:
             continue
         value = values.get(name)
@@ -123,6 +130,13 @@ def render_template(template: str, values: Mapping[str, str]) -> str:
             known = ", ".join("{" + k + "}" for k in values)
             raise ConfigError(f"template field {{{name}}} has no value; the fields are {known}")
         out.append(value)
+        size += len(value)
+    if size > MAX_PROMPT_CHARS:
+        raise LimitError(
+            f"the prompt would hold {size:,} characters, too many to send: the row's texts are "
+            "too long for it",
+            setting=f"at most {MAX_PROMPT_CHARS:,} characters per judge prompt",
+        )
     return "".join(out)
 
 

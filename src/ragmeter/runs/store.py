@@ -18,7 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, defer
 
 from ragmeter._public import public_text
-from ragmeter.errors import ConflictError, NotFoundError, StoreError
+from ragmeter.errors import ConflictError, NotFoundError, StoreError, clip
 from ragmeter.metrics.retrieval import NO_RELEVANT_REASON
 from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.reports._bootstrap import bootstrap_mean_ci
@@ -117,7 +117,7 @@ class RunStore:
                 options=options,
             )
             if record.name is None and not is_id(str(key)):
-                raise NotFoundError(f"no dataset '{key}'")
+                raise NotFoundError(f"no dataset '{clip(str(key))}'")
             return record
 
     def dataset_rows(self, key: str | int, offset: int, limit: int) -> list[dict[str, Any]]:
@@ -126,12 +126,18 @@ class RunStore:
         record = self.dataset(key, rows=False)
         if self.store.engine.dialect.name != "sqlite":
             return list(self.dataset(record.id).rows[offset : offset + limit])
+        try:
+            return self._sqlite_rows(record.id, offset, limit)
+        except SQLAlchemyError:  # rows SQLite's JSON cannot walk (NaN, Infinity): read whole
+            return list(self.dataset(record.id).rows[offset : offset + limit])
+
+    def _sqlite_rows(self, dataset_id: int, offset: int, limit: int) -> list[dict[str, Any]]:
         each = func.json_each(DatasetRecord.rows).table_valued("value", "key")
         query = (
             select(each.c.value)
             .select_from(DatasetRecord)
             .join(each, literal(True))
-            .where(DatasetRecord.id == record.id)
+            .where(DatasetRecord.id == dataset_id)
             .order_by(each.c.key)
             .offset(offset)
             .limit(limit)
@@ -184,7 +190,7 @@ class RunStore:
         with self.store.session() as session:
             record = session.get(RunRecord, run_id)
         if record is None:
-            raise NotFoundError(f"no run '{run_id}'")
+            raise NotFoundError(f"no run '{clip(run_id)}'")
         return record
 
     def info(self, record: RunRecord, *, summary: bool = True) -> RunInfo:
@@ -380,7 +386,7 @@ class RunStore:
         with self.store.session() as session:
             found = session.scalar(select(RunRecord.state).where(RunRecord.id == run_id))
         if found is None:
-            raise NotFoundError(f"no run '{run_id}'")
+            raise NotFoundError(f"no run '{clip(run_id)}'")
         return str(found)
 
     def results(self, run_id: str, offset: int = 0, limit: int = 100) -> tuple[list[Any], int]:

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from ragmeter.errors import ConfigError, ConflictError, NotFoundError, StoreError
+from ragmeter.errors import ConfigError, ConflictError, NotFoundError, StoreError, clip
 
 if TYPE_CHECKING:
     from ragmeter.store.db import Store
@@ -67,8 +67,9 @@ def by_name_or_id(
     query = select(table).where(column == value).options(*options)
     record: R | None = session.scalars(query).first()
     if record is None:
-        shown = text if len(text) <= 60 else text[:57] + "..."
-        raise NotFoundError(f"no {what} '{shown}'; known: {known_names(session, table.name, hint)}")
+        raise NotFoundError(
+            f"no {what} '{clip(text)}'; known: {known_names(session, table.name, hint)}"
+        )
     return record
 
 

@@ -9,8 +9,6 @@ cannot repeat a document) would have it.
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -75,53 +73,9 @@ _TOKEN = re.compile(
 )
 
 
-#: characters of text whose tokens stay cached (across runs): about 1,000 chunks of 1 KB,
-#: a few tens of megabytes at worst however long or many the texts of a run
-CACHED_CHARS = 1_000_000
-#: a text longer than this is tokenised each time (it would crowd out many chunks)
-CACHED_TEXT_CHARS = 10_000
-
-
-class _TokenCache:
-    """Least recently used token sets, bounded by the characters of their texts."""
-
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
-        self.chars = 0
-        self._items: OrderedDict[str, frozenset[str]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, text: str) -> frozenset[str] | None:
-        with self._lock:
-            found = self._items.get(text)
-            if found is not None:
-                self._items.move_to_end(text)
-            return found
-
-    def put(self, text: str, value: frozenset[str]) -> None:
-        with self._lock:
-            if text in self._items:
-                return
-            self._items[text] = value
-            self.chars += len(text)
-            while self.chars > self.budget:
-                old, _ = self._items.popitem(last=False)
-                self.chars -= len(old)
-
-
-_CACHE = _TokenCache(CACHED_CHARS)
-
-
 def tokens(text: str) -> frozenset[str]:
-    """Lower-cased word tokens; each Han character is a token of its own. Texts up to
-    ``CACHED_TEXT_CHARS`` are cached (a chunk is matched against many references)."""
-    if len(text) > CACHED_TEXT_CHARS:
-        return frozenset(_TOKEN.findall(text.lower()))
-    found = _CACHE.get(text)
-    if found is None:
-        found = frozenset(_TOKEN.findall(text.lower()))
-        _CACHE.put(text, found)
-    return found
+    """Lower-cased word tokens; each Han character is a token of its own."""
+    return frozenset(_TOKEN.findall(text.lower()))
 
 
 def overlap_coefficient(a: frozenset[str], b: frozenset[str]) -> float:
@@ -144,13 +98,22 @@ def judge_overlap(
     lengths = np.fromiter(map(len, retrieved), dtype=np.int64, count=rows)
     n_relevant = np.empty(rows, dtype=np.int64)
     parts: list[bytes] = []
+    # a chunk is matched in many rows: tokenised once per call, and nothing kept after it
+    cache: dict[str, frozenset[str]] = {}
+
+    def tokens_of(text: str) -> frozenset[str]:
+        found = cache.get(text)
+        if found is None:
+            found = cache[text] = tokens(text)
+        return found
+
     for i, (ret, refs) in enumerate(zip(retrieved, references, strict=True)):
-        ref_tokens = [tokens(r) for r in dict.fromkeys(refs)]
+        ref_tokens = [tokens_of(r) for r in dict.fromkeys(refs)]
         n_relevant[i] = len(ref_tokens)
         credited = [False] * len(ref_tokens)
         mask = bytearray(len(ret))
         for j, chunk in enumerate(ret):
-            chunk_tokens = tokens(chunk)
+            chunk_tokens = tokens_of(chunk)
             for r, ref in enumerate(ref_tokens):
                 if not credited[r] and overlap_coefficient(chunk_tokens, ref) >= threshold:
                     credited[r] = True
