@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +50,19 @@ def write_models(home: Path, url: str) -> None:
         f'[models.hashed]\nbase_url = "{url}"\nmodel = "hashed-words"\n',
         encoding="utf-8",
     )
+
+
+@contextmanager
+def scripted_home(folder: Path, extra_config: str = "") -> Iterator[Path]:
+    """``folder`` as a ``$RAGMETER_HOME`` whose models are a scripted server (running while
+    the context lasts), with ``extra_config`` (a ``[server]`` section) added to its toml."""
+    from ragmeter.judge.scripted import ScriptedJudgeServer
+
+    with ScriptedJudgeServer() as judge:  # serves the 'hashed' embedder too
+        write_models(folder, judge.url)
+        with (folder / "ragmeter.toml").open("a", encoding="utf-8") as config:
+            config.write(extra_config)
+        yield folder
 
 
 GUIDE_AWEL = """# What is AWEL?

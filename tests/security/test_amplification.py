@@ -11,8 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ragmeter.judge.scripted import ScriptedJudgeServer
-from tests.integration.helpers import GUIDE_AWEL, run, write_models
+from tests.integration.helpers import GUIDE_AWEL, run, scripted_home
 from tests.integration.service import ServiceProcess, data, failure
 from tests.pdf_files import memory_bomb, pdf, shown_text, text_bomb
 
@@ -28,11 +27,7 @@ pdf_memory_mb = 128
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    folder = tmp_path_factory.mktemp("amplification-home")
-    with ScriptedJudgeServer() as judge:  # serves the 'hashed' embedder
-        write_models(folder, judge.url)
-        with (folder / "ragmeter.toml").open("a", encoding="utf-8") as config:
-            config.write(CAPS)
+    with scripted_home(tmp_path_factory.mktemp("amplification-home"), CAPS) as folder:
         yield folder
 
 

@@ -14,8 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ragmeter.judge.scripted import ScriptedJudgeServer
-from tests.integration.helpers import run, write_models
+from tests.integration.helpers import run, scripted_home
 from tests.integration.service import ServiceProcess, data, failure
 from tests.pdf_files import cpu_bomb
 
@@ -32,11 +31,7 @@ DEADLINE = 20.0
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    folder = tmp_path_factory.mktemp("documents-home")
-    with ScriptedJudgeServer() as judge:  # serves the 'hashed' embedder
-        write_models(folder, judge.url)
-        with (folder / "ragmeter.toml").open("a", encoding="utf-8") as config:
-            config.write(CAPS)
+    with scripted_home(tmp_path_factory.mktemp("documents-home"), CAPS) as folder:
         yield folder
 
 
