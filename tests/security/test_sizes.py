@@ -170,10 +170,11 @@ def test_a_run_that_stores_more_than_its_budget_stops(
 ) -> None:
     """Results copy each row's data per metric: a small request with wide rows and many
     metrics would store hundreds of times its size. Past ``[server] max_run_mb`` the run
-    stops, keeping its rows, resumable; results come back in pages of bounded bytes."""
+    stops before a row would take it past, keeping the rows that fit, resumable; a row wider
+    than the whole budget is never stored."""
     home = tmp_path_factory.mktemp("storage-home")
     (home / "ragmeter.toml").write_text("[server]\nmax_run_mb = 0.2\n", encoding="utf-8")
-    wide = ["x" * 2000 + f" chunk {i}" for i in range(10)]  # 20 KB of contexts per row
+    wide = ["x" * 200 + f" chunk {i}" for i in range(10)]  # 2 KB of contexts per row
     rows = [{"query": f"q{i}", "contexts": wide, "factual": wide[:1]} for i in range(200)]
     body = {
         "scene_key": "dataset",
@@ -184,7 +185,16 @@ def test_a_run_that_stores_more_than_its_budget_stops(
     with ServiceProcess(home) as server, server.client() as http:
         response = http.post("/evaluate/evaluation", json=body)
         message = failure(response, 400)
-        assert "stored more than 0.2 MB" in message and "[server] max_run_mb" in message
+        assert "would store more than 0.2 MB" in message and "[server] max_run_mb" in message
         run_id = response.headers["X-Ragmeter-Run-Id"]
         info = data(http.get(f"/evaluate/runs/{run_id}"))
-    assert info["resumable"] and 0 < info["progress"]["done"] < 100  # stopped early
+        assert info["resumable"] and 0 < info["progress"]["done"] < 20  # stopped early
+        before = (home / "ragmeter.db").stat().st_size
+        one = {**body, "datasets": [{**rows[0], "pad": "p" * 2_000_000}]}  # 20 MB as stored
+        response = http.post("/evaluate/evaluation", json=one)
+        assert "would store more than 0.2 MB" in failure(response, 400)
+        wide_id = response.headers["X-Ragmeter-Run-Id"]
+        wide_run = data(http.get(f"/evaluate/runs/{wide_id}"))
+        assert wide_run["progress"]["done"] == 0
+    grown = (home / "ragmeter.db").stat().st_size - before
+    assert grown < 8_000_000, grown  # the request's row once (2 MB), never its 10 copies

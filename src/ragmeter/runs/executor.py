@@ -138,11 +138,45 @@ class RunLimits:
 
 
 def _stored_bytes(records: list[ResultRecord]) -> int:
-    """About what ``records`` take in the store: their predictions, contexts and rows."""
-    return sum(
-        len(json.dumps([r.prediction, r.contexts, r.raw_dataset], default=json_default))
-        for r in records
-    )
+    """About what ``records`` take in the store: their predictions, contexts and rows (a
+    row shared by several results is measured once and counted for each)."""
+    sizes: dict[int, int] = {}
+    total = 0
+    for r in records:
+        key = id(r.raw_dataset)
+        if key not in sizes:
+            sizes[key] = len(json.dumps(r.raw_dataset, default=json_default))
+        total += sizes[key] + len(json.dumps([r.prediction, r.contexts], default=json_default))
+    return total
+
+
+class _Budget:
+    """Bytes one execution of a run may store (``max_run_mb``, None: no limit). A row is
+    stored only if it fits whole, so no row, however wide, takes the store past it."""
+
+    def __init__(self, max_bytes: int | None) -> None:
+        self.max_bytes = max_bytes
+        self.left = max_bytes
+
+    def take(self, rows: list[list[ResultRecord]]) -> tuple[list[ResultRecord], bool]:
+        """The records of the leading rows that fit, and whether every row fitted."""
+        kept: list[ResultRecord] = []
+        for row in rows:
+            if self.left is not None:
+                size = _stored_bytes(row)
+                if size > self.left:
+                    return kept, False
+                self.left -= size
+            kept.extend(row)
+        return kept, True
+
+    def exceeded(self) -> LimitError:
+        megabytes = (self.max_bytes or 0) / 1_000_000
+        return LimitError(
+            f"the run would store more than {megabytes:g} MB of results; fewer rows or metrics "
+            "per run, or resume it to go on",
+            setting="[server] max_run_mb",
+        )
 
 
 async def _commit_loop(
@@ -151,39 +185,39 @@ async def _commit_loop(
     queue: asyncio.Queue[Any],
     workers: int,
     usage: Callable[[], dict[str, float]],
-    max_bytes: int | None,
+    budget: _Budget,
 ) -> None:
     """Commit rows as they finish until every worker is done; re-raise a worker's failure
     once the rows finished before it are stored; ``_Stopped`` when the run stopped; a
-    ``LimitError`` once the rows stored pass ``max_bytes``."""
-    stored = 0
+    ``LimitError`` (after storing the rows that fit) once a row would pass the budget."""
     while workers:
         items = await _next_items(queue, runs, run_id)
         workers -= sum(item is _WORKER_DONE for item in items)
-        records = [r for item in items if isinstance(item, list) for r in item]
+        records, fitted = budget.take([item for item in items if isinstance(item, list)])
         if records and await _commit(runs, run_id, records, usage()) != "running":
             raise _Stopped
-        stored += _stored_bytes(records) if max_bytes is not None else 0
-        if max_bytes is not None and stored > max_bytes:
-            raise LimitError(
-                f"the run stored more than {max_bytes / 1_000_000:g} MB of results; fewer "
-                "rows or metrics per run, or resume it to go on",
-                setting="[server] max_run_mb",
-            )
+        if not fitted:
+            raise budget.exceeded()
         failures = [item for item in items if isinstance(item, BaseException)]
         if failures:
             raise failures[0]
 
 
 async def _keep_leftovers(
-    runs: RunStore, run_id: str, queue: asyncio.Queue[Any], usage: dict[str, float]
+    runs: RunStore,
+    run_id: str,
+    queue: asyncio.Queue[Any],
+    usage: dict[str, float],
+    budget: _Budget,
 ) -> None:
-    """Rows scored but not yet stored when the run stopped: store them (they cost work)."""
-    records: list[ResultRecord] = []
+    """Rows scored but not yet stored when the run stopped: store those that fit the
+    budget (they cost work)."""
+    rows: list[list[ResultRecord]] = []
     while not queue.empty():
         item = queue.get_nowait()
         if isinstance(item, list):
-            records.extend(item)
+            rows.append(item)
+    records, _ = budget.take(rows)
     try:
         await _commit(runs, run_id, records, usage)  # no records: the run's final usage
     except StoreError:
@@ -207,10 +241,11 @@ async def _run_rows(
     feed = iter(todo)
     count = min(plan.spec.parallel_num, len(todo))
     workers = [asyncio.create_task(_row_worker(plan, feed, batcher, queue)) for _ in range(count)]
+    budget = _Budget(limits.max_bytes)
     try:
         try:
             async with asyncio.timeout(limits.max_seconds):
-                await _commit_loop(runs, run_id, queue, count, usage, limits.max_bytes)
+                await _commit_loop(runs, run_id, queue, count, usage, budget)
         except TimeoutError:
             hours = (limits.max_seconds or 0) / 3600
             raise LimitError(
@@ -221,7 +256,7 @@ async def _run_rows(
         for worker in workers:
             worker.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
-        await _keep_leftovers(runs, run_id, queue, usage())
+        await _keep_leftovers(runs, run_id, queue, usage(), budget)
 
 
 def _plan(runs: RunStore, kb: KnowledgeBase, run_id: str, policy: AppPolicy | None) -> RunPlan:
