@@ -198,3 +198,22 @@ def test_a_run_that_stores_more_than_its_budget_stops(
         assert wide_run["progress"]["done"] == 0
     grown = (home / "ragmeter.db").stat().st_size - before
     assert grown < 8_000_000, grown  # the request's row once (2 MB), never its 10 copies
+
+
+def test_a_page_of_results_stops_near_16_mb(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Twenty results of 1.5 MB each: a page asked for 1,000 items holds about 16 MB of them
+    (read from the store a few at a time) and says how many there are to page on."""
+    home = tmp_path_factory.mktemp("page-home")
+    rows = [
+        {"query": f"q{i}", "contexts": ["a b"], "factual": ["a b"], "pad": "p" * 1_500_000}
+        for i in range(20)
+    ]
+    body = {"scene_key": "dataset", "evaluate_metrics": ["mrr"], "datasets": rows}
+    with ServiceProcess(home) as server, server.client() as http:
+        response = http.post("/evaluate/evaluation", json=body)
+        assert response.status_code == 200, response.text[:300]
+        run_id = response.headers["X-Ragmeter-Run-Id"]
+        page = http.get(f"/evaluate/runs/{run_id}/results", params={"limit": 1000})
+        found = data(page)
+    assert found["total"] == 20 and 10 <= len(found["items"]) < 13, len(found["items"])
+    assert len(page.content) < 20_000_000

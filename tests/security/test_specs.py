@@ -336,10 +336,13 @@ def test_a_page_of_dataset_rows_reads_only_that_page(tmp_path: Path) -> None:
     assert "datasets_rows" not in columns and "rows" not in columns, columns
     assert runs.dataset_rows("big", 295, 100) == rows[295:]
     assert runs.dataset_rows("big", 400, 10) == []
-    odd = [{"query": "q", "metadata": {"x": math.nan, "y": math.inf}}]  # not JSON SQLite walks
-    runs.add_dataset(odd, name="odd")
-    shown = runs.dataset_rows("odd", 0, 10)[0]["metadata"]
-    assert math.isnan(shown["x"]) and shown["y"] == math.inf
+    odd = [{"query": "q", "metadata": {"x": math.nan, "y": [-math.inf, 1.5]}}]
+    runs.add_dataset(odd, name="odd")  # stored as standard JSON, which SQLite walks
+    assert runs.dataset_rows("odd", 0, 10)[0]["metadata"] == {"x": None, "y": [None, 1.5]}
+    wide = [{"query": f"q{i}", "pad": "p" * 1_000_000} for i in range(10)]
+    runs.add_dataset(wide, name="wide")
+    page = runs.dataset_rows("wide", 0, 1000, max_bytes=3_000_000)
+    assert [row["query"] for row in page] == ["q0", "q1", "q2"]  # the third passes 3 MB
     store.close()
 
 

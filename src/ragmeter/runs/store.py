@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -86,6 +86,18 @@ def _summary(scores: dict[str, list[float | None]]) -> dict[str, dict[str, float
     return out
 
 
+def _until(texts: Iterable[str], max_bytes: int | None, read: Callable[[str], Any]) -> list[Any]:
+    """``read`` of each text, stopping after the one that takes the total past ``max_bytes``."""
+    out: list[Any] = []
+    size = 0
+    for text in texts:
+        out.append(read(text))
+        size += len(text)
+        if max_bytes is not None and size > max_bytes:
+            break
+    return out
+
+
 class RunStore:
     """Datasets, runs and results of one store."""
 
@@ -120,18 +132,25 @@ class RunStore:
                 raise NotFoundError(f"no dataset '{clip(str(key))}'")
             return record
 
-    def dataset_rows(self, key: str | int, offset: int, limit: int) -> list[dict[str, Any]]:
-        """Rows ``offset`` to ``offset + limit`` of a dataset. On SQLite only those rows reach
-        Python (``json_each`` walks the stored array); elsewhere the rows are read whole."""
+    def dataset_rows(
+        self, key: str | int, offset: int, limit: int, max_bytes: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Rows ``offset`` to ``offset + limit`` of a dataset, stopping once they pass
+        ``max_bytes`` of JSON. On SQLite only those rows reach Python (``json_each`` walks the
+        stored array); elsewhere, and for rows stored before NaN was stored as null, the
+        rows are read whole."""
         record = self.dataset(key, rows=False)
-        if self.store.engine.dialect.name != "sqlite":
-            return list(self.dataset(record.id).rows[offset : offset + limit])
         try:
-            return self._sqlite_rows(record.id, offset, limit)
-        except SQLAlchemyError:  # rows SQLite's JSON cannot walk (NaN, Infinity): read whole
-            return list(self.dataset(record.id).rows[offset : offset + limit])
+            if self.store.engine.dialect.name == "sqlite":
+                return self._sqlite_rows(record.id, offset, limit, max_bytes)
+        except SQLAlchemyError:  # an array SQLite's JSON cannot walk (NaN of older stores)
+            pass
+        rows = self.dataset(record.id).rows[offset : offset + limit]
+        return _until((json.dumps(row) for row in rows), max_bytes, json.loads)
 
-    def _sqlite_rows(self, dataset_id: int, offset: int, limit: int) -> list[dict[str, Any]]:
+    def _sqlite_rows(
+        self, dataset_id: int, offset: int, limit: int, max_bytes: int | None
+    ) -> list[dict[str, Any]]:
         each = func.json_each(DatasetRecord.rows).table_valued("value", "key")
         query = (
             select(each.c.value)
@@ -143,7 +162,8 @@ class RunStore:
             .limit(limit)
         )
         with self.store.session() as session:
-            return [json.loads(value) for value in session.scalars(query)]
+            texts = session.scalars(query.execution_options(yield_per=8))
+            return _until(texts, max_bytes, json.loads)
 
     def datasets(self, offset: int = 0, limit: int = 50) -> tuple[list[DatasetRecord], int]:
         """Named datasets, newest first, and how many there are; their rows are not read."""
@@ -389,8 +409,11 @@ class RunStore:
             raise NotFoundError(f"no run '{clip(run_id)}'")
         return str(found)
 
-    def results(self, run_id: str, offset: int = 0, limit: int = 100) -> tuple[list[Any], int]:
-        """Results in row then metric order, and how many the run has."""
+    def results(
+        self, run_id: str, offset: int = 0, limit: int = 100, max_bytes: int | None = None
+    ) -> tuple[list[Any], int]:
+        """Results in row then metric order, and how many the run has. With ``max_bytes`` the
+        list stops once its texts and rows pass that size, read a few results at a time."""
         self.get(run_id)
         where = ResultRow.run_id == run_id
         with self.store.session() as session:
@@ -402,7 +425,16 @@ class RunStore:
                 .offset(offset)
                 .limit(limit)
             )
-            return list(session.scalars(query).all()), total
+            if max_bytes is None:
+                return list(session.scalars(query).all()), total
+            found: list[Any] = []
+            size = 0
+            for row in session.scalars(query.execution_options(yield_per=8)):
+                found.append(row)
+                size += len(json.dumps([row.prediction, row.contexts, row.raw_dataset]))
+                if size > max_bytes:
+                    break
+            return found, total
 
     def scores(self, run_id: str) -> list[tuple[str, str, float | None]]:
         """(query, metric_name, score) of every result, in row order."""

@@ -11,13 +11,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ragmeter.errors import public_url
 
 __all__ = [
+    "PAGE_BYTES",
     "AddOut",
     "AppOut",
     "CompatResult",
     "DatasetOut",
     "HitOut",
+    "Limit",
     "MetricInfo",
     "ModelOut",
+    "Offset",
     "Page",
     "PromptOut",
     "ResultItem",
@@ -58,6 +61,8 @@ T = TypeVar("T")
 #: query parameters that page a list: where it starts, and how many items (at most 1,000)
 Offset = Annotated[int, Query(ge=0, le=2**31)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
+#: a page (of results, of dataset rows) stops once it holds about this many bytes
+PAGE_BYTES = 16_000_000
 
 
 class Page(BaseModel, Generic[T]):

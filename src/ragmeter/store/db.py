@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 import threading
 from pathlib import Path
 from typing import Any
@@ -26,13 +28,33 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN and infinity made None, which JSON can hold."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def to_json(value: Any) -> str:
+    """JSON columns as standard JSON: NaN and infinities (which Python's reader accepts, but
+    SQLite's JSON functions and other databases refuse) are stored as null."""
+    try:
+        return json.dumps(value, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(value), allow_nan=False)
+
+
 class Store:
     """The database behind ragmeter: SQLite in ``$RAGMETER_HOME`` by default, any SQLAlchemy
     URL otherwise. Opening it applies pending migrations."""
 
     def __init__(self, url: str) -> None:
         self.url = url
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, Any] = {"json_serializer": to_json}
         #: where files that live beside the database go (space indexes)
         self.files_dir = _files_dir(url)
         if url.startswith("sqlite"):

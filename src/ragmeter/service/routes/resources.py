@@ -16,7 +16,16 @@ from ragmeter.datasets import DatasetLimits, load_dataset
 from ragmeter.errors import ConflictError, DatasetError
 from ragmeter.service._runs import readable
 from ragmeter.service.envelope import Result, ok
-from ragmeter.service.schemas import AppOut, DatasetOut, Limit, ModelOut, Offset, Page, PromptOut
+from ragmeter.service.schemas import (
+    PAGE_BYTES,
+    AppOut,
+    DatasetOut,
+    Limit,
+    ModelOut,
+    Offset,
+    Page,
+    PromptOut,
+)
 from ragmeter.service.state import Services, services
 from ragmeter.service.uploads import save_uploads
 from ragmeter.store.lookup import check_name
@@ -172,7 +181,8 @@ def dataset_rows(
     dataset: str, svc: Deps, offset: Offset = 0, limit: Limit = 100
 ) -> Result[Page[dict[str, Any]]]:
     record = svc.runs.dataset(dataset, rows=False)
-    items = [readable(row) for row in svc.runs.dataset_rows(record.id, offset, limit)]
+    found = svc.runs.dataset_rows(record.id, offset, limit, max_bytes=PAGE_BYTES)
+    items = [readable(row) for row in found]
     return ok(Page[dict[str, Any]](items=items, total=record.row_count, offset=offset, limit=limit))
 
 

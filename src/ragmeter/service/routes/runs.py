@@ -7,25 +7,21 @@ import asyncio
 import functools
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Query, status
+from fastapi import APIRouter, Depends, status
 
 from ragmeter.runs.compare import MetricComparison, compare_scores
 from ragmeter.runs.request import EvaluateServeRequest
 from ragmeter.runs.store import RunInfo
 from ragmeter.service._runs import create_run, result_dict
 from ragmeter.service.envelope import Result, ok
-from ragmeter.service.schemas import Page, ResultItem, RunCreated
+from ragmeter.service.schemas import PAGE_BYTES, Limit, Offset, Page, ResultItem, RunCreated
 from ragmeter.service.state import Services, services
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 Deps = Annotated[Services, Depends(services)]
-Offset = Annotated[int, Query(ge=0, le=2**31)]
-Limit = Annotated[int, Query(ge=1, le=1000)]
 State = Literal["pending", "running", "done", "failed", "cancelled"]
-#: a page of results stops once it holds about this many bytes
-PAGE_BYTES = 16_000_000
 
 
 @router.post("", status_code=status.HTTP_202_ACCEPTED)
@@ -58,15 +54,8 @@ def results(
     """Stored results in row order; a null ``score`` has its reason in ``error``. A page
     holds at most ``limit`` items and stops early past about 16 MB: page on by the number of
     items it holds."""
-    found, total = svc.runs.results(run_id, offset, limit)
-    items: list[ResultItem] = []
-    size = 0
-    for row in found:
-        item = ResultItem.model_validate(result_dict(row))
-        items.append(item)
-        size += len(item.model_dump_json())
-        if size > PAGE_BYTES:
-            break
+    found, total = svc.runs.results(run_id, offset, limit, max_bytes=PAGE_BYTES)
+    items = [ResultItem.model_validate(result_dict(row)) for row in found]
     return ok(Page[ResultItem](items=items, total=total, offset=offset, limit=limit))
 
 
