@@ -138,6 +138,19 @@ def test_an_over_long_section_is_resplit_by_size_with_its_prefix() -> None:
     assert first[-20:].split()[-1] in second[:60]
 
 
+def test_long_header_titles_are_stored_shortened_in_each_chunk() -> None:
+    """Every chunk of a section carries its header titles: a title of 33,000 characters over
+    400 small sections would be stored 400 times; each is kept to 200 characters."""
+    titles = ["#" * level + " " + f"H{level}" * 16_500 for level in range(1, 6)]
+    sections = [f"###### s{i}\nbody {i}\n" for i in range(400)]
+    chunks = chunk_text("\n".join(titles + sections), ChunkingConfig(strategy="markdown"))
+    assert len(chunks) == 400
+    stored = sum(len(title) for chunk in chunks for title in chunk.meta["headers"])
+    assert stored <= 400 * 6 * 200, stored
+    assert chunks[0].meta["headers"][0] == "H1" * 99 + "H…"
+    assert chunks[7].meta["headers"][-1] == "s7"
+
+
 def test_paragraph_and_separator_strategies() -> None:
     text = "First para.\n\nSecond para\nstill second.\n\n\n\nThird."
     paragraphs = chunk_text(text, ChunkingConfig(strategy="paragraph"))

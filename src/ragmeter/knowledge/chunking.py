@@ -68,9 +68,19 @@ def _header_prefix(path: tuple[str, ...], config: ChunkingConfig) -> str:
     return prefix
 
 
+#: characters of a header title kept in a chunk's ``headers``: each chunk of a section
+#: carries them, so a long title would be stored once per chunk
+MAX_HEADER_CHARS = 200
+
+
+def _headers(path: tuple[str, ...]) -> list[str]:
+    return [t if len(t) <= MAX_HEADER_CHARS else t[: MAX_HEADER_CHARS - 1] + "…" for t in path]
+
+
 def _markdown_chunks(text: str, config: ChunkingConfig) -> Iterator[ChunkDraft]:
     for section in markdown_sections(text):
         prefix = _header_prefix(section.path, config)
+        headers = _headers(section.path)
         room = max(config.chunk_size - len(prefix), int(config.chunk_size * _MAX_PREFIX_SHARE))
         overlap = min(config.chunk_overlap, room - 1)
         pieces = iter_by_size(section.text, room, overlap)
@@ -78,10 +88,10 @@ def _markdown_chunks(text: str, config: ChunkingConfig) -> Iterator[ChunkDraft]:
         if first is None:
             continue
         if second is None:  # a section in one chunk has no part number
-            yield ChunkDraft(prefix + first, {"headers": list(section.path)})
+            yield ChunkDraft(prefix + first, {"headers": headers})
             continue
         for part, piece in enumerate(chain((first, second), pieces)):
-            yield ChunkDraft(prefix + piece, {"headers": list(section.path), "part": part})
+            yield ChunkDraft(prefix + piece, {"headers": list(headers), "part": part})
 
 
 def _resplit(pieces: Iterable[str], config: ChunkingConfig) -> Iterator[ChunkDraft]:
