@@ -76,6 +76,7 @@ def test_upload_list_chunks_and_retrieve(service: ServiceProcess) -> None:
         ("/etc/passwd.md", 400, "unsafe file name"),
         ("a\\..\\b.md", 400, "unsafe file name"),
         ("ok/../../x.md", 400, "unsafe file name"),
+        ("bell\x85line.md", 400, "unsafe file name"),  # C1 control (next line)
         ("tool.exe", 415, "unsupported file type '.exe'"),
         ("noext", 415, "unsupported file type"),
     ],

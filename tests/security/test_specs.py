@@ -222,6 +222,24 @@ def test_every_body_fastapi_reads_as_json_has_its_depth_checked(
         assert _runs(http) == before
 
 
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-32"])
+def test_a_json_body_in_utf16_cannot_hide_its_depth(service: ServiceProcess, encoding: str) -> None:
+    """Python's JSON reader also takes UTF-16 and UTF-32, where a character such as U+2200
+    (bytes 00 22 in UTF-16-LE) looks like a quote to a byte scan: bodies must be UTF-8."""
+    deep: Any = "x"
+    for _ in range(40):
+        deep = {"k": deep}
+    row = {"query": "q\u2200", "retrieved_ids": ["a"], "metadata": deep}
+    body = json.dumps(_inline(["mrr"], [row]), ensure_ascii=False).encode(encoding)
+    with service.client() as http:
+        before = _runs(http)
+        response = http.post(
+            "/evaluate/evaluation", content=body, headers={"Content-Type": "application/json"}
+        )
+        assert "UTF-8" in failure(response, 415)
+        assert _runs(http) == before
+
+
 # -- 7. lists and "not found" messages --------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ import asyncio
 import email.message
 import hmac
 import ipaddress
+import json
 import re
 from collections.abc import Sequence
 
@@ -259,6 +260,14 @@ class JsonDepthLimit:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
+        if json.detect_encoding(body[:4]) not in ("utf-8", "utf-8-sig"):
+            # the scan reads UTF-8; the parser would also take UTF-16 and UTF-32, where a
+            # character can hide a quote from the scan (RFC 8259: JSON is sent as UTF-8)
+            response = error_response(
+                415, "not_utf8", "a JSON body must be encoded as UTF-8 (RFC 8259)"
+            )
+            await response(scope, receive, send)
+            return
         if len(body) <= _SCAN_ON_LOOP:
             too_deep = json_too_deep(body, self.limit)
         else:  # a large body is scanned off the event loop, which serves other requests

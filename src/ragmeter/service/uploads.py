@@ -17,7 +17,7 @@ from ragmeter.service.envelope import ApiError
 
 __all__ = ["safe_name", "save_uploads"]
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # C0, DEL, C1, line breaks
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _CHUNK = 1 << 20
 #: bytes of one path component on common file systems (ext4, APFS, NTFS in UTF-16 units)
