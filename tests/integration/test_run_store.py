@@ -131,3 +131,11 @@ def test_only_runs_of_dead_processes_are_marked_interrupted() -> None:
     assert {label: runs.get(i).state for label, i in ids.items()} == {
         "live": "running", "dead": "failed", "elsewhere": "running",
     }  # fmt: skip
+
+
+def test_runs_made_within_one_second_are_listed_newest_first() -> None:
+    kb = KnowledgeBase()
+    runs = RunStore(kb.store)
+    made = [_new_run(runs, kb) for _ in range(5)]  # well within a second
+    listed, _total = runs.runs(0, 5)
+    assert [r.id for r in listed] == made[::-1]

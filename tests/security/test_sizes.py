@@ -109,8 +109,9 @@ def test_an_app_reply_over_the_cap_is_cut_off_while_it_streams(
     }
     with service.client() as http:
         data(http.post("/apps", json=app), 201)
-        rows = data(http.post("/evaluate/evaluation", json=body))
-        run_id = data(http.get("/evaluate/runs", params={"limit": 1}))["items"][0]["run_id"]
+        response = http.post("/evaluate/evaluation", json=body)
+        rows = data(response)
+        run_id = response.headers["X-Ragmeter-Run-Id"]
         stored = http.get(f"/evaluate/runs/{run_id}/results")
     result = rows[0][0]
     assert result["score"] is None and "larger than 1,000,000 bytes" in result["error"]

@@ -142,10 +142,9 @@ def test_a_judge_prompt_over_the_cap_is_the_rows_failure_and_never_sent(
     ]
     with service.client() as http:
         judge.reset()
-        found = data(
-            http.post("/evaluate/evaluation", json=_inline(["AnswerRelevancyMetric"], rows))
-        )
-        run_id = data(http.get("/evaluate/runs", params={"limit": 1}))["items"][0]["run_id"]
+        response = http.post("/evaluate/evaluation", json=_inline(["AnswerRelevancyMetric"], rows))
+        found = data(response)
+        run_id = response.headers["X-Ragmeter-Run-Id"]
         stored = data(http.get(f"/evaluate/runs/{run_id}/results"))["items"]
     long, short = found[0][0], found[1][0]
     assert long["score"] is None and "1,000,000 characters per judge prompt" in long["error"]

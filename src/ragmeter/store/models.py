@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -32,6 +32,11 @@ __all__ = [
     "RunRecord",
     "SpaceRecord",
 ]
+
+
+def _utc_now() -> datetime:
+    """Now in UTC without a zone, as SQL's CURRENT_TIMESTAMP gives it."""
+    return datetime.now(UTC).replace(tzinfo=None)
 
 
 class Base(DeclarativeBase):
@@ -177,7 +182,10 @@ class RunRecord(Base):
     #: ``start`` is the process start time where the system tells it)
     owner: Mapped[str | None] = mapped_column(String(300), nullable=True)
     usage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
+    #: to the microsecond (SQLite's own clock has seconds), so "newest first" is an order
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime, server_default=func.now(), default=_utc_now
+    )
     started_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
 
