@@ -49,6 +49,17 @@ def _consistent(home: Path) -> tuple[int, int]:
         store.close()
 
 
+def _terminate(server: ServiceProcess, uploading: threading.Thread) -> float:
+    """SIGTERM the server while ``uploading`` runs; seconds until it exited."""
+    assert server.proc is not None
+    signalled = time.monotonic()
+    server.proc.terminate()
+    server.proc.wait(timeout=SHUTDOWN_TIMEOUT + MARGIN)
+    took = time.monotonic() - signalled
+    uploading.join(timeout=30)
+    return took
+
+
 def test_sigterm_during_a_large_upload_stops_within_the_deadline(tmp_path: Path) -> None:
     home = tmp_path / "home"
     files = _documents(6)  # ~360 KB, ~5,400 chunks: ~36 s of embedding with this judge
@@ -80,12 +91,7 @@ def test_sigterm_during_a_large_upload_stops_within_the_deadline(tmp_path: Path)
                 while data(http.get("/knowledge/spaces/big"))["chunks"] == 0:
                     assert time.monotonic() < deadline and uploading.is_alive(), answer
                     time.sleep(0.2)
-            assert server.proc is not None
-            signalled = time.monotonic()
-            server.proc.terminate()
-            server.proc.wait(timeout=SHUTDOWN_TIMEOUT + MARGIN)
-            took = time.monotonic() - signalled
-            uploading.join(timeout=30)
+            took = _terminate(server, uploading)
         finally:
             server.stop()
     assert took < SHUTDOWN_TIMEOUT + MARGIN
@@ -138,12 +144,7 @@ def test_sigterm_while_a_pdf_is_read_stops_its_reader(tmp_path: Path) -> None:
         while not _pdf_workers():
             assert time.monotonic() < deadline and uploading.is_alive(), answer
             time.sleep(0.1)
-        assert server.proc is not None
-        signalled = time.monotonic()
-        server.proc.terminate()
-        server.proc.wait(timeout=SHUTDOWN_TIMEOUT + MARGIN)
-        took = time.monotonic() - signalled
-        uploading.join(timeout=30)
+        took = _terminate(server, uploading)
     finally:
         server.stop()
     assert took < SHUTDOWN_TIMEOUT + MARGIN

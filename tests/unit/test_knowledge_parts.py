@@ -12,37 +12,12 @@ from ragmeter.knowledge import DocumentReadError, fuse_rrf, read_document
 from ragmeter.knowledge.lexical_index import LexicalIndex
 from ragmeter.knowledge.tokenize import tokenize
 from ragmeter.knowledge.vector_index import VectorIndex
-
-
-def _minimal_pdf(text: str) -> bytes:
-    """A one-page PDF showing ``text`` in Helvetica, with a correct cross-reference table."""
-    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    return bytes(out)
+from tests.pdf_files import pdf, shown_text
 
 
 def test_pdf_text_is_read(tmp_path: Path) -> None:
     path = tmp_path / "guide.pdf"
-    path.write_bytes(_minimal_pdf("Turn the compost heap every week."))
+    path.write_bytes(pdf(shown_text("Turn the compost heap every week.")))
     assert "Turn the compost heap every week." in read_document(path)
 
 
