@@ -193,7 +193,7 @@ def test_a_run_that_stores_more_than_its_budget_stops(
         before = (home / "ragmeter.db").stat().st_size
         one = {**body, "datasets": [{**rows[0], "pad": "p" * 2_000_000}]}  # 20 MB as stored
         response = http.post("/evaluate/evaluation", json=one)
-        assert "would store more than 0.2 MB" in failure(response, 400)
+        assert "row 0 alone would store more than 0.2 MB" in failure(response, 400)
         wide_id = response.headers["X-Ragmeter-Run-Id"]
         wide_run = data(http.get(f"/evaluate/runs/{wide_id}"))
         assert wide_run["progress"]["done"] == 0

@@ -157,6 +157,7 @@ class _Budget:
     def __init__(self, max_bytes: int | None) -> None:
         self.max_bytes = max_bytes
         self.left = max_bytes
+        self.too_wide: int | None = None  # a row that alone passes the whole budget
 
     def take(self, rows: list[list[ResultRecord]]) -> tuple[list[ResultRecord], bool]:
         """The records of the leading rows that fit, and whether every row fitted."""
@@ -165,6 +166,8 @@ class _Budget:
             if self.left is not None:
                 size = _stored_bytes(row)
                 if size > self.left:
+                    if self.max_bytes is not None and size > self.max_bytes and row:
+                        self.too_wide = row[0].row_index
                     return kept, False
                 self.left -= size
             kept.extend(row)
@@ -172,6 +175,12 @@ class _Budget:
 
     def exceeded(self) -> LimitError:
         megabytes = (self.max_bytes or 0) / 1_000_000
+        if self.too_wide is not None:
+            return LimitError(
+                f"row {self.too_wide} alone would store more than {megabytes:g} MB of results "
+                "(its texts are kept once per metric); shorten it or ask for fewer metrics",
+                setting="[server] max_run_mb",
+            )
         return LimitError(
             f"the run would store more than {megabytes:g} MB of results; fewer rows or metrics "
             "per run, or resume it to go on",
