@@ -13,26 +13,26 @@ from typing import Any
 import httpx
 import pytest
 
-from ragmeter.judge.scripted import ScriptedJudgeServer
 from ragmeter.runs.store import RunStore
 from ragmeter.store import ResultRow, RunRecord, Store
-from tests.integration.helpers import write_models
+from tests.integration.helpers import scripted_home
 from tests.integration.service import ServiceProcess, data, failure, wait_run
 from tests.pdf_files import pypdf_limit_bomb
 
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
-    home = tmp_path_factory.mktemp("readback-home")
-    with ScriptedJudgeServer() as judge:
-        write_models(home, judge.url)
-        with (home / "ragmeter.toml").open("a", encoding="utf-8") as config:
-            config.write("\n[server]\nmax_upload_mb = 25\nmax_request_mb = 30\n")
-        with ServiceProcess(home) as server:
-            with server.client() as http:
-                space = {"name": "docs", "embedder": "hashed"}
-                data(http.post("/knowledge/spaces", json=space), 201)
-            yield server
+    with (
+        scripted_home(
+            tmp_path_factory.mktemp("readback-home"),
+            "\n[server]\nmax_upload_mb = 25\nmax_request_mb = 30\n",
+        ) as home,
+        ServiceProcess(home) as server,
+    ):
+        with server.client() as http:
+            space = {"name": "docs", "embedder": "hashed"}
+            data(http.post("/knowledge/spaces", json=space), 201)
+        yield server
 
 
 def _nested(levels: int) -> Any:

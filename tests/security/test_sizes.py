@@ -12,7 +12,7 @@ import pytest
 from ragmeter.errors import MetricError
 from ragmeter.judge.scripted import ScriptedJudgeServer
 from ragmeter.runs import resolve_metrics
-from tests.integration.helpers import GUIDE_AWEL, write_models
+from tests.integration.helpers import GUIDE_AWEL, scripted_home, write_models
 from tests.integration.service import ServiceProcess, data, failure
 from tests.security.listener import Listener
 
@@ -25,18 +25,19 @@ def listener() -> Iterator[Listener]:
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
-    home = tmp_path_factory.mktemp("sizes-home")
-    with ScriptedJudgeServer() as judge:
-        write_models(home, judge.url)
-        with (home / "ragmeter.toml").open("a", encoding="utf-8") as config:
-            config.write('\n[server]\nallow_app_hosts = ["127.0.0.1"]\nmax_rows = 500\n')
-        with ServiceProcess(home) as server:
-            with server.client() as http:
-                space = {"name": "awel", "embedder": "hashed"}
-                data(http.post("/knowledge/spaces", json=space), 201)
-                files = [("files", ("awel.md", GUIDE_AWEL.encode(), "text/markdown"))]
-                data(http.post("/knowledge/spaces/awel/documents", files=files))
-            yield server
+    with (
+        scripted_home(
+            tmp_path_factory.mktemp("sizes-home"),
+            '\n[server]\nallow_app_hosts = ["127.0.0.1"]\nmax_rows = 500\n',
+        ) as home,
+        ServiceProcess(home) as server,
+    ):
+        with server.client() as http:
+            space = {"name": "awel", "embedder": "hashed"}
+            data(http.post("/knowledge/spaces", json=space), 201)
+            files = [("files", ("awel.md", GUIDE_AWEL.encode(), "text/markdown"))]
+            data(http.post("/knowledge/spaces/awel/documents", files=files))
+        yield server
 
 
 def _recall(**extra: Any) -> dict[str, Any]:
