@@ -195,34 +195,55 @@ def nesting_depth(value: Any, limit: int) -> int:
     return deepest
 
 
-def _too_long_number(value: Any) -> int | None:
-    """The digits of the first integer in ``value`` over ``MAX_INT_DIGITS`` (at least that
-    many, for one Python made), or None; walked without recursion."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, TooLongNumber):
-            return item.digits
-        if isinstance(item, int) and not isinstance(item, bool) and abs(item) >= _INT_CAP:
-            return max(MAX_INT_DIGITS + 1, int(item.bit_length() * math.log10(2)))
-        if isinstance(item, Mapping):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple | set | frozenset):
-            stack.extend(item)
+def _digits(item: Any) -> int | None:
+    """The digits of ``item`` if it is an integer over ``MAX_INT_DIGITS`` (at least that many
+    for one Python made, counted from its bits), else None."""
+    if isinstance(item, TooLongNumber):
+        return item.digits
+    if isinstance(item, int) and not isinstance(item, bool) and abs(item) >= _INT_CAP:
+        return max(MAX_INT_DIGITS + 1, int(item.bit_length() * math.log10(2)))
     return None
+
+
+def _scan(value: Any, limit: int) -> tuple[int, int | None]:
+    """One walk of ``value`` without recursion: how deep it nests (up to ``limit + 1``) and
+    the digits of the first integer too long to write down, or None. Strings and the other
+    scalars a row is made of are passed over at once (this runs for every row)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        kind = type(item)
+        if kind is str or kind is float or item is None or kind is bool:
+            continue
+        if isinstance(item, Mapping):
+            children: Any = [*item.keys(), *item.values()]
+        elif isinstance(item, list | tuple | set | frozenset):
+            children = item
+        else:
+            digits = _digits(item)
+            if digits is not None:
+                return deepest, digits
+            continue
+        depth += 1
+        if depth > limit:
+            return depth, None
+        deepest = max(deepest, depth)
+        stack.extend((child, depth) for child in children)
+    return deepest, None
 
 
 def _check_values(raw: Mapping[Any, Any], limit: int, setting: str, where: dict[str, Any]) -> None:
     """DatasetError naming the field whose value nests deeper than ``limit`` or holds an
     integer too long to write down (every message and stored row would fail on it)."""
     for key, value in raw.items():
-        if 1 + nesting_depth(value, limit) > limit:
+        depth, digits = _scan(value, limit)
+        if 1 + depth > limit:
             hint = f" ({setting})" if setting else ""
             raise DatasetError(
                 f"nested deeper than {limit} levels{hint}", field=_field_name(key), **where
             )
-        digits = _too_long_number(key) or _too_long_number(value)
+        digits = _digits(key) or digits
         if digits is not None:
             raise DatasetError(
                 f"holds an integer of about {digits:,} digits; numbers in a row have at most "
