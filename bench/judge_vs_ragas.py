@@ -30,8 +30,9 @@ from typing import Any
 from _report import write_section  # bench/ is on sys.path when the script runs
 from ragmeter import evaluate
 from ragmeter.demo.judge_rows import synthetic_rows
+from ragmeter.embeddings import embedder_from_config
+from ragmeter.judge.from_config import judge_from_config
 from ragmeter.judge.scripted import ScriptedJudgeServer
-from ragmeter.runs.judges import embedder_from_config, judge_from_config
 
 ROOT = Path(__file__).resolve().parents[1]
 RAGAS_PYTHON = ROOT / ".venv-ragas" / "bin" / "python"

@@ -1,6 +1,13 @@
-"""ragmeter: evaluate RAG pipelines and LLM agents with numbers you can trust."""
+"""ragmeter: evaluate RAG pipelines and LLM agents with numbers you can trust.
 
-from ragmeter.datasets import Dataset, Row, load_dataset
+Names are imported on first use, so ``import ragmeter`` (and the command line's start) stays
+fast: the metrics, the judge and the store load only when something asks for them."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ragmeter.errors import (
     ConfigError,
     DatasetError,
@@ -11,10 +18,34 @@ from ragmeter.errors import (
     RagmeterError,
     StoreError,
 )
-from ragmeter.reports import EvaluationReport, ResultRecord
-from ragmeter.runs import aevaluate, evaluate
+
+if TYPE_CHECKING:
+    from ragmeter.datasets import Dataset, Row, load_dataset
+    from ragmeter.reports import EvaluationReport, ResultRecord
+    from ragmeter.runs import aevaluate, evaluate
 
 __version__ = "0.1.0"
+
+#: public name -> the module that defines it
+_LAZY = {
+    "Dataset": "ragmeter.datasets",
+    "Row": "ragmeter.datasets",
+    "load_dataset": "ragmeter.datasets",
+    "EvaluationReport": "ragmeter.reports",
+    "ResultRecord": "ragmeter.reports",
+    "aevaluate": "ragmeter.runs",
+    "evaluate": "ragmeter.runs",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ragmeter' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ConfigError",

@@ -41,6 +41,7 @@ __all__ = [
     "Settings",
     "StoreConfig",
     "config_path",
+    "key_from_env",
     "load_settings",
     "ragmeter_home",
 ]
@@ -213,3 +214,13 @@ def load_settings(path: Path | None = None) -> Settings:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise ConfigError(f"{path}: {where}: {first['msg']}") from exc
+
+
+def key_from_env(variable: str | None, what: str) -> str:
+    """The API key in ``$variable`` (``EMPTY`` when none is named); ConfigError if unset."""
+    if variable is None:
+        return "EMPTY"  # local OpenAI-compatible servers accept any key
+    key = os.environ.get(variable)
+    if not key:
+        raise ConfigError(f"{what} reads its API key from ${variable}, which is not set")
+    return key

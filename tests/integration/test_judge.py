@@ -18,8 +18,9 @@ import pytest
 
 import ragmeter
 from ragmeter.demo.judge_rows import synthetic_rows
+from ragmeter.embeddings import embedder_from_config
+from ragmeter.judge.from_config import judge_from_config
 from ragmeter.judge.scripted import ScriptedJudgeServer
-from ragmeter.runs.judges import embedder_from_config, judge_from_config
 
 RAGAS_FIVE = "faithfulness,answer_relevancy,context_precision,context_recall,answer_correctness"
 SIX = RAGAS_FIVE + ",AnswerRelevancyMetric"

@@ -131,7 +131,7 @@ def test_a_models_own_limit_wins_then_the_flag_then_16(
     declared: int | None, flag: int | None, expected: int
 ) -> None:
     from ragmeter.config import ModelConfig, Settings
-    from ragmeter.runs.judges import judge_from_config
+    from ragmeter.judge.from_config import judge_from_config
 
     model = ModelConfig(
         name="m", base_url="http://127.0.0.1:1/v1", model="m", max_concurrency=declared

@@ -148,7 +148,7 @@ def build_app(
         )
     if isinstance(config, CallableAppConfig):
         return CallableApp(_function(config.target), name)
-    from ragmeter.runs.judges import judge_from_config
+    from ragmeter.judge.from_config import judge_from_config
 
     kb = kb or KnowledgeBase()
     searcher = SpaceSearcher(kb, config.space)

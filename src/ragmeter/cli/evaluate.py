@@ -22,14 +22,15 @@ from ragmeter.cli._render import (
     usage_line,
 )
 from ragmeter.datasets import Dataset, load_dataset
+from ragmeter.embeddings import embedder_from_config
 from ragmeter.errors import ConfigError, DatasetError, RagmeterError
+from ragmeter.judge.from_config import judge_from_config
 from ragmeter.judge.plan import PlanKind
 from ragmeter.knowledge import KnowledgeBase, SpaceSearcher, parse_retrievers
 from ragmeter.metrics import EvaluationMetric
 from ragmeter.reports import EvaluationReport
 from ragmeter.runs import evaluate, resolve_metrics
 from ragmeter.runs.evaluate import check_judge
-from ragmeter.runs.judges import embedder_from_config, judge_from_config
 from ragmeter.runs.plan import DEFAULT_RECALL_TOP_K, apply_judge_prompt
 from ragmeter.runs.targets import AppTarget, RecallTarget, Target
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from ragmeter.config import Settings, load_settings
+from ragmeter.config import Settings, key_from_env, load_settings
 from ragmeter.embeddings.base import Embedder
 from ragmeter.embeddings.local import DEFAULT_MODEL_NAME, LocalEmbedder
 from ragmeter.embeddings.openai_compat import OpenAIEmbedder
+from ragmeter.errors import ConfigError
 
-__all__ = ["LOCAL_EMBEDDER_NAMES", "embedder_by_name", "is_local_embedder"]
+__all__ = ["LOCAL_EMBEDDER_NAMES", "embedder_by_name", "embedder_from_config", "is_local_embedder"]
 
 #: names that mean the bundled all-MiniLM-L6-v2 (compared case-insensitively)
 LOCAL_EMBEDDER_NAMES = frozenset({DEFAULT_MODEL_NAME.lower(), "local", "minilm"})
@@ -33,3 +34,21 @@ def embedder_by_name(
         api_key=declared.api_key(),
         timeout=declared.timeout,
     )
+
+
+def embedder_from_config(
+    model: str | None,
+    *,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    settings: Settings | None = None,
+) -> Embedder | None:
+    """An OpenAI-compatible embedder by config name or URL; None means the local model."""
+    if model is None:
+        if base_url is not None:
+            raise ConfigError("--embedding-base-url needs --embedding-model, the model id to ask")
+        return None
+    if base_url is not None:
+        key = key_from_env(api_key_env, f"embedding model '{model}'")
+        return OpenAIEmbedder(model, base_url=base_url, api_key=key)
+    return embedder_by_name(model, settings=settings, api_key_env=api_key_env)

@@ -13,13 +13,13 @@ from ragmeter._sync import run_sync
 from ragmeter.datasets import Dataset, Row, load_dataset
 from ragmeter.embeddings import Embedder
 from ragmeter.errors import ConfigError, DatasetError, JudgeError, MetricError
+from ragmeter.judge.from_config import judge_from_config
 from ragmeter.judge.plan import PlanKind
 from ragmeter.judge.usage import Usage
 from ragmeter.metrics.base import EvaluationMetric, LLMEvaluationMetric, MetricOutcome
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import create_metric
 from ragmeter.reports import EvaluationReport, ResultRecord
-from ragmeter.runs.judges import judge_from_config
 from ragmeter.runs.targets import AppTarget, RecallTarget, Target
 
 __all__ = [

@@ -10,12 +10,13 @@ from typing import Any
 
 from ragmeter.apps import AppPolicy, AppStore, RagApp, build_app
 from ragmeter.datasets import Dataset, Row, load_dataset
+from ragmeter.embeddings import embedder_from_config
 from ragmeter.errors import ConfigError
+from ragmeter.judge.from_config import judge_from_config
 from ragmeter.knowledge import KnowledgeBase, SpaceSearcher, parse_retrievers
 from ragmeter.metrics import AnswerRelevancyMetric, EvaluationMetric
 from ragmeter.prompts import PromptStore
 from ragmeter.runs.evaluate import check_judge, prepare_rows, resolve_metrics
-from ragmeter.runs.judges import embedder_from_config, judge_from_config
 from ragmeter.runs.request import RunSpec
 from ragmeter.runs.targets import AppTarget, RecallTarget, Target
 from ragmeter.store import Store

@@ -1,26 +1,13 @@
-"""Judge and embedder from names: ``ragmeter.toml`` models, or a URL plus a model id."""
+"""A judge engine from a name: a ``ragmeter.toml`` model, or a URL plus a model id."""
 
 from __future__ import annotations
 
-import os
-
-from ragmeter.config import Settings, load_settings
-from ragmeter.embeddings import Embedder, OpenAIEmbedder, embedder_by_name
-from ragmeter.errors import ConfigError
+from ragmeter.config import Settings, key_from_env, load_settings
 from ragmeter.judge.cache import JudgeCache
 from ragmeter.judge.engine import DEFAULT_MAX_CONCURRENCY, JudgeEngine, JudgeSettings
 from ragmeter.store import open_store
 
-__all__ = ["embedder_from_config", "judge_from_config"]
-
-
-def _key_from_env(variable: str | None, what: str) -> str:
-    if variable is None:
-        return "EMPTY"  # local OpenAI-compatible servers accept any key
-    key = os.environ.get(variable)
-    if not key:
-        raise ConfigError(f"{what} reads its API key from ${variable}, which is not set")
-    return key
+__all__ = ["judge_from_config"]
 
 
 def judge_from_config(
@@ -44,7 +31,7 @@ def judge_from_config(
         judge = JudgeSettings(
             model=model,
             base_url=base_url,
-            api_key=_key_from_env(api_key_env, f"judge '{model}'"),
+            api_key=key_from_env(api_key_env, f"judge '{model}'"),
             max_concurrency=max_concurrency or DEFAULT_MAX_CONCURRENCY,
             timeout=timeout or 60.0,
         )
@@ -55,9 +42,7 @@ def judge_from_config(
             model=declared.model,
             base_url=declared.base_url,
             api_key=(
-                _key_from_env(api_key_env, f"judge '{model}'")
-                if api_key_env
-                else declared.api_key()
+                key_from_env(api_key_env, f"judge '{model}'") if api_key_env else declared.api_key()
             ),
             max_concurrency=(
                 declared.max_concurrency or max_concurrency or DEFAULT_MAX_CONCURRENCY
@@ -66,21 +51,3 @@ def judge_from_config(
         )
     store_cache = JudgeCache(open_store(settings.store_url())) if cache else None
     return JudgeEngine(judge, cache=store_cache)
-
-
-def embedder_from_config(
-    model: str | None,
-    *,
-    base_url: str | None = None,
-    api_key_env: str | None = None,
-    settings: Settings | None = None,
-) -> Embedder | None:
-    """An OpenAI-compatible embedder by config name or URL; None means the local model."""
-    if model is None:
-        if base_url is not None:
-            raise ConfigError("--embedding-base-url needs --embedding-model, the model id to ask")
-        return None
-    if base_url is not None:
-        key = _key_from_env(api_key_env, f"embedding model '{model}'")
-        return OpenAIEmbedder(model, base_url=base_url, api_key=key)
-    return embedder_by_name(model, settings=settings, api_key_env=api_key_env)
