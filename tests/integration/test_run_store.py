@@ -10,7 +10,7 @@ from ragmeter.knowledge import KnowledgeBase
 from ragmeter.reports import ResultRecord
 from ragmeter.runs.executor import execute_run
 from ragmeter.runs.plan import build_plan
-from ragmeter.runs.request import EvaluateServeRequest, spec_from_request
+from ragmeter.runs.request import EvaluateServeRequest, config_from_request
 from ragmeter.runs.store import RunStore
 
 ROWS = [
@@ -30,11 +30,11 @@ def _new_run(runs: RunStore, kb: KnowledgeBase, parallel: int = 3) -> str:
         datasets=ROWS,
         parallel_num=parallel,
     )
-    spec = spec_from_request(request)
-    plan = build_plan(spec, ROWS, kb)
-    spec = spec.model_copy(update={"metric_names": [m.metric_name for m in plan.metrics]})
+    config = config_from_request(request)
+    plan = build_plan(config, ROWS, kb)
+    names = [m.metric_name for m in plan.metrics]
     dataset = runs.add_dataset(ROWS)
-    return runs.create(spec, dataset.id, len(ROWS), {}).id
+    return runs.create(config, names, dataset.id, len(ROWS), {}).id
 
 
 def _results(runs: RunStore, run_id: str) -> list[Any]:

@@ -24,7 +24,7 @@ from ragmeter.metrics.retrieval import NO_RELEVANT_REASON
 from ragmeter.reports import ResultRecord
 from ragmeter.runs.executor import execute_run
 from ragmeter.runs.plan import build_plan
-from ragmeter.runs.request import EvaluateServeRequest, spec_from_request
+from ragmeter.runs.request import EvaluateServeRequest, config_from_request
 from ragmeter.runs.store import RunState, RunStore
 from ragmeter.service.app import create_app
 from ragmeter.store import Store
@@ -41,10 +41,10 @@ def _new_run(runs: RunStore, kb: KnowledgeBase) -> str:
     request = EvaluateServeRequest(
         scene_key="dataset", evaluate_metrics=["mrr", "hit_rate"], datasets=ROWS
     )
-    spec = spec_from_request(request)
-    plan = build_plan(spec, ROWS, kb)
-    spec = spec.model_copy(update={"metric_names": [m.metric_name for m in plan.metrics]})
-    return runs.create(spec, runs.add_dataset(ROWS).id, len(ROWS), {}).id
+    config = config_from_request(request)
+    plan = build_plan(config, ROWS, kb)
+    names = [m.metric_name for m in plan.metrics]
+    return runs.create(config, names, runs.add_dataset(ROWS).id, len(ROWS), {}).id
 
 
 def _record(row: int, metric: str, score: float | None, error: str | None, kind: str | None) -> ResultRecord:  # fmt: skip

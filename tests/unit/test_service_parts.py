@@ -6,7 +6,8 @@ import pytest
 
 from ragmeter.config import ServerConfig, Settings
 from ragmeter.errors import ConfigError
-from ragmeter.runs.request import EvaluateServeRequest, spec_from_request
+from ragmeter.runs.config import EvaluationConfig, SpaceTargetConfig
+from ragmeter.runs.request import EvaluateServeRequest, config_from_request
 from ragmeter.service import check_bind
 from ragmeter.service.envelope import ApiError
 from ragmeter.service.server import is_loopback
@@ -53,7 +54,7 @@ def test_unsafe_names_are_refused(name: str) -> None:
 
 
 def test_spec_defaults_and_string_numbers() -> None:
-    spec = spec_from_request(
+    config = config_from_request(
         EvaluateServeRequest(
             scene_key="recall",
             scene_value=" 3 ",
@@ -61,10 +62,17 @@ def test_spec_defaults_and_string_numbers() -> None:
             context={"top_k": "7", "retriever": "hybrid"},
         )
     )
-    assert (spec.scene_value, spec.metrics, spec.top_k, spec.retriever) == (
-        "3", ["RetrieverMRRMetric"], 7, "hybrid",
+    target = config.target
+    assert isinstance(target, SpaceTargetConfig)
+    assert (config.scene_value, config.metrics, config.top_k, target.retriever, target.top_k) == (
+        "3", ("RetrieverMRRMetric",), 7, "hybrid", 7,
     )  # fmt: skip
-    assert spec.parallel_num == 8 and spec.judge_model is None
+    assert config.concurrency == 8 and config.judge is None
+    # a run keeps the config; runs stored before it (a flat spec) read into the same config
+    assert EvaluationConfig.from_stored(config.stored()) == config
+    flat = {"scene": "recall", "scene_value": "3", "metrics": ["RetrieverMRRMetric"], "top_k": 7,
+            "retriever": "hybrid", "parallel_num": 8, "metric_names": ["RetrieverMRRMetric"]}  # fmt: skip
+    assert EvaluationConfig.from_stored(flat) == config
 
 
 @pytest.mark.parametrize(
@@ -76,6 +84,7 @@ def test_spec_defaults_and_string_numbers() -> None:
         ({"scene_key": "dataset", "context": {"top_k": True}}, "context.top_k must be an integer"),
         ({"scene_key": "dataset", "context": {"model": 3}}, "context.model must be"),
         ({"scene_key": "dataset", "context": {"plan": "x"}}, "context.plan must be one of"),
+        ({"scene_key": "dataset", "context": {"retriever": "x"}}, "context.retriever must be"),
         ({"scene_key": "dataset", "parallel_num": 0}, "parallel_num must be at least 1"),
         ({"scene_key": "dataset", "evaluate_code": "../x"}, "evaluate_code"),
     ],
@@ -83,7 +92,7 @@ def test_spec_defaults_and_string_numbers() -> None:
 def test_spec_errors_name_the_field(fields: dict[str, object], message: str) -> None:
     body = {"evaluate_metrics": ["mrr"], **fields}
     with pytest.raises(ConfigError, match=message):
-        spec_from_request(EvaluateServeRequest.model_validate(body))
+        config_from_request(EvaluateServeRequest.model_validate(body))
 
 
 def test_compare_pairs_rows_by_query_hand_worked() -> None:

@@ -12,7 +12,8 @@ from pydantic import ValidationError
 
 from ragmeter.cli._common import validation_message
 from ragmeter.errors import ConfigError
-from ragmeter.runs.request import SCENES, EvaluateServeRequest, spec_from_request
+from ragmeter.runs.config import EvaluationConfig, SpaceTargetConfig
+from ragmeter.runs.request import SCENES, EvaluateServeRequest, config_from_request
 
 if TYPE_CHECKING:
     from ragmeter.cli.evaluate import EvalRequest
@@ -48,7 +49,7 @@ def _read_body(path: Path) -> dict[str, Any] | None:
     return data
 
 
-def _parse(path: Path, body: dict[str, Any]) -> tuple[EvaluateServeRequest, Any]:
+def _parse(path: Path, body: dict[str, Any]) -> tuple[EvaluateServeRequest, EvaluationConfig]:
     """The body checked as the service checks it (fields, context keys and values)."""
     try:
         parsed = EvaluateServeRequest.model_validate(body)
@@ -57,14 +58,31 @@ def _parse(path: Path, body: dict[str, Any]) -> tuple[EvaluateServeRequest, Any]
     scene = (parsed.scene_key or "").strip()
     if scene and scene not in SCENES:
         raise ConfigError(f"{path}: scene_key must be one of {', '.join(SCENES)}, got {scene!r}")
-    probe = parsed.model_copy(
-        update={"scene_key": "dataset", "scene_value": None, "evaluate_metrics": ["-"]}
+    probe = parsed.model_copy(  # a recall probe: every context key is read and checked
+        update={"scene_key": "recall", "scene_value": "-", "evaluate_metrics": ["-"]}
     )
     try:
-        spec = spec_from_request(probe)
+        config = config_from_request(probe)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
-    return parsed, spec
+    return parsed, config
+
+
+def _checked(config: EvaluationConfig, key: str) -> Any:
+    """The checked value of ``context.key`` in ``config``."""
+    target = config.target
+    assert isinstance(target, SpaceTargetConfig)  # the probe is a recall request
+    values = {
+        "top_k": config.top_k,
+        "model": None if config.judge is None else config.judge.model,
+        "prompt": config.judge_prompt,
+        "retriever": target.retriever,
+        "score_threshold": target.score_threshold,
+        "embedding_model": config.embedder.model,
+        "language": config.language,
+        "plan": config.plan,
+    }
+    return values[key]
 
 
 def apply_request_body(request: EvalRequest) -> EvalRequest:
@@ -74,7 +92,7 @@ def apply_request_body(request: EvalRequest) -> EvalRequest:
     body = _read_body(request.data)
     if body is None:
         return request
-    parsed, spec = _parse(request.data, body)
+    parsed, config = _parse(request.data, body)
     updates: dict[str, Any] = {}
     scene, value = (parsed.scene_key or "").strip(), (parsed.scene_value or "").strip()
     if request.space is None and request.app is None and scene in ("recall", "app"):
@@ -89,9 +107,5 @@ def apply_request_body(request: EvalRequest) -> EvalRequest:
     context = parsed.context or {}
     for key, field in _CONTEXT_FIELDS.items():
         if context.get(key) is not None and getattr(request, field) is None:
-            updates[field] = getattr(spec, _SPEC_FIELDS.get(key, key))
+            updates[field] = _checked(config, key)
     return dataclasses.replace(request, **updates) if updates else request
-
-
-#: ``context`` key -> the RunSpec field holding its checked value
-_SPEC_FIELDS = {"model": "judge_model", "prompt": "judge_prompt"}

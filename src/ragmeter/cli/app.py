@@ -150,6 +150,15 @@ def eval_command(
             "from $RAGMETER_API_KEY. Spaces, apps, prompts and models are the server's."
         ),
     ] = None,
+    no_store: Annotated[
+        bool,
+        typer.Option(
+            "--no-store",
+            help="Keep nothing in the store (by default the evaluation is a stored run: rows "
+            "kept as they finish, resumable with 'ragmeter runs resume', listed by "
+            "'ragmeter runs list').",
+        ),
+    ] = False,
 ) -> None:
     """Evaluate a dataset with metrics; print a summary table and write the results.
 
@@ -180,6 +189,7 @@ def eval_command(
             score_threshold=score_threshold,
             app=app_name,
             server=server,
+            no_store=no_store,
         )
     )
 

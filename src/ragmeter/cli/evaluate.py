@@ -7,11 +7,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.markup import escape
 
-from ragmeter.apps import AppStore, RagApp, build_app
 from ragmeter.cli._body import apply_request_body
 from ragmeter.cli._common import console
 from ragmeter.cli._render import (
@@ -22,17 +21,22 @@ from ragmeter.cli._render import (
     usage_line,
 )
 from ragmeter.datasets import Dataset, load_dataset
-from ragmeter.embeddings import embedder_from_config
 from ragmeter.errors import ConfigError, DatasetError, RagmeterError
-from ragmeter.judge.from_config import judge_from_config
-from ragmeter.judge.plan import PlanKind
-from ragmeter.knowledge import KnowledgeBase, SpaceSearcher, parse_retrievers
-from ragmeter.metrics import EvaluationMetric
 from ragmeter.reports import EvaluationReport
-from ragmeter.runs import evaluate, resolve_metrics
-from ragmeter.runs.evaluate import check_judge
-from ragmeter.runs.plan import DEFAULT_RECALL_TOP_K, apply_judge_prompt
-from ragmeter.runs.targets import AppTarget, RecallTarget, Target
+from ragmeter.runs.config import (
+    DEFAULT_RECALL_TOP_K,
+    AppTargetConfig,
+    EmbedderConfig,
+    EvaluationConfig,
+    JudgeConfig,
+    NoTarget,
+    SpaceTargetConfig,
+    TargetConfig,
+)
+
+if TYPE_CHECKING:
+    from ragmeter.knowledge import KnowledgeBase
+    from ragmeter.runs.plan import RunPlan
 
 __all__ = ["JUDGE_HINT", "EvalRequest", "load_rows", "print_reports", "run_eval"]
 
@@ -68,6 +72,8 @@ class EvalRequest:
     title: str | None = None
     #: run on this ragmeter server instead of here
     server: str | None = None
+    #: keep nothing in the store (a throwaway run, not resumable)
+    no_store: bool = False
 
 
 def _check(request: EvalRequest) -> None:
@@ -89,53 +95,6 @@ def _check(request: EvalRequest) -> None:
             "--retriever and --score-threshold are for the recall scene (--space without "
             "--app); an app retrieves with its own settings"
         )
-
-
-def _judge(request: EvalRequest) -> Any:
-    if request.judge_model is None:
-        return None
-    return judge_from_config(
-        request.judge_model,
-        base_url=request.judge_base_url,
-        api_key_env=request.judge_api_key_env,
-        max_concurrency=request.max_concurrency,
-        timeout=request.judge_timeout,
-        cache=not request.no_cache,
-    )
-
-
-def _evaluate(setup: EvaluationSetup, target: Target | None, label: str) -> EvaluationReport:
-    rows = len(setup.dataset)
-    stages = [(label, rows)] if target is not None else []
-    stages.append(("evaluating", rows * len(setup.metrics)))
-    with progress_bars(console, stages) as advances:
-        return evaluate(
-            setup.dataset,
-            setup.metrics,
-            embedder=setup.embedder,
-            judge=setup.judge,
-            top_k=setup.top_k,
-            max_concurrency=setup.max_concurrency,
-            on_progress=advances[-1],
-            on_target_progress=advances[0] if target is not None else None,
-            plan=setup.plan,
-            language=setup.language,
-            target=target,
-        )
-
-
-@dataclass
-class EvaluationSetup:
-    """What every scene shares once options are resolved."""
-
-    dataset: Dataset
-    metrics: list[EvaluationMetric[Any, Any]]
-    judge: Any
-    embedder: Any
-    top_k: int | None
-    max_concurrency: int
-    plan: PlanKind
-    language: Literal["auto", "en", "zh"]
 
 
 def _print_report(report: EvaluationReport, title: str, judged: bool) -> None:
@@ -166,47 +125,6 @@ def _write(out: Path, reports: Sequence[tuple[str, EvaluationReport]], key: str 
 
 
 Reports = list[tuple[str, EvaluationReport]]
-
-
-def _recall(request: EvalRequest, setup: EvaluationSetup, space: str) -> Reports:
-    retrievers = parse_retrievers(request.retriever or "vector")
-    searcher = SpaceSearcher(KnowledgeBase(), space)
-    k = request.top_k or DEFAULT_RECALL_TOP_K
-    reports: list[tuple[str, EvaluationReport]] = []
-    for retriever in retrievers:
-        target = RecallTarget(
-            searcher, retriever=retriever, top_k=k, score_threshold=request.score_threshold
-        )
-        reports.append((retriever, _evaluate(setup, target, f"{retriever} search")))
-    print_reports(request, reports, len(setup.dataset), searcher.info.name)
-    return reports
-
-
-def _app(request: EvalRequest, setup: EvaluationSetup, name: str) -> Reports:
-    kb = KnowledgeBase()
-    store = AppStore(kb.store)
-    record = store.get(name)
-    app = build_app(
-        record.name,
-        store.config(record.id),
-        kb=kb,
-        cache=not request.no_cache,
-        max_concurrency=request.max_concurrency,
-    )
-    searcher = SpaceSearcher(kb, request.space) if request.space is not None else None
-    if searcher is None and isinstance(app, RagApp):
-        searcher = app.searcher
-    target = AppTarget(app, searcher=searcher, max_concurrency=request.max_concurrency)
-    report = _evaluate(setup, target, f"app {record.name}")
-    reports: Reports = [(record.name, report)]
-    print_reports(request, reports, report.rows, record.name)
-    if isinstance(app, RagApp) and app.usage.requests:
-        console.print(
-            f"app model: {app.usage.requests:g} requests, {app.usage.cached:g} from cache, "
-            f"{app.usage.prompt_tokens:g} prompt tokens",
-            highlight=False,
-        )
-    return reports
 
 
 def _title(request: EvalRequest, rows: int, target: str | None) -> tuple[str, str | None]:
@@ -296,32 +214,112 @@ def run_eval(request: EvalRequest) -> Reports:
     return reports
 
 
-def _run_local(request: EvalRequest) -> Reports:
-    _check(request)
-    dataset = load_rows(request)
-    metrics = resolve_metrics(request.metrics, top_k=request.top_k)
-    if request.judge_prompt is not None:
-        apply_judge_prompt(metrics, request.judge_prompt)
-    judge = _judge(request)
-    check_judge(judge, metrics, hint=JUDGE_HINT)
-    setup = EvaluationSetup(
-        dataset=dataset,
-        metrics=metrics,
+def _target(request: EvalRequest, retriever: str | None) -> TargetConfig:
+    if request.app is not None:
+        return AppTargetConfig(app=request.app, space=request.space)
+    if request.space is not None:
+        return SpaceTargetConfig(
+            space=request.space,
+            retriever=cast(Any, retriever or "vector"),
+            top_k=request.top_k or DEFAULT_RECALL_TOP_K,
+            score_threshold=request.score_threshold,
+        )
+    return NoTarget()
+
+
+def eval_config(request: EvalRequest, retriever: str | None = None) -> EvaluationConfig:
+    """What ``ragmeter eval`` was asked to do, as the config its run keeps."""
+    judge = None
+    if request.judge_model is not None:
+        judge = JudgeConfig(
+            model=request.judge_model,
+            base_url=request.judge_base_url,
+            api_key_env=request.judge_api_key_env,
+            timeout=request.judge_timeout,
+            cache=not request.no_cache,
+        )
+    return EvaluationConfig(
+        metrics=tuple(m.strip() for m in request.metrics.split(",") if m.strip()),
+        target=_target(request, retriever),
         judge=judge,
-        embedder=embedder_from_config(
-            request.embedding_model,
+        judge_prompt=request.judge_prompt,
+        embedder=EmbedderConfig(
+            model=request.embedding_model,
             base_url=request.embedding_base_url,
             api_key_env=request.embedding_api_key_env,
         ),
         top_k=request.top_k,
-        max_concurrency=request.max_concurrency,
-        plan=cast(PlanKind, request.plan or "fused"),
-        language=cast(Literal["auto", "en", "zh"], request.language or "auto"),
+        plan=cast(Any, request.plan or "fused"),
+        language=cast(Any, request.language or "auto"),
+        concurrency=request.max_concurrency,
     )
-    if request.app is not None:
-        return _app(request, setup, request.app)
-    if request.space is not None:
-        return _recall(request, setup, request.space)
-    reports = [("", _evaluate(setup, None, ""))]
-    print_reports(request, reports, len(dataset))
+
+
+def _stages(plan: RunPlan, label: str) -> list[tuple[str, int]]:
+    rows = len(plan.rows)
+    stages = [(label, rows)] if plan.target is not None else []
+    return [*stages, ("evaluating", rows * len(plan.metrics))]
+
+
+def _execute(plan: RunPlan, label: str, kb: KnowledgeBase | None) -> EvaluationReport:
+    """One evaluation through the executor, with progress bars; stored unless ``kb`` is None."""
+    from ragmeter._sync import run_sync
+    from ragmeter.runs.api import run_plan
+    from ragmeter.runs.executor import Progress
+
+    with progress_bars(console, _stages(plan, label)) as advances:
+        progress = Progress(advances[0] if plan.target is not None else None, advances[-1])
+        report = run_sync(run_plan(plan, progress, kb=kb))
+    if report.run_id is not None:
+        console.print(
+            f"run {report.run_id} stored (ragmeter runs show {report.run_id})", highlight=False
+        )
+    return report
+
+
+def _label(plan: RunPlan) -> str:
+    target = plan.config.target
+    if isinstance(target, SpaceTargetConfig):
+        return f"{target.retriever} search"
+    return f"app {getattr(plan.target, 'label', '')}" if isinstance(target, AppTargetConfig) else ""
+
+
+def _app_usage(plan: RunPlan) -> None:
+    from ragmeter.apps import RagApp
+
+    app = getattr(plan.target, "app", None)
+    if isinstance(app, RagApp) and app.usage.requests:
+        console.print(
+            f"app model: {app.usage.requests:g} requests, {app.usage.cached:g} from cache, "
+            f"{app.usage.prompt_tokens:g} prompt tokens",
+            highlight=False,
+        )
+
+
+def _run_local(request: EvalRequest) -> Reports:
+    from ragmeter.knowledge import KnowledgeBase, parse_retrievers
+    from ragmeter.runs.plan import build_plan
+
+    _check(request)
+    dataset = load_rows(request)
+    retrievers: list[str | None] = [None]
+    if request.space is not None and request.app is None:
+        retrievers = list(parse_retrievers(request.retriever or "vector"))
+    configs = [eval_config(request, r) for r in retrievers]
+    needs_kb = not request.no_store or configs[0].target.kind != "none"
+    kb = KnowledgeBase() if needs_kb or request.judge_prompt is not None else None
+    plans = [build_plan(c, dataset, kb, judge_hint=JUDGE_HINT) for c in configs]
+    reports: Reports = []
+    for plan in plans:
+        report = _execute(plan, _label(plan), None if request.no_store else kb)
+        reports.append((report.target or "", report))
+    target = None
+    if plans[0].target is not None:
+        searcher = getattr(plans[0].target, "searcher", None)
+        target = getattr(plans[0].target, "label", None) if request.app else None
+        if request.app is None and searcher is not None:
+            target = searcher.info.name
+    print_reports(request, reports, len(dataset), target)
+    for plan in plans:
+        _app_usage(plan)
     return reports

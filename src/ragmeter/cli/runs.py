@@ -17,8 +17,8 @@ from ragmeter.cli._common import console, handles_errors
 from ragmeter.cli._render import progress_bars, summary_table
 from ragmeter.knowledge import KnowledgeBase
 from ragmeter.reports.report import json_default
+from ragmeter.runs.config import EvaluationConfig
 from ragmeter.runs.executor import execute_run
-from ragmeter.runs.plan import DEFAULT_RECALL_TOP_K
 from ragmeter.runs.store import RunStore
 
 __all__ = ["runs_app"]
@@ -66,9 +66,8 @@ def show_run(run_id: Annotated[str, typer.Argument(help="The run's id.")]) -> No
     """A run's state, progress and summary per metric (mean with 95% CI)."""
     _kb, runs = _store()
     record = runs.get(run_id)
-    top_k = record.spec.get("top_k") or (
-        DEFAULT_RECALL_TOP_K if record.scene_key == "recall" else None
-    )
+    config = EvaluationConfig.from_stored(record.spec)
+    top_k = getattr(config.target, "top_k", None) or config.top_k
     cut = f" · top {top_k}" if top_k else ""
     title = (
         f"run {record.id} · {record.scene_key} {record.scene_value or ''}{cut} · {record.state} · "

@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ragmeter._sync import run_sync
 from ragmeter.cli._common import console, err_console, handles_errors, validation_message
 from ragmeter.embeddings import DEFAULT_MODEL_NAME
 from ragmeter.errors import ConfigError
@@ -26,7 +27,6 @@ from ragmeter.knowledge import (
     add_documents,
     parse_retrievers,
 )
-from ragmeter.runs.evaluate import run_sync
 
 __all__ = ["add_with_progress", "space_app"]
 

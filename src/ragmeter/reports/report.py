@@ -79,6 +79,8 @@ class EvaluationReport:
         self.metric_names = list(metric_names)
         self.rows = rows
         self.seconds = seconds
+        #: the stored run these results belong to (None: kept in memory only)
+        self.run_id: str | None = None
         self._by_metric: dict[str, list[ResultRecord]] = {name: [] for name in metric_names}
         for record in records:
             self._by_metric[record.metric_name].append(record)

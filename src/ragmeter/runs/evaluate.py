@@ -1,40 +1,31 @@
-"""``evaluate`` / ``aevaluate``: dataset -> metrics -> report, every row checked before any work."""
+"""The steps of an evaluation: metrics from names, rows checked against what every metric
+needs (before any work), rows scored, results recorded; ``runs.api`` and the executor use them."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal, TypedDict, Unpack
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-from ragmeter._sync import run_sync
-from ragmeter.datasets import Dataset, Row, load_dataset
-from ragmeter.embeddings import Embedder
-from ragmeter.errors import ConfigError, DatasetError, JudgeError, MetricError
-from ragmeter.judge.from_config import judge_from_config
-from ragmeter.judge.plan import PlanKind
+from ragmeter.datasets import Dataset, Row
+from ragmeter.errors import ConfigError, DatasetError, MetricError
 from ragmeter.judge.usage import Usage
 from ragmeter.metrics.base import EvaluationMetric, LLMEvaluationMetric, MetricOutcome
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import create_metric
-from ragmeter.reports import EvaluationReport, ResultRecord
-from ragmeter.runs.targets import AppTarget, RecallTarget, Target
+from ragmeter.reports import ResultRecord
+from ragmeter.runs.targets import RowFailure, Target
 
 __all__ = [
-    "EvaluateOptions",
     "MetricLike",
-    "aevaluate",
     "build_records",
     "check_judge",
     "check_rows",
-    "evaluate",
     "prepare_rows",
     "resolve_metrics",
-    "run_sync",
     "score_rows",
-    "target_from_options",
     "usage_since",
     "usage_snapshot",
 ]
@@ -123,68 +114,6 @@ async def _outcomes(
     return outcomes
 
 
-class EvaluateOptions(TypedDict, total=False):
-    """Keyword options of ``evaluate`` and ``aevaluate``."""
-
-    embedder: Embedder | None
-    judge: Any
-    top_k: int | None
-    max_concurrency: int
-    on_progress: Callable[[int], None] | None
-    plan: PlanKind
-    language: Literal["auto", "en", "zh"]
-    target: Target | None
-    on_target_progress: Callable[[int], None] | None
-    space: str | int | None
-    retriever: str
-    score_threshold: float | None
-    app: Any
-
-
-def target_from_options(options: EvaluateOptions) -> Target | None:
-    """The target the options ask for: ``target`` itself, ``space`` (+ ``retriever``,
-    ``top_k`` default 5, ``score_threshold``) for the recall scene, or ``app`` (an App, a
-    function of the query, or a stored app's name) for the app scene."""
-    from ragmeter.apps import App, AppStore, CallableApp, build_app
-    from ragmeter.knowledge import KnowledgeBase, SpaceSearcher, parse_retrievers
-
-    given = [k for k in ("target", "space", "app") if options.get(k) is not None]
-    if len(given) > 1 and given != ["space", "app"]:
-        raise ConfigError(f"give one of target, space or app, not {' and '.join(given)}")
-    if options.get("target") is not None:
-        return options["target"]
-    space, app = options.get("space"), options.get("app")
-    if app is None:
-        if space is None:
-            return None
-        retrievers = parse_retrievers(options.get("retriever", "vector"))
-        if len(retrievers) != 1:
-            raise ConfigError("evaluate takes one retriever; call it once per retriever")
-        return RecallTarget(
-            SpaceSearcher(KnowledgeBase(), space),
-            retriever=retrievers[0],
-            top_k=options.get("top_k") or 5,
-            score_threshold=options.get("score_threshold"),
-        )
-    concurrency = options.get("max_concurrency", 16)
-    kb = KnowledgeBase()
-    if isinstance(app, str):
-        app = build_app(app, AppStore(kb.store).config(app), kb=kb, max_concurrency=concurrency)
-    elif not isinstance(app, App):
-        app = CallableApp(app)
-    searcher = SpaceSearcher(kb, space) if space is not None else getattr(app, "searcher", None)
-    return AppTarget(app, searcher=searcher, max_concurrency=concurrency)
-
-
-def _check_options(top_k: int | None, plan: str, language: str) -> None:
-    if top_k is not None and top_k < 1:
-        raise ConfigError(f"top_k must be at least 1, got {top_k}")
-    if plan not in ("fused", "separate"):
-        raise ConfigError(f"plan must be 'fused' or 'separate', got {plan!r}")
-    if language not in ("auto", "en", "zh"):
-        raise ConfigError(f"language must be auto, en or zh, got {language!r}")
-
-
 def check_judge(judge: Any, metrics: Sequence[EvaluationMetric[Any, Any]], hint: str = "") -> None:
     """ConfigError when a metric needs a judge and none was given (``hint`` says how)."""
     if judge is None:
@@ -211,10 +140,10 @@ def prepare_rows(
 
 async def score_rows(
     metrics: Sequence[EvaluationMetric[Any, Any]],
-    rows: Sequence[Row | str],
+    rows: Sequence[Row | RowFailure],
     ctx: EvaluationContext,
 ) -> list[list[MetricOutcome]]:
-    """Outcomes per metric per row; a row the target failed (a reason string) fails every
+    """Outcomes per metric per row; a row the target failed (a ``RowFailure``) fails every
     metric with that reason, as an upstream failure (the app or retriever, worth a retry)."""
     ready = [row for row in rows if isinstance(row, Row)]
     per_metric = await asyncio.gather(*(_outcomes(m, ready, ctx) for m in metrics))
@@ -224,74 +153,13 @@ async def score_rows(
         scored = iter(outcomes)
         out.append(
             [
-                next(scored) if isinstance(row, Row) else MetricOutcome.failed(row, "upstream")
+                next(scored)
+                if isinstance(row, Row)
+                else MetricOutcome.failed(row.reason, "upstream")
                 for row in rows
             ]
         )
     return out
-
-
-async def aevaluate(
-    rows: Any, metrics: str | Iterable[MetricLike], **options: Unpack[EvaluateOptions]
-) -> EvaluationReport:
-    """Evaluate ``rows`` (path, DataFrame, list of dicts or Dataset) with ``metrics``.
-
-    ``judge`` is a ``JudgeEngine``, any object with ``complete(prompt)``, or a model name
-    from ``ragmeter.toml``. ``top_k`` cuts retrieved lists for metrics without their own
-    ``@k`` (names stay as written: ``"mrr"`` is reported as ``mrr``); ``on_progress`` is
-    called with the number of row x metric results finished since its last call; ``plan``
-    and ``language`` steer the judge prompts. A ``target`` (a space's retriever, an app)
-    fills each row first; ``on_target_progress`` counts its rows. An empty dataset is a
-    ``DatasetError`` naming it.
-    """
-    top_k = options.get("top_k")
-    plan = options.get("plan", "fused")
-    language = options.get("language", "auto")
-    max_concurrency = options.get("max_concurrency", 16)
-    _check_options(top_k, plan, language)
-    target = target_from_options(options)
-    embedder = options.get("embedder")
-    dataset = load_dataset(rows)
-    if len(dataset) == 0:  # a report of 0 rows would look like a success
-        raise DatasetError("holds no rows; nothing to evaluate", source=dataset.source)
-    resolved = resolve_metrics(metrics, top_k=top_k)
-    prepared = prepare_rows(dataset, resolved, target)
-    judge = options.get("judge")
-    if isinstance(judge, str):
-        judge = judge_from_config(judge, max_concurrency=max_concurrency)
-    check_judge(judge, resolved)
-    ctx = EvaluationContext(
-        top_k=top_k,
-        embedder=embedder,
-        judge=judge,
-        max_concurrency=max_concurrency,
-        on_progress=options.get("on_progress"),
-        plan=plan,
-        language=language,
-    )
-    ctx.metrics = resolved
-    before = usage_snapshot(judge)
-    started = time.perf_counter()
-    try:
-        produced: list[Row | str] = list(prepared)
-        if target is not None:
-            counter = options.get("on_target_progress") or (lambda _n: None)
-            produced = await target.produce(prepared, ctx, counter)
-        per_metric = await score_rows(resolved, produced, ctx)
-    finally:  # connections belong to this event loop; clients reopen on their next use
-        for client in (judge, embedder, target):
-            aclose = getattr(client, "aclose", None)
-            if aclose is not None:
-                await aclose()
-    records = build_records(prepared, resolved, per_metric)
-    seconds = time.perf_counter() - started
-    fatal = getattr(judge, "fatal", None)
-    if fatal:
-        raise JudgeError(fatal)
-    usage = usage_since(judge, before, ctx)
-    names = [m.metric_name for m in resolved]
-    label = None if target is None else target.label
-    return EvaluationReport(records, names, len(prepared), seconds, usage, target=label)
 
 
 def build_records(
@@ -337,10 +205,3 @@ def usage_since(judge: Any, before: Usage | None, ctx: EvaluationContext) -> dic
         usage.add(before, -1.0)
     usage.add(ctx.embedding_usage)
     return usage.to_dict()
-
-
-def evaluate(
-    rows: Any, metrics: str | Iterable[MetricLike], **options: Unpack[EvaluateOptions]
-) -> EvaluationReport:
-    """Blocking form of ``aevaluate``."""
-    return run_sync(aevaluate(rows, metrics, **options))

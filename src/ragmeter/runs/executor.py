@@ -1,32 +1,55 @@
-"""Executing a stored run: ``parallel_num`` row workers each take the next row as soon as they
-are free, have the target produce it and the metrics score it, and hand it to one committer,
-which writes whatever rows have finished in one transaction (in a worker thread, never on the
-event loop) and stops the workers when the run is no longer ``running`` (cancelled here, by
-the API, or by another process). Re-executing a run (resume) skips the rows already in the
-store, so none is lost and none is done twice."""
+"""The one execution path of every evaluation (``evaluate()``, ``ragmeter eval``, the service):
+``concurrency`` workers each take the next batch of rows as soon as they are free, have the
+target produce it and the metrics score it, and hand it to one committer, which gives whatever
+rows have finished to a sink: the store (in one transaction, in a worker thread, never on the
+event loop) or memory (an evaluation that keeps nothing). The committer stops the workers when
+a stored run is no longer ``running`` (cancelled here, by the API, or by another process).
+Re-executing a run (resume) skips the rows already in the store, so none is lost and none is
+done twice.
+
+A batch is one row when a judge or an app is asked (rows are kept as they finish, and a row
+is the unit of concurrency); otherwise rows are scored many at a time, by the metrics' batch
+kernels."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
 
 from ragmeter._public import internal_reference
 from ragmeter.apps import AppError, AppPolicy
-from ragmeter.errors import EmbeddingError, JudgeError, LimitError, RagmeterError, StoreError
+from ragmeter.errors import (
+    ConfigError,
+    EmbeddingError,
+    JudgeError,
+    LimitError,
+    RagmeterError,
+    StoreError,
+)
 from ragmeter.knowledge import KnowledgeBase
+from ragmeter.metrics import LLMEvaluationMetric
 from ragmeter.metrics.context import EmbeddingBatcher, EvaluationContext
 from ragmeter.reports import ResultRecord
 from ragmeter.reports.report import json_default
+from ragmeter.runs.config import EvaluationConfig
 from ragmeter.runs.evaluate import build_records, score_rows, usage_since, usage_snapshot
 from ragmeter.runs.plan import RunPlan, build_plan
-from ragmeter.runs.request import RunSpec
 from ragmeter.runs.store import RunState, RunStore, add_usage
+from ragmeter.runs.targets import AppTarget
 
-__all__ = ["RunLimits", "execute_run"]
+__all__ = [
+    "MemorySink",
+    "Progress",
+    "RunLimits",
+    "Sink",
+    "StoreSink",
+    "execute_plan",
+    "execute_run",
+]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -37,24 +60,89 @@ _STATE_POLL_S = 1.0
 _WORKER_DONE = object()
 
 
+#: rows scored at once by metrics that ask no judge (committed together)
+BATCH_ROWS = 10_000
+
+
 class _Stopped(Exception):
     """The run is no longer running (cancelled or interrupted from elsewhere)."""
 
 
-def _context(plan: RunPlan, batcher: EmbeddingBatcher) -> EvaluationContext:
-    """A fresh context per row: metrics keep per-evaluation work in it by row position. The
+class Sink(Protocol):
+    """Where finished rows go. Both calls run in a worker thread, never on the event loop."""
+
+    def commit(self, records: list[ResultRecord], usage: dict[str, float]) -> bool:
+        """Keep ``records`` (whole rows); whether the run is still running after it."""
+        ...
+
+    def running(self) -> bool:
+        """Whether the run is still running (not stopped by another process)."""
+        ...
+
+
+@dataclass
+class StoreSink:
+    """Rows committed to a stored run as they finish."""
+
+    runs: RunStore
+    run_id: str
+
+    def commit(self, records: list[ResultRecord], usage: dict[str, float]) -> bool:
+        return self.runs.commit_rows(self.run_id, records, usage) == "running"
+
+    def running(self) -> bool:
+        return self.runs.state(self.run_id) == "running"
+
+
+@dataclass
+class MemorySink:
+    """Rows kept in memory only (an evaluation that stores nothing)."""
+
+    records: list[ResultRecord] = field(default_factory=list)
+    usage: dict[str, float] = field(default_factory=dict)
+
+    def commit(self, records: list[ResultRecord], usage: dict[str, float]) -> bool:
+        self.records.extend(records)
+        self.usage = usage
+        return True
+
+    def running(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Callbacks for a caller's progress bars: rows the target produced, and row x metric
+    results finished (each called with how many more)."""
+
+    target: Callable[[int], None] | None = None
+    results: Callable[[int], None] | None = None
+
+
+def _context(
+    plan: RunPlan, batcher: EmbeddingBatcher, on_progress: Callable[[int], None] | None = None
+) -> EvaluationContext:
+    """A fresh context per batch: metrics keep per-evaluation work in it by row position. The
     batcher is shared, so concurrent rows still embed in batched calls."""
-    spec = plan.spec
+    config = plan.config
     ctx = EvaluationContext(
-        top_k=spec.top_k,
+        top_k=config.top_k,
         judge=plan.judge,
-        max_concurrency=spec.parallel_num,
-        plan=spec.plan,
-        language=spec.language,
+        max_concurrency=config.concurrency,
+        plan=config.plan,
+        language=config.language,
         batcher=batcher,
+        on_progress=on_progress,
     )
     ctx.metrics = plan.metrics
     return ctx
+
+
+def batch_rows(plan: RunPlan) -> int:
+    """Rows per batch: one where a judge or an app answers (each row kept as it finishes),
+    else ``BATCH_ROWS`` (the metrics' kernels score many rows at once)."""
+    judged = any(isinstance(m, LLMEvaluationMetric) for m in plan.metrics)
+    return 1 if judged or isinstance(plan.target, AppTarget) else BATCH_ROWS
 
 
 async def _steady(work: Awaitable[T]) -> T:
@@ -78,48 +166,64 @@ async def _prefetch_queries(plan: RunPlan, todo: list[int]) -> None:
     await searcher.embed_queries([plan.rows[i].query for i in todo])
 
 
-async def _score_row(plan: RunPlan, index: int, batcher: EmbeddingBatcher) -> list[ResultRecord]:
-    """One row produced by the target and scored by every metric."""
-    ctx = _context(plan, batcher)
-    row = plan.rows[index]
-    produced: list[Any] = [row]
+def _by_row(records: list[ResultRecord]) -> list[list[ResultRecord]]:
+    """Records (row by row, as ``build_records`` gives them) grouped per row."""
+    rows: list[list[ResultRecord]] = []
+    last = None
+    for record in records:
+        if record.row_index != last:
+            rows.append([])
+            last = record.row_index
+        rows[-1].append(record)
+    return rows
+
+
+async def _score_batch(
+    plan: RunPlan, indices: Sequence[int], batcher: EmbeddingBatcher, progress: Progress
+) -> list[list[ResultRecord]]:
+    """Rows produced by the target and scored by every metric; their records per row."""
+    ctx = _context(plan, batcher, progress.results)
+    rows = [plan.rows[i] for i in indices]
+    produced: list[Any] = rows
     if plan.target is not None:
-        produced = await plan.target.produce([row], ctx, lambda _n: None)
+        produced = await plan.target.produce(rows, ctx, progress.target or (lambda _n: None))
     per_metric = await score_rows(plan.metrics, produced, ctx)
     fatal = getattr(plan.judge, "fatal", None)
-    if fatal:  # the row was not judged: leave it for a resume
+    if fatal:  # the rows were not judged: leave them for a resume
         raise JudgeError(fatal)
-    return build_records([row], plan.metrics, per_metric, indices=[index])
+    return _by_row(build_records(rows, plan.metrics, per_metric, indices=indices))
 
 
 async def _row_worker(
-    plan: RunPlan, feed: Iterator[int], batcher: EmbeddingBatcher, out: asyncio.Queue[Any]
+    plan: RunPlan,
+    feed: Iterator[Sequence[int]],
+    batcher: EmbeddingBatcher,
+    out: asyncio.Queue[Any],
+    progress: Progress,
 ) -> None:
-    """Take the next row as soon as the last one is scored; hand each to the committer."""
+    """Take the next batch as soon as the last one is scored; hand each to the committer."""
     try:
-        for index in feed:  # one iterator shared by every worker of the run
-            out.put_nowait(await _score_row(plan, index, batcher))
-    except Exception as exc:  # the committer raises it, after storing the rows before it
+        for indices in feed:  # one iterator shared by every worker of the run
+            out.put_nowait(await _score_batch(plan, indices, batcher, progress))
+    except Exception as exc:  # the committer raises it, after keeping the rows before it
         out.put_nowait(exc)
     finally:
         out.put_nowait(_WORKER_DONE)
 
 
-async def _commit(
-    runs: RunStore, run_id: str, records: list[ResultRecord], usage: dict[str, float]
-) -> str:
-    """Store finished rows in one transaction, off the event loop; the run's state after."""
-    return await _steady(asyncio.to_thread(runs.commit_rows, run_id, records, usage))
+async def _commit(sink: Sink, records: list[ResultRecord], usage: dict[str, float]) -> bool:
+    """Keep finished rows (one transaction), off the event loop; whether still running."""
+    return await _steady(asyncio.to_thread(sink.commit, records, usage))
 
 
-async def _next_items(queue: asyncio.Queue[Any], runs: RunStore, run_id: str) -> list[Any]:
+async def _next_items(queue: asyncio.Queue[Any], sink: Sink) -> list[Any]:
     """Everything the workers have handed over, waiting for at least one item; while idle,
     raise ``_Stopped`` when the run was stopped by another process."""
     while True:
         try:
             first = await asyncio.wait_for(queue.get(), _STATE_POLL_S)
         except TimeoutError:
-            if await asyncio.to_thread(runs.state, run_id) != "running":
+            if not await asyncio.to_thread(sink.running):
                 raise _Stopped from None
             continue
         items = [first]
@@ -189,8 +293,7 @@ class _Budget:
 
 
 async def _commit_loop(
-    runs: RunStore,
-    run_id: str,
+    sink: Sink,
     queue: asyncio.Queue[Any],
     workers: int,
     usage: Callable[[], dict[str, float]],
@@ -200,10 +303,11 @@ async def _commit_loop(
     once the rows finished before it are stored; ``_Stopped`` when the run stopped; a
     ``LimitError`` (after storing the rows that fit) once a row would pass the budget."""
     while workers:
-        items = await _next_items(queue, runs, run_id)
+        items = await _next_items(queue, sink)
         workers -= sum(item is _WORKER_DONE for item in items)
-        records, fitted = budget.take([item for item in items if isinstance(item, list)])
-        if records and await _commit(runs, run_id, records, usage()) != "running":
+        rows = [row for item in items if isinstance(item, list) for row in item]
+        records, fitted = budget.take(rows)
+        if records and not await _commit(sink, records, usage()):
             raise _Stopped
         if not fitted:
             raise budget.exceeded()
@@ -213,8 +317,7 @@ async def _commit_loop(
 
 
 async def _keep_leftovers(
-    runs: RunStore,
-    run_id: str,
+    sink: Sink,
     queue: asyncio.Queue[Any],
     usage: dict[str, float],
     budget: _Budget,
@@ -225,36 +328,54 @@ async def _keep_leftovers(
     while not queue.empty():
         item = queue.get_nowait()
         if isinstance(item, list):
-            rows.append(item)
+            rows.extend(item)
     records, _ = budget.take(rows)
     try:
-        await _commit(runs, run_id, records, usage)  # no records: the run's final usage
+        await _commit(sink, records, usage)  # no records: the run's final usage
     except StoreError:
-        log.exception("run %s: cannot store its last rows", run_id)
+        log.exception("cannot store the last rows of a run")
 
 
-async def _run_rows(
-    plan: RunPlan, runs: RunStore, run_id: str, todo: list[int], limits: RunLimits
+def _batches(todo: Sequence[int], size: int) -> Iterator[Sequence[int]]:
+    for start in range(0, len(todo), size):
+        yield todo[start : start + size]
+
+
+async def execute_plan(
+    plan: RunPlan,
+    sink: Sink,
+    todo: Sequence[int] | None = None,
+    *,
+    base_usage: dict[str, Any] | None = None,
+    limits: RunLimits | None = None,
+    progress: Progress | None = None,
 ) -> None:
-    record = await asyncio.to_thread(runs.get, run_id)
-    base_usage = dict(record.usage or {})
+    """Evaluate the rows ``todo`` (default: all) of ``plan`` into ``sink``. Raises what
+    stopped it (a fatal judge error, a limit, ``_Stopped``) after keeping every row finished
+    before; the plan's clients are not closed here."""
+    todo = list(range(len(plan.rows))) if todo is None else list(todo)
+    limits = limits or RunLimits()
+    progress = progress or Progress()
     before = usage_snapshot(plan.judge)
     batcher = EmbeddingBatcher(plan.embedder)
     counter = _context(plan, batcher)  # sees the batcher's embedding counts
 
     def usage() -> dict[str, float]:
-        return add_usage(base_usage, usage_since(plan.judge, before, counter))
+        return add_usage(base_usage or {}, usage_since(plan.judge, before, counter))
 
     await _prefetch_queries(plan, todo)
     queue: asyncio.Queue[Any] = asyncio.Queue()
-    feed = iter(todo)
-    count = min(plan.spec.parallel_num, len(todo))
-    workers = [asyncio.create_task(_row_worker(plan, feed, batcher, queue)) for _ in range(count)]
+    size = batch_rows(plan)
+    feed = _batches(todo, size)
+    count = min(plan.config.concurrency, -(-len(todo) // size))
+    workers = [
+        asyncio.create_task(_row_worker(plan, feed, batcher, queue, progress)) for _ in range(count)
+    ]
     budget = _Budget(limits.max_bytes)
     try:
         try:
             async with asyncio.timeout(limits.max_seconds):
-                await _commit_loop(runs, run_id, queue, count, usage, budget)
+                await _commit_loop(sink, queue, count, usage, budget)
         except TimeoutError:
             hours = (limits.max_seconds or 0) / 3600
             raise LimitError(
@@ -265,15 +386,21 @@ async def _run_rows(
         for worker in workers:
             worker.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
-        await _keep_leftovers(runs, run_id, queue, usage(), budget)
+        await _keep_leftovers(sink, queue, usage(), budget)
 
 
 def _plan(runs: RunStore, kb: KnowledgeBase, run_id: str, policy: AppPolicy | None) -> RunPlan:
     record = runs.get(run_id)
+    config = EvaluationConfig.from_stored(record.spec)
+    if config.objects:
+        parts = ", ".join(sorted(config.objects))
+        raise ConfigError(
+            f"run '{run_id}' was made from Python with objects for {parts}; resume it by "
+            "calling evaluate() again with the same run name and objects"
+        )
     dataset = runs.dataset(record.dataset_id)
     source = f"dataset '{dataset.name}'" if dataset.name else "datasets"
-    spec = RunSpec.model_validate(record.spec)
-    return build_plan(spec, dataset.rows, kb, source=source, policy=policy)
+    return build_plan(config, dataset.rows, kb, source=source, policy=policy)
 
 
 def _internal(run_id: str, exc: BaseException) -> str:
@@ -294,15 +421,26 @@ async def _execute(
     run_id: str,
     policy: AppPolicy | None,
     limits: RunLimits,
+    plan: RunPlan | None,
+    progress: Progress | None,
 ) -> None:
-    plan: RunPlan | None = None
+    own = plan is None
     try:
-        plan = await asyncio.to_thread(_plan, runs, kb, run_id, policy)
+        if plan is None:
+            plan = await asyncio.to_thread(_plan, runs, kb, run_id, policy)
         done = await asyncio.to_thread(runs.finished_rows, run_id)
         todo = [i for i in range(len(plan.rows)) if i not in done]
-        await _run_rows(plan, runs, run_id, todo, limits)
+        record = await asyncio.to_thread(runs.get, run_id)
+        await execute_plan(
+            plan,
+            StoreSink(runs, run_id),
+            todo,
+            base_usage=dict(record.usage or {}),
+            limits=limits,
+            progress=progress,
+        )
     finally:
-        if plan is not None:
+        if own and plan is not None:
             await plan.aclose()
 
 
@@ -313,8 +451,12 @@ async def execute_run(
     *,
     policy: AppPolicy | None = None,
     limits: RunLimits | None = None,
+    plan: RunPlan | None = None,
+    progress: Progress | None = None,
 ) -> None:
-    """Take a pending run to done, failed or cancelled. An ``asyncio.CancelledError`` (a
+    """Take a pending run to done, failed or cancelled. ``plan`` is the run's plan when the
+    caller built it already (the command line: it stays the caller's to close); else it is
+    built from the stored config and rows. An ``asyncio.CancelledError`` (a
     cancel request) leaves the run cancelled and resumable; a state set meanwhile by someone
     else (a cancel, an interrupt) is never overwritten. The service gives its app ``policy``
     and its ``limits`` (past them the run fails, resumable); the command line runs apps
@@ -322,7 +464,7 @@ async def execute_run(
     if not await asyncio.to_thread(runs.start, run_id):
         return  # cancelled before a worker got to it
     try:
-        await _execute(runs, kb, run_id, policy, limits or RunLimits())
+        await _execute(runs, kb, run_id, policy, limits or RunLimits(), plan, progress)
     except (asyncio.CancelledError, _Stopped):
         await _finish(runs, run_id, "cancelled")
     except StoreError as exc:  # its text may hold SQL and parameters: kept for the log

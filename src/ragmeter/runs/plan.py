@@ -1,42 +1,54 @@
-"""From a ``RunSpec`` and rows to everything a run needs: metrics, target, judge, embedder and
-the checked rows. Built once when a run is asked for (so a bad request fails at once, naming
-the field) and again by the worker that executes it."""
+"""From an ``EvaluationConfig`` and rows to everything an evaluation needs: metrics, target,
+judge, embedder and the checked rows. Built once when an evaluation is asked for (so a bad
+request fails at once, naming the field) and again by the executor that runs it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from ragmeter.apps import AppPolicy, AppStore, RagApp, build_app
+from ragmeter.apps import AppPolicy
+from ragmeter.config import Settings
 from ragmeter.datasets import Dataset, Row, load_dataset
-from ragmeter.embeddings import embedder_from_config
-from ragmeter.errors import ConfigError
+from ragmeter.embeddings import Embedder, embedder_from_config
+from ragmeter.errors import ConfigError, DatasetError
 from ragmeter.judge.from_config import judge_from_config
-from ragmeter.knowledge import KnowledgeBase, SpaceSearcher, parse_retrievers
+from ragmeter.knowledge import KnowledgeBase
 from ragmeter.metrics import AnswerRelevancyMetric, EvaluationMetric
 from ragmeter.prompts import PromptStore
+from ragmeter.runs.config import EvaluationConfig
 from ragmeter.runs.evaluate import check_judge, prepare_rows, resolve_metrics
-from ragmeter.runs.request import RunSpec
-from ragmeter.runs.targets import AppTarget, RecallTarget, Target
+from ragmeter.runs.targets import Target, build_target
 from ragmeter.store import Store
 
-__all__ = ["DEFAULT_RECALL_TOP_K", "RunPlan", "apply_judge_prompt", "build_plan"]
+__all__ = ["Given", "RunPlan", "apply_judge_prompt", "build_plan"]
 
-#: retrieval depth of the recall scene when no top_k is given (DB-GPT's context.top_k)
-DEFAULT_RECALL_TOP_K = 5
+
+@dataclass
+class Given:
+    """Parts of an evaluation given as Python objects instead of names (``evaluate`` only)."""
+
+    metrics: list[EvaluationMetric[Any, Any]] | None = None
+    judge: Any = None
+    embedder: Embedder | None = None
+    app: Any = None
+    target: Target | None = None
 
 
 @dataclass
 class RunPlan:
-    """A run ready to execute. ``rows`` are checked and have their doc names resolved."""
+    """An evaluation ready to execute. ``rows`` are checked and have their doc names resolved."""
 
-    spec: RunSpec
+    config: EvaluationConfig
+    dataset: Dataset
     rows: list[Row]
     metrics: list[EvaluationMetric[Any, Any]]
     target: Target | None
     judge: Any
     embedder: Any
+    #: clients this plan opened (closed by ``aclose``); objects a caller gave are its own
+    owned: list[Any] = field(default_factory=list)
 
     async def aclose(self) -> None:
         """Close the clients this plan opened (they belong to the loop that used them)."""
@@ -61,55 +73,59 @@ def apply_judge_prompt(
         metric.prompt_template = template
 
 
-def _target(spec: RunSpec, kb: KnowledgeBase, policy: AppPolicy | None) -> Target | None:
-    if spec.scene == "recall":
-        assert spec.scene_value is not None  # RunSpec from spec_from_request has it
-        retrievers = parse_retrievers(spec.retriever)
-        return RecallTarget(
-            SpaceSearcher(kb, spec.scene_value),
-            retriever=retrievers[0],
-            top_k=spec.top_k or DEFAULT_RECALL_TOP_K,
-            score_threshold=spec.score_threshold,
-        )
-    if spec.scene == "app":
-        assert spec.scene_value is not None
-        store = AppStore(kb.store)
-        record = store.get(spec.scene_value)
-        app = build_app(
-            record.name,
-            store.config(record.id),
-            kb=kb,
-            max_concurrency=spec.parallel_num,
-            policy=policy,
-        )
-        searcher = app.searcher if isinstance(app, RagApp) else None
-        return AppTarget(app, searcher=searcher, max_concurrency=spec.parallel_num)
-    return None
+def _judge(config: EvaluationConfig, settings: Settings | None, concurrency: int | None) -> Any:
+    spec = config.judge
+    if spec is None:
+        return None
+    return judge_from_config(
+        spec.model,
+        base_url=spec.base_url,
+        api_key_env=spec.api_key_env,
+        max_concurrency=concurrency,
+        timeout=spec.timeout,
+        cache=spec.cache,
+        settings=settings,
+    )
 
 
 def build_plan(
-    spec: RunSpec,
+    config: EvaluationConfig,
     rows: Sequence[dict[str, Any]] | Dataset,
-    kb: KnowledgeBase,
+    kb: KnowledgeBase | None = None,
     *,
     source: str = "datasets",
     policy: AppPolicy | None = None,
+    given: Given | None = None,
+    judge_hint: str = " (context.model names it)",
 ) -> RunPlan:
-    """Resolve and check everything ``spec`` names against the store; the first problem is
-    raised (a RagmeterError naming the field, row or thing not found). The service gives its
-    app ``policy``: the run's app may only use what it allows."""
+    """Resolve and check everything ``config`` names; the first problem is raised (a
+    RagmeterError naming the field, row or thing not found). The service gives its app
+    ``policy`` (the run's app may only use what it allows) and no judge concurrency: a
+    model's own limit, shared by every run, never one run's ``concurrency``."""
+    given = given or Given()
     dataset = rows if isinstance(rows, Dataset) else load_dataset(list(rows), name=source)
-    if len(dataset) == 0:
-        raise ConfigError(f"{source} holds no rows")
-    metrics = resolve_metrics(spec.metrics, top_k=spec.top_k)
-    if spec.judge_prompt is not None:
-        apply_judge_prompt(metrics, spec.judge_prompt, kb.store, option="context.prompt")
-    target = _target(spec, kb, policy)
+    if len(dataset) == 0:  # a report of 0 rows would look like a success
+        raise DatasetError("holds no rows; nothing to evaluate", source=dataset.source or source)
+    metrics = given.metrics or resolve_metrics(config.metrics, top_k=config.top_k)
+    store = kb.store if kb is not None else None
+    if config.judge_prompt is not None:
+        option = "context.prompt" if policy is not None else "--judge-prompt"
+        apply_judge_prompt(metrics, config.judge_prompt, store, option=option)
+    needs_kb = config.target.kind != "none" and given.target is None
+    if needs_kb and kb is None:
+        kb = KnowledgeBase()
+    target = given.target or build_target(config, kb, app=given.app, policy=policy)
     prepared = prepare_rows(dataset, metrics, target)
-    judge = None
-    if spec.judge_model is not None:
-        # the model's own limit, shared by every run: never this run's parallel_num
-        judge = judge_from_config(spec.judge_model, settings=kb.settings)
-    check_judge(judge, metrics, hint=" (context.model names it)")
-    embedder = embedder_from_config(spec.embedding_model, settings=kb.settings)
-    return RunPlan(spec, prepared, metrics, target, judge, embedder)
+    settings = kb.settings if kb is not None else None
+    judge = given.judge
+    if judge is None:
+        concurrency = None if policy is not None else config.concurrency
+        judge = _judge(config, settings, concurrency)
+    check_judge(judge, metrics, hint=judge_hint)
+    embedder = given.embedder
+    if embedder is None:
+        spec = config.embedder
+        embedder = embedder_from_config(
+            spec.model, base_url=spec.base_url, api_key_env=spec.api_key_env, settings=settings
+        )
+    return RunPlan(config, dataset, prepared, metrics, target, judge, embedder)

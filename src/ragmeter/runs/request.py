@@ -1,5 +1,5 @@
-"""What a run is asked to do: DB-GPT's 18-field ``EvaluateServeRequest`` as its clients send
-it, and ``RunSpec``, the checked form a run keeps in the store."""
+"""DB-GPT's 18-field ``EvaluateServeRequest`` as its clients send it, checked and read into an
+``EvaluationConfig`` (``config_from_request``), naming the field at fault."""
 
 from __future__ import annotations
 
@@ -10,14 +10,23 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragmeter.errors import ConfigError
+from ragmeter.runs.config import (
+    DEFAULT_RECALL_TOP_K,
+    AppTargetConfig,
+    EmbedderConfig,
+    EvaluationConfig,
+    JudgeConfig,
+    NoTarget,
+    SpaceTargetConfig,
+    TargetConfig,
+)
 
 __all__ = [
     "CONTEXT_KEYS",
     "DEFAULT_PARALLEL",
     "SCENES",
     "EvaluateServeRequest",
-    "RunSpec",
-    "spec_from_request",
+    "config_from_request",
 ]
 
 Scene = Literal["recall", "app", "dataset"]
@@ -72,27 +81,6 @@ class EvaluateServeRequest(BaseModel):
     gmt_modified: str | None = None
 
 
-class RunSpec(BaseModel):
-    """A run's checked settings, stored with it so a resumed run does exactly the same."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    scene: Scene
-    scene_value: str | None = None
-    metrics: list[str]
-    top_k: int | None = Field(default=None, ge=1)
-    retriever: str = "vector"
-    score_threshold: float | None = None
-    judge_model: str | None = None
-    judge_prompt: str | None = None
-    embedding_model: str | None = None
-    language: Literal["auto", "en", "zh"] = "auto"
-    plan: Literal["fused", "separate"] = "fused"
-    parallel_num: int = Field(default=DEFAULT_PARALLEL, ge=1)
-    #: what results call the metrics (``metrics`` resolved), filled when the run is checked
-    metric_names: list[str] = Field(default_factory=list)
-
-
 def _text(context: dict[str, Any], key: str) -> str | None:
     value = context.get(key)
     if value is None:
@@ -138,8 +126,29 @@ def _scene(request: EvaluateServeRequest) -> Scene:
     return scene  # type: ignore[return-value]  # checked against SCENES above
 
 
-def spec_from_request(request: EvaluateServeRequest) -> RunSpec:
-    """Check a request's fields (naming the one at fault) and turn it into a ``RunSpec``."""
+def _target(scene: Scene, value: str | None, context: dict[str, Any]) -> TargetConfig:
+    """The scene's target; every context key of the recall scene is checked in any scene."""
+    top_k = _number(context, "top_k", integer=True)
+    retriever = _choice(context, "retriever", ("vector", "bm25", "hybrid"), "vector")
+    threshold = _number(context, "score_threshold", integer=False)
+    if scene == "recall":
+        assert value is not None  # _scene checked it
+        return SpaceTargetConfig(
+            space=value,
+            retriever=retriever,
+            top_k=top_k or DEFAULT_RECALL_TOP_K,
+            score_threshold=threshold,
+        )
+    if scene == "app":
+        assert value is not None
+        return AppTargetConfig(app=value)
+    return NoTarget()
+
+
+def config_from_request(request: EvaluateServeRequest) -> EvaluationConfig:
+    """Check a request's fields (naming the one at fault) and read it into the config a run
+    keeps: ``scene_key``/``scene_value`` -> target, ``context`` -> judge, embedder, top_k,
+    plan, language, ``parallel_num`` -> concurrency."""
     scene = _scene(request)
     metrics = [m.strip() for m in request.evaluate_metrics or [] if m and m.strip()]
     if not metrics:
@@ -158,17 +167,15 @@ def spec_from_request(request: EvaluateServeRequest) -> RunSpec:
             f"evaluate_code {request.evaluate_code!r} is not a valid run id: use 1-64 letters, "
             "digits, '_', '-' or '.'"
         )
-    return RunSpec(
-        scene=scene,
-        scene_value=(request.scene_value or "").strip() or None,
-        metrics=metrics,
-        top_k=_number(context, "top_k", integer=True),
-        retriever=_choice(context, "retriever", ("vector", "bm25", "hybrid"), "vector"),
-        score_threshold=_number(context, "score_threshold", integer=False),
-        judge_model=_text(context, "model"),
+    judge = _text(context, "model")
+    return EvaluationConfig(
+        metrics=tuple(metrics),
+        target=_target(scene, (request.scene_value or "").strip() or None, context),
+        judge=None if judge is None else JudgeConfig(model=judge),
         judge_prompt=_text(context, "prompt"),
-        embedding_model=_text(context, "embedding_model"),
+        embedder=EmbedderConfig(model=_text(context, "embedding_model")),
+        top_k=_number(context, "top_k", integer=True),
         language=_choice(context, "language", ("auto", "en", "zh"), "auto"),
         plan=_choice(context, "plan", ("fused", "separate"), "fused"),
-        parallel_num=parallel or DEFAULT_PARALLEL,
+        concurrency=parallel or DEFAULT_PARALLEL,
     )

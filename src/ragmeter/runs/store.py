@@ -24,7 +24,7 @@ from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.reports._bootstrap import bootstrap_mean_ci
 from ragmeter.reports.report import json_default
 from ragmeter.runs._owner import alive, this_process
-from ragmeter.runs.request import RunSpec
+from ragmeter.runs.config import EvaluationConfig
 from ragmeter.store import DatasetRecord, ResultRow, RunRecord, Store
 from ragmeter.store.lookup import by_name_or_id, insert_unique, is_id
 
@@ -184,19 +184,22 @@ class RunStore:
 
     def create(
         self,
-        spec: RunSpec,
+        config: EvaluationConfig,
+        metric_names: Sequence[str],
         dataset_id: int,
         total_rows: int,
         request: dict[str, Any],
         run_id: str | None = None,
     ) -> RunRecord:
+        """A pending run keeping the config it runs with (and what its results call the
+        metrics), over a stored dataset."""
         record = RunRecord(
             id=run_id or uuid.uuid4().hex,
             state="pending",
-            scene_key=spec.scene,
-            scene_value=spec.scene_value,
+            scene_key=config.scene,
+            scene_value=config.scene_value,
             dataset_id=dataset_id,
-            spec=spec.model_dump(),
+            spec={**config.stored(), "metric_names": list(metric_names)},
             request=request,
             total_rows=total_rows,
             done_rows=0,

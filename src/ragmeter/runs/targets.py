@@ -10,23 +10,44 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ragmeter.apps.base import App, AppAnswer
+from ragmeter.apps import App, AppAnswer, AppPolicy, AppStore, CallableApp, RagApp, build_app
 from ragmeter.datasets import Dataset, Row
 from ragmeter.embeddings import is_local_embedder
 from ragmeter.errors import DatasetError, RagmeterError
 from ragmeter.knowledge import (
     AmbiguousDocumentError,
+    KnowledgeBase,
     RetrieverName,
     SpaceSearcher,
     UnknownDocumentError,
 )
 from ragmeter.metrics.context import EvaluationContext
+from ragmeter.runs.config import AppTargetConfig, EvaluationConfig, SpaceTargetConfig
 
-__all__ = ["AppTarget", "RecallTarget", "Target", "resolve_doc_names"]
+__all__ = [
+    "AppTarget",
+    "RecallTarget",
+    "RowFailure",
+    "Target",
+    "build_target",
+    "resolve_doc_names",
+]
 
 Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class RowFailure:
+    """A row the target could not produce (the app or retriever failed on it): every metric
+    of the row is a null score with this reason, as an upstream failure (worth a retry)."""
+
+    reason: str
+
+
+Produced = Row | RowFailure
 
 
 class Target(Protocol):
@@ -41,7 +62,7 @@ class Target(Protocol):
 
     async def produce(
         self, rows: Sequence[Row], ctx: EvaluationContext, progress: Progress
-    ) -> list[Row | str]:
+    ) -> list[Produced]:
         """Each row with the target's output, or the reason it failed."""
         ...
 
@@ -117,7 +138,7 @@ class RecallTarget:
 
     async def produce(
         self, rows: Sequence[Row], ctx: EvaluationContext, progress: Progress
-    ) -> list[Row | str]:
+    ) -> list[Produced]:
         hits = await self.searcher.search(
             [row.query for row in rows],
             top_k=self.top_k,
@@ -207,12 +228,12 @@ class AppTarget:
 
     async def produce(
         self, rows: Sequence[Row], ctx: EvaluationContext, progress: Progress
-    ) -> list[Row | str]:
+    ) -> list[Produced]:
         answers = await self._answers([row.query for row in rows], progress)
         failure = getattr(self.app, "failure", None)
         if failure is not None:  # it cannot answer at all: stop, naming why
             raise failure
-        out: list[Row | str] = []
+        out: list[Produced] = []
         for row, answer in zip(rows, answers, strict=True):
             if isinstance(answer, AppAnswer):
                 out.append(
@@ -225,7 +246,49 @@ class AppTarget:
         return out
 
 
-def _failure(app: str, exc: BaseException) -> str:
+def _failure(app: str, exc: BaseException) -> RowFailure:
     if isinstance(exc, RagmeterError):
-        return f"app '{app}' failed: {exc}"
-    return f"app '{app}' failed: {type(exc).__name__}: {exc}"
+        return RowFailure(f"app '{app}' failed: {exc}")
+    return RowFailure(f"app '{app}' failed: {type(exc).__name__}: {exc}")
+
+
+def build_target(
+    config: EvaluationConfig,
+    kb: KnowledgeBase | None = None,
+    *,
+    app: Any = None,
+    policy: AppPolicy | None = None,
+) -> Target | None:
+    """The target ``config`` names: a space's retriever (recall), a stored app (app), or None
+    (rows carry their predictions). ``app`` is an ``App`` or a function of the query given
+    from Python instead of a stored app's name; ``policy`` is the service's: a stored app may
+    only use what it allows. The CLI and Python run apps without a policy."""
+    spec = config.target
+    if isinstance(spec, SpaceTargetConfig):
+        return RecallTarget(
+            SpaceSearcher(kb or KnowledgeBase(), spec.space),
+            retriever=spec.retriever,
+            top_k=spec.top_k,
+            score_threshold=spec.score_threshold,
+        )
+    if not isinstance(spec, AppTargetConfig):
+        return None
+    kb = kb or KnowledgeBase()
+    if app is None:
+        store = AppStore(kb.store)
+        record = store.get(spec.app)
+        cache = config.judge.cache if config.judge is not None else True
+        app = build_app(
+            record.name,
+            store.config(record.id),
+            kb=kb,
+            cache=cache,
+            max_concurrency=config.concurrency,
+            policy=policy,
+        )
+    elif not isinstance(app, App):
+        app = CallableApp(app)
+    searcher = SpaceSearcher(kb, spec.space) if spec.space is not None else None
+    if searcher is None and isinstance(app, RagApp):
+        searcher = app.searcher
+    return AppTarget(app, searcher=searcher, max_concurrency=config.concurrency)

@@ -9,8 +9,9 @@ from ragmeter.config import ServerConfig
 from ragmeter.datasets.row import MAX_DEPTH, nesting_depth
 from ragmeter.embeddings import is_local_embedder
 from ragmeter.errors import ConfigError, ConflictError, LimitError, NotFoundError
+from ragmeter.runs.config import EvaluationConfig, SpaceTargetConfig
 from ragmeter.runs.plan import build_plan
-from ragmeter.runs.request import EvaluateServeRequest, RunSpec, spec_from_request
+from ragmeter.runs.request import EvaluateServeRequest, config_from_request
 from ragmeter.service.state import Services
 from ragmeter.store import RunRecord
 
@@ -65,21 +66,26 @@ def _check_depth(server: ServerConfig, where: str, k: object) -> None:
         )
 
 
-def _check_models(svc: Services, spec: RunSpec) -> None:
+def _check_models(svc: Services, config: EvaluationConfig) -> None:
     policy = svc.app_policy
-    if spec.judge_model is not None:
-        policy.check_model(spec.judge_model, "context.model")
-    if spec.embedding_model is not None and not is_local_embedder(spec.embedding_model):
-        policy.check_model(spec.embedding_model, "context.embedding_model")
+    if config.judge is not None:
+        policy.check_model(config.judge.model, "context.model")
+    embedder = config.embedder.model
+    if embedder is not None and not is_local_embedder(embedder):
+        policy.check_model(embedder, "context.embedding_model")
 
 
-def _check(svc: Services, body: EvaluateServeRequest) -> tuple[RunSpec, int, int]:
-    """(spec with metric names, dataset id, row count); raises naming what is wrong."""
+def _check(
+    svc: Services, body: EvaluateServeRequest
+) -> tuple[EvaluationConfig, list[str], int, int]:
+    """(config, metric names, dataset id, row count); raises naming what is wrong."""
     server = svc.settings.server
     _check_counts(server, body)
-    spec = spec_from_request(body)
-    _check_depth(server, "context.top_k", spec.top_k)
-    _check_models(svc, spec)
+    config = config_from_request(body)
+    _check_depth(server, "context.top_k", config.top_k)
+    if isinstance(config.target, SpaceTargetConfig):
+        _check_depth(server, "context.top_k", config.target.top_k)
+    _check_models(svc, config)
     if body.evaluate_code is not None:
         try:
             svc.runs.get(body.evaluate_code)
@@ -94,21 +100,21 @@ def _check(svc: Services, body: EvaluateServeRequest) -> tuple[RunSpec, int, int
             setting="[server] max_rows",
             status=413,
         )
-    plan = build_plan(spec, rows, svc.kb, source=source, policy=svc.app_policy)
+    plan = build_plan(config, rows, svc.kb, source=source, policy=svc.app_policy)
     for metric in plan.metrics:  # built, not yet run: a metric allocates nothing before
         _check_depth(server, f"metric '{metric.metric_name}'", getattr(metric, "top_k", None))
-    spec = spec.model_copy(update={"metric_names": [m.metric_name for m in plan.metrics]})
+    names = [m.metric_name for m in plan.metrics]
     if dataset_id is None:
         dataset_id = svc.runs.add_dataset(rows, source="request").id
-    return spec, dataset_id, len(plan.rows)
+    return config, names, dataset_id, len(plan.rows)
 
 
 async def create_run(svc: Services, body: EvaluateServeRequest) -> RunRecord:
     """Check the request, store the run and queue it."""
-    spec, dataset_id, total = await asyncio.to_thread(_check, svc, body)
+    config, names, dataset_id, total = await asyncio.to_thread(_check, svc, body)
     kept = body.model_dump(exclude_none=True, exclude=_NOT_KEPT)
     record = await asyncio.to_thread(
-        svc.runs.create, spec, dataset_id, total, kept, body.evaluate_code
+        svc.runs.create, config, names, dataset_id, total, kept, body.evaluate_code
     )
     svc.manager.submit(record.id)
     return record

@@ -1,0 +1,290 @@
+"""``evaluate`` / ``aevaluate``: the Python API. Its options become an ``EvaluationConfig``
+(objects given instead of names are carried beside it), and the rows go through the same
+executor as the command line and the service: kept in memory by default, or stored as a run
+with ``store=True`` or ``store="name"`` (calling again with the name of a stopped run resumes
+it, doing only the rows it lacks)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
+
+from pydantic import ValidationError
+
+from ragmeter._sync import run_sync
+from ragmeter.datasets import load_dataset
+from ragmeter.embeddings import Embedder
+from ragmeter.errors import ConfigError, ConflictError, NotFoundError, RagmeterError
+from ragmeter.judge.plan import PlanKind
+from ragmeter.reports import EvaluationReport
+from ragmeter.runs.config import (
+    AppTargetConfig,
+    EmbedderConfig,
+    EvaluationConfig,
+    JudgeConfig,
+    NoTarget,
+    ObjectPart,
+    SpaceTargetConfig,
+    TargetConfig,
+)
+from ragmeter.runs.evaluate import MetricLike, resolve_metrics
+from ragmeter.runs.executor import MemorySink, Progress, execute_plan, execute_run
+from ragmeter.runs.plan import Given, RunPlan, build_plan
+from ragmeter.runs.targets import Target
+
+if TYPE_CHECKING:
+    from ragmeter.knowledge import KnowledgeBase
+
+__all__ = [
+    "EvaluateOptions",
+    "RunStopped",
+    "aevaluate",
+    "config_from_options",
+    "evaluate",
+    "run_plan",
+]
+
+
+class EvaluateOptions(TypedDict, total=False):
+    """Keyword options of ``evaluate`` and ``aevaluate``."""
+
+    embedder: Embedder | str | None
+    judge: Any
+    top_k: int | None
+    max_concurrency: int
+    on_progress: Callable[[int], None] | None
+    plan: PlanKind
+    language: Literal["auto", "en", "zh"]
+    target: Target | None
+    on_target_progress: Callable[[int], None] | None
+    space: str | int | None
+    retriever: str
+    score_threshold: float | None
+    app: Any
+    judge_prompt: str | None
+    store: bool | str
+
+
+def _label(obj: Any) -> str:
+    return str(getattr(obj, "name", None) or type(obj).__name__)
+
+
+def _target(options: EvaluateOptions, objects: set[ObjectPart]) -> TargetConfig:
+    from ragmeter.knowledge import parse_retrievers
+
+    given = [k for k in ("target", "space", "app") if options.get(k) is not None]
+    if len(given) > 1 and given != ["space", "app"]:
+        raise ConfigError(f"give one of target, space or app, not {' and '.join(given)}")
+    space, app = options.get("space"), options.get("app")
+    if options.get("target") is not None:
+        objects.add("target")
+        return NoTarget()
+    if app is not None:
+        if not isinstance(app, str):
+            objects.add("app")
+        name = app if isinstance(app, str) else _label(app)
+        return AppTargetConfig(app=name, space=None if space is None else str(space))
+    if space is None:
+        return NoTarget()
+    retrievers = parse_retrievers(options.get("retriever", "vector"))
+    if len(retrievers) != 1:
+        raise ConfigError("evaluate takes one retriever; call it once per retriever")
+    return SpaceTargetConfig(
+        space=str(space),
+        retriever=retrievers[0],
+        top_k=options.get("top_k") or 5,
+        score_threshold=options.get("score_threshold"),
+    )
+
+
+def _check_choices(options: EvaluateOptions) -> None:
+    top_k = options.get("top_k")
+    if top_k is not None and top_k < 1:
+        raise ConfigError(f"top_k must be at least 1, got {top_k}")
+    plan = options.get("plan", "fused")
+    if plan not in ("fused", "separate"):
+        raise ConfigError(f"plan must be 'fused' or 'separate', got {plan!r}")
+    language = options.get("language", "auto")
+    if language not in ("auto", "en", "zh"):
+        raise ConfigError(f"language must be auto, en or zh, got {language!r}")
+
+
+def config_from_options(
+    metrics: str | Iterable[MetricLike], options: EvaluateOptions
+) -> tuple[EvaluationConfig, Given]:
+    """The config ``evaluate``'s arguments describe, and the objects given instead of names."""
+    _check_choices(options)
+    objects: set[ObjectPart] = set()
+    given = Given(target=options.get("target"))
+    items = metrics.split(",") if isinstance(metrics, str) else list(metrics)
+    if any(not isinstance(m, str) for m in items):
+        given.metrics = resolve_metrics(items, top_k=options.get("top_k"))
+        specs = tuple(m.metric_name for m in given.metrics)
+        objects.add("metrics")
+    else:
+        specs = tuple(str(m).strip() for m in items if str(m).strip())
+        if not specs:
+            raise ConfigError("no metrics given")
+    judge, embedder = options.get("judge"), options.get("embedder")
+    judge_config = None
+    if isinstance(judge, str):
+        judge_config = JudgeConfig(model=judge)
+    elif judge is not None:
+        given.judge = judge
+        objects.add("judge")
+        judge_config = JudgeConfig(model=_label(judge))
+    embedder_config = EmbedderConfig()
+    if isinstance(embedder, str):
+        embedder_config = EmbedderConfig(model=embedder)
+    elif embedder is not None:
+        given.embedder = embedder
+        objects.add("embedder")
+        embedder_config = EmbedderConfig(model=_label(embedder))
+    if not isinstance(options.get("app"), str | None):
+        given.app = options["app"]
+    target = _target(options, objects)
+    try:
+        config = EvaluationConfig(
+            metrics=specs,
+            target=target,
+            judge=judge_config,
+            judge_prompt=options.get("judge_prompt"),
+            embedder=embedder_config,
+            top_k=options.get("top_k"),
+            plan=options.get("plan", "fused"),
+            language=options.get("language", "auto"),
+            concurrency=options.get("max_concurrency", 16),
+            objects=frozenset(objects),
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"{where}: {first['msg']}") from None
+    return config, given
+
+
+async def aevaluate(
+    rows: Any, metrics: str | Iterable[MetricLike], **options: Unpack[EvaluateOptions]
+) -> EvaluationReport:
+    """Evaluate ``rows`` (path, DataFrame, list of dicts or Dataset) with ``metrics``.
+
+    ``judge`` is a ``JudgeEngine``, any object with ``complete(prompt)``, or a model name
+    from ``ragmeter.toml``. ``top_k`` cuts retrieved lists for metrics without their own
+    ``@k`` (names stay as written: ``"mrr"`` is reported as ``mrr``); ``on_progress`` is
+    called with the number of row x metric results finished since its last call; ``plan``
+    and ``language`` steer the judge prompts. A ``target`` (a space's retriever, an app)
+    fills each row first; ``on_target_progress`` counts its rows. An empty dataset is a
+    ``DatasetError`` naming it. ``store=True`` keeps the evaluation as a run in the store
+    (``store="name"`` names it; calling again with that name resumes it if it stopped).
+    """
+    config, given = config_from_options(metrics, options)
+    dataset = load_dataset(rows)
+    store = options.get("store") or False
+    progress = Progress(options.get("on_target_progress"), options.get("on_progress"))
+    kb = None
+    if store:
+        from ragmeter.knowledge import KnowledgeBase
+
+        kb = KnowledgeBase()
+    plan = build_plan(config, dataset, kb, given=given, judge_hint="")
+    name = store if isinstance(store, str) else None
+    return await run_plan(plan, progress, kb=kb if store else None, name=name)
+
+
+async def run_plan(
+    plan: RunPlan,
+    progress: Progress | None = None,
+    *,
+    kb: KnowledgeBase | None = None,
+    name: str | None = None,
+) -> EvaluationReport:
+    """Execute ``plan``: in memory, or with ``kb`` as a run of its store (new, or the stopped
+    run ``name`` resumed), raising what stopped it after keeping every finished row. The
+    plan's clients are closed after."""
+    started = time.perf_counter()
+    try:
+        if kb is None:
+            sink = MemorySink()
+            await execute_plan(plan, sink, progress=progress)
+            sink.records.sort(key=attrgetter("row_index"))
+            return _report(plan, sink.records, time.perf_counter() - started, sink.usage)
+        return await _stored(plan, kb, name, progress, started)
+    finally:  # connections belong to this event loop; clients reopen on their next use
+        await plan.aclose()
+
+
+def _report(
+    plan: RunPlan, records: list[Any], seconds: float, usage: dict[str, float]
+) -> EvaluationReport:
+    names = [m.metric_name for m in plan.metrics]
+    label = getattr(plan.target, "label", None)
+    return EvaluationReport(records, names, len(plan.rows), seconds, usage, target=label)
+
+
+async def _stored(
+    plan: RunPlan, kb: KnowledgeBase, name: str | None, progress: Progress | None, started: float
+) -> EvaluationReport:
+    from ragmeter.runs.store import RunStore
+
+    runs = RunStore(kb.store)
+    run_id = await asyncio.to_thread(_open_run, runs, plan, name)
+    await execute_run(runs, kb, run_id, plan=plan, progress=progress)
+    record = await asyncio.to_thread(runs.get, run_id)
+    if record.state != "done":
+        raise RunStopped(run_id, record.state, record.error, record.error_kind, record.resumable)
+    report = await asyncio.to_thread(runs.report, run_id)
+    report.seconds = time.perf_counter() - started
+    report.target = getattr(plan.target, "label", None)
+    report.run_id = run_id
+    return report
+
+
+class RunStopped(RagmeterError):
+    """A stored run that did not finish: its finished rows are kept; ``resumable`` says
+    whether a resume can go on."""
+
+    def __init__(
+        self, run_id: str, state: str, error: str | None, kind: str | None, resumable: bool
+    ) -> None:
+        hint = f"; its finished rows are kept: resume it with 'ragmeter runs resume {run_id}'"
+        super().__init__(
+            f"run {run_id} {state}: {error or 'no reason'}" + (hint if resumable else "")
+        )
+        self.run_id = run_id
+        self.state = state
+        self.kind = kind
+        self.resumable = resumable
+
+
+def _open_run(runs: Any, plan: RunPlan, name: str | None) -> str:
+    """A new pending run for ``plan``, or the stopped run ``name`` reopened (same config and
+    rows), so that only its missing rows are evaluated."""
+    names = [m.metric_name for m in plan.metrics]
+    rows = [row.to_raw() for row in plan.dataset]
+    if name is not None:
+        try:
+            record = runs.get(name)
+        except NotFoundError:
+            record = None
+        if record is not None:
+            stored = runs.dataset(record.dataset_id).rows
+            if record.spec != {**plan.config.stored(), "metric_names": names} or stored != rows:
+                raise ConflictError(
+                    f"run '{name}' exists with other rows or settings; choose another name"
+                )
+            if record.state == "done":
+                raise ConflictError(f"run '{name}' is done; choose another name to run again")
+            return str(runs.reopen(name).id)
+    source = plan.dataset.source or "python"
+    dataset_id = runs.add_dataset(rows, source=source).id
+    return str(runs.create(plan.config, names, dataset_id, len(plan.rows), {}, name).id)
+
+
+def evaluate(
+    rows: Any, metrics: str | Iterable[MetricLike], **options: Unpack[EvaluateOptions]
+) -> EvaluationReport:
+    """Blocking form of ``aevaluate``."""
+    return run_sync(aevaluate(rows, metrics, **options))

@@ -1,0 +1,178 @@
+"""What an evaluation is: ``EvaluationConfig``, the one description every entry point parses into.
+
+The Python API (``evaluate``), the command line (``ragmeter eval``), the service's DB-GPT request
+(``POST .../evaluation`` and ``.../runs``) and a stored run (which keeps the config it ran with,
+so a resume does exactly the same) all hold one of these. An option is added here, once.
+
+Parts the Python API may give as objects instead of names (metric instances, a judge or
+embedder object, an ``App`` or a function) are named in ``objects``: a stored run that used
+them is resumed by calling ``evaluate`` again with the same run name and the same objects.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_RECALL_TOP_K",
+    "AppTargetConfig",
+    "EmbedderConfig",
+    "EvaluationConfig",
+    "JudgeConfig",
+    "NoTarget",
+    "ObjectPart",
+    "SpaceTargetConfig",
+    "TargetConfig",
+]
+
+#: retrieval depth of the recall scene when no top_k is given (DB-GPT's context.top_k)
+DEFAULT_RECALL_TOP_K = 5
+#: rows (and judge requests per row) in flight at once when none is given
+DEFAULT_CONCURRENCY = 16
+
+Retriever = Literal["vector", "bm25", "hybrid"]
+#: parts of an evaluation the Python API may pass as objects rather than names
+ObjectPart = Literal["metrics", "judge", "embedder", "app", "target"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class JudgeConfig(_Frozen):
+    """The judge model: a ``[models.NAME]`` of ``ragmeter.toml``, or, with ``base_url``, the
+    model id at that OpenAI-compatible endpoint (command line and Python only: the service
+    takes names of its own config, never URLs)."""
+
+    model: str = Field(min_length=1)
+    base_url: str | None = None
+    #: environment variable holding the key (its name, never the key)
+    api_key_env: str | None = None
+    timeout: float | None = Field(default=None, gt=0)
+    #: False: ask the judge even when a reply is cached
+    cache: bool = True
+
+
+class EmbedderConfig(_Frozen):
+    """The embedder of similarity metrics: ``model`` None is the local all-MiniLM-L6-v2; a
+    ``[models.NAME]``, or the model id at ``base_url``."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+
+class NoTarget(_Frozen):
+    """Rows carry their own predictions (scene ``dataset``)."""
+
+    kind: Literal["none"] = "none"
+
+
+class SpaceTargetConfig(_Frozen):
+    """Scene ``recall``: each query searched in a knowledge space (id or name) first."""
+
+    kind: Literal["space"] = "space"
+    space: str = Field(min_length=1)
+    retriever: Retriever = "vector"
+    top_k: int = Field(default=DEFAULT_RECALL_TOP_K, ge=1)
+    score_threshold: float | None = None
+
+
+class AppTargetConfig(_Frozen):
+    """Scene ``app``: each query answered by a stored app (id or name) first; ``space``
+    resolves the rows' ``doc_name`` (default: a RAG app's own space)."""
+
+    kind: Literal["app"] = "app"
+    app: str = Field(min_length=1)
+    space: str | None = None
+
+
+TargetConfig = Annotated[
+    NoTarget | SpaceTargetConfig | AppTargetConfig, Field(discriminator="kind")
+]
+
+
+class EvaluationConfig(_Frozen):
+    """Everything an evaluation is, apart from its rows."""
+
+    #: metric specs as written ("faithfulness", "ndcg@10", "RetrieverMRRMetric")
+    metrics: tuple[str, ...] = Field(min_length=1)
+    target: TargetConfig = NoTarget()
+    judge: JudgeConfig | None = None
+    #: code of a stored judge prompt: AnswerRelevancyMetric's template
+    judge_prompt: str | None = None
+    embedder: EmbedderConfig = EmbedderConfig()
+    #: cut-off of metrics without their own @k (their names stay as written)
+    top_k: int | None = Field(default=None, ge=1)
+    plan: Literal["fused", "separate"] = "fused"
+    language: Literal["auto", "en", "zh"] = "auto"
+    #: rows evaluated at once (the service's ``parallel_num``)
+    concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1)
+    #: parts given as Python objects (see the module's docstring)
+    objects: frozenset[ObjectPart] = frozenset()
+
+    @field_validator("metrics")
+    @classmethod
+    def _specs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        specs = tuple(m.strip() for m in value if m and m.strip())
+        if not specs:
+            raise ValueError("name at least one metric")
+        return specs
+
+    @property
+    def scene(self) -> Literal["recall", "app", "dataset"]:
+        """DB-GPT's name of the target: recall, app or dataset."""
+        kind = self.target.kind
+        return "recall" if kind == "space" else "app" if kind == "app" else "dataset"
+
+    @property
+    def scene_value(self) -> str | None:
+        """The space or app the target names (DB-GPT's ``scene_value``)."""
+        target = self.target
+        if isinstance(target, SpaceTargetConfig):
+            return target.space
+        return target.app if isinstance(target, AppTargetConfig) else None
+
+    def stored(self) -> dict[str, Any]:
+        """The config as a run keeps it (JSON)."""
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def from_stored(cls, data: dict[str, Any]) -> EvaluationConfig:
+        """A stored config; runs stored before this model existed kept a flat spec (scene,
+        scene_value, top_k, judge_model, ...), read here into the same config."""
+        data = {k: v for k, v in data.items() if k != "metric_names"}
+        if "scene" not in data:
+            return cls.model_validate(data)
+        return cls.model_validate(_from_flat_spec(data))
+
+
+def _from_flat_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    scene, value, top_k = spec.get("scene"), spec.get("scene_value"), spec.get("top_k")
+    target: dict[str, Any] = {"kind": "none"}
+    if scene == "recall":
+        target = {
+            "kind": "space",
+            "space": value,
+            "retriever": spec.get("retriever") or "vector",
+            "top_k": top_k or DEFAULT_RECALL_TOP_K,
+            "score_threshold": spec.get("score_threshold"),
+        }
+    elif scene == "app":
+        target = {"kind": "app", "app": value}
+    judge = spec.get("judge_model")
+    embedder = spec.get("embedding_model")
+    return {
+        "metrics": spec.get("metrics") or [],
+        "target": target,
+        "judge": None if judge is None else {"model": judge},
+        "judge_prompt": spec.get("judge_prompt"),
+        "embedder": {"model": embedder},
+        "top_k": top_k,
+        "plan": spec.get("plan") or "fused",
+        "language": spec.get("language") or "auto",
+        "concurrency": spec.get("parallel_num") or DEFAULT_CONCURRENCY,
+    }
