@@ -32,7 +32,7 @@ from ragmeter import evaluate
 from ragmeter.demo.judge_rows import synthetic_rows
 from ragmeter.embeddings import embedder_from_config
 from ragmeter.judge.from_config import judge_from_config
-from ragmeter.judge.scripted import ScriptedJudgeServer
+from ragmeter.testing import ScriptedJudgeServer
 
 ROOT = Path(__file__).resolve().parents[1]
 RAGAS_PYTHON = ROOT / ".venv-ragas" / "bin" / "python"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.judge.scripted import ScriptedJudgeServer
+from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.embedding_server import EmbeddingServer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

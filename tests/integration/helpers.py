@@ -56,7 +56,7 @@ def write_models(home: Path, url: str) -> None:
 def scripted_home(folder: Path, extra_config: str = "") -> Iterator[Path]:
     """``folder`` as a ``$RAGMETER_HOME`` whose models are a scripted server (running while
     the context lasts), with ``extra_config`` (a ``[server]`` section) added to its toml."""
-    from ragmeter.judge.scripted import ScriptedJudgeServer
+    from ragmeter.testing import ScriptedJudgeServer
 
     with ScriptedJudgeServer() as judge:  # serves the 'hashed' embedder too
         write_models(folder, judge.url)

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from ragmeter.judge.scripted import ScriptedJudgeServer
+from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import json_lines, run, write_corpus, write_models
 from tests.readme_blocks import heredoc
 

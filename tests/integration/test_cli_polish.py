@@ -12,7 +12,7 @@ import pytest
 
 import ragmeter
 from ragmeter.errors import DatasetError
-from ragmeter.judge.scripted import FaultPlan, ScriptedJudgeServer
+from ragmeter.testing import FaultPlan, ScriptedJudgeServer
 from tests.integration.helpers import json_lines, run, write_corpus, write_models
 
 ROWS = [

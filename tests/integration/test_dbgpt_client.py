@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.judge.scripted import ScriptedJudgeServer
+from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, NOTES_AWEL, ROOT, TEA, write_models
 from tests.integration.service import ServiceProcess, data
 

@@ -20,7 +20,7 @@ import ragmeter
 from ragmeter.demo.judge_rows import synthetic_rows
 from ragmeter.embeddings import embedder_from_config
 from ragmeter.judge.from_config import judge_from_config
-from ragmeter.judge.scripted import ScriptedJudgeServer
+from ragmeter.testing import ScriptedJudgeServer
 
 RAGAS_FIVE = "faithfulness,answer_relevancy,context_precision,context_recall,answer_correctness"
 SIX = RAGAS_FIVE + ",AnswerRelevancyMetric"

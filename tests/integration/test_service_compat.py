@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from ragmeter.client import AsyncClient, Client, ClientError, EvaluateServeRequest, run_evaluation
-from ragmeter.judge.scripted import ScriptedJudgeServer
+from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, NOTES_AWEL, TEA, json_lines, run, write_models
 from tests.integration.service import KEY, ServiceProcess, data, failure
 

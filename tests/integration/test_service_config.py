@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 
-from ragmeter.judge.scripted import ScriptedJudgeServer
+from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import write_models
 from tests.integration.service import ServiceProcess, data, failure
 

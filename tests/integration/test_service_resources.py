@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ragmeter.client import Client
-from ragmeter.judge.scripted import ScriptedJudgeServer
+from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, TEA, write_models
 from tests.integration.service import KEY, ServiceProcess, data, failure
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from ragmeter.client import Client
-from ragmeter.judge.scripted import ScriptedJudgeServer
+from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, NOTES_AWEL, json_lines, run, write_models
 from tests.integration.service import KEY, ServiceProcess, data, failure, wait_run
 

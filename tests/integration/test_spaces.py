@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.judge.scripted import ScriptedJudgeServer
+from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import json_lines, run, write_corpus, write_models
 
 

@@ -15,8 +15,7 @@ import pytest
 import ragmeter
 from ragmeter.demo.judge_rows import synthetic_rows
 from ragmeter.judge.engine import JudgeEngine, JudgeSettings
-from ragmeter.judge.scripted import ScriptedJudgeServer
-from ragmeter.judge.scripted.server import FaultPlan
+from ragmeter.testing import FaultPlan, ScriptedJudgeServer
 from tests.integration.helpers import run
 from tests.integration.service import ServiceProcess, data, free_port, wait_run
 

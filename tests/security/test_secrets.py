@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ragmeter.judge.scripted import ScriptedJudgeServer
+from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import run
 from tests.integration.service import ServiceProcess, data, failure
 from tests.security.listener import Listener

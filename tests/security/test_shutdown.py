@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select
 
-from ragmeter.judge.scripted import ScriptedJudgeServer
 from ragmeter.store import ChunkRecord, DocumentRecord, Store
+from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import write_models
 from tests.integration.service import ServiceProcess, data
 from tests.pdf_files import cpu_bomb

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from ragmeter.errors import MetricError
-from ragmeter.judge.scripted import ScriptedJudgeServer
 from ragmeter.runs import resolve_metrics
+from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, scripted_home, write_models
 from tests.integration.service import ServiceProcess, data, failure
 from tests.security.listener import Listener

@@ -18,9 +18,9 @@ from sqlalchemy import event
 from sqlalchemy.exc import SQLAlchemyError
 
 from ragmeter.errors import NotFoundError
-from ragmeter.judge.scripted import ScriptedJudgeServer
 from ragmeter.runs.store import RunStore
 from ragmeter.store import open_store
+from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, write_models
 from tests.integration.service import ServiceProcess, data, failure
 

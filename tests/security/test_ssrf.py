@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ragmeter.apps import AppRefused, HostPolicy, HttpApp
-from ragmeter.judge.scripted import ScriptedJudgeServer
+from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import write_models
 from tests.integration.service import ServiceProcess, data, failure
 from tests.security.listener import BODY_SECRET, Listener

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from ragmeter.apps.rag import RAG_ANSWER_TEMPLATES
-from ragmeter.judge.scripted.answers import answer_chat
-from ragmeter.judge.scripted.free_text import UNREADABLE, read_prompt, score_scale
 from ragmeter.metrics import AnswerRelevancyMetric
 from ragmeter.metrics.llm.dbgpt import ANSWER_RELEVANCY_TEMPLATES
+from ragmeter.testing.answers import answer_chat
+from ragmeter.testing.free_text import UNREADABLE, read_prompt, score_scale
 from tests.readme_blocks import heredoc
 
 QUERY = "Which layers make up AWEL?"

@@ -11,13 +11,13 @@ the policy refuses stops it as a setting to change (``AppRefused``), not as an o
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Mapping
 from typing import Any
 
 import httpx
 
+from ragmeter._retry import RetryPolicy, TryAgain, retry_after, retryable_status
 from ragmeter.apps._hosts import HostPolicy, guarded_transport, refusal
 from ragmeter.apps.base import AppAnswer, AppError, AppRefused, as_answer
 from ragmeter.errors import RagmeterError, public_url
@@ -51,12 +51,16 @@ def dig(data: Any, path: str) -> Any:
 
 
 class _Reply:
-    """What came back: status, content type and at most ``max_reply_bytes`` of the body."""
+    """What came back: status, content type, the Retry-After it asked for and at most
+    ``max_reply_bytes`` of the body."""
 
-    def __init__(self, status: int, content_type: str, body: bytes) -> None:
+    def __init__(
+        self, status: int, content_type: str, body: bytes, retry_after: float | None = None
+    ) -> None:
         self.status = status
         self.content_type = content_type
         self.body = body
+        self.retry_after = retry_after
 
     def describe(self, quote: bool) -> str:
         kind = self.content_type or "no content type"
@@ -67,7 +71,8 @@ class _Reply:
 
 
 class HttpApp:
-    """An app behind an HTTP endpoint; connection errors and 5xx are retried with backoff."""
+    """An app behind an HTTP endpoint. A query gets ``max_retries`` more tries under the shared
+    retry policy (no answer, 408, 429 and 5xx; Retry-After honoured up to its cap)."""
 
     def __init__(
         self,
@@ -90,7 +95,7 @@ class HttpApp:
         self.contexts_key = contexts_key
         self.headers = dict(headers or {})
         self.timeout = timeout
-        self.max_retries = max_retries
+        self.retry = RetryPolicy(attempts=max_retries + 1)
         self.max_reply_bytes = max_reply_bytes
         self.hosts = hosts
         #: why the endpoint cannot be used at all (set once; every later query fails at once)
@@ -129,7 +134,8 @@ class HttpApp:
                         "(the service's [server] max_app_reply_mb)"
                     )
             content_type = response.headers.get("content-type", "").split(";")[0]
-            return _Reply(response.status_code, content_type, bytes(body))
+            wait = retry_after(response.headers)
+            return _Reply(response.status_code, content_type, bytes(body), wait)
 
     @property
     def where(self) -> str:
@@ -150,30 +156,33 @@ class HttpApp:
             raise self._give_up(reason)
 
     async def _post(self, query: str) -> _Reply:
-        problem = ""
-        for attempt in range(self.max_retries + 1):
-            if self.failure is not None:
-                raise self.failure
-            if attempt:
-                await asyncio.sleep(0.25 * 2**attempt)
-            try:
-                reply = await self._send(query)
-            except httpx.TimeoutException:
-                problem = f"no answer within {self.timeout:g}s"
-                self._not_answered(f"does not answer within its {self.timeout:g} s timeout")
-                continue
-            except httpx.TransportError as exc:
-                refused = refusal(exc)
-                if refused is not None:
-                    raise self._give_up(f"may not be reached: {refused}", AppRefused) from None
-                problem = f"cannot reach {self.where}: {exc}"
-                self._not_answered(f"is unreachable: {exc}")
-                continue
-            if reply.status < 500:
-                self._answered = True
-                return reply
+        try:
+            return await self.retry.run(lambda _attempt: self._try(query))
+        except TryAgain as exc:
+            raise AppError(f"{exc.reason} (after {self.retry.attempts} attempts)") from None
+
+    async def _try(self, query: str) -> _Reply:
+        """One POST: the reply (an error status too); TryAgain when the retry policy says
+        another try may help; the app's ``failure`` once it cannot be used at all."""
+        if self.failure is not None:
+            raise self.failure
+        try:
+            reply = await self._send(query)
+        except httpx.TimeoutException:
+            self._not_answered(f"does not answer within its {self.timeout:g} s timeout")
+            raise TryAgain(f"no answer within {self.timeout:g}s") from None
+        except httpx.TransportError as exc:
+            refused = refusal(exc)
+            if refused is not None:
+                raise self._give_up(f"may not be reached: {refused}", AppRefused) from None
+            self._not_answered(f"is unreachable: {exc}")
+            raise TryAgain(f"cannot reach {self.where}: {exc}") from None
+        if reply.status < 500:
+            self._answered = True
+        if retryable_status(reply.status):
             problem = f"{self.where} answered {reply.describe(self.hosts is None)}"
-        raise AppError(f"{problem} (after {self.max_retries + 1} attempts)")
+            raise TryAgain(problem, retry_after=reply.retry_after)
+        return reply
 
     async def answer(self, query: str) -> AppAnswer:
         reply = await self._post(query)

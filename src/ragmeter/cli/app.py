@@ -255,7 +255,7 @@ def judge_server_command(
     It answers ragmeter's prompts with deterministic verdicts and reports tokens, so a run
     against it shows what a real model would be asked, at no cost.
     """
-    from ragmeter.judge.scripted import ScriptedJudgeServer, parse_faults
+    from ragmeter.testing import ScriptedJudgeServer, parse_faults
 
     plan = parse_faults(faults, hang_seconds=hang_seconds, retry_after=retry_after, seed=seed)
     log = None if quiet else (lambda line: console.print(line, highlight=False))

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragmeter._retry import RetryPolicy, TryAgain, retry_after, retryable_status
 from ragmeter.embeddings.base import normalize_rows
-from ragmeter.errors import ConfigError, EmbeddingError
+from ragmeter.errors import ConfigError, EmbeddingError, public_url
 
 if TYPE_CHECKING:
     import openai
@@ -19,7 +20,8 @@ __all__ = ["OpenAIEmbedder"]
 
 
 class OpenAIEmbedder:
-    """Batches texts into requests of ``batch_size`` and sends up to ``max_concurrency`` at once."""
+    """Batches texts into requests of ``batch_size`` and sends up to ``max_concurrency`` at once;
+    a failed request is tried again under the shared retry policy (``max_retries`` more times)."""
 
     def __init__(
         self,
@@ -42,6 +44,8 @@ class OpenAIEmbedder:
             key = "no-key"  # local OpenAI-compatible servers often need none
         if batch_size < 1 or max_concurrency < 1:
             raise ConfigError("batch_size and max_concurrency must be at least 1")
+        if max_retries < 0:
+            raise ConfigError("max_retries must not be negative")
         self.model = model
         self.base_url = base_url
         self._batch_size = batch_size
@@ -50,8 +54,9 @@ class OpenAIEmbedder:
             "base_url": base_url,
             "api_key": key,
             "timeout": timeout,
-            "max_retries": max_retries,
+            "max_retries": 0,  # retries are the shared policy's, below
         }
+        self.retry = RetryPolicy(attempts=max_retries + 1)
         self._client: openai.AsyncOpenAI | None = None
         self.requests = 0
 
@@ -67,24 +72,51 @@ class OpenAIEmbedder:
     def name(self) -> str:
         return self.model
 
-    async def _embed_batch(self, batch: list[str], semaphore: asyncio.Semaphore) -> np.ndarray:
-        import openai
+    @property
+    def where(self) -> str:
+        """The endpoint as messages show it: no credentials, no query string."""
+        return public_url(self.base_url) if self.base_url else "the OpenAI API"
 
-        async with semaphore:
-            try:
-                response = await self._ensure_client().embeddings.create(
-                    model=self.model, input=batch, encoding_format="float"
-                )
-            except openai.OpenAIError as exc:
-                where = self.base_url or "the OpenAI API"
-                raise EmbeddingError(f"embedding request to {where} failed: {exc}") from exc
-            self.requests += 1
+    async def _embed_batch(self, batch: list[str], semaphore: asyncio.Semaphore) -> np.ndarray:
+        async def once(_attempt: int) -> Any:
+            async with semaphore:  # not held while waiting to try again
+                return await self._request(batch)
+
+        try:
+            response = await self.retry.run(once)
+        except TryAgain as exc:
+            raise EmbeddingError(
+                f"embedding request to {self.where} failed after {self.retry.attempts} tries: "
+                f"{exc.reason}"
+            ) from None
         data = sorted(response.data, key=lambda item: item.index)
         if len(data) != len(batch):
             raise EmbeddingError(
                 f"embedding server returned {len(data)} vectors for {len(batch)} texts"
             )
         return np.asarray([item.embedding for item in data], dtype=np.float32)
+
+    async def _request(self, batch: list[str]) -> Any:
+        """One request: the reply; TryAgain when the retry policy says another try may help."""
+        import openai  # heavy (its types take ~1 s): imported on first use
+
+        try:
+            response = await self._ensure_client().embeddings.create(
+                model=self.model, input=batch, encoding_format="float"
+            )
+        except openai.APIConnectionError as exc:  # timeouts too
+            raise TryAgain(str(exc.__cause__ or exc)) from None
+        except openai.APIStatusError as exc:
+            if retryable_status(exc.status_code):
+                raise TryAgain(
+                    f"HTTP {exc.status_code}: {exc.message}",
+                    retry_after=retry_after(exc.response.headers),
+                ) from None
+            raise EmbeddingError(f"embedding request to {self.where} failed: {exc}") from exc
+        except openai.OpenAIError as exc:
+            raise EmbeddingError(f"embedding request to {self.where} failed: {exc}") from exc
+        self.requests += 1
+        return response
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

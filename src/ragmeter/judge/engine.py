@@ -6,14 +6,12 @@ at all fails the evaluation after a few requests, naming its URL."""
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import random
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ragmeter._retry import RetryPolicy, TryAgain, retry_after, retryable_status
 from ragmeter.errors import JudgeError, LimitError, public_url
 from ragmeter.judge._limiter import AdaptiveLimiter, limiter_for
 from ragmeter.judge._parse import extract_json
@@ -55,6 +53,8 @@ class JudgeSettings(BaseModel):
     timeout: float = Field(default=60.0, gt=0)
     #: requests in flight to this model across the process (its limiter's maximum)
     max_concurrency: int = Field(default=DEFAULT_MAX_CONCURRENCY, ge=1)
+    #: tries after the first, under the shared retry policy (``ragmeter._retry``); its
+    #: backoff starts at ``retry_base_delay``, and it and Retry-After stop at ``retry_max_delay``
     max_retries: int = Field(default=4, ge=0)
     max_reasks: int = Field(default=2, ge=0)
     temperature: float = 0.0
@@ -65,32 +65,6 @@ class JudgeSettings(BaseModel):
 
 class _Unusable(Exception):
     """A reply that arrived but cannot be used; the engine re-asks quoting the reason."""
-
-
-@dataclass(frozen=True)
-class _Retry:
-    """A try that failed in a way worth trying again: why, and how long to wait (None: the
-    jittered backoff)."""
-
-    problem: str
-    wait: float | None = None
-
-
-def _retry_after(exc: openai.APIStatusError) -> float | None:
-    headers = exc.response.headers
-    if "retry-after-ms" in headers:
-        try:
-            return float(headers["retry-after-ms"]) / 1000
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value)
-        return max(0.0, parsed.timestamp() - time.time())
 
 
 class JudgeEngine:
@@ -272,6 +246,16 @@ class JudgeEngine:
             "json_schema": {"name": f"ragmeter_{name}"[:64], "schema": schema},
         }
 
+    @property
+    def retry(self) -> RetryPolicy:
+        """The shared retry policy with this judge's tries and delays."""
+        settings = self.settings
+        return RetryPolicy(
+            attempts=settings.max_retries + 1,
+            base_delay=settings.retry_base_delay,
+            max_delay=settings.retry_max_delay,
+        )
+
     async def _send(
         self,
         messages: list[dict[str, str]],
@@ -280,30 +264,25 @@ class JudgeEngine:
         usage: Usage,
     ) -> tuple[str, int, int]:
         client, probe = self._ensure_client()
-        problem = ""
-        for attempt in range(self.settings.max_retries + 1):
+        policy = self.retry
+
+        async def once(attempt: int) -> tuple[str, int, int]:
             if self.fatal is not None:
                 raise JudgeError(self.fatal)
-            if attempt:
+            if attempt > 1:
                 self._count(usage, retries=1)
-            wait = self._backoff(attempt)
-            request = (client, messages, schema, schema_name, usage, wait)
+            request = (client, messages, schema, schema_name, usage, attempt)
             outcome = None if self._reached else await self._probe_try(probe, *request)
-            if outcome is None:
-                outcome = await self._try(*request)
-            if not isinstance(outcome, _Retry):
-                return outcome
-            problem = outcome.problem
-            wait = wait if outcome.wait is None else outcome.wait
-            if attempt < self.settings.max_retries and wait > 0:
-                await asyncio.sleep(wait)
-        raise JudgeError(
-            f"judge request failed after {self.settings.max_retries + 1} tries: {problem}"
-        )
+            return outcome if outcome is not None else await self._try(*request)
 
-    async def _probe_try(
-        self, probe: asyncio.Lock, *request: Any
-    ) -> tuple[str, int, int] | _Retry | None:
+        try:
+            return await policy.run(once)
+        except TryAgain as exc:
+            raise JudgeError(
+                f"judge request failed after {policy.attempts} tries: {exc.reason}"
+            ) from None
+
+    async def _probe_try(self, probe: asyncio.Lock, *request: Any) -> tuple[str, int, int] | None:
         """One request at a time until the endpoint has answered (then None: go ahead), so a
         dead URL costs ``UNREACHABLE_AFTER`` requests, not one per row."""
         async with probe:
@@ -311,7 +290,7 @@ class JudgeEngine:
                 raise JudgeError(self.fatal)
             if self._reached:
                 return None
-            outcome: tuple[str, int, int] | _Retry = await self._try(*request)
+            outcome: tuple[str, int, int] = await self._try(*request)
             return outcome
 
     async def _try(
@@ -321,10 +300,10 @@ class JudgeEngine:
         schema: dict[str, Any] | None,
         schema_name: str,
         usage: Usage,
-        wait: float,
-    ) -> tuple[str, int, int] | _Retry:
-        """One request under the limiter: the reply, or why to try again; JudgeError when
-        trying again cannot help."""
+        attempt: int,
+    ) -> tuple[str, int, int]:
+        """One request under the limiter: the reply; TryAgain when another try may help,
+        JudgeError when it cannot."""
         import openai  # heavy (its types take ~1 s): imported on first use
 
         limiter = self.limiter
@@ -340,12 +319,12 @@ class JudgeEngine:
             )
         except openai.APITimeoutError:
             self._reached = True  # something listens there; it is slow
-            return _Retry(f"no reply within the {self.settings.timeout:g}s timeout")
+            raise TryAgain(f"no reply within the {self.settings.timeout:g}s timeout") from None
         except openai.APIConnectionError as exc:
-            return self._connection_failed(exc)
+            raise self._connection_failed(exc) from None
         except openai.APIStatusError as exc:
             self._reached = True
-            return self._refused(exc, mode, schema is not None, wait)
+            raise self._refused(exc, mode, schema is not None, attempt) from None
         else:
             self._reached = True
             limiter.succeeded()
@@ -355,20 +334,20 @@ class JudgeEngine:
             limiter.release()
 
     def _refused(
-        self, exc: openai.APIStatusError, mode: StructuredMode, structured: bool, wait: float
-    ) -> _Retry:
-        """An HTTP error answer: what to retry, or JudgeError (``fatal`` for the endpoint)."""
+        self, exc: openai.APIStatusError, mode: StructuredMode, structured: bool, attempt: int
+    ) -> TryAgain:
+        """An HTTP error answer: the TryAgain to raise when the retry policy says another try
+        may help, or JudgeError (``fatal`` for the endpoint)."""
         import openai  # heavy (its types take ~1 s): imported on first use
 
         if isinstance(exc, openai.RateLimitError):
-            retry_after = _retry_after(exc)
-            pause = wait if retry_after is None else retry_after
-            self.limiter.rate_limited(min(pause, self.settings.retry_max_delay))
+            pause = self.retry.delay(attempt, retry_after(exc.response.headers))
+            self.limiter.rate_limited(pause)
             # the limiter holds everyone back until the pause has passed
-            return _Retry(f"rate limited (429) {self.settings.max_retries + 1} times", 0.0)
+            return TryAgain(f"rate limited (429) {self.settings.max_retries + 1} times", wait=0.0)
         if isinstance(exc, openai.BadRequestError):
             if structured and self._downgrade(mode):
-                return _Retry(f"endpoint refused the response format: {exc.message}", 0.0)
+                return TryAgain(f"endpoint refused the response format: {exc.message}", wait=0.0)
             raise JudgeError(f"judge refused the request (400): {exc.message}") from exc
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
             self.fatal = f"judge '{self.label}' refused the API key: {exc.message}"
@@ -376,9 +355,12 @@ class JudgeEngine:
         if isinstance(exc, openai.NotFoundError):
             self.fatal = f"judge '{self.label}' at {self._where}: {exc.message}"
             raise JudgeError(self.fatal) from exc
-        return _Retry(f"HTTP {exc.status_code} from the judge: {exc.message}")
+        problem = f"HTTP {exc.status_code} from the judge: {exc.message}"
+        if not retryable_status(exc.status_code):
+            raise JudgeError(f"judge refused the request: {problem}") from exc
+        return TryAgain(problem, retry_after=retry_after(exc.response.headers))
 
-    def _connection_failed(self, exc: openai.APIConnectionError) -> _Retry:
+    def _connection_failed(self, exc: openai.APIConnectionError) -> TryAgain:
         """No connection (refused, DNS, dropped): retried, unless the endpoint never answered
         and this has happened ``UNREACHABLE_AFTER`` times: then the endpoint is unreachable."""
         reason = str(exc.__cause__ or exc)
@@ -387,7 +369,7 @@ class JudgeEngine:
             if self._connect_failures >= UNREACHABLE_AFTER:
                 self.fatal = f"judge '{self.label}' at {self._where} is unreachable: {reason}"
                 raise JudgeError(self.fatal) from exc
-        return _Retry(f"connection failed: {reason}")
+        return TryAgain(f"connection failed: {reason}")
 
     @property
     def _where(self) -> str:
@@ -421,11 +403,6 @@ class JudgeEngine:
             return False
         self._mode = order[index + 1]
         return True
-
-    def _backoff(self, attempt: int) -> float:
-        """Jittered exponential delay before the next try."""
-        base = min(self.settings.retry_max_delay, self.settings.retry_base_delay * 2**attempt)
-        return float(base) * random.uniform(0.5, 1.5)
 
 
 def _check_size(messages: list[dict[str, str]]) -> None:

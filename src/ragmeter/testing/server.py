@@ -18,8 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from ragmeter.errors import ConfigError
-from ragmeter.judge.scripted.answers import answer_chat, embed_text, reply_keys
 from ragmeter.judge.tokens import count_tokens
+from ragmeter.testing.answers import answer_chat, embed_text, reply_keys
 
 __all__ = ["FaultPlan", "ScriptedJudgeServer", "parse_faults"]
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.judge.scripted._words import sentences, supported
-from ragmeter.judge.scripted.free_text import UNREADABLE, free_text_reply
+from ragmeter.testing._words import sentences, supported
+from ragmeter.testing.free_text import UNREADABLE, free_text_reply
 
 __all__ = ["answer_chat", "embed_text", "reply_keys"]
 

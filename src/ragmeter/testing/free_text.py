@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ragmeter.judge.scripted._words import sentences, supported, words
+from ragmeter.testing._words import sentences, supported, words
 
 __all__ = ["UNREADABLE", "PromptParts", "free_text_reply", "read_prompt", "score_scale"]
 
