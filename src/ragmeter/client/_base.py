@@ -7,7 +7,9 @@ from typing import Any, TypeVar
 
 import httpx
 
-from ragmeter.client._calls import Call, ClientError, read_envelope
+from ragmeter.client._calls import Call, read_envelope
+from ragmeter.client._errors import ClientConnectionError, ClientError
+from ragmeter.errors import redact
 
 __all__ = ["DEFAULT_API_BASE", "FINISHED", "KEY_ENV", "ClientBase"]
 
@@ -46,8 +48,16 @@ class ClientBase:
             kwargs["timeout"] = httpx.Timeout(self._timeout, read=None)
         return kwargs
 
-    def _unreachable(self, exc: httpx.HTTPError) -> ClientError:
-        return ClientError(f"cannot reach {self.base_url}: {exc}")
+    def _failed(self, exc: httpx.HTTPError) -> ClientError:
+        """The error for a call httpx could not complete: the server unreachable or silent
+        is a ClientConnectionError, anything else (a redirect loop, a bad encoding) a
+        ClientError."""
+        where = redact(self.base_url)
+        if isinstance(exc, httpx.TimeoutException):
+            return ClientConnectionError(f"{where} did not answer in time ({type(exc).__name__})")
+        if isinstance(exc, httpx.TransportError):
+            return ClientConnectionError(f"cannot reach {where}: {exc}")
+        return ClientError(f"call to {where} failed: {exc}")
 
     @staticmethod
     def _answer(call: Call[T], response: httpx.Response) -> T:

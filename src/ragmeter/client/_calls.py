@@ -10,21 +10,25 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, TypeAdapter
 
-from ragmeter.errors import RagmeterError
-from ragmeter.knowledge.models import ChunkInfo, DocumentInfo, SpaceInfo
-from ragmeter.runs.compare import MetricComparison
-from ragmeter.runs.request import EvaluateServeRequest
-from ragmeter.runs.store import RunInfo
-from ragmeter.service.schemas import (
+from ragmeter.client._errors import ClientError, error_for_status
+from ragmeter.wire import (
     AddOut,
     AppOut,
+    ChunkInfo,
     DatasetOut,
+    DocumentInfo,
+    EvaluateServeRequest,
     HitOut,
+    MetricComparison,
+    MetricInfo,
     ModelOut,
     Page,
     PromptOut,
     ResultItem,
     RunCreated,
+    RunInfo,
+    SceneInfo,
+    SpaceInfo,
 )
 
 __all__ = ["Call", "ClientError", "RequestLike", "as_request", "read_envelope"]
@@ -32,20 +36,6 @@ __all__ = ["Call", "ClientError", "RequestLike", "as_request", "read_envelope"]
 T = TypeVar("T")
 RequestLike = EvaluateServeRequest | Mapping[str, Any]
 Files = list[tuple[str, tuple[str, bytes]]]
-
-
-class ClientError(RagmeterError):
-    """The service refused or failed a call: ``status`` (HTTP), ``code`` and ``message``
-    (the envelope's ``err_code`` and ``err_msg``), ``data`` when it sent some."""
-
-    def __init__(
-        self, message: str, *, status: int | None = None, code: str | None = None, data: Any = None
-    ) -> None:
-        super().__init__(f"{status} {code}: {message}" if status else message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.data = data
 
 
 @dataclass(frozen=True)
@@ -76,11 +66,12 @@ def as_request(request: Any) -> dict[str, Any]:
 def read_envelope(status: int, body: Any) -> Any:
     """``data`` of a successful answer; ClientError with the service's message otherwise."""
     if not isinstance(body, dict) or "success" not in body:
-        raise ClientError(f"unexpected answer: {str(body)[:200]}", status=status)
+        message = f"unexpected answer: {str(body)[:200]}"
+        raise error_for_status(status, message)
     if not body["success"] or status >= 400:
-        raise ClientError(
+        raise error_for_status(
+            status,
             str(body.get("err_msg") or "request failed"),
-            status=status,
             code=body.get("err_code"),
             data=body.get("data"),
         )
@@ -110,6 +101,15 @@ def _files(paths: Sequence[str | Path], names: Sequence[str] | None) -> Files:
 
 def evaluation(request: RequestLike) -> Call[list[list[dict[str, Any]]]]:
     return Call("POST", "/evaluate/evaluation", _raw, json=as_request(request), long=True)
+
+
+def scenes() -> Call[list[SceneInfo]]:
+    return Call("GET", "/evaluate/scenes", _model(list[SceneInfo]))
+
+
+def metrics(scene_key: str | None) -> Call[list[MetricInfo]]:
+    params = {"scene_key": scene_key} if scene_key else None
+    return Call("GET", "/evaluate/metrics", _model(list[MetricInfo]), params=params)
 
 
 def create_run(request: RequestLike) -> Call[RunCreated]:
@@ -215,8 +215,9 @@ def prompt(code: str, method: str = "GET") -> Call[PromptOut]:
     return Call(method, f"/prompts/{code}", _model(PromptOut))
 
 
-def add_app(name: str, config: Mapping[str, Any]) -> Call[AppOut]:
-    return Call("POST", "/apps", _model(AppOut), json={"name": name, "config": dict(config)})
+def add_app(name: str, config: Mapping[str, Any], replace: bool) -> Call[AppOut]:
+    body = {"name": name, "config": dict(config), "replace": replace}
+    return Call("POST", "/apps", _model(AppOut), json=body)
 
 
 def apps(offset: int = 0, limit: int = 1000) -> Call[list[AppOut]]:
@@ -242,6 +243,10 @@ def upload_dataset(path: str | Path, name: str | None) -> Call[DatasetOut]:
 def datasets(offset: int, limit: int) -> Call[Page[DatasetOut]]:
     params = {"offset": offset, "limit": limit}
     return Call("GET", "/datasets", _model(Page[DatasetOut]), params=params)
+
+
+def dataset(key: str | int) -> Call[DatasetOut]:
+    return Call("GET", f"/datasets/{key}", _model(DatasetOut))
 
 
 def dataset_rows(key: str | int, offset: int, limit: int) -> Call[Page[dict[str, Any]]]:

@@ -1,10 +1,14 @@
-"""``AsyncClient``: the service from async code (runs, spaces, datasets, evaluation)."""
+"""``AsyncClient``: the service from async code, every resource as coroutines. This is the one
+place the client is written: ``sync.py`` (``Client``) is generated from it by
+``python scripts/unasync_client.py`` (``await`` dropped, ``AsyncX`` named ``X``), so edit here
+and regenerate."""
 
 from __future__ import annotations
 
-import asyncio
 import builtins
-from collections.abc import AsyncIterator, Callable, Sequence
+import time
+from asyncio import sleep
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -13,19 +17,34 @@ import httpx
 from ragmeter.client import _calls as calls
 from ragmeter.client._base import DEFAULT_API_BASE, FINISHED, ClientBase
 from ragmeter.client._calls import Call, RequestLike
-from ragmeter.knowledge.models import SpaceInfo
-from ragmeter.runs.compare import MetricComparison
-from ragmeter.runs.store import RunInfo
-from ragmeter.service.schemas import AddOut, DatasetOut, HitOut, Page, ResultItem, RunCreated
+from ragmeter.client._errors import ClientError
+from ragmeter.wire import (
+    AddOut,
+    AppOut,
+    ChunkInfo,
+    DatasetOut,
+    DocumentInfo,
+    HitOut,
+    MetricComparison,
+    MetricInfo,
+    Page,
+    PromptOut,
+    ResultItem,
+    RunCreated,
+    RunInfo,
+    SceneInfo,
+    SpaceInfo,
+)
 
-__all__ = ["AsyncClient"]
+__all__ = ["AsyncApps", "AsyncClient", "AsyncDatasets", "AsyncPrompts", "AsyncRuns", "AsyncSpaces"]
 
 T = TypeVar("T")
 
 
 class AsyncClient(ClientBase):
-    """An async client: ``await client.runs.create(...)``, ``client.runs.results(id)`` as an
-    async iterator, ``await run_evaluation(client, request)``."""
+    """The service's client: ``runs``, ``spaces``, ``prompts``, ``apps`` and ``datasets``,
+    ``evaluate``, ``scenes``, ``metrics`` and ``models``; ``run_evaluation(client, request)``
+    as in DB-GPT. Refusals raise ``ClientError`` (by kind: not found, conflict, auth)."""
 
     def __init__(
         self,
@@ -39,25 +58,36 @@ class AsyncClient(ClientBase):
         self._http = httpx.AsyncClient(
             base_url=self.base_url, headers=self._headers, timeout=timeout, transport=transport
         )
-        self.runs = _AsyncRuns(self)
-        self.spaces = _AsyncSpaces(self)
+        self.runs = AsyncRuns(self)
+        self.spaces = AsyncSpaces(self)
+        self.prompts = AsyncPrompts(self)
+        self.apps = AsyncApps(self)
+        self.datasets = AsyncDatasets(self)
 
     async def send(self, call: Call[T]) -> T:
+        """Make one call; its parsed ``data``, or the ClientError it failed with."""
         try:
             response = await self._http.request(
                 call.method, call.path, **self._request_kwargs(call)
             )
         except httpx.HTTPError as exc:
-            raise self._unreachable(exc) from exc
+            raise self._failed(exc) from exc
         return self._answer(call, response)
 
-    async def evaluate(self, request: RequestLike) -> builtins.list[list[dict[str, Any]]]:
+    async def evaluate(self, request: RequestLike) -> builtins.list[builtins.list[dict[str, Any]]]:
+        """``POST /evaluation``: evaluate and wait; one list of metric results per row."""
         return await self.send(calls.evaluation(request))
 
-    async def upload_dataset(self, path: str | Path, name: str | None = None) -> DatasetOut:
-        return await self.send(calls.upload_dataset(path, name))
+    async def scenes(self) -> builtins.list[SceneInfo]:
+        """The scenes a request's ``scene_key`` may name."""
+        return await self.send(calls.scenes())
+
+    async def metrics(self, scene_key: str | None = None) -> builtins.list[MetricInfo]:
+        """Metrics a request may name; ``scene_key="recall"`` lists those needing no judge."""
+        return await self.send(calls.metrics(scene_key))
 
     async def models(self) -> builtins.list[str]:
+        """Names of the models configured on the server."""
         return [m.name for m in await self.send(calls.models())]
 
     async def aclose(self) -> None:
@@ -70,11 +100,14 @@ class AsyncClient(ClientBase):
         await self.aclose()
 
 
-class _AsyncRuns:
+class AsyncRuns:
+    """Runs: queued, watched, read a page at a time, compared, cancelled and resumed."""
+
     def __init__(self, client: AsyncClient) -> None:
         self._c = client
 
     async def create(self, request: RequestLike) -> RunCreated:
+        """Queue a run; it is evaluated in the background."""
         return await self._c.send(calls.create_run(request))
 
     async def get(self, run_id: str) -> RunInfo:
@@ -91,6 +124,7 @@ class _AsyncRuns:
         return await self._c.send(calls.results_page(run_id, offset, limit))
 
     async def results(self, run_id: str, page_size: int = 500) -> AsyncIterator[ResultItem]:
+        """Every stored result of a run, fetched a page at a time."""
         offset = 0
         while True:
             page = await self.results_page(run_id, offset, page_size)
@@ -106,9 +140,12 @@ class _AsyncRuns:
         on_progress: Callable[[RunInfo], None] | None = None,
         *,
         poll: float = 0.5,
+        timeout: float | None = None,  # noqa: ASYNC109
     ) -> RunInfo:
-        """As ``Client.runs.wait``, without blocking the loop (bound it with
-        ``asyncio.timeout`` if needed)."""
+        """Poll until the run is done, failed or cancelled; ``on_progress`` sees every status
+        whose progress changed. Returns the last status (check its ``state``); a ClientError
+        if it still runs after ``timeout`` seconds (the same arguments in both clients)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         last: tuple[str, int] | None = None
         while True:
             info = await self.get(run_id)
@@ -118,19 +155,25 @@ class _AsyncRuns:
             last = seen
             if info.state in FINISHED:
                 return info
-            await asyncio.sleep(poll)
+            if deadline is not None and time.monotonic() > deadline:
+                raise ClientError(f"run '{run_id}' still {info.state} after {timeout:g} s")
+            await sleep(poll)
 
     async def compare(self, run_id: str, other_id: str) -> builtins.list[MetricComparison]:
+        """Per metric: both means and the paired difference (other - base) with its CI."""
         return await self._c.send(calls.compare_runs(run_id, other_id))
 
     async def cancel(self, run_id: str) -> RunInfo:
         return await self._c.send(calls.cancel_run(run_id))
 
     async def resume(self, run_id: str, *, retry_failed: bool = False) -> RunInfo:
+        """Finish a stopped run; ``retry_failed`` also redoes rows with a null score."""
         return await self._c.send(calls.resume_run(run_id, retry_failed))
 
 
-class _AsyncSpaces:
+class AsyncSpaces:
+    """Knowledge spaces: their documents, chunks and retrieval."""
+
     def __init__(self, client: AsyncClient) -> None:
         self._c = client
 
@@ -143,10 +186,31 @@ class _AsyncSpaces:
         """At most ``limit`` (1 to 1,000) from ``offset``, by name."""
         return await self._c.send(calls.spaces(offset, limit))
 
+    async def get(self, space: str | int) -> SpaceInfo:
+        return await self._c.send(calls.space(space))
+
+    async def delete(self, space: str | int) -> SpaceInfo:
+        return await self._c.send(calls.delete_space(space))
+
     async def upload(
-        self, space: str | int, paths: Sequence[str | Path], names: Sequence[str] | None = None
+        self,
+        space: str | int,
+        paths: Sequence[str | Path],
+        names: Sequence[str] | None = None,
     ) -> AddOut:
+        """Add files; ``names`` (relative paths) default to the files' own names."""
         return await self._c.send(calls.upload_documents(space, paths, names))
+
+    async def documents(
+        self, space: str | int, offset: int = 0, limit: int = 1000
+    ) -> builtins.list[DocumentInfo]:
+        """At most ``limit`` (1 to 1,000) of the space's documents from ``offset``, by name."""
+        return await self._c.send(calls.documents(space, offset, limit))
+
+    async def chunks(
+        self, space: str | int, doc_name: str | None = None, offset: int = 0, limit: int = 100
+    ) -> Page[ChunkInfo]:
+        return await self._c.send(calls.chunks(space, doc_name, offset, limit))
 
     async def retrieve(
         self,
@@ -157,3 +221,84 @@ class _AsyncSpaces:
         retriever: str = "vector",
     ) -> builtins.list[HitOut]:
         return await self._c.send(calls.retrieve(space, query, top_k, score_threshold, retriever))
+
+
+class AsyncPrompts:
+    """Stored prompt templates, by code."""
+
+    def __init__(self, client: AsyncClient) -> None:
+        self._c = client
+
+    async def add(
+        self,
+        code: str,
+        template: str,
+        *,
+        kind: str = "judge",
+        language: str | None = None,
+        description: str = "",
+        replace: bool = False,
+    ) -> PromptOut:
+        """Store a template: judge uses {query} {context} {answer}; answer {query} {context}."""
+        body = {
+            "code": code,
+            "template": template,
+            "kind": kind,
+            "language": language,
+            "description": description,
+            "replace": replace,
+        }
+        return await self._c.send(calls.add_prompt(body))
+
+    async def list(self, offset: int = 0, limit: int = 1000) -> builtins.list[PromptOut]:
+        """At most ``limit`` (1 to 1,000) from ``offset``, by name."""
+        return await self._c.send(calls.prompts(offset, limit))
+
+    async def get(self, code: str) -> PromptOut:
+        return await self._c.send(calls.prompt(code))
+
+    async def delete(self, code: str) -> PromptOut:
+        return await self._c.send(calls.prompt(code, "DELETE"))
+
+
+class AsyncApps:
+    """Stored apps (rag and http), by name or id."""
+
+    def __init__(self, client: AsyncClient) -> None:
+        self._c = client
+
+    async def add(self, name: str, config: Mapping[str, Any], *, replace: bool = False) -> AppOut:
+        """``{"kind": "rag", "space": ..., "model": ...}`` or ``{"kind": "http", "url": ...}``."""
+        return await self._c.send(calls.add_app(name, config, replace))
+
+    async def list(self, offset: int = 0, limit: int = 1000) -> builtins.list[AppOut]:
+        """At most ``limit`` (1 to 1,000) from ``offset``, by name."""
+        return await self._c.send(calls.apps(offset, limit))
+
+    async def get(self, app: str | int) -> AppOut:
+        return await self._c.send(calls.app(app))
+
+    async def delete(self, app: str | int) -> AppOut:
+        return await self._c.send(calls.app(app, "DELETE"))
+
+
+class AsyncDatasets:
+    """Stored datasets and their rows."""
+
+    def __init__(self, client: AsyncClient) -> None:
+        self._c = client
+
+    async def upload(self, path: str | Path, name: str | None = None) -> DatasetOut:
+        """Store a JSONL, JSON or CSV file's rows (checked) under ``name``."""
+        return await self._c.send(calls.upload_dataset(path, name))
+
+    async def list(self, offset: int = 0, limit: int = 50) -> Page[DatasetOut]:
+        return await self._c.send(calls.datasets(offset, limit))
+
+    async def get(self, dataset: str | int) -> DatasetOut:
+        return await self._c.send(calls.dataset(dataset))
+
+    async def rows(
+        self, dataset: str | int, offset: int = 0, limit: int = 100
+    ) -> Page[dict[str, Any]]:
+        return await self._c.send(calls.dataset_rows(dataset, offset, limit))

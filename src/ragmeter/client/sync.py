@@ -1,4 +1,7 @@
-"""``Client``: the service from blocking code, with typed methods per resource."""
+"""``Client``: the service from blocking code, every resource as plain methods.
+
+Generated from ``aio.py`` by ``python scripts/unasync_client.py``: do not edit; change
+``aio.py`` and regenerate (a test checks the two agree)."""
 
 from __future__ import annotations
 
@@ -6,35 +9,42 @@ import builtins
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from time import sleep
 from typing import Any, TypeVar
 
 import httpx
 
 from ragmeter.client import _calls as calls
 from ragmeter.client._base import DEFAULT_API_BASE, FINISHED, ClientBase
-from ragmeter.client._calls import Call, ClientError, RequestLike
-from ragmeter.knowledge.models import ChunkInfo, DocumentInfo, SpaceInfo
-from ragmeter.runs.compare import MetricComparison
-from ragmeter.runs.store import RunInfo
-from ragmeter.service.schemas import (
+from ragmeter.client._calls import Call, RequestLike
+from ragmeter.client._errors import ClientError
+from ragmeter.wire import (
     AddOut,
     AppOut,
+    ChunkInfo,
     DatasetOut,
+    DocumentInfo,
     HitOut,
+    MetricComparison,
+    MetricInfo,
     Page,
     PromptOut,
     ResultItem,
     RunCreated,
+    RunInfo,
+    SceneInfo,
+    SpaceInfo,
 )
 
-__all__ = ["Client"]
+__all__ = ["Apps", "Client", "Datasets", "Prompts", "Runs", "Spaces"]
 
 T = TypeVar("T")
 
 
 class Client(ClientBase):
-    """A blocking client: ``client.runs``, ``.spaces``, ``.prompts``, ``.apps``,
-    ``.datasets``, ``.models()``; ``run_evaluation(client, request)`` as in DB-GPT."""
+    """The service's client: ``runs``, ``spaces``, ``prompts``, ``apps`` and ``datasets``,
+    ``evaluate``, ``scenes``, ``metrics`` and ``models``; ``run_evaluation(client, request)``
+    as in DB-GPT. Refusals raise ``ClientError`` (by kind: not found, conflict, auth)."""
 
     def __init__(
         self,
@@ -48,22 +58,31 @@ class Client(ClientBase):
         self._http = httpx.Client(
             base_url=self.base_url, headers=self._headers, timeout=timeout, transport=transport
         )
-        self.runs = _Runs(self)
-        self.spaces = _Spaces(self)
-        self.prompts = _Prompts(self)
-        self.apps = _Apps(self)
-        self.datasets = _Datasets(self)
+        self.runs = Runs(self)
+        self.spaces = Spaces(self)
+        self.prompts = Prompts(self)
+        self.apps = Apps(self)
+        self.datasets = Datasets(self)
 
     def send(self, call: Call[T]) -> T:
+        """Make one call; its parsed ``data``, or the ClientError it failed with."""
         try:
             response = self._http.request(call.method, call.path, **self._request_kwargs(call))
         except httpx.HTTPError as exc:
-            raise self._unreachable(exc) from exc
+            raise self._failed(exc) from exc
         return self._answer(call, response)
 
-    def evaluate(self, request: RequestLike) -> builtins.list[list[dict[str, Any]]]:
+    def evaluate(self, request: RequestLike) -> builtins.list[builtins.list[dict[str, Any]]]:
         """``POST /evaluation``: evaluate and wait; one list of metric results per row."""
         return self.send(calls.evaluation(request))
+
+    def scenes(self) -> builtins.list[SceneInfo]:
+        """The scenes a request's ``scene_key`` may name."""
+        return self.send(calls.scenes())
+
+    def metrics(self, scene_key: str | None = None) -> builtins.list[MetricInfo]:
+        """Metrics a request may name; ``scene_key="recall"`` lists those needing no judge."""
+        return self.send(calls.metrics(scene_key))
 
     def models(self) -> builtins.list[str]:
         """Names of the models configured on the server."""
@@ -79,7 +98,9 @@ class Client(ClientBase):
         self.close()
 
 
-class _Runs:
+class Runs:
+    """Runs: queued, watched, read a page at a time, compared, cancelled and resumed."""
+
     def __init__(self, client: Client) -> None:
         self._c = client
 
@@ -115,7 +136,8 @@ class _Runs:
         timeout: float | None = None,
     ) -> RunInfo:
         """Poll until the run is done, failed or cancelled; ``on_progress`` sees every status
-        whose progress changed. Returns the last status (check its ``state``)."""
+        whose progress changed. Returns the last status (check its ``state``); a ClientError
+        if it still runs after ``timeout`` seconds (the same arguments in both clients)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         last: tuple[str, int] | None = None
         while True:
@@ -128,7 +150,7 @@ class _Runs:
                 return info
             if deadline is not None and time.monotonic() > deadline:
                 raise ClientError(f"run '{run_id}' still {info.state} after {timeout:g} s")
-            time.sleep(poll)
+            sleep(poll)
 
     def compare(self, run_id: str, other_id: str) -> builtins.list[MetricComparison]:
         """Per metric: both means and the paired difference (other - base) with its CI."""
@@ -142,7 +164,9 @@ class _Runs:
         return self._c.send(calls.resume_run(run_id, retry_failed))
 
 
-class _Spaces:
+class Spaces:
+    """Knowledge spaces: their documents, chunks and retrieval."""
+
     def __init__(self, client: Client) -> None:
         self._c = client
 
@@ -190,7 +214,9 @@ class _Spaces:
         return self._c.send(calls.retrieve(space, query, top_k, score_threshold, retriever))
 
 
-class _Prompts:
+class Prompts:
+    """Stored prompt templates, by code."""
+
     def __init__(self, client: Client) -> None:
         self._c = client
 
@@ -226,13 +252,15 @@ class _Prompts:
         return self._c.send(calls.prompt(code, "DELETE"))
 
 
-class _Apps:
+class Apps:
+    """Stored apps (rag and http), by name or id."""
+
     def __init__(self, client: Client) -> None:
         self._c = client
 
-    def add(self, name: str, config: Mapping[str, Any]) -> AppOut:
+    def add(self, name: str, config: Mapping[str, Any], *, replace: bool = False) -> AppOut:
         """``{"kind": "rag", "space": ..., "model": ...}`` or ``{"kind": "http", "url": ...}``."""
-        return self._c.send(calls.add_app(name, config))
+        return self._c.send(calls.add_app(name, config, replace))
 
     def list(self, offset: int = 0, limit: int = 1000) -> builtins.list[AppOut]:
         """At most ``limit`` (1 to 1,000) from ``offset``, by name."""
@@ -245,7 +273,9 @@ class _Apps:
         return self._c.send(calls.app(app, "DELETE"))
 
 
-class _Datasets:
+class Datasets:
+    """Stored datasets and their rows."""
+
     def __init__(self, client: Client) -> None:
         self._c = client
 
@@ -255,6 +285,9 @@ class _Datasets:
 
     def list(self, offset: int = 0, limit: int = 50) -> Page[DatasetOut]:
         return self._c.send(calls.datasets(offset, limit))
+
+    def get(self, dataset: str | int) -> DatasetOut:
+        return self._c.send(calls.dataset(dataset))
 
     def rows(self, dataset: str | int, offset: int = 0, limit: int = 100) -> Page[dict[str, Any]]:
         return self._c.send(calls.dataset_rows(dataset, offset, limit))

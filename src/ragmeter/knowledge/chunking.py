@@ -6,49 +6,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from typing import Any
 
 from ragmeter.knowledge._markdown import markdown_sections
 from ragmeter.knowledge._split import iter_by_size
+from ragmeter.wire import ChunkingConfig
 
 __all__ = ["CHUNKING_STRATEGIES", "ChunkDraft", "ChunkingConfig", "chunk_text"]
 
-ChunkingStrategy = Literal["markdown", "size", "paragraph", "separator"]
 CHUNKING_STRATEGIES: tuple[str, ...] = ("markdown", "size", "paragraph", "separator")
 
 #: a header path never takes more than this share of a chunk; the rest is text
 _MAX_PREFIX_SHARE = 0.5
-
-
-class ChunkingConfig(BaseModel):
-    """How a space cuts documents into chunks; fixed when the space is created."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    strategy: ChunkingStrategy = "markdown"
-    chunk_size: int = Field(default=512, ge=16, le=100_000)
-    chunk_overlap: int = Field(default=50, ge=0)
-    separator: str = "\n\n"
-
-    @model_validator(mode="after")
-    def _overlap_below_size(self) -> ChunkingConfig:
-        if self.chunk_overlap >= self.chunk_size:
-            raise ValueError(
-                f"chunk_overlap ({self.chunk_overlap}) must be smaller than "
-                f"chunk_size ({self.chunk_size})"
-            )
-        if self.strategy == "separator" and not self.separator:
-            raise ValueError("the separator strategy needs a non-empty separator")
-        return self
-
-    def describe(self) -> str:
-        """A short label such as ``markdown 512/50``."""
-        label = f"{self.strategy} {self.chunk_size}/{self.chunk_overlap}"
-        if self.strategy == "separator":
-            label += f" sep={self.separator!r}"
-        return label
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,33 +8,15 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 import numpy as np
-from pydantic import BaseModel
 
 from ragmeter.errors import ConfigError
 from ragmeter.reports._bootstrap import bootstrap_mean_ci
+from ragmeter.wire import MetricComparison
 
 __all__ = ["MetricComparison", "compare_scores"]
 
 #: (query, metric_name, score) of one run, in row order
 Scored = Iterable[tuple[str, str, float | None]]
-
-
-class MetricComparison(BaseModel):
-    """One metric of two runs: means over each run's scored rows, and over the ``paired``
-    rows both scored, ``delta`` = other - base with its CI; ``better``/``worse``/``same``
-    count paired rows. ``note`` says why ``delta`` is null (no query scored in both)."""
-
-    metric_name: str
-    base_mean: float | None
-    other_mean: float | None
-    paired: int
-    delta: float | None
-    ci95_low: float | None
-    ci95_high: float | None
-    better: int
-    worse: int
-    same: int
-    note: str | None = None
 
 
 def _keyed(scores: Scored) -> dict[str, dict[tuple[str, int], float | None]]:

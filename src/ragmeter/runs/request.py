@@ -7,8 +7,6 @@ import contextlib
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from ragmeter.errors import ConfigError
 from ragmeter.runs.config import (
     DEFAULT_RECALL_TOP_K,
@@ -20,6 +18,7 @@ from ragmeter.runs.config import (
     SpaceTargetConfig,
     TargetConfig,
 )
+from ragmeter.wire import EvaluateServeRequest
 
 __all__ = [
     "CONTEXT_KEYS",
@@ -53,32 +52,6 @@ DEFAULT_PARALLEL = 8
 #: the most a client asks for (a server's own cap is ``[server] max_parallel``, 64 by default)
 MAX_PARALLEL = 64
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-
-
-class EvaluateServeRequest(BaseModel):
-    """The request body of ``POST .../evaluation`` and ``POST .../runs``: every field is
-    optional, as DB-GPT's client sends all 18 and leaves most of them null."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    evaluate_code: str | None = Field(None, description="id for the run (default: generated)")
-    scene_key: str | None = Field(None, description="recall, app or dataset")
-    scene_value: str | None = Field(None, description="space (recall) or app (app): id or name")
-    datasets_name: str | None = Field(None, description="a stored dataset's name or id")
-    datasets: list[dict[str, Any]] | None = Field(None, description="rows, inline")
-    evaluate_metrics: list[str] | None = Field(None, description="metric names or specs")
-    context: dict[str, Any] | None = Field(None, description="top_k, prompt, model, ...")
-    user_name: str | None = None
-    user_id: str | None = None
-    sys_code: str | None = None
-    parallel_num: int | None = Field(None, description="rows evaluated at once (1-64)")
-    state: str | None = None
-    result: str | None = None
-    storage_type: str | None = None
-    average_score: str | None = None
-    log_info: str | None = None
-    gmt_create: str | None = None
-    gmt_modified: str | None = None
 
 
 def _text(context: dict[str, Any], key: str) -> str | None:

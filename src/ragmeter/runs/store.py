@@ -9,10 +9,9 @@ import json
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel
 from sqlalchemy import and_, delete, func, literal, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, defer
@@ -27,32 +26,11 @@ from ragmeter.runs._owner import alive, this_process
 from ragmeter.runs.config import EvaluationConfig
 from ragmeter.store import DatasetRecord, ResultRow, RunRecord, Store
 from ragmeter.store.lookup import by_name_or_id, insert_unique, is_id
+from ragmeter.wire import RunInfo, RunState
 
 __all__ = ["RunInfo", "RunState", "RunStore", "add_usage"]
 
-RunState = Literal["pending", "running", "done", "failed", "cancelled"]
 INTERRUPTED = "interrupted: the server stopped while this run was running; resume it"
-
-
-class RunInfo(BaseModel):
-    """A run as the API shows it."""
-
-    run_id: str
-    state: RunState
-    scene_key: str
-    scene_value: str | None
-    metrics: list[str]
-    progress: dict[str, int]
-    resumable: bool
-    error: str | None
-    #: input (fix the request), upstream (judge, embedder or app), internal, interrupted
-    error_kind: str | None = None
-    summary: dict[str, dict[str, float | int | None]] | None = None
-    cost: dict[str, float]
-    dataset_id: int
-    created_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
 
 
 #: a dataset's rows left unread: reading them afterwards raises rather than loading silently

@@ -15,7 +15,7 @@ from ragmeter.metrics.registry import metric_entries
 from ragmeter.runs.request import SCENES, EvaluateServeRequest
 from ragmeter.service._runs import create_run, grouped_results
 from ragmeter.service.envelope import ApiError, Result, ok
-from ragmeter.service.schemas import CompatResult, MetricInfo, SceneInfo
+from ragmeter.service.schemas import MetricInfo, ResultItem, SceneInfo
 from ragmeter.service.state import Services, services
 
 __all__ = ["RUN_ID_HEADER", "router"]
@@ -30,7 +30,7 @@ Deps = Annotated[Services, Depends(services)]
 @router.post("/evaluation")
 async def evaluation(
     body: EvaluateServeRequest, response: Response, svc: Deps
-) -> Result[list[list[CompatResult]]]:
+) -> Result[list[list[ResultItem]]]:
     """Evaluate and wait: ``data`` holds, per row, one result per metric."""
     record = await create_run(svc, body)
     response.headers[RUN_ID_HEADER] = record.id
@@ -46,7 +46,7 @@ async def evaluation(
             headers={RUN_ID_HEADER: record.id},
         )
     rows = await asyncio.to_thread(grouped_results, svc, record.id)
-    return ok([[CompatResult.model_validate(item) for item in row] for row in rows])
+    return ok([[ResultItem.model_validate(item) for item in row] for row in rows])
 
 
 @router.get("/scenes")

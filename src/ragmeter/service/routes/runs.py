@@ -9,13 +9,13 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, status
 
-from ragmeter.runs.compare import MetricComparison, compare_scores
+from ragmeter.runs.compare import compare_scores
 from ragmeter.runs.request import EvaluateServeRequest
-from ragmeter.runs.store import RunInfo
 from ragmeter.service._runs import create_run, result_dict
 from ragmeter.service.envelope import Result, ok
 from ragmeter.service.schemas import PAGE_BYTES, Limit, Offset, Page, ResultItem, RunCreated
 from ragmeter.service.state import Services, services
+from ragmeter.wire import MetricComparison, RunInfo
 
 __all__ = ["router"]
 

@@ -1,0 +1,308 @@
+"""Every model that crosses HTTP between the service and the client, in one place. It imports
+only pydantic, the standard library and ``ragmeter.errors``, so the client loads neither the
+server (FastAPI, SQLAlchemy) nor the engine (numpy, faiss, openai) to read an answer."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ragmeter.errors import public_url
+
+__all__ = [
+    "LOCAL_ORIGIN",
+    "UPLOAD_ORIGIN",
+    "AddOut",
+    "AppOut",
+    "ChunkInfo",
+    "ChunkingConfig",
+    "ChunkingStrategy",
+    "DatasetOut",
+    "DocumentInfo",
+    "EvaluateServeRequest",
+    "HitOut",
+    "MetricComparison",
+    "MetricInfo",
+    "ModelOut",
+    "Page",
+    "PromptOut",
+    "ResultItem",
+    "RunCreated",
+    "RunInfo",
+    "RunState",
+    "SceneInfo",
+    "SpaceInfo",
+]
+
+T = TypeVar("T")
+
+
+# -- evaluation and runs ---------------------------------------------------------------------
+
+
+class EvaluateServeRequest(BaseModel):
+    """The request body of ``POST .../evaluation`` and ``POST .../runs``: every field is
+    optional, as DB-GPT's client sends all 18 and leaves most of them null."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    evaluate_code: str | None = Field(None, description="id for the run (default: generated)")
+    scene_key: str | None = Field(None, description="recall, app or dataset")
+    scene_value: str | None = Field(None, description="space (recall) or app (app): id or name")
+    datasets_name: str | None = Field(None, description="a stored dataset's name or id")
+    datasets: list[dict[str, Any]] | None = Field(None, description="rows, inline")
+    evaluate_metrics: list[str] | None = Field(None, description="metric names or specs")
+    context: dict[str, Any] | None = Field(None, description="top_k, prompt, model, ...")
+    user_name: str | None = None
+    user_id: str | None = None
+    sys_code: str | None = None
+    parallel_num: int | None = Field(None, description="rows evaluated at once (1-64)")
+    state: str | None = None
+    result: str | None = None
+    storage_type: str | None = None
+    average_score: str | None = None
+    log_info: str | None = None
+    gmt_create: str | None = None
+    gmt_modified: str | None = None
+
+
+RunState = Literal["pending", "running", "done", "failed", "cancelled"]
+
+
+class RunInfo(BaseModel):
+    """A run as the API shows it."""
+
+    run_id: str
+    state: RunState
+    scene_key: str
+    scene_value: str | None
+    metrics: list[str]
+    progress: dict[str, int]
+    resumable: bool
+    error: str | None
+    #: input (fix the request), upstream (judge, embedder or app), internal, interrupted
+    error_kind: str | None = None
+    summary: dict[str, dict[str, float | int | None]] | None = None
+    cost: dict[str, float]
+    dataset_id: int
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class RunCreated(BaseModel):
+    run_id: str
+    state: str
+
+
+class ResultItem(BaseModel):
+    """One row x one metric: the shape of DB-GPT's ``/evaluation`` answer (``prediction`` to
+    ``feedback``), with the row it belongs to, why ``score`` is null and what judging cost."""
+
+    prediction: Any = None
+    contexts: Any = None
+    score: float | None = None
+    passing: bool | None = None
+    metric_name: str
+    prediction_cost: int = 0
+    query: str
+    raw_dataset: dict[str, Any] = Field(default_factory=dict)
+    feedback: str | None = None
+    #: the reason when ``score`` is null
+    error: str | None = None
+    row_index: int
+    cost: dict[str, Any] | None = None
+    #: why ``score`` is null: upstream (judge, embedder or app failed; ``resume`` with
+    #: ``retry_failed`` redoes it), input (the row's data decides it) or metric (a bug)
+    error_kind: str | None = None
+
+
+class MetricComparison(BaseModel):
+    """One metric of two runs: means over each run's scored rows, and over the ``paired``
+    rows both scored, ``delta`` = other - base with its CI; ``better``/``worse``/``same``
+    count paired rows. ``note`` says why ``delta`` is null (no query scored in both)."""
+
+    metric_name: str
+    base_mean: float | None
+    other_mean: float | None
+    paired: int
+    delta: float | None
+    ci95_low: float | None
+    ci95_high: float | None
+    better: int
+    worse: int
+    same: int
+    note: str | None = None
+
+
+class Page(BaseModel, Generic[T]):
+    """One page of a list, and how many items the whole list has."""
+
+    items: list[T]
+    total: int
+    offset: int = 0
+    limit: int = 0
+
+
+class SceneInfo(BaseModel):
+    scene_key: str
+    description: str
+
+
+class MetricInfo(BaseModel):
+    name: str
+    aliases: list[str] = Field(default_factory=list)
+    description: str
+    needs_judge: bool = False
+
+
+# -- knowledge spaces ------------------------------------------------------------------------
+
+ChunkingStrategy = Literal["markdown", "size", "paragraph", "separator"]
+#: how a document's ``source`` starts when it came from an upload (``upload:NAME``)
+UPLOAD_ORIGIN = "upload"
+#: how the service shows a document added from a file on the server's disk
+LOCAL_ORIGIN = "local"
+
+
+class ChunkingConfig(BaseModel):
+    """How a space cuts documents into chunks; fixed when the space is created."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    strategy: ChunkingStrategy = "markdown"
+    chunk_size: int = Field(default=512, ge=16, le=100_000)
+    chunk_overlap: int = Field(default=50, ge=0)
+    separator: str = "\n\n"
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> ChunkingConfig:
+        if self.chunk_overlap >= self.chunk_size:
+            raise ValueError(
+                f"chunk_overlap ({self.chunk_overlap}) must be smaller than "
+                f"chunk_size ({self.chunk_size})"
+            )
+        if self.strategy == "separator" and not self.separator:
+            raise ValueError("the separator strategy needs a non-empty separator")
+        return self
+
+    def describe(self) -> str:
+        """A short label such as ``markdown 512/50``."""
+        label = f"{self.strategy} {self.chunk_size}/{self.chunk_overlap}"
+        if self.strategy == "separator":
+            label += f" sep={self.separator!r}"
+        return label
+
+
+class SpaceInfo(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    name: str
+    description: str = ""
+    embedder: str
+    dimension: int | None = None
+    chunking: ChunkingConfig
+    revision: int = 0
+    documents: int = 0
+    chunks: int = 0
+    created_at: datetime | None = None
+
+
+class DocumentInfo(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    space_id: int
+    name: str
+    kind: str
+    size: int
+    chunk_count: int
+    content_hash: str
+    #: where it came from: ``upload:NAME`` for an upload, the file's path for a local add
+    source: str = ""
+    updated_at: datetime | None = None
+
+    def public(self) -> DocumentInfo:
+        """This document as the service shows it: an upload as it is, a file added from the
+        server's disk as ``local:NAME`` (its path would tell where the server keeps files)."""
+        if self.source.startswith(f"{UPLOAD_ORIGIN}:"):
+            return self
+        return self.model_copy(update={"source": f"{LOCAL_ORIGIN}:{self.name}"})
+
+
+class ChunkInfo(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    document: str
+    position: int
+    content: str
+    meta: dict[str, Any] = {}
+
+
+class HitOut(BaseModel):
+    chunk_id: int
+    score: float
+    document: str
+    content: str
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class AddOut(BaseModel):
+    added: list[str]
+    updated: list[str]
+    unchanged: list[str]
+    failed: list[tuple[str, str]]
+    empty: list[str]
+    chunks: int
+    seconds: float
+
+
+# -- prompts, apps, datasets, models ---------------------------------------------------------
+
+
+class PromptOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    code: str
+    kind: str
+    language: str | None
+    template: str
+    description: str
+    updated_at: datetime | None = None
+
+
+class AppOut(BaseModel):
+    """An app's settings as any key holder may read them: URLs without credentials or query."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str
+    kind: str
+    config: dict[str, Any]
+
+    @field_validator("config")
+    @classmethod
+    def _public_urls(cls, config: dict[str, Any]) -> dict[str, Any]:
+        return {
+            k: public_url(v) if k in ("url", "base_url") and isinstance(v, str) else v
+            for k, v in config.items()
+        }
+
+
+class DatasetOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str | None
+    source: str
+    row_count: int
+    created_at: datetime | None = None
+
+
+class ModelOut(BaseModel):
+    name: str
