@@ -21,7 +21,7 @@ from ragmeter.client import (
     ClientNotFoundError,
 )
 from ragmeter.errors import ConflictError, NotFoundError
-from ragmeter.judge.scripted import ScriptedJudgeServer
+from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, write_models
 from tests.integration.service import KEY, ServiceProcess, free_port
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import create_engine, inspect, text
 
+from ragmeter.runs.store import RunStore
 from ragmeter.store.db import _MIGRATIONS, Store
 
 
@@ -34,7 +36,7 @@ def test_a_judge_cache_database_gains_the_knowledge_tables(tmp_path: Path) -> No
         assert connection.execute(text("SELECT content FROM judge_cache")).scalar() == "{}"
         assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
         assert (
-            connection.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0004"
+            connection.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0005"
         )
     assert store.files_dir == tmp_path / "old-files"
     store.close()
@@ -70,4 +72,54 @@ def test_results_stored_before_error_kinds_keep_a_null_kind(tmp_path: Path) -> N
     with store.engine.connect() as connection:
         found = connection.execute(text("SELECT error, error_kind FROM results")).all()
     assert [tuple(row) for row in found] == [("down", None)]
+    store.close()
+
+
+def test_datasets_stored_as_arrays_move_to_one_row_per_row(tmp_path: Path) -> None:
+    """A store of revision 0003 keeps each dataset's rows as one JSON array (older ones may
+    hold NaN); upgrading moves them to ``dataset_rows`` in their order, keeps the counts, the
+    runs that use them and their ids, and drops the array column."""
+    url = f"sqlite:///{tmp_path / 'arrays.db'}"
+    engine = create_engine(url)
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    rows = [{"query": f"q{i}", "metadata": {"n": i, "zh": "检索"}} for i in range(12_345)]
+    odd = '[{"query": "b", "metadata": {"x": NaN, "y": [-Infinity, 1.5]}}, {"query": "a"}]'
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0003")
+        insert = text(
+            "INSERT INTO datasets (id, name, source, row_count, rows) VALUES (:i, :n, 's', :c, :r)"
+        )
+        connection.execute(insert, {"i": 3, "n": "big", "c": len(rows), "r": json.dumps(rows)})
+        connection.execute(insert, {"i": 5, "n": None, "c": 2, "r": odd})
+        connection.execute(insert, {"i": 7, "n": "empty", "c": 0, "r": "[]"})
+        connection.execute(
+            text(
+                "INSERT INTO runs (id, state, scene_key, dataset_id, spec, request, total_rows, "
+                "done_rows, resumable, usage) VALUES ('r', 'done', 'dataset', 5, '{}', '{}', 2, "
+                "2, 0, '{}')"
+            )
+        )
+    engine.dispose()
+    store = Store(url)
+    runs = RunStore(store)
+    assert list(runs.iter_dataset_rows("big")) == rows
+    assert runs.dataset_rows("big", 12_340, 100) == rows[12_340:]
+    assert list(runs.iter_dataset_rows(5)) == [
+        {"query": "b", "metadata": {"x": None, "y": [None, 1.5]}},  # NaN stored as null
+        {"query": "a"},
+    ]
+    assert list(runs.iter_dataset_rows("empty")) == []
+    found, total = runs.datasets()
+    assert total == 2 and [(d.id, d.name, d.row_count) for d in found] == [
+        (7, "empty", 0),
+        (3, "big", len(rows)),
+    ]
+    assert runs.get("r").dataset_id == 5
+    assert "rows" not in {c["name"] for c in inspect(store.engine).get_columns("datasets")}
+    with store.engine.connect() as connection:
+        assert connection.execute(text("PRAGMA foreign_key_check")).all() == []
+    added = runs.add_dataset([{"query": "new"}], name="after")
+    assert added.id == 8 and runs.dataset_rows("after", 0, 10) == [{"query": "new"}]
     store.close()

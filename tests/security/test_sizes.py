@@ -11,6 +11,8 @@ import pytest
 
 from ragmeter.errors import MetricError
 from ragmeter.runs import resolve_metrics
+from ragmeter.runs.store import RunStore
+from ragmeter.store import Store
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, scripted_home, write_models
 from tests.integration.service import ServiceProcess, data, failure
@@ -88,6 +90,24 @@ def test_rows_metrics_and_parallel_work_are_counted_before_any_work(
         assert "[server] max_parallel" in message
         after = data(http.get("/evaluate/runs"))["total"]
     assert after == before  # nothing was stored or queued
+
+
+def test_a_stored_dataset_over_max_rows_is_refused_by_its_count(service: ServiceProcess) -> None:
+    """A dataset stored before ``max_rows`` was lowered (or by the command line) is refused
+    from its stored count, before its rows are read."""
+    store = Store(f"sqlite:///{service.home / 'ragmeter.db'}")
+    try:
+        rows = [{"query": f"q{i}", "doc_name": "awel.md"} for i in range(501)]
+        RunStore(store).add_dataset(rows, name="over")
+    finally:
+        store.close()
+    body = _recall(datasets=None, datasets_name="over")
+    with service.client() as http:
+        before = data(http.get("/evaluate/runs"))["total"]
+        message = failure(http.post("/evaluate/runs", json=body), 413)
+        after = data(http.get("/evaluate/runs"))["total"]
+    assert "dataset 'over' holds 501 rows" in message and "[server] max_rows" in message
+    assert after == before
 
 
 def test_app_timeouts_are_capped(service: ServiceProcess, listener: Listener) -> None:

@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from sqlalchemy import event
-from sqlalchemy.exc import SQLAlchemyError
 
-from ragmeter.errors import NotFoundError
+from ragmeter.errors import ConflictError, NotFoundError
 from ragmeter.runs.store import RunStore
-from ragmeter.store import open_store
+from ragmeter.store import Store, open_store
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, write_models
 from tests.integration.service import ServiceProcess, data, failure
@@ -293,73 +292,114 @@ def test_lists_take_offset_and_limit_keeping_their_shape(service: ServiceProcess
 # -- 5. dataset rows read only where used ----------------------------------------------------
 
 
+def _statements(store: Store) -> tuple[list[tuple[str, Any]], Callable[[], None]]:
+    """Every (SQL, parameters) the store's engine sends from now on, and how to stop."""
+    sent: list[tuple[str, Any]] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_args: Any) -> None:
+        sent.append((statement, parameters))
+
+    event.listen(store.engine, "before_cursor_execute", seen)
+    return sent, lambda: event.remove(store.engine, "before_cursor_execute", seen)
+
+
 def test_listing_and_finding_datasets_never_reads_their_rows(tmp_path: Path) -> None:
+    """Rows live in ``dataset_rows``: listing, finding and counting datasets send no
+    statement that touches that table, whatever the datasets hold."""
     store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
     runs = RunStore(store)
     marker = "compost-" + "x" * 1000
     for i in range(3):
         runs.add_dataset([{"query": f"{marker} {j}"} for j in range(50)], name=f"big{i}")
-    statements: list[str] = []
-    fetched: list[Any] = []
-
-    def seen(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        statements.append(statement)
-
-    def rows_of(_conn: Any, cursor: Any, *_args: Any) -> None:
-        fetched.append(cursor.description)
-
-    event.listen(store.engine, "before_cursor_execute", seen)
-    event.listen(store.engine, "after_cursor_execute", rows_of)
+    sent, stop = _statements(store)
     try:
         found, total = runs.datasets(0, 10)
-        one = runs.dataset("big1", rows=False)
-        by_id = runs.dataset(str(one.id), rows=False)
+        one = runs.dataset("big1")
+        by_id = runs.dataset(str(one.id))
         with pytest.raises(NotFoundError):
-            runs.dataset("nope", rows=False)
+            runs.dataset("nope")
     finally:
-        event.remove(store.engine, "before_cursor_execute", seen)
-        event.remove(store.engine, "after_cursor_execute", rows_of)
+        stop()
     assert total == 3 and [d.row_count for d in found] == [50, 50, 50]
     assert by_id.name == "big1"
-    columns = {column[0] for description in fetched if description for column in description}
-    assert "datasets_rows" not in columns and "rows" not in columns, statements
-    with pytest.raises(SQLAlchemyError):  # never loaded later by accident
-        _ = one.rows
-    assert runs.dataset("big1").rows[0]["query"] == f"{marker} 0"  # where rows are used
+    assert any("FROM datasets" in statement for statement, _ in sent)  # the listener heard
+    assert not [s for s, _ in sent if "dataset_rows" in s], sent
+    assert next(runs.iter_dataset_rows("big1"))["query"] == f"{marker} 0"  # where rows are used
     store.close()
 
 
+def _plan(store: Store, statement: str, parameters: Any) -> str:
+    with store.engine.connect() as connection:
+        found = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters)
+        return " ".join(str(row[-1]) for row in found)
+
+
 def test_a_page_of_dataset_rows_reads_only_that_page(tmp_path: Path) -> None:
-    """``GET /datasets/{name}/rows`` pages a dataset of up to ``max_rows`` rows: the stored
-    array is walked in the store and only the page's rows come out, in their order."""
+    """``GET /datasets/{name}/rows`` reads one range of ``dataset_rows``' primary key: a
+    single statement, searched by (dataset, position) with no scan, gives the page in order."""
     store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
     runs = RunStore(store)
     rows = [
         {"query": f"q{i}", "metadata": {"n": i, "mixed": [1, 2.5, None, "é"]}} for i in range(300)
     ]
+    runs.add_dataset([{"query": "other"}] * 20, name="before")
     runs.add_dataset(rows, name="big")
-    fetched: list[Any] = []
-
-    def rows_of(_conn: Any, cursor: Any, *_args: Any) -> None:
-        fetched.append(cursor.description)
-
-    event.listen(store.engine, "after_cursor_execute", rows_of)
+    sent, stop = _statements(store)
     try:
         page = runs.dataset_rows("big", 120, 7)
     finally:
-        event.remove(store.engine, "after_cursor_execute", rows_of)
+        stop()
     assert page == rows[120:127]
-    columns = {column[0] for description in fetched if description for column in description}
-    assert "datasets_rows" not in columns and "rows" not in columns, columns
+    reads = [(s, p) for s, p in sent if "dataset_rows" in s]
+    assert len(reads) == 1, sent
+    statement, parameters = reads[0]
+    assert tuple(parameters)[-2:] == (120, 127)
+    plan = _plan(store, statement, parameters)
+    assert "SEARCH dataset_rows USING" in plan and "position>? AND position<?" in plan, plan
+    assert "SCAN" not in plan and "TEMP B-TREE" not in plan, plan  # no scan, no sort
     assert runs.dataset_rows("big", 295, 100) == rows[295:]
     assert runs.dataset_rows("big", 400, 10) == []
     odd = [{"query": "q", "metadata": {"x": math.nan, "y": [-math.inf, 1.5]}}]
-    runs.add_dataset(odd, name="odd")  # stored as standard JSON, which SQLite walks
+    runs.add_dataset(odd, name="odd")  # stored as standard JSON
     assert runs.dataset_rows("odd", 0, 10)[0]["metadata"] == {"x": None, "y": [None, 1.5]}
     wide = [{"query": f"q{i}", "pad": "p" * 1_000_000} for i in range(10)]
     runs.add_dataset(wide, name="wide")
     page = runs.dataset_rows("wide", 0, 1000, max_bytes=3_000_000)
     assert [row["query"] for row in page] == ["q0", "q1", "q2"]  # the third passes 3 MB
+    store.close()
+
+
+def test_a_dataset_is_read_in_order_a_batch_at_a_time(tmp_path: Path) -> None:
+    """A run reads its dataset in batches, each a range query; nothing is written when a
+    dataset cannot be stored whole (a taken name, rows that fail while being written)."""
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    runs = RunStore(store)
+    rows = [{"query": f"q{i}"} for i in range(4_321)]  # more than one INSERT batch
+    record = runs.add_dataset(iter(rows), name="many")  # a generator is read once
+    assert record.row_count == len(rows)
+    with pytest.raises(NotFoundError):
+        runs.iter_dataset_rows("nope")  # at once, not at the first row
+    sent, stop = _statements(store)
+    try:
+        read = list(runs.iter_dataset_rows("many", batch=500))
+    finally:
+        stop()
+    assert read == rows
+    reads = [tuple(p)[-2:] for s, p in sent if "dataset_rows" in s]
+    assert reads == [(start, start + 500) for start in range(0, 4_500, 500)]
+
+    def failing() -> Iterator[dict[str, Any]]:
+        yield from rows
+        raise ValueError("the source broke")
+
+    with pytest.raises(ValueError, match="the source broke"):
+        runs.add_dataset(failing(), name="half")
+    with pytest.raises(ConflictError):
+        runs.add_dataset(rows[:5], name="many")
+    with store.engine.connect() as connection:
+        count = connection.exec_driver_sql("SELECT count(*) FROM dataset_rows").scalar()
+    assert count == len(rows)  # neither failure left a row behind
+    assert runs.add_dataset(rows[:5], name="half").row_count == 5  # the name is still free
     store.close()
 
 

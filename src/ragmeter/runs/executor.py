@@ -400,7 +400,8 @@ def _plan(runs: RunStore, kb: KnowledgeBase, run_id: str, policy: AppPolicy | No
         )
     dataset = runs.dataset(record.dataset_id)
     source = f"dataset '{dataset.name}'" if dataset.name else "datasets"
-    return build_plan(config, dataset.rows, kb, source=source, policy=policy)
+    rows = list(runs.iter_dataset_rows(dataset.id))  # the plan validates and holds them all
+    return build_plan(config, rows, kb, source=source, policy=policy)
 
 
 def _internal(run_id: str, exc: BaseException) -> str:

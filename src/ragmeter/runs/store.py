@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-from sqlalchemy import and_, delete, func, literal, or_, select, update
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session, defer
+from sqlalchemy import and_, delete, func, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.orm import Session
 
 from ragmeter._public import public_text
 from ragmeter.errors import ConflictError, NotFoundError, StoreError, clip
@@ -24,7 +24,8 @@ from ragmeter.reports._bootstrap import bootstrap_mean_ci
 from ragmeter.reports.report import json_default
 from ragmeter.runs._owner import alive, this_process
 from ragmeter.runs.config import EvaluationConfig
-from ragmeter.store import DatasetRecord, ResultRow, RunRecord, Store
+from ragmeter.store import DatasetRecord, DatasetRowRecord, ResultRow, RunRecord, Store
+from ragmeter.store.db import to_json
 from ragmeter.store.lookup import by_name_or_id, insert_unique, is_id
 from ragmeter.wire import RunInfo, RunState
 
@@ -33,8 +34,8 @@ __all__ = ["RunInfo", "RunState", "RunStore", "add_usage"]
 INTERRUPTED = "interrupted: the server stopped while this run was running; resume it"
 
 
-#: a dataset's rows left unread: reading them afterwards raises rather than loading silently
-_NO_ROWS = defer(DatasetRecord.rows, raiseload=True)
+#: dataset rows written per INSERT (executemany)
+_ROW_BATCH = 2000
 
 
 def add_usage(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float]:
@@ -76,6 +77,48 @@ def _until(texts: Iterable[str], max_bytes: int | None, read: Callable[[str], An
     return out
 
 
+def _insert_rows(session: Session, dataset_id: int, rows: Iterable[dict[str, Any]]) -> int:
+    """Write ``rows`` at positions 0, 1, ... with one executemany per ``_ROW_BATCH`` rows (a
+    Core INSERT: the ORM's bulk path costs twice as much per row); how many."""
+    connection = session.connection()
+    statement = insert(DatasetRowRecord)  # run on the connection: plain Core
+    count = 0
+    batch: list[dict[str, Any]] = []
+    for row in rows:
+        batch.append({"dataset_id": dataset_id, "position": count, "data": to_json(row)})
+        count += 1
+        if len(batch) == _ROW_BATCH:
+            connection.execute(statement, batch)
+            batch = []
+    if batch:
+        connection.execute(statement, batch)
+    return count
+
+
+def _rows_between(dataset_id: int, start: int, stop: int) -> Any:
+    """SQL: the JSON texts of a dataset's rows ``start`` to ``stop`` (excluded), in order."""
+    return (
+        select(DatasetRowRecord.data)
+        .where(
+            DatasetRowRecord.dataset_id == dataset_id,
+            DatasetRowRecord.position >= start,
+            DatasetRowRecord.position < stop,
+        )
+        .order_by(DatasetRowRecord.position)
+    )
+
+
+def _each_row(store: Store, dataset_id: int, batch: int) -> Iterator[dict[str, Any]]:
+    start = 0
+    while True:
+        with store.session() as session:
+            texts = list(session.scalars(_rows_between(dataset_id, start, start + batch)))
+        yield from map(json.loads, texts)
+        if len(texts) < batch:
+            return
+        start += batch
+
+
 class RunStore:
     """Datasets, runs and results of one store."""
 
@@ -86,25 +129,30 @@ class RunStore:
     # -- datasets ---------------------------------------------------------------------------
 
     def add_dataset(
-        self, rows: Sequence[dict[str, Any]], *, name: str | None = None, source: str = ""
+        self, rows: Iterable[dict[str, Any]], *, name: str | None = None, source: str = ""
     ) -> DatasetRecord:
-        """Keep rows (canonical dicts); a named dataset's name must be free."""
-        record = DatasetRecord(name=name, source=source, row_count=len(rows), rows=list(rows))
-        insert_unique(self.store, record, "dataset", name or "(unnamed)")
+        """Keep rows (canonical dicts, read once: a generator will do), one per row, written
+        in batches in one transaction; a named dataset's name must be free."""
+        record = DatasetRecord(name=name, source=source, row_count=0)
+        key = name or "(unnamed)"
+        try:
+            with self.store.session() as session:
+                session.add(record)
+                session.flush()  # the id, and the name taken or not, before any row
+                record.row_count = _insert_rows(session, record.id, rows)
+                session.commit()
+        except IntegrityError:
+            raise ConflictError(f"dataset '{key}' already exists; choose another name") from None
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot store dataset '{key}': {exc}") from exc
         return record
 
-    def dataset(self, key: str | int, *, rows: bool = True) -> DatasetRecord:
-        """A dataset by name or id; with ``rows=False`` its rows are left in the store (a
-        dataset of many megabytes is read only where its rows are used)."""
-        options = () if rows else (_NO_ROWS,)
+    def dataset(self, key: str | int) -> DatasetRecord:
+        """A dataset by name or id (its rows stay in the store: ``dataset_rows``,
+        ``iter_dataset_rows``)."""
         with self.store.session() as session:
             record = by_name_or_id(
-                session,
-                DatasetRecord,
-                key,
-                what="dataset",
-                hint="upload one first",
-                options=options,
+                session, DatasetRecord, key, what="dataset", hint="upload one first"
             )
             if record.name is None and not is_id(str(key)):
                 raise NotFoundError(f"no dataset '{clip(str(key))}'")
@@ -114,34 +162,18 @@ class RunStore:
         self, key: str | int, offset: int, limit: int, max_bytes: int | None = None
     ) -> list[dict[str, Any]]:
         """Rows ``offset`` to ``offset + limit`` of a dataset, stopping once they pass
-        ``max_bytes`` of JSON. On SQLite only those rows reach Python (``json_each`` walks the
-        stored array); elsewhere, and for rows stored before NaN was stored as null, the
-        rows are read whole."""
-        record = self.dataset(key, rows=False)
-        try:
-            if self.store.engine.dialect.name == "sqlite":
-                return self._sqlite_rows(record.id, offset, limit, max_bytes)
-        except SQLAlchemyError:  # an array SQLite's JSON cannot walk (NaN of older stores)
-            pass
-        rows = self.dataset(record.id).rows[offset : offset + limit]
-        return _until((json.dumps(row) for row in rows), max_bytes, json.loads)
-
-    def _sqlite_rows(
-        self, dataset_id: int, offset: int, limit: int, max_bytes: int | None
-    ) -> list[dict[str, Any]]:
-        each = func.json_each(DatasetRecord.rows).table_valued("value", "key")
-        query = (
-            select(each.c.value)
-            .select_from(DatasetRecord)
-            .join(each, literal(True))
-            .where(DatasetRecord.id == dataset_id)
-            .order_by(each.c.key)
-            .offset(offset)
-            .limit(limit)
-        )
+        ``max_bytes`` of JSON: one range of the primary key, no other row is read."""
+        record = self.dataset(key)
+        query = _rows_between(record.id, offset, offset + limit)
         with self.store.session() as session:
             texts = session.scalars(query.execution_options(yield_per=8))
             return _until(texts, max_bytes, json.loads)
+
+    def iter_dataset_rows(self, key: str | int, batch: int = 2000) -> Iterator[dict[str, Any]]:
+        """Every row of a dataset in order, read ``batch`` rows at a time (each batch one
+        short query, so no read stays open while the caller works on the rows). An unknown
+        dataset fails here, not at the first row."""
+        return _each_row(self.store, self.dataset(key).id, batch)
 
     def datasets(self, offset: int = 0, limit: int = 50) -> tuple[list[DatasetRecord], int]:
         """Named datasets, newest first, and how many there are; their rows are not read."""
@@ -150,7 +182,6 @@ class RunStore:
             total = session.scalar(select(func.count()).where(named)) or 0
             query = (
                 select(DatasetRecord)
-                .options(_NO_ROWS)
                 .where(named)
                 .order_by(DatasetRecord.id.desc())
                 .offset(offset)

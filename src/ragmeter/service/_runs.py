@@ -31,7 +31,15 @@ def _rows(
         return body.datasets, None, "datasets"
     if body.datasets_name:
         record = svc.runs.dataset(body.datasets_name)
-        return list(record.rows), record.id, f"dataset '{record.name}'"
+        source = f"dataset '{record.name}'"
+        limit = svc.settings.server.max_rows
+        if record.row_count > limit:  # refused before a row is read
+            raise LimitError(
+                f"{source} holds {record.row_count} rows; a run takes at most {limit}",
+                setting="[server] max_rows",
+                status=413,
+            )
+        return list(svc.runs.iter_dataset_rows(record.id)), record.id, source
     raise ConfigError("datasets (rows) or datasets_name (a stored dataset) is required")
 
 

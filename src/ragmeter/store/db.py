@@ -39,13 +39,18 @@ def _finite(value: Any) -> Any:
     return value
 
 
+#: ``json.dumps(value, allow_nan=False)`` made once, not once per value (rows are stored by
+#: the million)
+_STRICT = json.JSONEncoder(allow_nan=False)
+
+
 def to_json(value: Any) -> str:
     """JSON columns as standard JSON: NaN and infinities (which Python's reader accepts, but
     SQLite's JSON functions and other databases refuse) are stored as null."""
     try:
-        return json.dumps(value, allow_nan=False)
+        return _STRICT.encode(value)
     except ValueError:
-        return json.dumps(_finite(value), allow_nan=False)
+        return _STRICT.encode(_finite(value))
 
 
 class Store:

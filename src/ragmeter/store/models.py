@@ -25,6 +25,7 @@ __all__ = [
     "Base",
     "ChunkRecord",
     "DatasetRecord",
+    "DatasetRowRecord",
     "DocumentRecord",
     "JudgeCacheEntry",
     "PromptRecord",
@@ -147,8 +148,8 @@ class AppRecord(Base):
 
 
 class DatasetRecord(Base):
-    """Rows to evaluate, as canonical dicts. Uploaded ones have a name; the rows a request
-    carries inline are kept unnamed, for the run that uses them."""
+    """Rows to evaluate (their count here, the rows in ``dataset_rows``). Uploaded ones have
+    a name; the rows a request carries inline are kept unnamed, for the run that uses them."""
 
     __tablename__ = "datasets"
 
@@ -156,8 +157,20 @@ class DatasetRecord(Base):
     name: Mapped[str | None] = mapped_column(String(200), unique=True, nullable=True)
     source: Mapped[str] = mapped_column(String(1000), default="")
     row_count: Mapped[int] = mapped_column(Integer, default=0)
-    rows: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
+
+
+class DatasetRowRecord(Base):
+    """One row of a dataset as canonical JSON text, at its 0-based ``position``: a page of
+    rows is a range of the primary key, and nothing else reads a dataset's rows."""
+
+    __tablename__ = "dataset_rows"
+
+    dataset_id: Mapped[int] = mapped_column(
+        ForeignKey("datasets.id", ondelete="CASCADE"), primary_key=True
+    )
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    data: Mapped[str] = mapped_column(Text)
 
 
 class RunRecord(Base):

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, File, Form, UploadFile, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragmeter.apps import HttpAppConfig, RagAppConfig
-from ragmeter.datasets import DatasetLimits, load_dataset
+from ragmeter.datasets import Dataset, DatasetLimits, load_dataset
 from ragmeter.errors import ConflictError, DatasetError
 from ragmeter.service._runs import readable
 from ragmeter.service.envelope import Result, ok
@@ -132,14 +132,14 @@ def delete_app(app: str, svc: Deps) -> Result[AppOut]:
 # -- datasets ------------------------------------------------------------------------------
 
 
-def _load_rows(path: Path, name: str, limits: DatasetLimits) -> list[dict[str, Any]]:
+def _load_rows(path: Path, name: str, limits: DatasetLimits) -> Dataset:
     dataset = load_dataset(path, name=name, limits=limits)  # errors name the upload, not path
     if len(dataset) == 0:
         raise DatasetError(f"{name} holds no rows")
-    return [row.to_raw() for row in dataset]
+    return dataset
 
 
-async def _read_dataset(svc: Services, upload: UploadFile) -> tuple[str, list[dict[str, Any]]]:
+async def _read_dataset(svc: Services, upload: UploadFile) -> tuple[str, Dataset]:
     limits = DatasetLimits.from_server(svc.settings.server)
     with tempfile.TemporaryDirectory(prefix="ragmeter-dataset-") as tmp:
         (name,) = await save_uploads(
@@ -157,9 +157,10 @@ async def upload_dataset(
 ) -> Result[DatasetOut]:
     """Store rows under a name (default: the file's stem) for ``datasets_name``. Every row
     is checked; a bad one is refused naming its line and field."""
-    filename, rows = await _read_dataset(svc, file)
+    filename, dataset = await _read_dataset(svc, file)
     dataset_name = (name or PurePosixPath(filename).stem).strip()
     check_name(dataset_name, "dataset")
+    rows = (row.to_raw() for row in dataset)  # stored as they are made, not listed first
     record = await asyncio.to_thread(svc.runs.add_dataset, rows, name=dataset_name, source=filename)
     return ok(DatasetOut.model_validate(record))
 
@@ -173,14 +174,14 @@ def list_datasets(svc: Deps, offset: Offset = 0, limit: Limit = 50) -> Result[Pa
 
 @router.get("/datasets/{dataset}", tags=["datasets"])
 def get_dataset(dataset: str, svc: Deps) -> Result[DatasetOut]:
-    return ok(DatasetOut.model_validate(svc.runs.dataset(dataset, rows=False)))
+    return ok(DatasetOut.model_validate(svc.runs.dataset(dataset)))
 
 
 @router.get("/datasets/{dataset}/rows", tags=["datasets"])
 def dataset_rows(
     dataset: str, svc: Deps, offset: Offset = 0, limit: Limit = 100
 ) -> Result[Page[dict[str, Any]]]:
-    record = svc.runs.dataset(dataset, rows=False)
+    record = svc.runs.dataset(dataset)
     found = svc.runs.dataset_rows(record.id, offset, limit, max_bytes=PAGE_BYTES)
     items = [readable(row) for row in found]
     return ok(Page[dict[str, Any]](items=items, total=record.row_count, offset=offset, limit=limit))
