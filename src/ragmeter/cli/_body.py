@@ -16,7 +16,7 @@ from ragmeter.runs.config import EvaluationConfig, SpaceTargetConfig
 from ragmeter.runs.request import SCENES, EvaluateServeRequest, config_from_request
 
 if TYPE_CHECKING:
-    from ragmeter.cli.evaluate import EvalRequest
+    from ragmeter.cli.eval_request import EvalRequest
 
 __all__ = ["apply_request_body"]
 

@@ -12,7 +12,7 @@ from rich.table import Table
 from ragmeter import __version__
 from ragmeter.cli._common import console, handles_errors
 from ragmeter.cli.apps import app_app
-from ragmeter.cli.evaluate import EvalRequest, run_eval
+from ragmeter.cli.eval_request import EvalRequest
 from ragmeter.cli.models import model_app
 from ragmeter.cli.prompts import prompt_app
 from ragmeter.cli.runs import runs_app
@@ -166,6 +166,8 @@ def eval_command(
     with --app they are first answered by an app (scene app). Exit codes: 0 done, 2 bad
     input, 1 any other failure, including a run where no result has a score.
     """
+    from ragmeter.cli.evaluate import run_eval
+
     run_eval(
         EvalRequest(
             data=data,

@@ -11,7 +11,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ragmeter.cli.evaluate import EvalRequest, Reports, run_eval
+from ragmeter.cli.eval_output import Reports
+from ragmeter.cli.eval_request import EvalRequest
+from ragmeter.cli.evaluate import run_eval
 from ragmeter.cli.space import add_with_progress
 from ragmeter.demo import DEMO_METRICS, DEMO_RETRIEVERS, DEMO_SPACE, demo_corpus_path, demo_qa_path
 from ragmeter.errors import NotFoundError

@@ -18,7 +18,8 @@ from ragmeter.runs.evaluate import check_judge, resolve_metrics
 from ragmeter.runs.request import MAX_PARALLEL
 
 if TYPE_CHECKING:
-    from ragmeter.cli.evaluate import EvalRequest, Reports
+    from ragmeter.cli.eval_output import Reports
+    from ragmeter.cli.eval_request import EvalRequest
     from ragmeter.client import Client
 
 __all__ = ["api_base_of", "run_remote"]
@@ -145,7 +146,8 @@ def _one_run(client: Client, body: dict[str, Any], label: str) -> EvaluationRepo
 
 def run_remote(request: EvalRequest, server: str) -> Reports:
     """Evaluate on ``server``; one run per retriever in the recall scene."""
-    from ragmeter.cli.evaluate import load_rows, print_reports
+    from ragmeter.cli.eval_output import print_reports
+    from ragmeter.cli.eval_request import load_rows
     from ragmeter.client import Client
 
     _check(request)

@@ -1,0 +1,102 @@
+"""What ``ragmeter eval`` prints and writes once its evaluations are done (here or on a
+server): the summary tables, the reasons for null scores, the ``--out`` file, and the check
+that every metric scored something."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.markup import escape
+
+from ragmeter.cli._common import console
+from ragmeter.cli._render import null_reasons, side_by_side_table, summary_table, usage_line
+from ragmeter.cli.eval_request import EvalRequest
+from ragmeter.errors import RagmeterError
+from ragmeter.reports import EvaluationReport
+from ragmeter.runs.config import DEFAULT_RECALL_TOP_K
+
+__all__ = ["Reports", "check_scored", "print_reports"]
+
+
+def _print_report(report: EvaluationReport, title: str, judged: bool) -> None:
+    console.print(summary_table(report, title=title))
+    if judged and report.usage is not None:
+        console.print(usage_line(report.usage, report.rows, report.seconds), highlight=False)
+    _print_nulls(report)
+
+
+def _print_nulls(report: EvaluationReport, label: str = "") -> None:
+    reasons = null_reasons(report)
+    if reasons:
+        nulls = len(report.errors())
+        where = f" ({label})" if label else ""
+        console.print(f"[yellow]{nulls} result(s){where} have no score; reasons:[/]")
+        for line in reasons:
+            console.print(f"  [yellow]-[/] {escape(line)}", highlight=False)
+
+
+def _write(out: Path, reports: Sequence[tuple[str, EvaluationReport]], key: str | None) -> None:
+    out.unlink(missing_ok=True)
+    lines = 0
+    for label, report in reports:
+        extra = {key: label} if key is not None else None
+        report.to_jsonl(out, extra=extra, append=True)
+        lines += len(report)
+    console.print(f"results: {out} ({lines} lines)")
+
+
+Reports = list[tuple[str, EvaluationReport]]
+
+
+def _title(request: EvalRequest, rows: int, target: str | None) -> tuple[str, str | None]:
+    """The table title (dataset, rows, target, cut-off) and the --out key of the labels."""
+    name = request.title or str(request.data)
+    if request.space is not None and request.app is None:
+        k = request.top_k or DEFAULT_RECALL_TOP_K
+        where = target or request.space
+        return f"{name} · {rows} rows · space '{where}' · top {k}", "retriever"
+    cut = f" · top {request.top_k}" if request.top_k is not None else ""
+    if request.app is not None:
+        return f"{name} · {rows} rows · app '{target or request.app}'{cut}", "app"
+    return f"{name} · {rows} rows{cut}", None
+
+
+def print_reports(
+    request: EvalRequest, reports: Reports, rows: int, target: str | None = None
+) -> None:
+    """Tables (side by side for several retrievers) and the --out file of finished reports;
+    ``target`` is the space's or app's name (default: as the request gave it). The cut-off
+    (``--top-k``) is in the title: metric names carry ``@k`` only when the user wrote it."""
+    title, key = _title(request, rows, target)
+    judged = request.judge_model is not None
+    if len(reports) == 1:
+        label = reports[0][0]
+        full = f"{title} · {label}" if key == "retriever" else title
+        _print_report(reports[0][1], full, judged)
+    else:
+        console.print(side_by_side_table(reports, title))
+        for label, report in reports:
+            _print_nulls(report, label)
+    if request.out is not None:
+        _write(request.out, reports, key)
+
+
+def check_scored(reports: Reports) -> None:
+    """A metric with no score in any row measured nothing (the app, judge or embedder was
+    down, or no row could be scored): an error naming it, so scripts and CI notice."""
+    empty: list[str] = []
+    for label, report in reports:
+        for name in report.metric_names:
+            records = report.results(name)
+            if not records or any(record.score is not None for record in records):
+                continue
+            reason, count = Counter(r.error or "no reason" for r in records).most_common(1)[0]
+            where = f"{name} ({label})" if label else name
+            empty.append(
+                f"{where}: every one of its {len(records)} results is null (most common "
+                f"reason, {count} of {len(records)}: {reason})"
+            )
+    if empty:
+        raise RagmeterError("no score at all for " + "; ".join(empty))
