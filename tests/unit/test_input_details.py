@@ -17,7 +17,7 @@ from ragmeter.datasets.row import nesting_depth
 from ragmeter.errors import DatasetError, LimitError, redact
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.retrieval.similarity import RetrieverSimilarityMetric
-from ragmeter.runs.evaluate import run_sync as reexported
+from ragmeter.runs.api import run_sync as used_by_runs
 from ragmeter.service.middleware import json_too_deep
 
 
@@ -55,7 +55,7 @@ def test_sync_compute_works_where_an_event_loop_is_running() -> None:
 
 
 def test_run_sync_is_one_helper_shared_with_the_runs_layer() -> None:
-    assert reexported is run_sync
+    assert used_by_runs is run_sync
 
     async def three() -> int:
         return 3

@@ -14,8 +14,8 @@ from ragmeter.client._base import KEY_ENV
 from ragmeter.errors import ConfigError, RagmeterError
 from ragmeter.knowledge import parse_retrievers
 from ragmeter.reports import EvaluationReport, ResultRecord
-from ragmeter.runs.evaluate import check_judge, resolve_metrics
 from ragmeter.runs.request import MAX_PARALLEL
+from ragmeter.runs.scoring import check_judge, resolve_metrics
 
 if TYPE_CHECKING:
     from ragmeter.cli.eval_output import Reports

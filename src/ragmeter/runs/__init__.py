@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ragmeter.runs.api import aevaluate, evaluate
     from ragmeter.runs.config import EvaluationConfig
-    from ragmeter.runs.evaluate import MetricLike, check_rows, resolve_metrics
+    from ragmeter.runs.scoring import MetricLike, check_rows, resolve_metrics
 
 _LAZY = {
     "aevaluate": "ragmeter.runs.api",
     "evaluate": "ragmeter.runs.api",
     "EvaluationConfig": "ragmeter.runs.config",
-    "MetricLike": "ragmeter.runs.evaluate",
-    "check_rows": "ragmeter.runs.evaluate",
-    "resolve_metrics": "ragmeter.runs.evaluate",
+    "MetricLike": "ragmeter.runs.scoring",
+    "check_rows": "ragmeter.runs.scoring",
+    "resolve_metrics": "ragmeter.runs.scoring",
 }
 
 

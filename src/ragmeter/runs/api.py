@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from ragmeter._sync import run_sync
 from ragmeter.datasets import load_dataset
 from ragmeter.embeddings import Embedder
-from ragmeter.errors import ConfigError, ConflictError, NotFoundError, RagmeterError
+from ragmeter.errors import ConfigError, ConflictError, MetricError, NotFoundError, RagmeterError
 from ragmeter.judge.plan import PlanKind
 from ragmeter.reports import EvaluationReport
 from ragmeter.runs.config import (
@@ -30,9 +30,9 @@ from ragmeter.runs.config import (
     SpaceTargetConfig,
     TargetConfig,
 )
-from ragmeter.runs.evaluate import MetricLike, resolve_metrics
 from ragmeter.runs.executor import MemorySink, Progress, execute_plan, execute_run
 from ragmeter.runs.plan import Given, RunPlan, build_plan
+from ragmeter.runs.scoring import MetricLike, resolve_metrics
 from ragmeter.runs.targets import Target
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ def config_from_options(
     else:
         specs = tuple(str(m).strip() for m in items if str(m).strip())
         if not specs:
-            raise ConfigError("no metrics given")
+            raise MetricError("no metrics given")
     judge, embedder = options.get("judge"), options.get("embedder")
     judge_config = None
     if isinstance(judge, str):

@@ -36,8 +36,8 @@ from ragmeter.metrics.context import EmbeddingBatcher, EvaluationContext
 from ragmeter.reports import ResultRecord
 from ragmeter.reports.report import json_default
 from ragmeter.runs.config import EvaluationConfig
-from ragmeter.runs.evaluate import build_records, score_rows, usage_since, usage_snapshot
 from ragmeter.runs.plan import RunPlan, build_plan
+from ragmeter.runs.scoring import build_records, score_rows, usage_since, usage_snapshot
 from ragmeter.runs.store import RunState, RunStore, add_usage
 from ragmeter.runs.targets import AppTarget
 

@@ -18,7 +18,7 @@ from ragmeter.knowledge import KnowledgeBase
 from ragmeter.metrics import AnswerRelevancyMetric, EvaluationMetric
 from ragmeter.prompts import PromptStore
 from ragmeter.runs.config import EvaluationConfig
-from ragmeter.runs.evaluate import check_judge, prepare_rows, resolve_metrics
+from ragmeter.runs.scoring import check_judge, prepare_rows, resolve_metrics
 from ragmeter.runs.targets import Target, build_target
 from ragmeter.store import Store
 
