@@ -115,13 +115,13 @@ def build_plan(
     if needs_kb and kb is None:
         kb = KnowledgeBase()
     target = given.target or build_target(config, kb, app=given.app, policy=policy)
-    prepared = prepare_rows(dataset, metrics, target)
     settings = kb.settings if kb is not None else None
     judge = given.judge
     if judge is None:
         concurrency = None if policy is not None else config.concurrency
         judge = _judge(config, settings, concurrency)
     check_judge(judge, metrics, hint=judge_hint)
+    prepared = prepare_rows(dataset, metrics, target)
     embedder = given.embedder
     if embedder is None:
         spec = config.embedder
