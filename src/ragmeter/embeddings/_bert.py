@@ -104,7 +104,7 @@ def _softmax(scores: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _Layer:
-    qkv_weight: np.ndarray  # (hidden, 3 * hidden), transposed for x @ w
+    qkv_weight: np.ndarray  # (hidden, 3 * hidden): x @ qkv_weight is query, key and value
     qkv_bias: np.ndarray
     out_weight: np.ndarray
     out_bias: np.ndarray
@@ -118,29 +118,30 @@ class _Layer:
 
 def _layers(weights: dict[str, np.ndarray], count: int) -> list[_Layer]:
     def w(name: str) -> np.ndarray:
-        return np.ascontiguousarray(weights[name].T)
+        return weights[name].T  # a view: BLAS multiplies by a transposed matrix as fast
 
     layers = []
     for i in range(count):
-        p = f"encoder.layer.{i}."
-        parts = ("query", "key", "value")
+        p = f"encoder.layer.{i}.attention."
+        qkv = [f"{p}self.{n}" for n in ("query", "key", "value")]
+        o = f"encoder.layer.{i}."
         layers.append(
             _Layer(
-                qkv_weight=np.concatenate([w(f"{p}attention.self.{n}.weight") for n in parts], 1),
-                qkv_bias=np.concatenate([weights[f"{p}attention.self.{n}.bias"] for n in parts]),
-                out_weight=w(f"{p}attention.output.dense.weight"),
-                out_bias=weights[f"{p}attention.output.dense.bias"],
+                qkv_weight=np.concatenate([weights[f"{n}.weight"] for n in qkv]).T,
+                qkv_bias=np.concatenate([weights[f"{n}.bias"] for n in qkv]),
+                out_weight=w(f"{p}output.dense.weight"),
+                out_bias=weights[f"{p}output.dense.bias"],
                 attn_norm=(
-                    weights[f"{p}attention.output.LayerNorm.weight"],
-                    weights[f"{p}attention.output.LayerNorm.bias"],
-                ),
-                up_weight=w(f"{p}intermediate.dense.weight"),
-                up_bias=weights[f"{p}intermediate.dense.bias"],
-                down_weight=w(f"{p}output.dense.weight"),
-                down_bias=weights[f"{p}output.dense.bias"],
-                ffn_norm=(
                     weights[f"{p}output.LayerNorm.weight"],
                     weights[f"{p}output.LayerNorm.bias"],
+                ),
+                up_weight=w(f"{o}intermediate.dense.weight"),
+                up_bias=weights[f"{o}intermediate.dense.bias"],
+                down_weight=w(f"{o}output.dense.weight"),
+                down_bias=weights[f"{o}output.dense.bias"],
+                ffn_norm=(
+                    weights[f"{o}output.LayerNorm.weight"],
+                    weights[f"{o}output.LayerNorm.bias"],
                 ),
             )
         )
@@ -175,7 +176,9 @@ class BertEncoder:
         tokenizer.no_padding()  # the file pads to a fixed 128; texts are packed, never padded
         self._tokenizer = tokenizer
         weights = load_file(str(folder / "model.safetensors"))
-        weights = {k.removeprefix("bert."): v.astype(np.float32) for k, v in weights.items()}
+        weights = {
+            k.removeprefix("bert."): v.astype(np.float32, copy=False) for k, v in weights.items()
+        }
         self._word = weights["embeddings.word_embeddings.weight"]
         self._position = weights["embeddings.position_embeddings.weight"]
         self._token_type = weights["embeddings.token_type_embeddings.weight"]
