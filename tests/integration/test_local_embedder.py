@@ -3,6 +3,9 @@ numpy; its vectors are sentence-transformers' own."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -65,3 +68,18 @@ def test_model_is_loaded_once_per_process() -> None:
     assert load_model(path) is load_model(path)
     assert path.name == "model"
     assert (path / "model.safetensors").is_file()
+
+
+def test_embedding_loads_no_torch() -> None:
+    """The query path runs without torch, sentence-transformers or transformers."""
+    code = (
+        "import sys; from ragmeter.embeddings import LocalEmbedder; "
+        "v = LocalEmbedder().embed_sync(['how do I brew green tea']); "
+        "heavy = ('torch', 'sentence_transformers', 'transformers'); "
+        "print(v.shape, [m for m in heavy if m in sys.modules])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "(1, 384) []"
