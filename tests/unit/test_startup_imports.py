@@ -86,3 +86,20 @@ def test_lazy_command_groups_list_their_own_help() -> None:
         sub = entry.load()
         assert sub.info.name == name
         assert entry.help == sub.info.help, name
+
+
+@pytest.mark.parametrize("name", sorted(_Commands.lazy))
+def test_a_lazy_group_runs_as_an_added_group(name: str) -> None:
+    """Loaded on use, a group looks as ``add_typer`` made it: its commands, no completion
+    options of its own (those belong to the root, which has none)."""
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    done = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "100"})
+    assert done.exit_code == 0, done.output
+    sub = _Commands.lazy[name].load()
+    assert sub.registered_commands
+    for command in sub.registered_commands:
+        assert f" {command.name} " in done.output
+    assert "--install-completion" not in done.output

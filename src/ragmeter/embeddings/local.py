@@ -63,12 +63,15 @@ def load_model(path: Path) -> BertEncoder:
 
 
 def _single_threaded_blas() -> Any:
-    """A context that holds BLAS to one thread: the encoder splits the work over the cores
-    itself, and BLAS's own threads on its many small matrices wait more than they work."""
+    """A context that holds numpy's BLAS to one thread: the encoder splits the work over the
+    cores itself, and BLAS's own threads on its many small matrices wait more than they work.
+    Other libraries' BLAS (FAISS bundles one) keep their threads."""
     if not _blas:
         from threadpoolctl import ThreadpoolController
 
-        _blas.append(ThreadpoolController().select(user_api="blas"))
+        blas = ThreadpoolController().select(user_api="blas")
+        numpy_own = [c.prefix for c in blas.lib_controllers if "numpy" in c.filepath]
+        _blas.append(blas.select(prefix=numpy_own) if numpy_own else blas)
     return _blas[0].limit(limits=1)
 
 
