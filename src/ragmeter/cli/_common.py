@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 import typer.core
-from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
 from ragmeter.errors import ConfigError, DatasetError, MetricError, NotFoundError, RagmeterError
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 __all__ = ["EXIT_BAD_INPUT", "console", "err_console", "handles_errors", "validation_message"]
 

@@ -4,36 +4,58 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 import typer
-from rich.table import Table
 
 from ragmeter import __version__
 from ragmeter.cli._common import console, handles_errors
-from ragmeter.cli.apps import app_app
-from ragmeter.cli.eval_request import EvalRequest
-from ragmeter.cli.models import model_app
-from ragmeter.cli.prompts import prompt_app
-from ragmeter.cli.runs import runs_app
-from ragmeter.cli.space import space_app
+from ragmeter.cli._lazy import LazyGroup, LazyTyper
 from ragmeter.errors import ConfigError
-from ragmeter.metrics import metric_entries
 
 __all__ = ["app", "main"]
 
+
+class _Commands(LazyGroup):
+    """The command groups, imported when run: each pulls in the store, indexes or client."""
+
+    lazy: ClassVar[dict[str, LazyTyper]] = {
+        "space": LazyTyper(
+            "ragmeter.cli.space",
+            "space_app",
+            "Knowledge spaces: documents -> chunks -> vector and BM25 indexes.",
+        ),
+        "prompt": LazyTyper(
+            "ragmeter.cli.prompts",
+            "prompt_app",
+            "Prompt templates by code: judge templates and app answer templates.",
+        ),
+        "app": LazyTyper(
+            "ragmeter.cli.apps",
+            "app_app",
+            "Apps to evaluate: a RagApp (space + prompt + model), an HTTP endpoint or a function.",
+        ),
+        "runs": LazyTyper(
+            "ragmeter.cli.runs",
+            "runs_app",
+            "Stored runs (from ragmeter serve): list, show, results, cancel, resume.",
+        ),
+        "model": LazyTyper(
+            "ragmeter.cli.models",
+            "model_app",
+            "Models by name (\\[models.NAME] of ragmeter.toml): add, list.",
+        ),
+    }
+
+
 app = typer.Typer(
     name="ragmeter",
+    cls=_Commands,
     help="Evaluate RAG pipelines and LLM agents.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-app.add_typer(space_app)
-app.add_typer(prompt_app)
-app.add_typer(app_app)
-app.add_typer(runs_app)
-app.add_typer(model_app)
 
 
 def _version(value: bool) -> None:
@@ -166,6 +188,7 @@ def eval_command(
     with --app they are first answered by an app (scene app). Exit codes: 0 done, 2 bad
     input, 1 any other failure, including a run where no result has a score.
     """
+    from ragmeter.cli.eval_request import EvalRequest
     from ragmeter.cli.evaluate import run_eval
 
     run_eval(
@@ -200,6 +223,10 @@ def eval_command(
 @handles_errors
 def metrics_command() -> None:
     """List every registered metric with a one-line description."""
+    from rich.table import Table
+
+    from ragmeter.metrics import metric_entries
+
     table = Table(title="metrics", title_justify="left")
     table.add_column("name", style="bold")
     table.add_column("also", style="dim")

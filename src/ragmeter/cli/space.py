@@ -6,27 +6,21 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import ValidationError
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ragmeter._sync import run_sync
 from ragmeter.cli._common import console, err_console, handles_errors, validation_message
 from ragmeter.embeddings import DEFAULT_MODEL_NAME
 from ragmeter.errors import ConfigError
-from ragmeter.knowledge import (
-    CHUNKING_STRATEGIES,
-    AddReport,
-    ChunkingConfig,
-    KnowledgeBase,
-    SpaceSearcher,
-    add_documents,
-    parse_retrievers,
-)
+from ragmeter.knowledge import CHUNKING_STRATEGIES
+
+if TYPE_CHECKING:
+    from ragmeter.knowledge import AddReport, KnowledgeBase
+
 
 __all__ = ["add_with_progress", "space_app"]
 
@@ -40,6 +34,14 @@ space_app = typer.Typer(
 def _unescape(text: str) -> str:
     """Let ``--separator '\\n\\n'`` mean two newlines, as users type it in a shell."""
     return text.replace("\\n", "\n").replace("\\t", "\t")
+
+
+def _kb() -> KnowledgeBase:
+    """This home's knowledge base. The store, the indexes and the embedder are imported inside
+    the commands, so each command loads only what it uses."""
+    from ragmeter.knowledge import KnowledgeBase
+
+    return KnowledgeBase()
 
 
 @space_app.command("create")
@@ -62,6 +64,10 @@ def create_command(
     description: Annotated[str, typer.Option(help="What the space holds.")] = "",
 ) -> None:
     """Create an empty knowledge space; its embedder and chunking are fixed from now on."""
+    from pydantic import ValidationError
+
+    from ragmeter.knowledge import ChunkingConfig
+
     if chunking not in CHUNKING_STRATEGIES:
         raise ConfigError(
             f"--chunking must be one of {', '.join(CHUNKING_STRATEGIES)}, got {chunking!r}"
@@ -75,9 +81,7 @@ def create_command(
         )
     except ValidationError as exc:
         raise ConfigError(validation_message(exc)) from None
-    info = KnowledgeBase().create_space(
-        name, embedder=embedder, chunking=config, description=description
-    )
+    info = _kb().create_space(name, embedder=embedder, chunking=config, description=description)
     console.print(
         f"created space '{info.name}' (id {info.id}, embedder {info.embedder}, "
         f"chunking {config.describe()})",
@@ -87,6 +91,8 @@ def create_command(
 
 @contextmanager
 def _add_progress() -> Iterator[Any]:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     columns = (
         TextColumn("[bold]{task.description:<6}"),
         BarColumn(),
@@ -133,6 +139,8 @@ def _print_report(name: str, report: AddReport) -> None:
 
 def add_with_progress(kb: KnowledgeBase, name: str, paths: list[Path]) -> AddReport:
     """Add documents with progress bars for files and chunks, then print what happened."""
+    from ragmeter.knowledge import add_documents
+
     info = kb.space(name)
     with _add_progress() as on_event:
         report = run_sync(add_documents(kb, info.id, paths, progress=on_event))
@@ -149,7 +157,7 @@ def add_command(
     ],
 ) -> None:
     """Add documents; unchanged ones (same content hash) are skipped, changed ones re-chunked."""
-    report = add_with_progress(KnowledgeBase(), name, paths)
+    report = add_with_progress(_kb(), name, paths)
     if report.failed:
         raise typer.Exit(1)
 
@@ -163,7 +171,7 @@ def list_command() -> None:
         table.add_column(
             column, justify="right" if column in ("id", "documents", "chunks") else "left"
         )
-    for info in KnowledgeBase().spaces():
+    for info in _kb().spaces():
         table.add_row(
             str(info.id),
             info.name,
@@ -182,7 +190,7 @@ def docs_command(name: Annotated[str, typer.Argument(help="Space name or id.")])
     table = Table(title=f"documents of '{name}'", title_justify="left")
     for column in ("name", "kind", "bytes", "chunks"):
         table.add_column(column, justify="left" if column in ("name", "kind") else "right")
-    for doc in KnowledgeBase().documents(name):
+    for doc in _kb().documents(name):
         table.add_row(doc.name, doc.kind, str(doc.size), str(doc.chunk_count))
     console.print(table)
 
@@ -194,7 +202,7 @@ def chunks_command(
     doc_name: Annotated[str, typer.Argument(help="Document name (relative path or file name).")],
 ) -> None:
     """Print a document's chunks, one JSON object a line, in document order."""
-    for chunk in KnowledgeBase().document_chunks(name, doc_name):
+    for chunk in _kb().document_chunks(name, doc_name):
         typer.echo(json.dumps(chunk.model_dump(), ensure_ascii=False))
 
 
@@ -211,11 +219,13 @@ def search_command(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per hit.")] = False,
 ) -> None:
     """Search a space and print the best chunks."""
+    from ragmeter.knowledge import SpaceSearcher, parse_retrievers
+
     kinds = parse_retrievers(retriever)
     if len(kinds) != 1:
         raise ConfigError("search takes one retriever; compare several with 'ragmeter eval'")
     kind = kinds[0]
-    searcher = SpaceSearcher(KnowledgeBase(), name)
+    searcher = SpaceSearcher(_kb(), name)
     (hits,) = run_sync(
         searcher.search([query], top_k=top_k, retriever=kind, score_threshold=score_threshold)
     )
@@ -240,5 +250,5 @@ def search_command(
 @handles_errors
 def rm_command(name: Annotated[str, typer.Argument(help="Space name or id.")]) -> None:
     """Remove a space with its documents, chunks and indexes."""
-    info = KnowledgeBase().delete_space(name)
+    info = _kb().delete_space(name)
     console.print(f"removed space '{info.name}' (id {info.id})", highlight=False)

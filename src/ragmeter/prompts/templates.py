@@ -20,7 +20,6 @@ from functools import lru_cache
 from typing import Literal, get_args
 
 from ragmeter.errors import ConfigError, LimitError
-from ragmeter.judge.engine import MAX_PROMPT_CHARS
 
 __all__ = [
     "PROMPT_KINDS",
@@ -118,6 +117,8 @@ def render_template(template: str, values: Mapping[str, str]) -> str:
     """``template`` with each plain ``{name}`` replaced by ``values[name]``. Never calls
     ``str.format``; ConfigError names a field that is not plain or has no value, LimitError a
     prompt that would be over ``MAX_PROMPT_CHARS`` (measured before it is built)."""
+    from ragmeter.judge.engine import MAX_PROMPT_CHARS  # the engine (openai, cache) on first use
+
     out: list[str] = []
     size = 0
     for literal, name in _parse(template):
