@@ -12,14 +12,14 @@ from typing import Any, Literal, TypedDict, Unpack
 from ragmeter._sync import run_sync
 from ragmeter.datasets import Dataset, Row, load_dataset
 from ragmeter.embeddings import Embedder
-from ragmeter.errors import ConfigError, DatasetError, JudgeError, MetricError
+from ragmeter.errors import ConfigError, DatasetError, JudgeError, MetricError, error_kind
 from ragmeter.judge.from_config import judge_from_config
 from ragmeter.judge.plan import PlanKind
 from ragmeter.judge.usage import Usage
-from ragmeter.metrics.base import EvaluationMetric, LLMEvaluationMetric, MetricOutcome
+from ragmeter.metrics.base import EvaluationMetric, LLMEvaluationMetric
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import create_metric
-from ragmeter.reports import EvaluationReport, ResultRecord
+from ragmeter.reports import EvaluationReport, ResultColumns, ResultRecord
 from ragmeter.runs.targets import AppTarget, RecallTarget, Target
 
 __all__ = [
@@ -77,21 +77,28 @@ def resolve_metrics(
 def check_rows(
     dataset: Dataset,
     metrics: Sequence[EvaluationMetric[Any, Any]],
-    rows: Sequence[Row] | None = None,
+    rows: Dataset | Sequence[Row] | None = None,
 ) -> None:
     """Raise ``DatasetError`` for the first row lacking what a metric needs, before any work.
-    ``rows`` are the dataset's rows as a target will fill them, if not the dataset itself."""
-    for index, row in enumerate(dataset if rows is None else rows):
-        for metric in metrics:
-            missing = metric.missing_fields(row)
-            if missing is not None:
-                raise DatasetError(
-                    f"metric '{metric.metric_name}' needs {missing}, which this row lacks",
-                    row=index,
-                    field=missing.split()[0],
-                    source=dataset.source,
-                    line=dataset.line_of(index),
-                )
+    ``rows`` are the dataset's rows as a target will fill them, if not the dataset itself.
+    Built-in metrics check whole columns; the row found is then described row by row."""
+    table = dataset if rows is None else Dataset.of(rows)
+    first: tuple[int, EvaluationMetric[Any, Any]] | None = None
+    for metric in metrics:
+        index = metric.first_lacking(table)
+        if index is not None and (first is None or index < first[0]):
+            first = (index, metric)
+    if first is None:
+        return
+    index, metric = first
+    missing = metric.missing_fields(table[index]) or "a field"
+    raise DatasetError(
+        f"metric '{metric.metric_name}' needs {missing}, which this row lacks",
+        row=index,
+        field=missing.split()[0],
+        source=dataset.source,
+        line=dataset.line_of(index),
+    )
 
 
 _PLACEHOLDERS: dict[str, Any] = {
@@ -103,24 +110,34 @@ _PLACEHOLDERS: dict[str, Any] = {
 }
 
 
-def _preview(rows: Sequence[Row], provides: frozenset[str]) -> list[Row]:
+def _preview(rows: Dataset, provides: frozenset[str]) -> Dataset:
     """Rows as they will look once a target filled its fields (for checking them early)."""
-    update = {f: _PLACEHOLDERS[f] for f in provides if f in _PLACEHOLDERS}
-    return [row.model_copy(update=update) for row in rows]
+    return rows.with_columns(
+        {f: [_PLACEHOLDERS[f]] * len(rows) for f in provides if f in _PLACEHOLDERS}
+    )
 
 
 async def _outcomes(
-    metric: EvaluationMetric[Any, Any], rows: Sequence[Row], ctx: EvaluationContext
-) -> list[MetricOutcome]:
+    metric: EvaluationMetric[Any, Any], rows: Dataset, ctx: EvaluationContext
+) -> ResultColumns:
+    """One metric's results as columns; a metric that fails as a whole fails every row with
+    its reason, so nothing is lost."""
     try:
-        outcomes = await metric.compute_rows(rows, ctx)
-    except Exception as exc:  # the metric failed as a whole: every row says why, nothing is lost
+        results = await metric.compute_rows(rows, ctx)
+    except Exception as exc:  # the metric failed as a whole: every row says why
         ctx.advance(len(rows))
-        return [MetricOutcome.raised(exc) for _ in rows]
-    if len(outcomes) != len(rows):
-        reason = f"metric returned {len(outcomes)} results for {len(rows)} rows"
-        return [MetricOutcome.failed(reason, "metric") for _ in rows]
-    return outcomes
+        reason, kind = f"{type(exc).__name__}: {exc}", error_kind(exc)
+        return ResultColumns.failed(metric.metric_name, len(rows), reason, kind)
+    if not isinstance(results, ResultColumns) or len(results) != len(rows):
+        got = (
+            f"{len(results)} results"
+            if isinstance(results, ResultColumns)
+            else type(results).__name__
+        )
+        reason = f"metric returned {got} for {len(rows)} rows"
+        return ResultColumns.failed(metric.metric_name, len(rows), reason, "metric")
+    results.metric_name = metric.metric_name
+    return results
 
 
 class EvaluateOptions(TypedDict, total=False):
@@ -199,36 +216,35 @@ def check_judge(judge: Any, metrics: Sequence[EvaluationMetric[Any, Any]], hint:
 
 def prepare_rows(
     dataset: Dataset, metrics: Sequence[EvaluationMetric[Any, Any]], target: Target | None
-) -> list[Row]:
+) -> Dataset:
     """The rows as the target takes them (doc names resolved), checked against what every
     metric needs once the target has filled its fields."""
-    prepared = list(dataset) if target is None else target.prepare(dataset)
-    check_rows(
-        dataset, metrics, prepared if target is None else _preview(prepared, target.provides)
-    )
+    if target is None:
+        check_rows(dataset, metrics)
+        return dataset
+    prepared = Dataset(target.prepare(dataset), dataset.source, dataset.lines)
+    check_rows(dataset, metrics, _preview(prepared, target.provides))
     return prepared
 
 
 async def score_rows(
     metrics: Sequence[EvaluationMetric[Any, Any]],
-    rows: Sequence[Row | str],
+    rows: Dataset | Sequence[Row | str],
     ctx: EvaluationContext,
-) -> list[list[MetricOutcome]]:
-    """Outcomes per metric per row; a row the target failed (a reason string) fails every
-    metric with that reason, as an upstream failure (the app or retriever, worth a retry)."""
-    ready = [row for row in rows if isinstance(row, Row)]
+) -> list[ResultColumns]:
+    """Each metric's results over ``rows``, as columns in row order. A row the target failed
+    (a reason string) fails every metric with that reason, as an upstream failure (the app
+    or retriever, worth a retry)."""
+    if isinstance(rows, Dataset):
+        return list(await asyncio.gather(*(_outcomes(m, rows, ctx) for m in metrics)))
+    positions = [i for i, row in enumerate(rows) if isinstance(row, Row)]
+    ready = Dataset([row for row in rows if isinstance(row, Row)])
     per_metric = await asyncio.gather(*(_outcomes(m, ready, ctx) for m in metrics))
-    ctx.advance((len(rows) - len(ready)) * len(metrics))
-    out: list[list[MetricOutcome]] = []
-    for outcomes in per_metric:
-        scored = iter(outcomes)
-        out.append(
-            [
-                next(scored) if isinstance(row, Row) else MetricOutcome.failed(row, "upstream")
-                for row in rows
-            ]
-        )
-    return out
+    failures = {i: str(row) for i, row in enumerate(rows) if not isinstance(row, Row)}
+    if not failures:
+        return list(per_metric)
+    ctx.advance(len(failures) * len(metrics))
+    return [results.spread(positions, len(rows), failures) for results in per_metric]
 
 
 async def aevaluate(
@@ -273,54 +289,44 @@ async def aevaluate(
     before = usage_snapshot(judge)
     started = time.perf_counter()
     try:
-        produced: list[Row | str] = list(prepared)
+        produced: Dataset | list[Row | str] = prepared
         if target is not None:
             counter = options.get("on_target_progress") or (lambda _n: None)
-            produced = await target.produce(prepared, ctx, counter)
+            produced = await target.produce(list(prepared), ctx, counter)
         per_metric = await score_rows(resolved, produced, ctx)
     finally:  # connections belong to this event loop; clients reopen on their next use
         for client in (judge, embedder, target):
             aclose = getattr(client, "aclose", None)
             if aclose is not None:
                 await aclose()
-    records = build_records(prepared, resolved, per_metric)
     seconds = time.perf_counter() - started
     fatal = getattr(judge, "fatal", None)
     if fatal:
         raise JudgeError(fatal)
     usage = usage_since(judge, before, ctx)
-    names = [m.metric_name for m in resolved]
     label = None if target is None else target.label
-    return EvaluationReport(records, names, len(prepared), seconds, usage, target=label)
+    return EvaluationReport.from_columns(prepared, per_metric, seconds, usage, target=label)
 
 
 def build_records(
-    rows: Sequence[Row],
+    rows: Dataset | Sequence[Row],
     metrics: Sequence[EvaluationMetric[Any, Any]],
-    per_metric: Sequence[Sequence[MetricOutcome]],
+    per_metric: Sequence[ResultColumns],
     indices: Sequence[int] | None = None,
 ) -> list[ResultRecord]:
-    raws = [row.to_raw() for row in rows]
-    return [
-        ResultRecord(
-            row_index=i if indices is None else indices[i],
-            metric_name=metric.metric_name,
-            score=outcome.score,
-            passing=outcome.passing,
-            feedback=outcome.feedback,
-            error=outcome.error if outcome.score is None else None,
-            error_kind=outcome.error_kind if outcome.score is None else None,
-            prediction=outcome.prediction,
-            contexts=outcome.contexts,
-            prediction_cost=outcome.cost,
-            query=rows[i].query,
-            raw_dataset=raws[i],
-            cost=outcome.usage,
-        )
-        for i in range(len(rows))
-        for metric, outcomes in zip(metrics, per_metric, strict=True)
-        for outcome in (outcomes[i],)
-    ]
+    """Records row by row from each metric's result columns; ``indices`` are the rows'
+    places in the run (default: their positions). A row's results share one raw dict."""
+    table = Dataset.of(rows)
+    queries = table.column("query")
+    records: list[ResultRecord] = []
+    for i in range(len(table)):
+        raw = table.raw(i)
+        row_index = i if indices is None else indices[i]
+        for metric, results in zip(metrics, per_metric, strict=True):
+            record = results.record(i, row_index, queries[i], raw)
+            record.metric_name = metric.metric_name
+            records.append(record)
+    return records
 
 
 def usage_snapshot(judge: Any) -> Usage | None:

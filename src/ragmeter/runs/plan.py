@@ -32,7 +32,7 @@ class RunPlan:
     """A run ready to execute. ``rows`` are checked and have their doc names resolved."""
 
     spec: RunSpec
-    rows: list[Row]
+    rows: Sequence[Row]
     metrics: list[EvaluationMetric[Any, Any]]
     target: Target | None
     judge: Any
