@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from itertools import repeat
 
 import numpy as np
 
@@ -47,9 +46,9 @@ def judge_exact(
 ) -> Judgements:
     """Relevance by equality (ids, or texts from the same space) for all rows.
 
-    One C-level pass per row: ``pending.pop(item, 0)`` yields 1 the first time a relevant
-    item appears and removes it, so a repeat later in the list yields 0. Each row's dict is
-    built right before use, while it is in cache.
+    Per row, C-level passes only: the relevant set intersected with the retrieved list finds
+    the hits, and ``list.index`` each hit's first (best) rank; a repeat later in the list is
+    not credited. Retrieved items that are not relevant (most of them) cost one set lookup.
     """
     rows = len(retrieved)
     if len(relevant) != rows:
@@ -57,15 +56,21 @@ def judge_exact(
     lengths = np.fromiter(map(len, retrieved), dtype=np.int64, count=rows)
     counts: list[int] = []
     count = counts.append
-    mask = bytearray()
-    extend = mask.extend
-    zeros = repeat(0)
-    for ret, rel in zip(retrieved, relevant, strict=True):
-        pending = dict.fromkeys(rel, 1)
-        count(len(pending))
-        extend(map(pending.pop, ret, zeros))
-    flat = np.frombuffer(mask, dtype=bool)
-    return _pack(flat, lengths, np.array(counts, dtype=np.int64))
+    hit_rows: list[int] = []
+    hit_ranks: list[int] = []
+    for row, (ret, rel) in enumerate(zip(retrieved, relevant, strict=True)):
+        wanted = set(rel)
+        count(len(wanted))
+        found = wanted.intersection(ret)
+        if found:
+            if not isinstance(ret, list | tuple):  # an array, say: no C-level index
+                ret = list(ret)
+            hit_ranks.extend(map(ret.index, found))
+            hit_rows.extend([row] * len(found))
+    width = int(lengths.max()) if rows else 0
+    matrix = np.zeros((rows, width), dtype=bool)
+    matrix[hit_rows, hit_ranks] = True
+    return Judgements(matrix, lengths, np.array(counts, dtype=np.int64))
 
 
 _TOKEN = re.compile(
