@@ -68,9 +68,15 @@ def _outcome(load: Any) -> Any:
         return ("error", str(exc), exc.row, exc.field)
 
 
+_odd = st.sampled_from([{"query": "q", 1: "x"}, ["query"], "q", {"query": "q", "answer": None}])
+
+
 @settings(max_examples=400, deadline=None)
 @given(
-    raws=st.lists(st.one_of(_row, st.just({"query": "fine", "retrieved_ids": ["a"]})), max_size=6),
+    raws=st.lists(
+        st.one_of(_row, _row, _odd, st.just({"query": "fine", "retrieved_ids": ["a"]})),
+        max_size=6,
+    ),
     depth=st.sampled_from([3, 4, 64]),
 )
 def test_the_column_check_agrees_with_the_per_row_check(raws: list[Any], depth: int) -> None:

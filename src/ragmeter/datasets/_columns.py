@@ -92,6 +92,8 @@ def _columns(raws: Sequence[Any], max_depth: int) -> tuple[dict[str, list[Any]],
         if field in named:
             values = list(map(dict.get, raws, repeat(named[field])))
             doubtful.update(_check(field, values, max_depth))
+            if field == "metadata":  # an empty one is the column's None, as absent
+                values = [v if v else None for v in values]
             columns[field] = values
     doubtful.update(_misaligned(columns))
     if unknown:
@@ -116,14 +118,15 @@ def _check(field: str, values: list[Any], max_depth: int) -> list[int]:
         return _bad_metadata(values, max_depth)
     bad = [] if kinds <= allowed else [i for i, v in enumerate(values) if type(v) not in allowed]
     if list in kinds:
-        bad += _not_all_text(values)
+        bad += _not_all_text(values, only_lists=kinds == {list})
     return bad
 
 
-def _not_all_text(values: list[Any]) -> list[int]:
+def _not_all_text(values: list[Any], only_lists: bool) -> list[int]:
     """Rows holding a list with an item that is not a string (one C-speed join a row)."""
+    lists = values if only_lists else (v for v in values if type(v) is list)
     try:
-        deque(map("".join, (v for v in values if type(v) is list)), maxlen=0)
+        deque(map("".join, lists), maxlen=0)
     except TypeError:
         return [
             i

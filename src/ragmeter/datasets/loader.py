@@ -295,8 +295,10 @@ def _is_dataframe(obj: Any) -> bool:
 
 def _plain(value: Any) -> Any:
     """Turn numpy/pandas values into plain Python ones; missing values into None."""
-    if value is None:
-        return None
+    if value is None or type(value) is str:
+        return value
+    if type(value) is list and _all_text(value):
+        return value  # already plain: a list of strings, as most list cells are
     if hasattr(value, "tolist") and not isinstance(value, str):
         return _plain(value.tolist())
     if isinstance(value, list | tuple):
@@ -308,6 +310,15 @@ def _plain(value: Any) -> Any:
     if type(value).__name__ in {"NAType", "NaTType"}:
         return None
     return value
+
+
+def _all_text(values: list[Any]) -> bool:
+    """Whether a list holds only strings (one C-speed join)."""
+    try:
+        "".join(values)
+    except TypeError:
+        return False
+    return True
 
 
 def _dataframe_records(frame: pd.DataFrame) -> Iterator[tuple[int, Any]]:
