@@ -86,6 +86,10 @@ def test_a_target_failure_is_an_upstream_null_among_scored_rows() -> None:
     assert mrr.score_list() == [0.5, None, None]
     assert mrr.reason(1) == ("app 'x' failed: timeout", "upstream")
     assert mrr.reason(2)[1] == "input"
+    filled = load_dataset([ROWS[0], {"query": "x"}, ROWS[1]])  # a target's columns
+    again = asyncio.run(score_rows(metrics, filled, ctx, {1: "app 'x' failed: timeout"}))
+    assert [c.score_list() for c in again] == [c.score_list() for c in per_metric]
+    assert again[1].reason(1) == mrr.reason(1)
     records = build_records([dataset[0], dataset[0], dataset[1]], metrics, per_metric, [5, 6, 7])
     assert [r.row_index for r in records] == [5, 5, 6, 6, 7, 7]
     assert records[2].error_kind == "upstream" and records[2].prediction is None

@@ -153,6 +153,12 @@ class Dataset(Sequence[Row]):
         merged = {**self._columns, **columns}
         return Dataset.from_columns(merged, self._length, self.source, self._lines or ())
 
+    def take(self, indices: Sequence[int]) -> Dataset:
+        """The rows at ``indices``, in that order (new column lists; values shared)."""
+        columns = {name: [values[i] for i in indices] for name, values in self._columns.items()}
+        lines = [self._lines[i] for i in indices] if self._lines is not None else ()
+        return Dataset.from_columns(columns, len(indices), self.source, lines)
+
     @property
     def lines(self) -> list[int | None]:
         """The source line of each row (None where unknown)."""

@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypedDict, Unpack
 
 from ragmeter._sync import run_sync
@@ -231,20 +231,24 @@ async def score_rows(
     metrics: Sequence[EvaluationMetric[Any, Any]],
     rows: Dataset | Sequence[Row | str],
     ctx: EvaluationContext,
+    failures: Mapping[int, str] | None = None,
 ) -> list[ResultColumns]:
     """Each metric's results over ``rows``, as columns in row order. A row the target failed
-    (a reason string) fails every metric with that reason, as an upstream failure (the app
-    or retriever, worth a retry)."""
+    (a reason string in ``rows``, or in ``failures`` by row) fails every metric with that
+    reason, as an upstream failure (the app or retriever, worth a retry)."""
     if isinstance(rows, Dataset):
-        return list(await asyncio.gather(*(_outcomes(m, rows, ctx) for m in metrics)))
-    positions = [i for i, row in enumerate(rows) if isinstance(row, Row)]
-    ready = Dataset([row for row in rows if isinstance(row, Row)])
+        failed = dict(failures or {})
+        positions = [i for i in range(len(rows)) if i not in failed]
+        ready = rows.take(positions) if failed else rows
+    else:
+        failed = {i: str(row) for i, row in enumerate(rows) if not isinstance(row, Row)}
+        positions = [i for i, row in enumerate(rows) if isinstance(row, Row)]
+        ready = Dataset([row for row in rows if isinstance(row, Row)])
     per_metric = await asyncio.gather(*(_outcomes(m, ready, ctx) for m in metrics))
-    failures = {i: str(row) for i, row in enumerate(rows) if not isinstance(row, Row)}
-    if not failures:
+    if not failed:
         return list(per_metric)
-    ctx.advance(len(failures) * len(metrics))
-    return [results.spread(positions, len(rows), failures) for results in per_metric]
+    ctx.advance(len(failed) * len(metrics))
+    return [results.spread(positions, len(rows), failed) for results in per_metric]
 
 
 async def aevaluate(
