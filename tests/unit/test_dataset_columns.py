@@ -167,3 +167,12 @@ def test_evaluate_reads_columns_and_agrees_with_the_per_row_path() -> None:
             b.contexts,
             b.raw_dataset,
         )
+
+
+def test_unknown_fields_are_kept_per_row_in_order_however_many_names() -> None:
+    rows: list[dict[str, Any]] = [{"query": f"q{i}", f"field_{i}": i} for i in range(2000)]
+    rows.append({"zeta": 1, "query": "last", "alpha": {"k": [1]}})
+    dataset = load_dataset(rows)
+    assert dataset[7].extra == {"field_7": 7}
+    assert list(dataset[-1].extra) == ["zeta", "alpha"]
+    assert dataset.raw(2000) == {"query": "last", "zeta": 1, "alpha": {"k": [1]}}

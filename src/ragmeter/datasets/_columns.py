@@ -21,7 +21,6 @@ from ragmeter.datasets.table import FIELDS, Dataset
 __all__ = ["dataset_from_raws"]
 
 _NONE = type(None)
-_ABSENT = object()
 _TEXT_FIELDS = ("reference", "response")
 
 
@@ -97,7 +96,7 @@ def _columns(raws: Sequence[Any], max_depth: int) -> tuple[dict[str, list[Any]],
             columns[field] = values
     doubtful.update(_misaligned(columns))
     if unknown:
-        columns["extra"] = _extra(raws, sorted(unknown), max_depth, doubtful)
+        columns["extra"] = _extra(raws, frozenset(unknown), max_depth, doubtful)
     return columns, doubtful
 
 
@@ -152,27 +151,17 @@ def _bad_metadata(values: list[Any], max_depth: int) -> list[int]:
 
 
 def _extra(
-    raws: Sequence[Any], unknown: list[str], max_depth: int, doubtful: set[int]
+    raws: Sequence[Any], unknown: frozenset[str], max_depth: int, doubtful: set[int]
 ) -> list[Any]:
-    """The ``extra`` column: each row's unknown fields (None where it has none)."""
+    """The ``extra`` column: each row's unknown fields in its order (None where it has
+    none). One pass over each row's own fields, however many distinct names the rows use."""
     extra: list[Any] = [None] * len(raws)
-    for key in unknown:
-        for index, value in enumerate(map(dict.get, raws, repeat(key), repeat(_ABSENT))):
-            if value is _ABSENT:
-                continue
-            if not _nested_ok(value, max_depth):
+    for index, raw in enumerate(raws):
+        held = {key: value for key, value in raw.items() if key in unknown}
+        if held:
+            extra[index] = held
+            if not all(_nested_ok(value, max_depth) for value in held.values()):
                 doubtful.add(index)
-            held = extra[index]
-            if held is None:
-                extra[index] = {key: value}
-            else:
-                held[key] = value
-    if len(unknown) == 1:
-        return extra
-    for index, raw in enumerate(raws):  # unknown fields keep their order in the row
-        held = extra[index]
-        if held is not None and len(held) > 1:
-            extra[index] = {k: held[k] for k in raw if k in held}
     return extra
 
 
