@@ -9,7 +9,7 @@ cannot repeat a document) would have it.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,8 +47,8 @@ def judge_exact(
     """Relevance by equality (ids, or texts from the same space) for all rows.
 
     Per row, C-level passes only: the relevant set intersected with the retrieved list finds
-    the hits, and ``list.index`` each hit's first (best) rank; a repeat later in the list is
-    not credited. Retrieved items that are not relevant (most of them) cost one set lookup.
+    the hits, then each hit's first (best) rank; a repeat later in the list is not credited.
+    Retrieved items that are not relevant (most of them) cost one set lookup.
     """
     rows = len(retrieved)
     if len(relevant) != rows:
@@ -63,14 +63,25 @@ def judge_exact(
         count(len(wanted))
         found = wanted.intersection(ret)
         if found:
-            if not isinstance(ret, list | tuple):  # an array, say: no C-level index
-                ret = list(ret)
-            hit_ranks.extend(map(ret.index, found))
+            hit_ranks.extend(_first_ranks(ret, found))
             hit_rows.extend([row] * len(found))
     width = int(lengths.max()) if rows else 0
     matrix = np.zeros((rows, width), dtype=bool)
     matrix[hit_rows, hit_ranks] = True
     return Judgements(matrix, lengths, np.array(counts, dtype=np.int64))
+
+
+#: hits of a row found with ``list.index`` (each scans up to its rank); past this many, one
+#: pass over the row maps every item to its first rank, so a row costs its length, not more
+_INDEX_HITS = 8
+
+
+def _first_ranks(ret: Sequence[str], found: set[str]) -> Iterable[int]:
+    """The first rank of each of ``found`` (all of them are in ``ret``)."""
+    if len(found) <= _INDEX_HITS and isinstance(ret, list | tuple):
+        return map(ret.index, found)
+    first = dict(zip(reversed(ret), range(len(ret) - 1, -1, -1), strict=True))
+    return map(first.__getitem__, found)
 
 
 _TOKEN = re.compile(
