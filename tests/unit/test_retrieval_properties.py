@@ -122,3 +122,18 @@ def test_judge_matches_naive_reference_with_repeats(
         assert judgements.relevant[row, : len(ret)].tolist() == expected
         assert not judgements.relevant[row, len(ret) :].any()
         assert judgements.n_relevant[row] == len(set(rel))
+
+
+@given(
+    st.lists(st.lists(ids, min_size=9, max_size=40), min_size=1, max_size=4),
+    st.booleans(),
+)
+@settings(max_examples=200, deadline=None)
+def test_judge_with_many_hits_per_row_matches_naive_reference(
+    retrieved: list[list[str]], as_tuples: bool
+) -> None:
+    relevant = [[f"d{i}" for i in range(12)] for _ in retrieved]  # every id: many hits
+    given_lists = [tuple(r) for r in retrieved] if as_tuples else retrieved
+    judgements = judge_exact(given_lists, relevant)
+    for row, (ret, rel) in enumerate(zip(retrieved, relevant, strict=True)):
+        assert judgements.relevant[row, : len(ret)].tolist() == _naive_relevance(ret, rel)

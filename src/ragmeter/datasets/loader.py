@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import codecs
 import csv
+import itertools
 import json
 import math
 import os
@@ -17,16 +18,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from ragmeter.datasets._columns import dataset_from_raws
 from ragmeter.datasets.row import (
     FIELD_ALIASES,
     LIST_FIELDS,
     MAX_DEPTH,
     MAX_INT_DIGITS,
-    Row,
     TooLongNumber,
-    row_from_mapping,
 )
-from ragmeter.errors import DatasetError, LimitError
+from ragmeter.datasets.table import Dataset
+from ragmeter.errors import DatasetError, LimitError, RagmeterError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,33 +57,6 @@ class DatasetLimits:
 
     def setting(self, name: str) -> str:
         return f"{self.section} {name}" if self.section else ""
-
-
-class Dataset(Sequence[Row]):
-    """Validated rows in order, with the name of where they came from."""
-
-    def __init__(
-        self, rows: Sequence[Row], source: str = "<rows>", lines: Sequence[int | None] = ()
-    ) -> None:
-        self._rows = list(rows)
-        self.source = source
-        self._lines = list(lines) if lines else [None] * len(self._rows)
-
-    def line_of(self, index: int) -> int | None:
-        """The line of the source file that held row ``index``, when known."""
-        return self._lines[index]
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __iter__(self) -> Iterator[Row]:
-        return iter(self._rows)
-
-    def __getitem__(self, index: int) -> Row:  # type: ignore[override]
-        return self._rows[index]
-
-    def __repr__(self) -> str:
-        return f"Dataset({len(self)} rows from {self.source})"
 
 
 DatasetSource: TypeAlias = (
@@ -115,8 +89,7 @@ def load_dataset(
     if isinstance(source, Mapping):
         raise DatasetError("expected rows (a list of dicts), got a single dict")
     if isinstance(source, Iterable):
-        records = enumerate(source, start=1)
-        return _from_records(records, name or "<rows>", limits, lines=False)
+        return _from_list(source, name or "<rows>", limits)
     raise DatasetError(
         f"cannot load a dataset from {type(source).__name__}; give a path (.jsonl, .json, "
         ".csv, .parquet), a pandas DataFrame or a list of dicts"
@@ -126,29 +99,50 @@ def load_dataset(
 def _from_records(
     records: Iterable[tuple[int, Any]], source: str, limits: DatasetLimits, *, lines: bool = True
 ) -> Dataset:
-    rows: list[Row] = []
+    """Read every record, then check them all (a column at a time). When reading stops
+    early (invalid JSON, the row cap) the rows read before are checked first, so the first
+    problem in the file is the one named, as when rows were checked as they were read."""
+    raws: list[Any] = []
     numbers: list[int | None] = []
-    depth_setting = limits.setting("max_json_depth")
-    for index, (line, raw) in enumerate(records):
-        if limits.max_rows is not None and index >= limits.max_rows:
-            raise LimitError(
-                f"{source} holds more than {limits.max_rows} rows",
-                setting=limits.setting("max_rows") or "max_rows",
-                status=413,
-            )
-        number = line if lines else None
-        rows.append(
-            row_from_mapping(
-                raw,
-                index,
-                source=source,
-                line=number,
-                max_depth=limits.max_depth,
-                depth_setting=depth_setting,
-            )
-        )
-        numbers.append(number)
-    return Dataset(rows, source, numbers)
+    try:
+        for line, raw in records:
+            if limits.max_rows is not None and len(raws) >= limits.max_rows:
+                raise _too_many(source, limits)
+            raws.append(raw)
+            numbers.append(line)
+    except (RagmeterError, UnicodeDecodeError):
+        _check(raws, numbers if lines else None, source, limits)
+        raise
+    return _check(raws, numbers if lines else None, source, limits)
+
+
+def _from_list(rows: Iterable[Any], source: str, limits: DatasetLimits) -> Dataset:
+    """Rows given in memory (a list, or any iterable: read up to one past the row cap)."""
+    cap = limits.max_rows
+    if isinstance(rows, list):
+        raws = rows
+    else:
+        raws = list(rows if cap is None else itertools.islice(rows, cap + 1))
+    if cap is not None and len(raws) > cap:
+        _check(raws[:cap], None, source, limits)
+        raise _too_many(source, limits)
+    return _check(raws, None, source, limits)
+
+
+def _too_many(source: str, limits: DatasetLimits) -> LimitError:
+    return LimitError(
+        f"{source} holds more than {limits.max_rows} rows",
+        setting=limits.setting("max_rows") or "max_rows",
+        status=413,
+    )
+
+
+def _check(
+    raws: Sequence[Any], lines: Sequence[int | None] | None, source: str, limits: DatasetLimits
+) -> Dataset:
+    return dataset_from_raws(
+        raws, lines, source, limits.max_depth, limits.setting("max_json_depth")
+    )
 
 
 def _load_path(path: Path, name: str, limits: DatasetLimits) -> Dataset:
@@ -301,8 +295,10 @@ def _is_dataframe(obj: Any) -> bool:
 
 def _plain(value: Any) -> Any:
     """Turn numpy/pandas values into plain Python ones; missing values into None."""
-    if value is None:
-        return None
+    if value is None or type(value) is str:
+        return value
+    if type(value) is list and _all_text(value):
+        return value  # already plain: a list of strings, as most list cells are
     if hasattr(value, "tolist") and not isinstance(value, str):
         return _plain(value.tolist())
     if isinstance(value, list | tuple):
@@ -314,6 +310,15 @@ def _plain(value: Any) -> Any:
     if type(value).__name__ in {"NAType", "NaTType"}:
         return None
     return value
+
+
+def _all_text(values: list[Any]) -> bool:
+    """Whether a list holds only strings (one C-speed join)."""
+    try:
+        "".join(values)
+    except TypeError:
+        return False
+    return True
 
 
 def _dataframe_records(frame: pd.DataFrame) -> Iterator[tuple[int, Any]]:

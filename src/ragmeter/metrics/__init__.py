@@ -4,7 +4,6 @@ from ragmeter.metrics.base import (
     BaseEvaluationResult,
     EvaluationMetric,
     LLMEvaluationMetric,
-    MetricOutcome,
     RetrieverEvaluationMetric,
 )
 from ragmeter.metrics.context import EvaluationContext
@@ -49,7 +48,6 @@ __all__ = [
     "EvaluationMetric",
     "FaithfulnessMetric",
     "LLMEvaluationMetric",
-    "MetricOutcome",
     "MetricSpec",
     "PlannedMetric",
     "ResponseRelevancyMetric",

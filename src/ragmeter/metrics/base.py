@@ -7,24 +7,26 @@
     └── RetrieverEvaluationMetric    (prediction = the retrieved chunks)
 
 A subclass implements ``sync_compute`` (run off the event loop) or ``compute`` (async). Built-in
-metrics also implement ``compute_rows``, a batch path over all rows at once.
+metrics also implement ``compute_rows``, a batch path over all rows at once that reads the
+dataset's columns and returns its results as columns (``ResultColumns``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 from abc import ABC
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+import numpy as np
 
-from ragmeter.errors import ConfigError, ErrorKind, JudgeError, MetricError, error_kind
+from ragmeter.datasets import Dataset
+from ragmeter.errors import ConfigError, ErrorKind, JudgeError, MetricError
 from ragmeter.judge.base import Judge
 from ragmeter.judge.usage import Usage
 from ragmeter.prompts.templates import render_template, template_fields
+from ragmeter.reports.columns import ResultColumns
+from ragmeter.reports.record import BaseEvaluationResult
 
 if TYPE_CHECKING:
     from ragmeter.datasets import Row
@@ -34,91 +36,44 @@ __all__ = [
     "BaseEvaluationResult",
     "EvaluationMetric",
     "LLMEvaluationMetric",
-    "MetricOutcome",
     "RetrieverEvaluationMetric",
+    "put_result",
 ]
 
 P = TypeVar("P")
 C = TypeVar("C")
 
 
-class BaseEvaluationResult(BaseModel):
-    """What a metric returns for one row (DB-GPT's fields plus ``feedback``).
+def put_result(
+    results: ResultColumns, index: int, result: Any, null_kind: ErrorKind = "input"
+) -> None:
+    """Row ``index``'s result from a user metric's return value: NaN or no score becomes a
+    null with a reason. A deliberate null is ``null_kind`` (input: the metric could not score
+    the row; an LLM metric that could not read the judge's reply says upstream); NaN is a
+    metric bug."""
+    if not isinstance(result, BaseEvaluationResult):
+        reason = f"metric returned {type(result).__name__}, expected BaseEvaluationResult"
+        results.fail(index, reason, "metric")
+        return
+    score = result.score
+    results.put(
+        index,
+        None if score is None else float(score),
+        passing=result.passing,
+        feedback=result.feedback,
+        prediction=result.prediction,
+        contexts=result.contexts,
+        error=(result.feedback or "metric returned no score and gave no reason")
+        if score is None
+        else None,
+        error_kind=null_kind if score is None else None,
+    )
+    if result.prediction_cost:
+        results.cost[index] = result.prediction_cost
 
-    A ``score`` of ``None`` means "no score"; ``feedback`` should then say why.
-    """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    prediction: Any = None
-    contexts: Any = None
-    score: float | None = 0.0
-    passing: bool | None = None
-    metric_name: str | None = None
-    prediction_cost: int = 0
-    feedback: str | None = None
-
-
-@dataclass(slots=True)
-class MetricOutcome:
-    """One metric's verdict on one row, as the evaluation loop records it."""
-
-    score: float | None
-    passing: bool | None = None
-    feedback: str | None = None
-    error: str | None = None
-    prediction: Any = None
-    contexts: Any = None
-    cost: int = 0
-    #: judge usage charged to this result (requests, tokens, latency), if a judge was asked
-    usage: dict[str, float] | None = None
-    #: why ``score`` is null: upstream (retry may help), input (the row decides), metric (a bug)
-    error_kind: ErrorKind | None = None
-
-    @classmethod
-    def failed(cls, reason: str, kind: ErrorKind) -> MetricOutcome:
-        """A null score with its reason and what kind of failure it is."""
-        return cls(score=None, error=reason, error_kind=kind)
-
-    @classmethod
-    def raised(cls, exc: BaseException) -> MetricOutcome:
-        """A null score for an exception: upstream for a judge, embedder or network failure,
-        metric (a bug) for anything else."""
-        return cls.failed(f"{type(exc).__name__}: {exc}", error_kind(exc))
-
-    def charge(self, usage: Usage) -> None:
-        """Record the judge work this result cost (``cost`` dict and tokens)."""
-        self.usage = usage.to_dict()
-        self.cost = usage.tokens
-
-    @classmethod
-    def from_result(cls, result: Any, null_kind: ErrorKind = "input") -> MetricOutcome:
-        """Check a user metric's return value: NaN or no score becomes a null with a reason.
-        A deliberate null is ``null_kind`` (input: the metric could not score the row; an LLM
-        metric that could not read the judge's reply says upstream); NaN is a metric bug."""
-        if not isinstance(result, BaseEvaluationResult):
-            return cls.failed(
-                f"metric returned {type(result).__name__}, expected BaseEvaluationResult",
-                "metric",
-            )
-        score = result.score
-        error = None
-        kind: ErrorKind | None = None
-        if score is not None and not math.isfinite(score):
-            error, score, kind = f"metric returned a non-finite score ({score})", None, "metric"
-        elif score is None:
-            error = result.feedback or "metric returned no score and gave no reason"
-            kind = null_kind
-        return cls(
-            score=None if score is None else float(score),
-            passing=result.passing,
-            feedback=result.feedback,
-            error=error,
-            prediction=result.prediction,
-            contexts=result.contexts,
-            cost=result.prediction_cost,
-            error_kind=kind,
-        )
+def _defined_in(cls: type, name: str) -> type:
+    return next(c for c in cls.__mro__ if name in c.__dict__)
 
 
 class EvaluationMetric(ABC, Generic[P, C]):
@@ -185,33 +140,51 @@ class EvaluationMetric(ABC, Generic[P, C]):
         """What the row lacks for this metric (a field description), or None."""
         return None
 
+    def lacking(self, rows: Dataset) -> np.ndarray | None:
+        """``missing_fields`` for all rows at once, read from columns: a mask of the rows
+        that lack something (None: ask ``missing_fields`` row by row)."""
+        return np.zeros(len(rows), dtype=bool)
+
+    def first_lacking(self, rows: Dataset) -> int | None:
+        """The first row lacking what this metric needs, or None. Built-in metrics read
+        columns; a subclass with its own ``missing_fields`` is asked row by row."""
+        cls = type(self)
+        if issubclass(_defined_in(cls, "lacking"), _defined_in(cls, "missing_fields")):
+            mask = self.lacking(rows)
+            if mask is not None:
+                return int(mask.argmax()) if mask.any() else None
+        for index, row in enumerate(rows):
+            if self.missing_fields(row) is not None:
+                return index
+        return None
+
     def row_inputs(self, row: Row, ctx: EvaluationContext) -> tuple[Any, Any, str | None]:
         """The ``(prediction, contexts, query)`` this metric is given for a row."""
         raise NotImplementedError
 
     async def compute_rows(
-        self, rows: Sequence[Row], ctx: EvaluationContext
-    ) -> list[MetricOutcome]:
-        """Score all rows; the default calls ``compute`` per row, concurrently, failures as data."""
+        self, rows: Dataset | Iterable[Row], ctx: EvaluationContext
+    ) -> ResultColumns:
+        """Score all rows; the default calls ``compute`` per row, concurrently, failures as
+        data, each row's result going into the columns."""
+        table = Dataset.of(rows)
+        results = ResultColumns.empty(self.metric_name, len(table))
         semaphore = asyncio.Semaphore(ctx.max_concurrency)
 
-        async def one(row: Row) -> MetricOutcome:
+        async def one(index: int, row: Row) -> None:
             async with semaphore:
                 prediction, contexts, query = self.row_inputs(row, ctx)
                 try:
                     result = await self.compute(prediction, contexts, query)
                 except Exception as exc:  # a user metric's failure is that row's data
-                    outcome = MetricOutcome.raised(exc)
+                    results.raised(index, exc)
                 else:
-                    outcome = MetricOutcome.from_result(result)
-                if outcome.prediction is None:
-                    outcome.prediction = prediction
-                if outcome.contexts is None:
-                    outcome.contexts = contexts
+                    put_result(results, index, result)
+                results.default_inputs(index, prediction, contexts)
                 ctx.advance(1)
-                return outcome
 
-        return list(await asyncio.gather(*(one(row) for row in rows)))
+        await asyncio.gather(*(one(i, row) for i, row in enumerate(table)))
+        return results
 
 
 def overrides(obj: object, base: type, method: str) -> bool:
@@ -236,6 +209,10 @@ class RetrieverEvaluationMetric(EvaluationMetric[list[str], str]):
             hint = " (doc_name needs a knowledge space)" if row.doc_name is not None else ""
             return f"reference_contexts{hint}"
         return None
+
+    def lacking(self, rows: Dataset) -> np.ndarray | None:
+        mask: np.ndarray = rows.lacking("retrieved_contexts") | rows.lacking("reference_contexts")
+        return mask
 
     def row_inputs(self, row: Row, ctx: EvaluationContext) -> tuple[Any, Any, str | None]:
         retrieved = row.retrieved_contexts or []
@@ -288,6 +265,9 @@ class LLMEvaluationMetric(EvaluationMetric[str, str]):
 
     def missing_fields(self, row: Row) -> str | None:
         return "response" if row.response is None else None
+
+    def lacking(self, rows: Dataset) -> np.ndarray | None:
+        return rows.lacking("response")
 
     def row_inputs(self, row: Row, ctx: EvaluationContext) -> tuple[Any, Any, str | None]:
         return row.response, row.retrieved_contexts, row.query
@@ -355,15 +335,17 @@ class LLMEvaluationMetric(EvaluationMetric[str, str]):
         return None
 
     async def compute_rows(
-        self, rows: Sequence[Row], ctx: EvaluationContext
-    ) -> list[MetricOutcome]:
+        self, rows: Dataset | Iterable[Row], ctx: EvaluationContext
+    ) -> ResultColumns:
         self._evaluation_judge = ctx.judge  # per evaluation; never overrides self.judge
         if overrides(self, LLMEvaluationMetric, "compute"):
             return await super().compute_rows(rows, ctx)
         judge = self.judge_for(ctx)
+        table = Dataset.of(rows)
+        results = ResultColumns.empty(self.metric_name, len(table))
         semaphore = asyncio.Semaphore(ctx.max_concurrency)
 
-        async def one(row: Row) -> MetricOutcome:
+        async def one(index: int, row: Row) -> None:
             prediction, contexts, query = self.row_inputs(row, ctx)
             language = ctx.language_of(row)
             usage = Usage()
@@ -373,16 +355,15 @@ class LLMEvaluationMetric(EvaluationMetric[str, str]):
                     reply = await ask_text(judge, prompt, usage)
                     result = self._result(reply, prediction, contexts)
                     # no score read from the judge's reply: the judge's fault, worth a retry
-                    outcome = MetricOutcome.from_result(result, null_kind="upstream")
+                    put_result(results, index, result, null_kind="upstream")
                 except Exception as exc:  # the row's failure is data, with its reason
-                    outcome = MetricOutcome.raised(exc)
-            outcome.prediction = prediction if outcome.prediction is None else outcome.prediction
-            outcome.contexts = contexts if outcome.contexts is None else outcome.contexts
-            outcome.charge(usage)
+                    results.raised(index, exc)
+            results.default_inputs(index, prediction, contexts)
+            results.charge(index, usage.to_dict(), usage.tokens)
             ctx.advance(1)
-            return outcome
 
-        return list(await asyncio.gather(*(one(row) for row in rows)))
+        await asyncio.gather(*(one(i, row) for i, row in enumerate(table)))
+        return results
 
     def _parse_evaluate_response(self, response: str) -> Any:
         """Turn the judge's reply into a score (and optionally feedback)."""

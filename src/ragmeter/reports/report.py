@@ -1,66 +1,42 @@
-"""The result of an evaluation: one record per row x metric, with scores, summary and export."""
+"""The result of an evaluation: per metric, columns of results (records made when asked for),
+with scores, summary and export. A report read back from a store or a server is built from
+its records instead; both answer alike."""
 
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Iterator, Mapping
-from dataclasses import MISSING, asdict, dataclass
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from ragmeter.errors import NotFoundError
 from ragmeter.reports._bootstrap import bootstrap_mean_ci
+from ragmeter.reports.columns import ResultColumns
+from ragmeter.reports.record import ResultRecord, json_default
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["EvaluationReport", "MetricSummary", "ResultRecord", "json_default"]
+__all__ = ["EvaluationReport", "MetricSummary", "ResultRecord", "RowSource", "json_default"]
 
 MetricSummary = dict[str, float | int | None]
 
 
-@dataclass(slots=True)
-class ResultRecord:
-    """One row x one metric. ``score`` is null exactly when ``error`` says why."""
+class RowSource(Protocol):
+    """The rows a report's results are about (a ``Dataset``): queries and raw rows."""
 
-    row_index: int
-    metric_name: str
-    score: float | None
-    passing: bool | None
-    feedback: str | None
-    error: str | None
-    prediction: Any
-    contexts: Any
-    prediction_cost: int
-    query: str
-    raw_dataset: dict[str, Any]
-    #: judge usage charged to this result: requests, cached, tokens, latency_ms (None: no judge)
-    cost: dict[str, float] | None = None
-    #: why ``score`` is null: upstream (judge, embedder or app failed; a retry may help),
-    #: input (the row's data decides it) or metric (a bug); None for a score
-    error_kind: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_attributes(cls, source: Any) -> ResultRecord:
-        """A record from any object with the same attribute names (a stored result row, an
-        API result item); fields with a default may be missing (an older server's item)."""
-        values: dict[str, Any] = {}
-        for name, spec in cls.__dataclass_fields__.items():
-            if spec.default is MISSING:
-                values[name] = getattr(source, name)
-            else:
-                values[name] = getattr(source, name, spec.default)
-        return cls(**values)
+    def __len__(self) -> int: ...
+    def column(self, name: str) -> Sequence[Any]: ...
+    def raw(self, index: int) -> dict[str, Any]: ...
 
 
 class EvaluationReport:
-    """Results of ``evaluate``: ``scores``, ``summary``, ``to_pandas``, ``to_jsonl``."""
+    """Results of ``evaluate``: ``scores``, ``summary``, ``to_pandas``, ``to_jsonl``.
+
+    Iteration, ``results`` and the exports go row by row (every metric of row 0, then row 1).
+    """
 
     def __init__(
         self,
@@ -71,7 +47,40 @@ class EvaluationReport:
         usage: dict[str, float] | None = None,
         target: str | None = None,
     ) -> None:
-        self._records = records
+        self._set(metric_names, rows, seconds, usage, target)
+        self._records: list[ResultRecord] | None = records
+        self._table: RowSource | None = None
+        self._columns: dict[str, ResultColumns] = {}
+        self._by_metric: dict[str, list[ResultRecord]] = {name: [] for name in metric_names}
+        for record in records:
+            self._by_metric[record.metric_name].append(record)
+
+    @classmethod
+    def from_columns(
+        cls,
+        rows: RowSource,
+        columns: Sequence[ResultColumns],
+        seconds: float,
+        usage: dict[str, float] | None = None,
+        target: str | None = None,
+    ) -> EvaluationReport:
+        """A report over ``rows`` from each metric's result columns (in metric order)."""
+        report = cls.__new__(cls)
+        report._set([c.metric_name for c in columns], len(rows), seconds, usage, target)
+        report._records = None
+        report._table = rows
+        report._columns = {c.metric_name: c for c in columns}
+        report._by_metric = {}
+        return report
+
+    def _set(
+        self,
+        metric_names: list[str],
+        rows: int,
+        seconds: float,
+        usage: dict[str, float] | None,
+        target: str | None,
+    ) -> None:
         #: what produced the predictions (a retriever, an app), if not the rows themselves
         self.target = target
         #: what the run cost the judge and the embedder (None when no judge was used)
@@ -81,15 +90,30 @@ class EvaluationReport:
         self.seconds = seconds
         #: the stored run these results belong to (None: kept in memory only)
         self.run_id: str | None = None
-        self._by_metric: dict[str, list[ResultRecord]] = {name: [] for name in metric_names}
-        for record in records:
-            self._by_metric[record.metric_name].append(record)
+
+    # -- records, made from the columns when asked for -------------------------------------
+
+    def _record(self, columns: ResultColumns, index: int, raw: dict[str, Any]) -> ResultRecord:
+        assert self._table is not None  # only called on a report made from columns
+        return columns.record(index, index, self._table.column("query")[index], raw)
 
     def __iter__(self) -> Iterator[ResultRecord]:
-        return iter(self._records)
+        if self._records is not None:
+            return iter(self._records)
+        return self._iter_columns()
+
+    def _iter_columns(self) -> Iterator[ResultRecord]:
+        assert self._table is not None
+        columns = list(self._columns.values())
+        for index in range(self.rows):
+            raw = self._table.raw(index)  # one dict per row, shared by its results
+            for metric in columns:
+                yield self._record(metric, index, raw)
 
     def __len__(self) -> int:
-        return len(self._records)
+        if self._records is not None:
+            return len(self._records)
+        return self.rows * len(self._columns)
 
     def __repr__(self) -> str:
         return f"EvaluationReport({self.rows} rows x {len(self.metric_names)} metrics)"
@@ -97,24 +121,58 @@ class EvaluationReport:
     def results(self, metric_name: str | None = None) -> list[ResultRecord]:
         """Records of one metric in row order, or all records (row by row)."""
         if metric_name is None:
-            return list(self._records)
-        return list(self._metric(metric_name))
+            return list(self)
+        if self._records is not None:
+            return list(self._metric_records(metric_name))
+        columns = self._metric_columns(metric_name)
+        assert self._table is not None
+        return [self._record(columns, i, self._table.raw(i)) for i in range(self.rows)]
 
-    def _metric(self, metric_name: str) -> list[ResultRecord]:
+    def _unknown(self, metric_name: str) -> NotFoundError:
+        return NotFoundError(
+            f"no metric '{metric_name}' in this report; it has: {', '.join(self.metric_names)}"
+        )
+
+    def _metric_records(self, metric_name: str) -> list[ResultRecord]:
         try:
             return self._by_metric[metric_name]
         except KeyError:
-            raise NotFoundError(
-                f"no metric '{metric_name}' in this report; it has: {', '.join(self.metric_names)}"
-            ) from None
+            raise self._unknown(metric_name) from None
+
+    def _metric_columns(self, metric_name: str) -> ResultColumns:
+        try:
+            return self._columns[metric_name]
+        except KeyError:
+            raise self._unknown(metric_name) from None
 
     def scores(self, metric_name: str) -> list[float | None]:
         """One score per row, in row order; None where the metric gave no score."""
-        return [r.score for r in self._metric(metric_name)]
+        if self._records is not None:
+            return [r.score for r in self._metric_records(metric_name)]
+        return self._metric_columns(metric_name).score_list()
+
+    def _score_array(self, metric_name: str) -> np.ndarray:
+        """Scores as float64, NaN where there is none."""
+        if self._records is not None:
+            scores = self.scores(metric_name)
+            return np.array([np.nan if s is None else s for s in scores], dtype=np.float64)
+        return self._metric_columns(metric_name).scores
 
     def errors(self, metric_name: str | None = None) -> list[ResultRecord]:
         """Records with a null score (each carries its reason in ``error``)."""
-        return [r for r in self.results(metric_name) if r.score is None]
+        if self._records is not None:
+            return [r for r in self.results(metric_name) if r.score is None]
+        assert self._table is not None
+        names = self.metric_names if metric_name is None else [metric_name]
+        found = sorted(
+            (int(i), position)
+            for position, name in enumerate(names)
+            for i in self._metric_columns(name).null_rows()
+        )
+        return [
+            self._record(self._columns[names[position]], i, self._table.raw(i))
+            for i, position in found
+        ]
 
     def summary(
         self, *, confidence: float = 0.95, resamples: int = 1000
@@ -125,9 +183,9 @@ class EvaluationReport:
         """
         out: dict[str, MetricSummary] = {}
         for name in self.metric_names:
-            scores = [s for s in self.scores(name) if s is not None]
-            values = np.asarray(scores, dtype=np.float64)
-            nulls = len(self._by_metric[name]) - len(scores)
+            scores = self._score_array(name)
+            values = scores[~np.isnan(scores)]
+            nulls = len(scores) - len(values)
             if len(values) == 0:
                 out[name] = {
                     "mean": None,
@@ -148,11 +206,45 @@ class EvaluationReport:
         return out
 
     def to_pandas(self) -> pd.DataFrame:
-        """One DataFrame row per row x metric, with the record fields as columns."""
+        """One DataFrame row per row x metric (row by row), with the record fields as
+        columns."""
         import pandas as pd
 
-        columns = list(ResultRecord.__dataclass_fields__)
-        return pd.DataFrame([r.to_dict() for r in self._records], columns=columns)
+        fields = list(ResultRecord.__dataclass_fields__)
+        if self._records is not None:
+            return pd.DataFrame([r.to_dict() for r in self._records], columns=fields)
+        return pd.DataFrame(self._column_lists(), columns=fields)
+
+    def _column_lists(self) -> dict[str, list[Any]]:
+        """Each record field as one list in record order, read straight from the columns."""
+        assert self._table is not None
+        metrics = list(self._columns.values())
+        width, rows = len(metrics), range(self.rows)
+        queries = self._table.column("query")
+
+        def interleave(per_metric: list[list[Any]]) -> list[Any]:
+            return [value for values in zip(*per_metric, strict=True) for value in values]
+
+        reasons = [[_reason_of(m, i) for i in rows] for m in metrics]
+        return {
+            "row_index": [i for i in rows for _ in range(width)],
+            "metric_name": [m.metric_name for m in metrics] * self.rows,
+            "score": interleave([m.score_list() for m in metrics]),
+            "passing": interleave([[m.passing.get(i) for i in rows] for m in metrics]),
+            "feedback": interleave([[m.feedback.get(i) for i in rows] for m in metrics]),
+            "error": interleave([[r[0] for r in found] for found in reasons]),
+            "prediction": interleave([[m.prediction_of(i) for i in rows] for m in metrics]),
+            "contexts": interleave([[m.contexts_of(i) for i in rows] for m in metrics]),
+            "prediction_cost": interleave([[m.cost.get(i, 0) for i in rows] for m in metrics]),
+            "query": [queries[i] for i in rows for _ in range(width)],
+            "raw_dataset": [raw for raw in self._table_raws() for _ in range(width)],
+            "cost": interleave([[m.usage.get(i) for i in rows] for m in metrics]),
+            "error_kind": interleave([[r[1] for r in found] for found in reasons]),
+        }
+
+    def _table_raws(self) -> Iterator[dict[str, Any]]:
+        assert self._table is not None
+        return map(self._table.raw, range(self.rows))
 
     def to_jsonl(
         self,
@@ -166,19 +258,13 @@ class EvaluationReport:
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
         with target.open("a" if append else "w", encoding="utf-8") as handle:
-            for record in self._records:
+            for record in self:
                 line = {**extra, **record.to_dict()} if extra else record.to_dict()
                 handle.write(json.dumps(line, ensure_ascii=False, default=json_default))
                 handle.write("\n")
         return target
 
 
-def json_default(value: Any) -> Any:
-    """``json.dumps`` fallback: numpy scalars and arrays as numbers and lists, NaN as null."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+def _reason_of(columns: ResultColumns, index: int) -> tuple[str | None, str | None]:
+    """(error, error_kind) of a record: why it has no score, or (None, None)."""
+    return columns.reason(index) if columns.score(index) is None else (None, None)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterable
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 from pydantic import ValidationError
@@ -30,9 +29,10 @@ from ragmeter.runs.config import (
     SpaceTargetConfig,
     TargetConfig,
 )
-from ragmeter.runs.executor import MemorySink, Progress, execute_plan, execute_run
+from ragmeter.runs.executor import Progress, execute_plan, execute_run
 from ragmeter.runs.plan import Given, RunPlan, build_plan
 from ragmeter.runs.scoring import MetricLike, resolve_metrics
+from ragmeter.runs.sinks import MemorySink
 from ragmeter.runs.targets import Target
 
 if TYPE_CHECKING:
@@ -209,19 +209,12 @@ async def run_plan(
         if kb is None:
             sink = MemorySink()
             await execute_plan(plan, sink, progress=progress)
-            sink.records.sort(key=attrgetter("row_index"))
-            return _report(plan, sink.records, time.perf_counter() - started, sink.usage)
+            seconds = time.perf_counter() - started
+            label = getattr(plan.target, "label", None)
+            return sink.report(plan.rows, plan.metrics, seconds, label)
         return await _stored(plan, kb, name, progress, started)
     finally:  # connections belong to this event loop; clients reopen on their next use
         await plan.aclose()
-
-
-def _report(
-    plan: RunPlan, records: list[Any], seconds: float, usage: dict[str, float]
-) -> EvaluationReport:
-    names = [m.metric_name for m in plan.metrics]
-    label = getattr(plan.target, "label", None)
-    return EvaluationReport(records, names, len(plan.rows), seconds, usage, target=label)
 
 
 async def _stored(

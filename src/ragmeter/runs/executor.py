@@ -14,11 +14,10 @@ kernels."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from ragmeter._public import internal_reference
 from ragmeter.apps import AppError, AppPolicy
@@ -33,11 +32,10 @@ from ragmeter.errors import (
 from ragmeter.knowledge import KnowledgeBase
 from ragmeter.metrics import LLMEvaluationMetric
 from ragmeter.metrics.context import EmbeddingBatcher, EvaluationContext
-from ragmeter.reports import ResultRecord
-from ragmeter.reports.report import json_default
 from ragmeter.runs.config import EvaluationConfig
 from ragmeter.runs.plan import RunPlan, build_plan
-from ragmeter.runs.scoring import build_records, score_rows, usage_since, usage_snapshot
+from ragmeter.runs.scoring import score_rows, usage_since, usage_snapshot
+from ragmeter.runs.sinks import Budget, MemorySink, ScoredBatch, Sink, StoreSink
 from ragmeter.runs.store import RunState, RunStore, add_usage
 from ragmeter.runs.targets import AppTarget
 
@@ -68,48 +66,6 @@ class _Stopped(Exception):
     """The run is no longer running (cancelled or interrupted from elsewhere)."""
 
 
-class Sink(Protocol):
-    """Where finished rows go. Both calls run in a worker thread, never on the event loop."""
-
-    def commit(self, records: list[ResultRecord], usage: dict[str, float]) -> bool:
-        """Keep ``records`` (whole rows); whether the run is still running after it."""
-        ...
-
-    def running(self) -> bool:
-        """Whether the run is still running (not stopped by another process)."""
-        ...
-
-
-@dataclass
-class StoreSink:
-    """Rows committed to a stored run as they finish."""
-
-    runs: RunStore
-    run_id: str
-
-    def commit(self, records: list[ResultRecord], usage: dict[str, float]) -> bool:
-        return self.runs.commit_rows(self.run_id, records, usage) == "running"
-
-    def running(self) -> bool:
-        return self.runs.state(self.run_id) == "running"
-
-
-@dataclass
-class MemorySink:
-    """Rows kept in memory only (an evaluation that stores nothing)."""
-
-    records: list[ResultRecord] = field(default_factory=list)
-    usage: dict[str, float] = field(default_factory=dict)
-
-    def commit(self, records: list[ResultRecord], usage: dict[str, float]) -> bool:
-        self.records.extend(records)
-        self.usage = usage
-        return True
-
-    def running(self) -> bool:
-        return True
-
-
 @dataclass(frozen=True)
 class Progress:
     """Callbacks for a caller's progress bars: rows the target produced, and row x metric
@@ -138,11 +94,14 @@ def _context(
     return ctx
 
 
-def batch_rows(plan: RunPlan) -> int:
+def batch_rows(plan: RunPlan, whole: bool = False) -> int:
     """Rows per batch: one where a judge or an app answers (each row kept as it finishes),
-    else ``BATCH_ROWS`` (the metrics' kernels score many rows at once)."""
+    else ``BATCH_ROWS`` (the metrics' kernels score many rows at once), or every row when
+    nothing is stored (``whole``: no commit to make along the way)."""
     judged = any(isinstance(m, LLMEvaluationMetric) for m in plan.metrics)
-    return 1 if judged or isinstance(plan.target, AppTarget) else BATCH_ROWS
+    if judged or isinstance(plan.target, AppTarget):
+        return 1
+    return max(1, len(plan.rows)) if whole else BATCH_ROWS
 
 
 async def _steady(work: Awaitable[T]) -> T:
@@ -163,35 +122,32 @@ async def _prefetch_queries(plan: RunPlan, todo: list[int]) -> None:
     searcher = getattr(holder, "searcher", None)
     if searcher is None or getattr(holder, "retriever", "bm25") == "bm25" or not todo:
         return
-    await searcher.embed_queries([plan.rows[i].query for i in todo])
-
-
-def _by_row(records: list[ResultRecord]) -> list[list[ResultRecord]]:
-    """Records (row by row, as ``build_records`` gives them) grouped per row."""
-    rows: list[list[ResultRecord]] = []
-    last = None
-    for record in records:
-        if record.row_index != last:
-            rows.append([])
-            last = record.row_index
-        rows[-1].append(record)
-    return rows
+    column = getattr(plan.rows, "column", None)
+    queries = column("query") if column is not None else [row.query for row in plan.rows]
+    await searcher.embed_queries([queries[i] for i in todo])
 
 
 async def _score_batch(
     plan: RunPlan, indices: Sequence[int], batcher: EmbeddingBatcher, progress: Progress
-) -> list[list[ResultRecord]]:
-    """Rows produced by the target and scored by every metric; their records per row."""
+) -> ScoredBatch:
+    """Rows produced by the target and scored by every metric, as columns."""
     ctx = _context(plan, batcher, progress.results)
-    rows = [plan.rows[i] for i in indices]
-    produced: list[Any] = rows
+    whole = len(indices) == len(plan.rows) and (not indices or indices[-1] == len(indices) - 1)
+    rows = plan.rows if whole else _take(plan.rows, indices)
+    produced: Any = rows
     if plan.target is not None:
-        produced = await plan.target.produce(rows, ctx, progress.target or (lambda _n: None))
-    per_metric = await score_rows(plan.metrics, produced, ctx)
+        target_progress = progress.target or (lambda _n: None)
+        produced = await plan.target.produce(list(rows), ctx, target_progress)
+    columns = await score_rows(plan.metrics, produced, ctx)
     fatal = getattr(plan.judge, "fatal", None)
     if fatal:  # the rows were not judged: leave them for a resume
         raise JudgeError(fatal)
-    return _by_row(build_records(rows, plan.metrics, per_metric, indices=indices))
+    return ScoredBatch(list(indices), rows, columns)
+
+
+def _take(rows: Any, indices: Sequence[int]) -> Any:
+    take = getattr(rows, "take", None)
+    return take(list(indices)) if take is not None else [rows[i] for i in indices]
 
 
 async def _row_worker(
@@ -211,9 +167,10 @@ async def _row_worker(
         out.put_nowait(_WORKER_DONE)
 
 
-async def _commit(sink: Sink, records: list[ResultRecord], usage: dict[str, float]) -> bool:
-    """Keep finished rows (one transaction), off the event loop; whether still running."""
-    return await _steady(asyncio.to_thread(sink.commit, records, usage))
+async def _keep(sink: Sink, batches: list[ScoredBatch], usage: dict[str, float]) -> bool:
+    """Keep finished rows (one transaction), off the event loop; whether still running.
+    A ``LimitError`` when a row would not fit the sink's budget (rows before it kept)."""
+    return await _steady(asyncio.to_thread(sink.keep, batches, usage))
 
 
 async def _next_items(queue: asyncio.Queue[Any], sink: Sink) -> list[Any]:
@@ -241,99 +198,38 @@ class RunLimits:
     max_bytes: int | None = None
 
 
-def _stored_bytes(records: list[ResultRecord]) -> int:
-    """About what ``records`` take in the store: their predictions, contexts and rows (a
-    row shared by several results is measured once and counted for each)."""
-    sizes: dict[int, int] = {}
-    total = 0
-    for r in records:
-        key = id(r.raw_dataset)
-        if key not in sizes:
-            sizes[key] = len(json.dumps(r.raw_dataset, default=json_default))
-        total += sizes[key] + len(json.dumps([r.prediction, r.contexts], default=json_default))
-    return total
-
-
-class _Budget:
-    """Bytes one execution of a run may store (``max_run_mb``, None: no limit). A row is
-    stored only if it fits whole, so no row, however wide, takes the store past it."""
-
-    def __init__(self, max_bytes: int | None) -> None:
-        self.max_bytes = max_bytes
-        self.left = max_bytes
-        self.too_wide: int | None = None  # a row that alone passes the whole budget
-
-    def take(self, rows: list[list[ResultRecord]]) -> tuple[list[ResultRecord], bool]:
-        """The records of the leading rows that fit, and whether every row fitted."""
-        kept: list[ResultRecord] = []
-        for row in rows:
-            if self.left is not None:
-                size = _stored_bytes(row)
-                if size > self.left:
-                    if self.max_bytes is not None and size > self.max_bytes and row:
-                        self.too_wide = row[0].row_index
-                    return kept, False
-                self.left -= size
-            kept.extend(row)
-        return kept, True
-
-    def exceeded(self) -> LimitError:
-        megabytes = (self.max_bytes or 0) / 1_000_000
-        if self.too_wide is not None:
-            return LimitError(
-                f"row {self.too_wide} alone would store more than {megabytes:g} MB of results "
-                "(its texts are kept once per metric); shorten it or ask for fewer metrics",
-                setting="[server] max_run_mb",
-            )
-        return LimitError(
-            f"the run would store more than {megabytes:g} MB of results; fewer rows or metrics "
-            "per run, or resume it to go on",
-            setting="[server] max_run_mb",
-        )
-
-
 async def _commit_loop(
     sink: Sink,
     queue: asyncio.Queue[Any],
     workers: int,
     usage: Callable[[], dict[str, float]],
-    budget: _Budget,
 ) -> None:
-    """Commit rows as they finish until every worker is done; re-raise a worker's failure
-    once the rows finished before it are stored; ``_Stopped`` when the run stopped; a
-    ``LimitError`` (after storing the rows that fit) once a row would pass the budget."""
+    """Keep rows as they finish until every worker is done; re-raise a worker's failure
+    once the rows finished before it are kept; ``_Stopped`` when the run stopped; a
+    ``LimitError`` (after keeping the rows that fit) once a row would pass the budget."""
     while workers:
         items = await _next_items(queue, sink)
         workers -= sum(item is _WORKER_DONE for item in items)
-        rows = [row for item in items if isinstance(item, list) for row in item]
-        records, fitted = budget.take(rows)
-        if records and not await _commit(sink, records, usage()):
+        batches = [item for item in items if isinstance(item, ScoredBatch)]
+        if batches and not await _keep(sink, batches, usage()):
             raise _Stopped
-        if not fitted:
-            raise budget.exceeded()
         failures = [item for item in items if isinstance(item, BaseException)]
         if failures:
             raise failures[0]
 
 
-async def _keep_leftovers(
-    sink: Sink,
-    queue: asyncio.Queue[Any],
-    usage: dict[str, float],
-    budget: _Budget,
-) -> None:
-    """Rows scored but not yet stored when the run stopped: store those that fit the
-    budget (they cost work)."""
-    rows: list[list[ResultRecord]] = []
+async def _keep_leftovers(sink: Sink, queue: asyncio.Queue[Any], usage: dict[str, float]) -> None:
+    """Rows scored but not yet kept when the run stopped: keep those that fit the budget
+    (they cost work), and the run's final usage."""
+    batches: list[ScoredBatch] = []
     while not queue.empty():
         item = queue.get_nowait()
-        if isinstance(item, list):
-            rows.extend(item)
-    records, _ = budget.take(rows)
+        if isinstance(item, ScoredBatch):
+            batches.append(item)
     try:
-        await _commit(sink, records, usage)  # no records: the run's final usage
-    except StoreError:
-        log.exception("cannot store the last rows of a run")
+        await _keep(sink, batches, usage)
+    except (StoreError, LimitError):
+        log.exception("cannot keep the last rows of a run")
 
 
 def _batches(todo: Sequence[int], size: int) -> Iterator[Sequence[int]]:
@@ -365,17 +261,16 @@ async def execute_plan(
 
     await _prefetch_queries(plan, todo)
     queue: asyncio.Queue[Any] = asyncio.Queue()
-    size = batch_rows(plan)
+    size = batch_rows(plan, whole=isinstance(sink, MemorySink))
     feed = _batches(todo, size)
     count = min(plan.config.concurrency, -(-len(todo) // size))
     workers = [
         asyncio.create_task(_row_worker(plan, feed, batcher, queue, progress)) for _ in range(count)
     ]
-    budget = _Budget(limits.max_bytes)
     try:
         try:
             async with asyncio.timeout(limits.max_seconds):
-                await _commit_loop(sink, queue, count, usage, budget)
+                await _commit_loop(sink, queue, count, usage)
         except TimeoutError:
             hours = (limits.max_seconds or 0) / 3600
             raise LimitError(
@@ -386,7 +281,7 @@ async def execute_plan(
         for worker in workers:
             worker.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
-        await _keep_leftovers(sink, queue, usage(), budget)
+        await _keep_leftovers(sink, queue, usage())
 
 
 def _plan(runs: RunStore, kb: KnowledgeBase, run_id: str, policy: AppPolicy | None) -> RunPlan:
@@ -434,7 +329,7 @@ async def _execute(
         record = await asyncio.to_thread(runs.get, run_id)
         await execute_plan(
             plan,
-            StoreSink(runs, run_id),
+            StoreSink(runs, run_id, plan.metrics, Budget((limits or RunLimits()).max_bytes)),
             todo,
             base_usage=dict(record.usage or {}),
             limits=limits,

@@ -42,7 +42,7 @@ class RunPlan:
 
     config: EvaluationConfig
     dataset: Dataset
-    rows: list[Row]
+    rows: Sequence[Row]
     metrics: list[EvaluationMetric[Any, Any]]
     target: Target | None
     judge: Any

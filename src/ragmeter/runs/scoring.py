@@ -6,16 +6,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ragmeter.datasets import Dataset, Row
-from ragmeter.errors import ConfigError, DatasetError, MetricError
+from ragmeter.errors import ConfigError, DatasetError, MetricError, error_kind
 from ragmeter.judge.usage import Usage
-from ragmeter.metrics.base import EvaluationMetric, LLMEvaluationMetric, MetricOutcome
+from ragmeter.metrics.base import EvaluationMetric, LLMEvaluationMetric
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import create_metric
-from ragmeter.reports import ResultRecord
+from ragmeter.reports import ResultColumns, ResultRecord
 from ragmeter.runs.targets import RowFailure, Target
 
 __all__ = [
@@ -68,21 +68,28 @@ def resolve_metrics(
 def check_rows(
     dataset: Dataset,
     metrics: Sequence[EvaluationMetric[Any, Any]],
-    rows: Sequence[Row] | None = None,
+    rows: Dataset | Sequence[Row] | None = None,
 ) -> None:
     """Raise ``DatasetError`` for the first row lacking what a metric needs, before any work.
-    ``rows`` are the dataset's rows as a target will fill them, if not the dataset itself."""
-    for index, row in enumerate(dataset if rows is None else rows):
-        for metric in metrics:
-            missing = metric.missing_fields(row)
-            if missing is not None:
-                raise DatasetError(
-                    f"metric '{metric.metric_name}' needs {missing}, which this row lacks",
-                    row=index,
-                    field=missing.split()[0],
-                    source=dataset.source,
-                    line=dataset.line_of(index),
-                )
+    ``rows`` are the dataset's rows as a target will fill them, if not the dataset itself.
+    Built-in metrics check whole columns; the row found is then described row by row."""
+    table = dataset if rows is None else Dataset.of(rows)
+    first: tuple[int, EvaluationMetric[Any, Any]] | None = None
+    for metric in metrics:
+        index = metric.first_lacking(table)
+        if index is not None and (first is None or index < first[0]):
+            first = (index, metric)
+    if first is None:
+        return
+    index, metric = first
+    missing = metric.missing_fields(table[index]) or "a field"
+    raise DatasetError(
+        f"metric '{metric.metric_name}' needs {missing}, which this row lacks",
+        row=index,
+        field=missing.split()[0],
+        source=dataset.source,
+        line=dataset.line_of(index),
+    )
 
 
 _PLACEHOLDERS: dict[str, Any] = {
@@ -94,24 +101,34 @@ _PLACEHOLDERS: dict[str, Any] = {
 }
 
 
-def _preview(rows: Sequence[Row], provides: frozenset[str]) -> list[Row]:
+def _preview(rows: Dataset, provides: frozenset[str]) -> Dataset:
     """Rows as they will look once a target filled its fields (for checking them early)."""
-    update = {f: _PLACEHOLDERS[f] for f in provides if f in _PLACEHOLDERS}
-    return [row.model_copy(update=update) for row in rows]
+    return rows.with_columns(
+        {f: [_PLACEHOLDERS[f]] * len(rows) for f in provides if f in _PLACEHOLDERS}
+    )
 
 
 async def _outcomes(
-    metric: EvaluationMetric[Any, Any], rows: Sequence[Row], ctx: EvaluationContext
-) -> list[MetricOutcome]:
+    metric: EvaluationMetric[Any, Any], rows: Dataset, ctx: EvaluationContext
+) -> ResultColumns:
+    """One metric's results as columns; a metric that fails as a whole fails every row with
+    its reason, so nothing is lost."""
     try:
-        outcomes = await metric.compute_rows(rows, ctx)
-    except Exception as exc:  # the metric failed as a whole: every row says why, nothing is lost
+        results = await metric.compute_rows(rows, ctx)
+    except Exception as exc:  # the metric failed as a whole: every row says why
         ctx.advance(len(rows))
-        return [MetricOutcome.raised(exc) for _ in rows]
-    if len(outcomes) != len(rows):
-        reason = f"metric returned {len(outcomes)} results for {len(rows)} rows"
-        return [MetricOutcome.failed(reason, "metric") for _ in rows]
-    return outcomes
+        reason, kind = f"{type(exc).__name__}: {exc}", error_kind(exc)
+        return ResultColumns.failed(metric.metric_name, len(rows), reason, kind)
+    if not isinstance(results, ResultColumns) or len(results) != len(rows):
+        got = (
+            f"{len(results)} results"
+            if isinstance(results, ResultColumns)
+            else type(results).__name__
+        )
+        reason = f"metric returned {got} for {len(rows)} rows"
+        return ResultColumns.failed(metric.metric_name, len(rows), reason, "metric")
+    results.metric_name = metric.metric_name
+    return results
 
 
 def check_judge(judge: Any, metrics: Sequence[EvaluationMetric[Any, Any]], hint: str = "") -> None:
@@ -128,67 +145,60 @@ def check_judge(judge: Any, metrics: Sequence[EvaluationMetric[Any, Any]], hint:
 
 def prepare_rows(
     dataset: Dataset, metrics: Sequence[EvaluationMetric[Any, Any]], target: Target | None
-) -> list[Row]:
+) -> Dataset:
     """The rows as the target takes them (doc names resolved), checked against what every
     metric needs once the target has filled its fields."""
-    prepared = list(dataset) if target is None else target.prepare(dataset)
-    check_rows(
-        dataset, metrics, prepared if target is None else _preview(prepared, target.provides)
-    )
+    if target is None:
+        check_rows(dataset, metrics)
+        return dataset
+    prepared = Dataset(target.prepare(dataset), dataset.source, dataset.lines)
+    check_rows(dataset, metrics, _preview(prepared, target.provides))
     return prepared
 
 
 async def score_rows(
     metrics: Sequence[EvaluationMetric[Any, Any]],
-    rows: Sequence[Row | RowFailure],
+    rows: Dataset | Sequence[Row | RowFailure],
     ctx: EvaluationContext,
-) -> list[list[MetricOutcome]]:
-    """Outcomes per metric per row; a row the target failed (a ``RowFailure``) fails every
-    metric with that reason, as an upstream failure (the app or retriever, worth a retry)."""
-    ready = [row for row in rows if isinstance(row, Row)]
+    failures: Mapping[int, str] | None = None,
+) -> list[ResultColumns]:
+    """Each metric's results over ``rows``, as columns in row order. A row the target failed
+    (a ``RowFailure`` in ``rows``, or a reason in ``failures`` by row) fails every metric with that
+    reason, as an upstream failure (the app or retriever, worth a retry)."""
+    if isinstance(rows, Dataset):
+        failed = dict(failures or {})
+        positions = [i for i in range(len(rows)) if i not in failed]
+        ready = rows.take(positions) if failed else rows
+    else:
+        failed = {i: row.reason for i, row in enumerate(rows) if isinstance(row, RowFailure)}
+        positions = [i for i, row in enumerate(rows) if isinstance(row, Row)]
+        ready = Dataset([row for row in rows if isinstance(row, Row)])
     per_metric = await asyncio.gather(*(_outcomes(m, ready, ctx) for m in metrics))
-    ctx.advance((len(rows) - len(ready)) * len(metrics))
-    out: list[list[MetricOutcome]] = []
-    for outcomes in per_metric:
-        scored = iter(outcomes)
-        out.append(
-            [
-                next(scored)
-                if isinstance(row, Row)
-                else MetricOutcome.failed(row.reason, "upstream")
-                for row in rows
-            ]
-        )
-    return out
+    if not failed:
+        return list(per_metric)
+    ctx.advance(len(failed) * len(metrics))
+    return [results.spread(positions, len(rows), failed) for results in per_metric]
 
 
 def build_records(
-    rows: Sequence[Row],
+    rows: Dataset | Sequence[Row],
     metrics: Sequence[EvaluationMetric[Any, Any]],
-    per_metric: Sequence[Sequence[MetricOutcome]],
+    per_metric: Sequence[ResultColumns],
     indices: Sequence[int] | None = None,
 ) -> list[ResultRecord]:
-    raws = [row.to_raw() for row in rows]
-    return [
-        ResultRecord(
-            row_index=i if indices is None else indices[i],
-            metric_name=metric.metric_name,
-            score=outcome.score,
-            passing=outcome.passing,
-            feedback=outcome.feedback,
-            error=outcome.error if outcome.score is None else None,
-            error_kind=outcome.error_kind if outcome.score is None else None,
-            prediction=outcome.prediction,
-            contexts=outcome.contexts,
-            prediction_cost=outcome.cost,
-            query=rows[i].query,
-            raw_dataset=raws[i],
-            cost=outcome.usage,
-        )
-        for i in range(len(rows))
-        for metric, outcomes in zip(metrics, per_metric, strict=True)
-        for outcome in (outcomes[i],)
-    ]
+    """Records row by row from each metric's result columns; ``indices`` are the rows'
+    places in the run (default: their positions). A row's results share one raw dict."""
+    table = Dataset.of(rows)
+    queries = table.column("query")
+    records: list[ResultRecord] = []
+    for i in range(len(table)):
+        raw = table.raw(i)
+        row_index = i if indices is None else indices[i]
+        for metric, results in zip(metrics, per_metric, strict=True):
+            record = results.record(i, row_index, queries[i], raw)
+            record.metric_name = metric.metric_name
+            records.append(record)
+    return records
 
 
 def usage_snapshot(judge: Any) -> Usage | None:

@@ -6,17 +6,18 @@ from __future__ import annotations
 import asyncio
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ragmeter.datasets import Row
+from ragmeter.datasets import Dataset, Row
 from ragmeter.errors import JudgeError, error_kind
 from ragmeter.judge.plan import as_structured
 from ragmeter.judge.tasks import build_request
 from ragmeter.judge.usage import Usage
-from ragmeter.metrics.base import LLMEvaluationMetric, MetricOutcome
+from ragmeter.metrics.base import LLMEvaluationMetric
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import register_metric
+from ragmeter.reports.columns import ResultColumns
 
 __all__ = [
     "ANSWER_RELEVANCY_TEMPLATES",
@@ -168,12 +169,14 @@ class CriteriaMetric(LLMEvaluationMetric):
             self.metric_name = name
 
     async def compute_rows(
-        self, rows: Sequence[Row], ctx: EvaluationContext
-    ) -> list[MetricOutcome]:
+        self, rows: Dataset | Iterable[Row], ctx: EvaluationContext
+    ) -> ResultColumns:
         structured = as_structured(self.judge_for(ctx))
+        table = Dataset.of(rows)
+        results = ResultColumns.empty(self.metric_name, len(table))
         semaphore = asyncio.Semaphore(ctx.max_concurrency)
 
-        async def one(row: Row) -> MetricOutcome:
+        async def one(index: int, row: Row) -> None:
             inputs = {
                 "criteria": self.criteria,
                 "question": row.query,
@@ -191,17 +194,18 @@ class CriteriaMetric(LLMEvaluationMetric):
                     reason = (
                         str(exc) if isinstance(exc, JudgeError) else f"{type(exc).__name__}: {exc}"
                     )
-                    outcome = MetricOutcome.failed(reason, error_kind(exc))
+                    results.fail(index, reason, error_kind(exc))
                 else:
                     score = float(reply.score)
-                    outcome = MetricOutcome(
-                        score=score,
+                    results.put(
+                        index,
+                        score,
                         passing=score >= self.passing_score,
                         feedback=reply.reason or None,
                     )
-            outcome.prediction, outcome.contexts = row.response, row.retrieved_contexts
-            outcome.charge(usage)
+            results.place(index, row.response, row.retrieved_contexts)
+            results.charge(index, usage.to_dict(), usage.tokens)
             ctx.advance(1)
-            return outcome
 
-        return list(await asyncio.gather(*(one(row) for row in rows)))
+        await asyncio.gather(*(one(i, row) for i, row in enumerate(table)))
+        return results

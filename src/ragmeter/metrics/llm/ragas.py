@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ragmeter.datasets import Row
+from ragmeter.datasets import Dataset, Row
 from ragmeter.errors import MetricError
 from ragmeter.judge.plan import RowJudgement, TaskPlan
 from ragmeter.judge.usage import Usage
-from ragmeter.metrics.base import BaseEvaluationResult, LLMEvaluationMetric, MetricOutcome
+from ragmeter.metrics.base import BaseEvaluationResult, LLMEvaluationMetric
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import register_metric
+from ragmeter.reports.columns import ResultColumns
 
 __all__ = [
     "AnswerCorrectnessMetric",
@@ -115,35 +116,47 @@ class PlannedMetric(LLMEvaluationMetric):
         """(score, feedback) for one row; a None score needs a reason as feedback."""
         raise NotImplementedError
 
-    async def compute_rows(
-        self, rows: Sequence[Row], ctx: EvaluationContext
-    ) -> list[MetricOutcome]:
-        plan = _plan(ctx, self.judge_for(ctx))
+    def lacking(self, rows: Dataset) -> np.ndarray | None:
+        mask = np.zeros(len(rows), dtype=bool)
+        for name in self.needs:
+            if name == "response|reference":
+                mask |= rows.lacking("response") & rows.lacking("reference")
+            else:
+                mask |= rows.lacking(name)
+        return mask
 
-        async def one(index: int, row: Row) -> MetricOutcome:
+    async def compute_rows(
+        self, rows: Dataset | Iterable[Row], ctx: EvaluationContext
+    ) -> ResultColumns:
+        plan = _plan(ctx, self.judge_for(ctx))
+        table = Dataset.of(rows)
+        results = ResultColumns.empty(self.metric_name, len(table))
+
+        async def one(index: int, row: Row) -> None:
             judged = await plan.judgement(index, row)
             failure = judged.failure(self.tasks)
             if failure is not None:
-                outcome = MetricOutcome.failed(*failure)
+                results.fail(index, *failure)
             else:
                 try:
                     score, feedback = await self.score(row, judged, ctx)
                 except Exception as exc:  # an embedding failure etc.: this row's data
-                    outcome = MetricOutcome.raised(exc)
+                    results.raised(index, exc)
                 else:  # a null from a usable judgement: the row's content decides it
-                    outcome = MetricOutcome(
-                        score=score,
+                    results.put(
+                        index,
+                        score,
                         feedback=feedback or None,
                         error=None if score is not None else feedback,
                         error_kind=None if score is not None else "input",
                     )
-            outcome.prediction = row.response
-            outcome.contexts = row.retrieved_contexts
-            outcome.charge(judged.cost.get(self.metric_name, Usage()))
+            results.place(index, row.response, row.retrieved_contexts)
+            usage = judged.cost.get(self.metric_name, Usage())
+            results.charge(index, usage.to_dict(), usage.tokens)
             ctx.advance(1)
-            return outcome
 
-        return list(await asyncio.gather(*(one(i, row) for i, row in enumerate(rows))))
+        await asyncio.gather(*(one(i, row) for i, row in enumerate(table)))
+        return results
 
 
 @register_metric("faithfulness")

@@ -9,9 +9,8 @@ cannot repeat a document) would have it.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import repeat
 
 import numpy as np
 
@@ -47,9 +46,9 @@ def judge_exact(
 ) -> Judgements:
     """Relevance by equality (ids, or texts from the same space) for all rows.
 
-    One C-level pass per row: ``pending.pop(item, 0)`` yields 1 the first time a relevant
-    item appears and removes it, so a repeat later in the list yields 0. Each row's dict is
-    built right before use, while it is in cache.
+    Per row, C-level passes only: the relevant set intersected with the retrieved list finds
+    the hits, then each hit's first (best) rank; a repeat later in the list is not credited.
+    Retrieved items that are not relevant (most of them) cost one set lookup.
     """
     rows = len(retrieved)
     if len(relevant) != rows:
@@ -57,15 +56,32 @@ def judge_exact(
     lengths = np.fromiter(map(len, retrieved), dtype=np.int64, count=rows)
     counts: list[int] = []
     count = counts.append
-    mask = bytearray()
-    extend = mask.extend
-    zeros = repeat(0)
-    for ret, rel in zip(retrieved, relevant, strict=True):
-        pending = dict.fromkeys(rel, 1)
-        count(len(pending))
-        extend(map(pending.pop, ret, zeros))
-    flat = np.frombuffer(mask, dtype=bool)
-    return _pack(flat, lengths, np.array(counts, dtype=np.int64))
+    hit_rows: list[int] = []
+    hit_ranks: list[int] = []
+    for row, (ret, rel) in enumerate(zip(retrieved, relevant, strict=True)):
+        wanted = set(rel)
+        count(len(wanted))
+        found = wanted.intersection(ret)
+        if found:
+            hit_ranks.extend(_first_ranks(ret, found))
+            hit_rows.extend([row] * len(found))
+    width = int(lengths.max()) if rows else 0
+    matrix = np.zeros((rows, width), dtype=bool)
+    matrix[hit_rows, hit_ranks] = True
+    return Judgements(matrix, lengths, np.array(counts, dtype=np.int64))
+
+
+#: hits of a row found with ``list.index`` (each scans up to its rank); past this many, one
+#: pass over the row maps every item to its first rank, so a row costs its length, not more
+_INDEX_HITS = 8
+
+
+def _first_ranks(ret: Sequence[str], found: set[str]) -> Iterable[int]:
+    """The first rank of each of ``found`` (all of them are in ``ret``)."""
+    if len(found) <= _INDEX_HITS and isinstance(ret, list | tuple):
+        return map(ret.index, found)
+    first = dict(zip(reversed(ret), range(len(ret) - 1, -1, -1), strict=True))
+    return map(first.__getitem__, found)
 
 
 _TOKEN = re.compile(

@@ -16,14 +16,15 @@ ranking metric is 0/0 there (trec_eval reports 0). A row with nothing retrieved 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, Literal
 
-from ragmeter.datasets import Row
+import numpy as np
+
+from ragmeter.datasets import Dataset, LazyColumn, Row
 from ragmeter.metrics.base import (
     BaseEvaluationResult,
     EvaluationMetric,
-    MetricOutcome,
     RetrieverEvaluationMetric,
     overrides,
 )
@@ -31,6 +32,7 @@ from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import register_metric
 from ragmeter.metrics.retrieval._judge import Judgements, judge_exact, judge_overlap
 from ragmeter.metrics.retrieval._kernels import KERNELS
+from ragmeter.reports.columns import ResultColumns
 
 __all__ = [
     "MATCH_MODES",
@@ -56,24 +58,42 @@ def _uses_ids(row: Row, match: str) -> bool:
     return match == "auto" and row.retrieved_ids is not None and row.reference_ids is not None
 
 
-def judge_rows(rows: Sequence[Row], match: str, threshold: float = 0.8) -> Judgements:
-    """Relevance of every row's retrieved list under a match mode, in one pass."""
+def _ids_mask(table: Dataset, match: str) -> np.ndarray:
+    """Which rows are matched by id: all under ``id``, those with both id lists under
+    ``auto``, none otherwise."""
+    if match == "id":
+        return np.ones(len(table), dtype=bool)
+    if match != "auto":
+        return np.zeros(len(table), dtype=bool)
+    mask: np.ndarray = ~(table.lacking("retrieved_ids") | table.lacking("reference_ids"))
+    return mask
+
+
+def _lists(table: Dataset, name: str) -> list[Any]:
+    """A list column with ``[]`` where a row lacks it."""
+    values = table.column(name)
+    return [v or [] for v in values] if table.lacking(name).any() else values
+
+
+def judge_rows(rows: Dataset | Iterable[Row], match: str, threshold: float = 0.8) -> Judgements:
+    """Relevance of every row's retrieved list under a match mode, in one pass over columns."""
+    table = Dataset.of(rows)
     if match == "overlap":
         return judge_overlap(
-            [r.retrieved_contexts or [] for r in rows],
-            [r.reference_contexts or [] for r in rows],
-            threshold,
+            _lists(table, "retrieved_contexts"), _lists(table, "reference_contexts"), threshold
         )
-    retrieved: list[list[str]] = []
-    relevant: list[list[str]] = []
-    for row in rows:
-        if _uses_ids(row, match):
-            retrieved.append(row.retrieved_ids or [])
-            relevant.append(row.reference_ids or [])
-        else:
-            retrieved.append(row.retrieved_contexts or [])
-            relevant.append(row.reference_contexts or [])
-    return judge_exact(retrieved, relevant)
+    ids = _ids_mask(table, match)
+    if ids.all():
+        return judge_exact(_lists(table, "retrieved_ids"), _lists(table, "reference_ids"))
+    texts = (_lists(table, "retrieved_contexts"), _lists(table, "reference_contexts"))
+    if not ids.any():
+        return judge_exact(*texts)
+    by_id = (_lists(table, "retrieved_ids"), _lists(table, "reference_ids"))
+    picked = [by_id if use else texts for use in ids.tolist()]
+    return judge_exact(
+        [side[0][i] for i, side in enumerate(picked)],
+        [side[1][i] for i, side in enumerate(picked)],
+    )
 
 
 class RankingMetric(RetrieverEvaluationMetric):
@@ -106,6 +126,14 @@ class RankingMetric(RetrieverEvaluationMetric):
             return f"{missing} (or retrieved_ids and reference_ids)"
         return missing
 
+    def lacking(self, rows: Dataset) -> np.ndarray | None:
+        by_id: np.ndarray = rows.lacking("retrieved_ids") | rows.lacking("reference_ids")
+        if self.match == "id":
+            return by_id
+        by_text = super().lacking(rows)
+        assert by_text is not None  # the retriever base reads columns
+        return by_text & by_id if self.match == "auto" else by_text
+
     def sync_compute(
         self,
         prediction: list[str],
@@ -127,45 +155,53 @@ class RankingMetric(RetrieverEvaluationMetric):
         return BaseEvaluationResult(prediction=prediction, contexts=contexts, score=score)
 
     async def compute_rows(
-        self, rows: Sequence[Row], ctx: EvaluationContext
-    ) -> list[MetricOutcome]:
-        """All rows at once; a user subclass that overrides a scoring method is called per row."""
+        self, rows: Dataset | Iterable[Row], ctx: EvaluationContext
+    ) -> ResultColumns:
+        """All rows at once, from columns; a user subclass that overrides a scoring method
+        is called per row."""
         if overrides(self, RankingMetric, "sync_compute") or overrides(
             self, EvaluationMetric, "compute"
         ):
             return await super().compute_rows(rows, ctx)
+        table = Dataset.of(rows)
         judgements = ctx.shared(
             ("judgements", self.match, self.threshold),
-            lambda: judge_rows(rows, self.match, self.threshold),
+            lambda: judge_rows(table, self.match, self.threshold),
         )
         k = self.effective_k(ctx)
-        scores = KERNELS[self.kernel](judgements, k).tolist()
-        outcomes = [
-            _outcome(score, row, k, _uses_ids(row, self.match))
-            for score, row in zip(scores, rows, strict=True)
-        ]
-        ctx.advance(len(rows))
-        return outcomes
-
-
-def _outcome(score: float, row: Row, k: int | None, ids: bool) -> MetricOutcome:
-    retrieved: Any = (
-        row.retrieved_ids if ids and row.retrieved_contexts is None else (row.retrieved_contexts)
-    )
-    references: Any = (
-        row.reference_ids if ids and row.reference_contexts is None else (row.reference_contexts)
-    )
-    if retrieved is not None and k is not None:
-        retrieved = retrieved[:k]
-    if score != score:  # NaN: no relevant item
-        return MetricOutcome(
-            score=None,
-            error=NO_RELEVANT_REASON,
-            prediction=retrieved,
-            contexts=references,
-            error_kind="input",
+        scores = KERNELS[self.kernel](judgements, k)
+        prediction, contexts = _scored_inputs(table, k, _ids_mask(table, self.match))
+        ctx.advance(len(table))
+        return ResultColumns(
+            self.metric_name,
+            scores,
+            null_reason=(NO_RELEVANT_REASON, "input"),
+            prediction=prediction,
+            contexts=contexts,
         )
-    return MetricOutcome(score=score, prediction=retrieved, contexts=references)
+
+
+def _scored_inputs(
+    table: Dataset, k: int | None, ids: np.ndarray
+) -> tuple[LazyColumn[Any], LazyColumn[Any]]:
+    """What each row was scored on, read when asked for: the retrieved list (cut to ``k``)
+    and the references; ids for a row matched by id that has no texts."""
+    retrieved_ids, references_ids = table.column("retrieved_ids"), table.column("reference_ids")
+    retrieved_texts = table.column("retrieved_contexts")
+    reference_texts = table.column("reference_contexts")
+    by_id = ids.tolist()
+
+    def retrieved(i: int) -> Any:
+        found = retrieved_texts[i]
+        if by_id[i] and found is None:
+            found = retrieved_ids[i]
+        return found[:k] if found is not None and k is not None else found
+
+    def references(i: int) -> Any:
+        found = reference_texts[i]
+        return references_ids[i] if by_id[i] and found is None else found
+
+    return LazyColumn(len(table), retrieved), LazyColumn(len(table), references)
 
 
 @register_metric("hit_rate", aliases=("success", "hit", "hitrate"))

@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 import numpy as np
 
 from ragmeter._sync import run_sync
-from ragmeter.datasets import Row
+from ragmeter.datasets import Dataset, Row
 from ragmeter.embeddings import Embedder, normalize_rows
 from ragmeter.metrics.base import (
     BaseEvaluationResult,
-    MetricOutcome,
     RetrieverEvaluationMetric,
     overrides,
 )
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import register_metric
 from ragmeter.metrics.retrieval.ranking import NO_RELEVANT_REASON
+from ragmeter.reports.columns import ResultColumns
 
 __all__ = ["RetrieverSimilarityMetric"]
 
@@ -57,41 +57,51 @@ class RetrieverSimilarityMetric(RetrieverEvaluationMetric):
         per_chunk = similarity.max(axis=1) if self.reduce == "max" else similarity.mean(axis=1)
         return float(per_chunk.mean())
 
-    def _outcome(
-        self, retrieved: list[str], references: list[str], vectors: dict[str, np.ndarray]
-    ) -> MetricOutcome:
+    def _put(
+        self,
+        results: ResultColumns,
+        index: int,
+        retrieved: list[str],
+        references: list[str],
+        vectors: dict[str, np.ndarray],
+    ) -> None:
         if not references:
-            return MetricOutcome(
-                score=None,
-                error=NO_RELEVANT_REASON,
-                prediction=retrieved,
-                contexts=references,
-                error_kind="input",
+            results.fail(index, NO_RELEVANT_REASON, "input")
+        elif not retrieved:
+            results.put(index, 0.0)
+        else:
+            results.put(
+                index,
+                self._score(
+                    np.stack([vectors[t] for t in retrieved]),
+                    np.stack([vectors[t] for t in references]),
+                ),
             )
-        if not retrieved:
-            return MetricOutcome(score=0.0, prediction=retrieved, contexts=references)
-        score = self._score(
-            np.stack([vectors[t] for t in retrieved]), np.stack([vectors[t] for t in references])
-        )
-        return MetricOutcome(score=score, prediction=retrieved, contexts=references)
+        results.place(index, retrieved, references)
 
     async def compute_rows(
-        self, rows: Sequence[Row], ctx: EvaluationContext
-    ) -> list[MetricOutcome]:
+        self, rows: Dataset | Iterable[Row], ctx: EvaluationContext
+    ) -> ResultColumns:
         if overrides(self, RetrieverSimilarityMetric, "sync_compute") or overrides(
             self, RetrieverSimilarityMetric, "compute"
         ):
             return await super().compute_rows(rows, ctx)
-        inputs = [self.row_inputs(row, ctx) for row in rows]
-        texts = list(dict.fromkeys(t for ret, refs, _ in inputs for t in [*ret, *(refs or [])]))
+        table = Dataset.of(rows)
+        k = self.effective_k(ctx)
+        retrieved = [(r or [])[:k] for r in table.column("retrieved_contexts")]
+        references = [list(r or []) for r in table.column("reference_contexts")]
+        pairs = zip(retrieved, references, strict=True)
+        texts = list(dict.fromkeys(t for ret, refs in pairs for t in [*ret, *refs]))
         if self.embedder is not None:  # a user's embedder may not return unit vectors
             matrix = normalize_rows(await self.embedder.embed(texts)) if texts else np.zeros((0, 0))
         else:
             matrix = await ctx.embed(texts)
         vectors = dict(zip(texts, matrix, strict=True))
-        outcomes = [self._outcome(list(ret), list(refs or []), vectors) for ret, refs, _ in inputs]
-        ctx.advance(len(rows))
-        return outcomes
+        results = ResultColumns.empty(self.metric_name, len(table))
+        for index, (ret, refs) in enumerate(zip(retrieved, references, strict=True)):
+            self._put(results, index, list(ret), refs, vectors)
+        ctx.advance(len(table))
+        return results
 
     async def compute(
         self,
@@ -106,11 +116,15 @@ class RetrieverSimilarityMetric(RetrieverEvaluationMetric):
             retrieved = retrieved[: self.top_k]
         texts = list(dict.fromkeys([*retrieved, *(contexts or [])]))
         matrix = await ctx.embed(texts)
-        outcome = self._outcome(
-            retrieved, list(contexts or []), dict(zip(texts, matrix, strict=True))
-        )
+        results = ResultColumns.empty(self.metric_name, 1)
+        vectors = dict(zip(texts, matrix, strict=True))
+        self._put(results, 0, retrieved, list(contexts or []), vectors)
+        score = results.score(0)
         return BaseEvaluationResult(
-            prediction=prediction, contexts=contexts, score=outcome.score, feedback=outcome.error
+            prediction=prediction,
+            contexts=contexts,
+            score=score,
+            feedback=None if score is not None else results.reason(0)[0],
         )
 
     def sync_compute(
