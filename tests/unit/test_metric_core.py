@@ -175,8 +175,13 @@ def test_llm_metric_without_judge_is_a_config_error() -> None:
 
     with pytest.raises(ConfigError, match="need a judge"):
         ragmeter.evaluate([{"query": "q", "response": "r"}], [Judged()])
+
+    class Judge:  # a judge is checked for before the rows, so give one to see the row error
+        async def complete(self, prompt: str) -> str:
+            return "1"
+
     with pytest.raises(DatasetError, match="needs response"):
-        ragmeter.evaluate([{"query": "q"}], [Judged()])
+        ragmeter.evaluate([{"query": "q"}], [Judged()], judge=Judge())
 
 
 def test_duplicate_and_empty_metric_lists() -> None:

@@ -14,7 +14,8 @@ from ragmeter import EvaluationReport, evaluate
 from ragmeter.datasets import Row, load_dataset
 from ragmeter.metrics import BaseEvaluationResult, EvaluationContext, RetrieverEvaluationMetric
 from ragmeter.reports import ResultColumns
-from ragmeter.runs.evaluate import build_records, resolve_metrics, score_rows
+from ragmeter.runs.scoring import build_records, resolve_metrics, score_rows
+from ragmeter.runs.targets import RowFailure
 
 ROWS = [
     {"query": "a", "retrieved_ids": ["1", "2"], "reference_ids": ["2"], "team": "x"},
@@ -79,7 +80,11 @@ def test_a_target_failure_is_an_upstream_null_among_scored_rows() -> None:
     dataset = load_dataset(ROWS[:2])
     metrics = resolve_metrics(["mrr", "hit_rate"])
     ctx = EvaluationContext()
-    produced: list[Row | str] = [dataset[0], "app 'x' failed: timeout", dataset[1]]
+    produced: list[Row | RowFailure] = [
+        dataset[0],
+        RowFailure("app 'x' failed: timeout"),
+        dataset[1],
+    ]
     per_metric = asyncio.run(score_rows(metrics, produced, ctx))
     assert [len(c) for c in per_metric] == [3, 3]
     mrr = per_metric[0]
