@@ -38,7 +38,7 @@ class _Commands(LazyGroup):
         "runs": LazyTyper(
             "ragmeter.cli.runs",
             "runs_app",
-            "Stored runs (from ragmeter serve): list, show, results, cancel, resume.",
+            "Stored runs (from ragmeter eval and serve): list, show, results, cancel, resume.",
         ),
         "model": LazyTyper(
             "ragmeter.cli.models",

@@ -3,10 +3,12 @@ one or several retrievers side by side) or the ``app`` scene (``--app``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
+
+import typer
 
 from ragmeter.cli._body import apply_request_body
-from ragmeter.cli._common import console
+from ragmeter.cli._common import console, err_console
 from ragmeter.cli._render import (
     progress_bars,
 )
@@ -120,15 +122,36 @@ def _stages(plan: RunPlan, label: str) -> list[tuple[str, int]]:
     return [*stages, ("evaluating", rows * len(plan.metrics))]
 
 
+def _interrupted(run_id: str | None) -> NoReturn:
+    if run_id is not None:
+        err_console.print(
+            f"interrupted: run {run_id} keeps the rows finished so far; finish it with "
+            f"'ragmeter runs resume {run_id}'",
+            highlight=False,
+        )
+    raise typer.Exit(130)
+
+
 def _execute(plan: RunPlan, label: str, kb: KnowledgeBase | None) -> EvaluationReport:
-    """One evaluation through the executor, with progress bars; stored unless ``kb`` is None."""
+    """One evaluation through the executor, with progress bars; stored unless ``kb`` is None.
+    Ctrl-C stops a stored run keeping its finished rows, and says how to resume it."""
+    import uuid
+
     from ragmeter._sync import run_sync
-    from ragmeter.runs.api import run_plan
+    from ragmeter.runs.api import RunStopped, run_plan
     from ragmeter.runs.executor import Progress
 
-    with progress_bars(console, _stages(plan, label)) as advances:
-        progress = Progress(advances[0] if plan.target is not None else None, advances[-1])
-        report = run_sync(run_plan(plan, progress, kb=kb))
+    run_id = None if kb is None else uuid.uuid4().hex
+    try:
+        with progress_bars(console, _stages(plan, label)) as advances:
+            progress = Progress(advances[0] if plan.target is not None else None, advances[-1])
+            report = run_sync(run_plan(plan, progress, kb=kb, name=run_id))
+    except RunStopped as exc:
+        if exc.state != "cancelled":  # a judge or app that failed: exit 1, naming it
+            raise
+        _interrupted(run_id)
+    except KeyboardInterrupt:
+        _interrupted(run_id)
     if report.run_id is not None:
         console.print(
             f"run {report.run_id} stored (ragmeter runs show {report.run_id})", highlight=False

@@ -25,7 +25,7 @@ __all__ = ["runs_app"]
 
 runs_app = typer.Typer(
     name="runs",
-    help="Stored runs (from ragmeter serve): list, show, results, cancel, resume.",
+    help="Stored runs (from ragmeter eval and serve): list, show, results, cancel, resume.",
     no_args_is_help=True,
 )
 

@@ -256,14 +256,14 @@ def _open_run(runs: Any, plan: RunPlan, name: str | None) -> str:
     """A new pending run for ``plan``, or the stopped run ``name`` reopened (same config and
     rows), so that only its missing rows are evaluated."""
     names = [m.metric_name for m in plan.metrics]
-    rows = [row.to_raw() for row in plan.dataset]
+    rows = list(plan.dataset.raws())
     if name is not None:
         try:
             record = runs.get(name)
         except NotFoundError:
             record = None
         if record is not None:
-            stored = runs.dataset(record.dataset_id).rows
+            stored = list(runs.iter_dataset_rows(record.dataset_id))
             if record.spec != {**plan.config.stored(), "metric_names": names} or stored != rows:
                 raise ConflictError(
                     f"run '{name}' exists with other rows or settings; choose another name"

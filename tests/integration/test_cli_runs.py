@@ -1,0 +1,132 @@
+"""``ragmeter eval`` is a stored run through the same executor as the service: rows are
+committed as they finish, Ctrl-C keeps them, ``ragmeter runs resume`` finishes only the rest,
+``--no-store`` keeps nothing; ``evaluate(store=...)`` does the same from Python."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+import ragmeter
+from ragmeter.errors import StoreError
+from ragmeter.runs.store import RunStore
+from ragmeter.store import open_store
+from ragmeter.testing import ScriptedJudgeServer
+from tests.integration.helpers import RAGMETER, run
+
+ROWS = [
+    {
+        "query": f"What does step {i} of the guide do?",
+        "response": f"Step {i} installs the package and checks the version.",
+        "contexts": [f"Step {i} installs the package.", "Then it checks the version."],
+        "retrieved_ids": ["a", "b"],
+        "reference_ids": ["b"],
+    }
+    for i in range(12)
+]
+
+
+def _rows(path: Path) -> Path:
+    path.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n", encoding="utf-8")
+    return path
+
+
+def _runs(home: Path) -> RunStore:
+    return RunStore(open_store(f"sqlite:///{home / 'ragmeter.db'}"))
+
+
+def test_eval_is_a_stored_run_and_no_store_keeps_nothing(tmp_path: Path) -> None:
+    data, home = _rows(tmp_path / "qa.jsonl"), tmp_path / "home"
+    done = run("eval", str(data), "-m", "mrr,hit_rate", home=home)
+    assert done.returncode == 0, done.stderr
+    found, total = _runs(home).runs()
+    assert total == 1 and found[0].state == "done" and found[0].done_rows == len(ROWS)
+    assert f"run {found[0].id} stored" in done.stdout
+    listed = run("runs", "list", home=home)
+    assert found[0].id in listed.stdout
+    assert run("eval", str(data), "-m", "mrr", "--no-store", home=home).returncode == 0
+    assert _runs(home).runs()[1] == 1  # still the one run
+
+
+def test_ctrl_c_keeps_finished_rows_and_resume_does_only_the_rest(tmp_path: Path) -> None:
+    data, home = _rows(tmp_path / "qa.jsonl"), tmp_path / "home"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "RAGMETER_HOME": str(home), "NO_COLOR": "1"}
+    with ScriptedJudgeServer(latency_ms=400) as judge:
+        args = ["eval", str(data), "-m", "faithfulness", "--judge-model", "scripted",
+                "--judge-base-url", judge.url, "--max-concurrency", "1"]  # fmt: skip
+        process = subprocess.Popen(
+            [*RAGMETER, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        deadline = time.monotonic() + 120
+        runs = None
+        while time.monotonic() < deadline:
+            time.sleep(0.3)
+            if process.poll() is not None:
+                break
+            try:  # the command creates the store meanwhile: read it once it is there
+                runs = runs or _runs(home)
+                found, _ = runs.runs()
+            except StoreError:
+                continue
+            if found and found[0].done_rows >= 2:
+                break
+        process.send_signal(signal.SIGINT)
+        _out, err = process.communicate(timeout=120)
+        assert process.returncode == 130, err
+        assert runs is not None
+        record = runs.runs()[0][0]
+        assert record.state == "cancelled" and record.resumable
+        kept = record.done_rows
+        assert 2 <= kept < len(ROWS)
+        assert f"ragmeter runs resume {record.id}" in err
+        asked = judge.stats["chat_requests"]
+        resumed = run("runs", "resume", record.id, home=home)
+        assert resumed.returncode == 0, resumed.stderr
+        after = runs.get(record.id)
+        assert after.state == "done" and after.done_rows == len(ROWS)
+        # the rows kept were not asked again: one fused request per remaining row at most
+        assert judge.stats["chat_requests"] - asked <= (len(ROWS) - kept) * 2
+        assert len(runs.results(record.id)[0]) == len(ROWS)
+
+
+def test_evaluate_stores_only_when_asked_and_resumes_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("RAGMETER_HOME", str(home))
+    report = ragmeter.evaluate(ROWS, "mrr,hit_rate")
+    assert report.run_id is None and not (home / "ragmeter.db").exists()
+    stored = ragmeter.evaluate(ROWS, "mrr,hit_rate", store="nightly")
+    assert stored.run_id == "nightly" and stored.scores("mrr") == report.scores("mrr")
+    runs = _runs(home)
+    assert runs.get("nightly").state == "done"
+    config = runs.get("nightly").spec
+    assert config["metrics"] == ["mrr", "hit_rate"] and config["target"] == {"kind": "none"}
+    with pytest.raises(ragmeter.RagmeterError, match="exists with other rows or settings"):
+        ragmeter.evaluate(ROWS[:3], "mrr,hit_rate", store="nightly")
+    with pytest.raises(ragmeter.RagmeterError, match="is done; choose another name"):
+        ragmeter.evaluate(ROWS, "mrr,hit_rate", store="nightly")
+    # a stopped run of that name is resumed: only its missing rows are evaluated
+    runs.store.engine.dispose()
+    record = runs.get("nightly")
+    with runs.store.session() as session:
+        from sqlalchemy import delete, update
+
+        from ragmeter.store import ResultRow, RunRecord
+
+        session.execute(delete(ResultRow).where(ResultRow.row_index >= 5))
+        session.execute(
+            update(RunRecord)
+            .where(RunRecord.id == record.id)
+            .values(state="cancelled", done_rows=5, resumable=True)
+        )
+        session.commit()
+    resumed = ragmeter.evaluate(ROWS, "mrr,hit_rate", store="nightly")
+    assert resumed.run_id == "nightly" and resumed.scores("mrr") == report.scores("mrr")
+    assert runs.get("nightly").state == "done" and runs.get("nightly").done_rows == len(ROWS)
