@@ -5,7 +5,7 @@ request fails at once, naming the field) and again by the executor that runs it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ragmeter.apps import AppPolicy
@@ -47,8 +47,6 @@ class RunPlan:
     target: Target | None
     judge: Any
     embedder: Any
-    #: clients this plan opened (closed by ``aclose``); objects a caller gave are its own
-    owned: list[Any] = field(default_factory=list)
 
     async def aclose(self) -> None:
         """Close the clients this plan opened (they belong to the loop that used them)."""
