@@ -18,6 +18,7 @@ from ragmeter.errors import ConfigError
 from ragmeter.reports import EvaluationReport
 from ragmeter.runs.config import (
     DEFAULT_RECALL_TOP_K,
+    ROWS_PER_REQUEST,
     AppTargetConfig,
     EmbedderConfig,
     EvaluationConfig,
@@ -98,6 +99,7 @@ def eval_config(request: EvalRequest, retriever: str | None = None) -> Evaluatio
             api_key_env=request.judge_api_key_env,
             timeout=request.judge_timeout,
             cache=not request.no_cache,
+            max_concurrency=request.max_concurrency,
         )
     return EvaluationConfig(
         metrics=tuple(m.strip() for m in request.metrics.split(",") if m.strip()),
@@ -112,7 +114,7 @@ def eval_config(request: EvalRequest, retriever: str | None = None) -> Evaluatio
         top_k=request.top_k,
         plan=cast(Any, request.plan or "fused"),
         language=cast(Any, request.language or "auto"),
-        concurrency=request.max_concurrency,
+        concurrency=request.max_concurrency * (ROWS_PER_REQUEST if judge is not None else 1),
     )
 
 

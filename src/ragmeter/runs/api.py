@@ -20,6 +20,8 @@ from ragmeter.errors import ConfigError, ConflictError, MetricError, NotFoundErr
 from ragmeter.judge.plan import PlanKind
 from ragmeter.reports import EvaluationReport
 from ragmeter.runs.config import (
+    DEFAULT_CONCURRENCY,
+    ROWS_PER_REQUEST,
     AppTargetConfig,
     EmbedderConfig,
     EvaluationConfig,
@@ -130,8 +132,9 @@ def config_from_options(
             raise MetricError("no metrics given")
     judge, embedder = options.get("judge"), options.get("embedder")
     judge_config = None
+    limit = options.get("max_concurrency", DEFAULT_CONCURRENCY)
     if isinstance(judge, str):
-        judge_config = JudgeConfig(model=judge)
+        judge_config = JudgeConfig(model=judge, max_concurrency=limit)
     elif judge is not None:
         given.judge = judge
         objects.add("judge")
@@ -156,7 +159,7 @@ def config_from_options(
             top_k=options.get("top_k"),
             plan=options.get("plan", "fused"),
             language=options.get("language", "auto"),
-            concurrency=options.get("max_concurrency", 16),
+            concurrency=ROWS_PER_REQUEST * limit if judge is not None else limit,
             objects=frozenset(objects),
         )
     except ValidationError as exc:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 __all__ = [
     "DEFAULT_CONCURRENCY",
     "DEFAULT_RECALL_TOP_K",
+    "ROWS_PER_REQUEST",
     "AppTargetConfig",
     "EmbedderConfig",
     "EvaluationConfig",
@@ -30,8 +31,11 @@ __all__ = [
 
 #: retrieval depth of the recall scene when no top_k is given (DB-GPT's context.top_k)
 DEFAULT_RECALL_TOP_K = 5
-#: rows (and judge requests per row) in flight at once when none is given
+#: rows in flight at once when none is given
 DEFAULT_CONCURRENCY = 16
+#: rows in flight per judge request slot, for the command line and the Python API: a row asks
+#: its judge in stages, with local work between them, so a few rows per slot keep the judge busy
+ROWS_PER_REQUEST = 4
 
 Retriever = Literal["vector", "bm25", "hybrid"]
 #: parts of an evaluation the Python API may pass as objects rather than names
@@ -54,6 +58,9 @@ class JudgeConfig(_Frozen):
     timeout: float | None = Field(default=None, gt=0)
     #: False: ask the judge even when a reply is cached
     cache: bool = True
+    #: requests in flight to the judge (None: the model's own limit, else 16); the command
+    #: line's and the Python API's ``max_concurrency``
+    max_concurrency: int | None = Field(default=None, ge=1)
 
 
 class EmbedderConfig(_Frozen):
@@ -109,7 +116,8 @@ class EvaluationConfig(_Frozen):
     top_k: int | None = Field(default=None, ge=1)
     plan: Literal["fused", "separate"] = "fused"
     language: Literal["auto", "en", "zh"] = "auto"
-    #: rows evaluated at once (the service's ``parallel_num``)
+    #: rows evaluated at once (the service's ``parallel_num``; locally ``ROWS_PER_REQUEST``
+    #: times the judge's ``max_concurrency``)
     concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1)
     #: parts given as Python objects (see the module's docstring)
     objects: frozenset[ObjectPart] = frozenset()
@@ -121,6 +129,13 @@ class EvaluationConfig(_Frozen):
         if not specs:
             raise ValueError("name at least one metric")
         return specs
+
+    @property
+    def app_concurrency(self) -> int:
+        """Requests in flight to an app: the judge's ``max_concurrency`` where it is given
+        (the command line's ``--max-concurrency``), else the rows in flight."""
+        limit = self.judge.max_concurrency if self.judge is not None else None
+        return limit or self.concurrency
 
     @property
     def scene(self) -> Literal["recall", "app", "dataset"]:

@@ -71,7 +71,7 @@ def apply_judge_prompt(
         metric.prompt_template = template
 
 
-def _judge(config: EvaluationConfig, settings: Settings | None, concurrency: int | None) -> Any:
+def _judge(config: EvaluationConfig, settings: Settings | None) -> Any:
     spec = config.judge
     if spec is None:
         return None
@@ -79,7 +79,7 @@ def _judge(config: EvaluationConfig, settings: Settings | None, concurrency: int
         spec.model,
         base_url=spec.base_url,
         api_key_env=spec.api_key_env,
-        max_concurrency=concurrency,
+        max_concurrency=spec.max_concurrency,
         timeout=spec.timeout,
         cache=spec.cache,
         settings=settings,
@@ -98,8 +98,8 @@ def build_plan(
 ) -> RunPlan:
     """Resolve and check everything ``config`` names; the first problem is raised (a
     RagmeterError naming the field, row or thing not found). The service gives its app
-    ``policy`` (the run's app may only use what it allows) and no judge concurrency: a
-    model's own limit, shared by every run, never one run's ``concurrency``."""
+    ``policy`` (the run's app may only use what it allows); its judge has no
+    ``max_concurrency``: a model's own limit, shared by every run, never one run's."""
     given = given or Given()
     dataset = rows if isinstance(rows, Dataset) else load_dataset(list(rows), name=source)
     if len(dataset) == 0:  # a report of 0 rows would look like a success
@@ -116,8 +116,7 @@ def build_plan(
     settings = kb.settings if kb is not None else None
     judge = given.judge
     if judge is None:
-        concurrency = None if policy is not None else config.concurrency
-        judge = _judge(config, settings, concurrency)
+        judge = _judge(config, settings)
     check_judge(judge, metrics, hint=judge_hint)
     prepared = prepare_rows(dataset, metrics, target)
     embedder = given.embedder

@@ -283,7 +283,7 @@ def build_target(
             store.config(record.id),
             kb=kb,
             cache=cache,
-            max_concurrency=config.concurrency,
+            max_concurrency=config.app_concurrency,
             policy=policy,
         )
     elif not isinstance(app, App):
@@ -291,4 +291,4 @@ def build_target(
     searcher = SpaceSearcher(kb, spec.space) if spec.space is not None else None
     if searcher is None and isinstance(app, RagApp):
         searcher = app.searcher
-    return AppTarget(app, searcher=searcher, max_concurrency=config.concurrency)
+    return AppTarget(app, searcher=searcher, max_concurrency=config.app_concurrency)

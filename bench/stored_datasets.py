@@ -9,7 +9,7 @@ The server is a real subprocess with its own data folder (SQLite) and an API key
 measures another checkout's ``src`` folder the same way in the same run (the code before a
 change), so both columns come from one machine at one time.
 
-Run: ``.venv/bin/python bench/datasets.py [--baseline /path/to/old/src]``; it rewrites its
+Run: ``.venv/bin/python bench/stored_datasets.py [--baseline /path/to/old/src]``; it rewrites its
 section of ``docs/benchmarks.md``.
 """
 
