@@ -5,9 +5,9 @@ fast: the metrics, the judge and the store load only when something asks for the
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ragmeter._lazy import lazy_names
 from ragmeter.errors import (
     ConfigError,
     DatasetError,
@@ -26,25 +26,14 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-#: public name -> the module that defines it
-_LAZY = {
-    "Dataset": "ragmeter.datasets",
-    "Row": "ragmeter.datasets",
-    "load_dataset": "ragmeter.datasets",
-    "EvaluationReport": "ragmeter.reports",
-    "ResultRecord": "ragmeter.reports",
-    "aevaluate": "ragmeter.runs",
-    "evaluate": "ragmeter.runs",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ragmeter' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "ragmeter.datasets": ("Dataset", "Row", "load_dataset"),
+        "ragmeter.reports": ("EvaluationReport", "ResultRecord"),
+        "ragmeter.runs": ("aevaluate", "evaluate"),
+    },
+)
 
 
 __all__ = [
