@@ -112,6 +112,9 @@ def _check_choices(options: EvaluateOptions) -> None:
     language = options.get("language", "auto")
     if language not in ("auto", "en", "zh"):
         raise ConfigError(f"language must be auto, en or zh, got {language!r}")
+    limit = options.get("max_concurrency", DEFAULT_CONCURRENCY)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ConfigError(f"max_concurrency must be a whole number >= 1, got {limit!r}")
 
 
 def config_from_options(
