@@ -177,8 +177,9 @@ async def _next_items(queue: asyncio.Queue[Any], sink: Sink) -> list[Any]:
     """Everything the workers have handed over, waiting for at least one item; while idle,
     raise ``_Stopped`` when the run was stopped by another process."""
     while True:
-        try:
-            first = await asyncio.wait_for(queue.get(), _STATE_POLL_S)
+        try:  # not wait_for: on 3.11 it can swallow a cancel that lands as the item arrives
+            async with asyncio.timeout(_STATE_POLL_S):
+                first = await queue.get()
         except TimeoutError:
             if not await asyncio.to_thread(sink.running):
                 raise _Stopped from None
