@@ -15,10 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -28,30 +24,7 @@ from typing import Any
 import httpx
 
 from _report import machine_line, write_section  # bench/ is on sys.path when the script runs
-
-KEY = "bench-key"
-
-
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def start_server(home: Path, port: int, workers: int) -> subprocess.Popen[bytes]:
-    (home / "ragmeter.toml").write_text(f"[server]\nworkers = {workers}\n", encoding="utf-8")
-    env = {**os.environ, "RAGMETER_HOME": str(home), "RAGMETER_API_KEYS": KEY}
-    args = [sys.executable, "-m", "ragmeter", "serve", "--port", str(port)]
-    proc = subprocess.Popen([*args, "--log-level", "warning"], env=env, stdout=subprocess.DEVNULL)
-    for _ in range(300):
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("the server did not start")
+from _serve import KEY, free_port, start_server
 
 
 def run_body(client: int, index: int, rows: int) -> dict[str, Any]:
@@ -166,8 +139,8 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ragmeter-bench-") as tmp:
-        port = _port()
-        server = start_server(Path(tmp), port, args.workers)
+        port = free_port()
+        server = start_server(Path(tmp), port, f"[server]\nworkers = {args.workers}\n", wait_s=30)
         try:
             rec, seconds, finished = asyncio.run(
                 load(f"http://127.0.0.1:{port}", args.clients, args.runs, args.rows)

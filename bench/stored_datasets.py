@@ -17,11 +17,7 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,17 +25,10 @@ from pathlib import Path
 import httpx
 
 from _report import machine_line, write_section  # bench/ is on sys.path when the script runs
+from _serve import KEY, free_port, start_server
 
-KEY = "bench-key"
 NAME = "big"
 PAGE = 100
-
-
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def write_csv(path: Path, rows: int) -> None:
@@ -49,24 +38,6 @@ def write_csv(path: Path, rows: int) -> None:
         out.writerow(["query", "response", "reference"])
         for i in range(rows):
             out.writerow([f"question {i} about AWEL", f"answer {i} from the app", f"truth {i}"])
-
-
-def start_server(home: Path, port: int, rows: int, src: str | None) -> subprocess.Popen[bytes]:
-    settings = f"[server]\nmax_rows = {rows}\nmax_upload_mb = {max(20, rows // 5000)}\n"
-    (home / "ragmeter.toml").write_text(settings, encoding="utf-8")
-    env = {**os.environ, "RAGMETER_HOME": str(home), "RAGMETER_API_KEYS": KEY}
-    if src is not None:
-        env["PYTHONPATH"] = src
-    args = [sys.executable, "-m", "ragmeter", "serve", "--port", str(port)]
-    proc = subprocess.Popen([*args, "--log-level", "warning"], env=env, stdout=subprocess.DEVNULL)
-    for _ in range(600):
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("the server did not start")
 
 
 def peak_mb(pid: int) -> float:
@@ -94,8 +65,13 @@ def timed(http: httpx.Client, path: str, repeat: int, **params: int) -> float:
 def measure(src: str | None, data: Path, rows: int, repeat: int) -> dict[str, float]:
     """Seconds of each request against a server running ``src`` (None: this checkout)."""
     with tempfile.TemporaryDirectory(prefix="ragmeter-bench-") as tmp:
-        port = _port()
-        server = start_server(Path(tmp), port, rows, src)
+        port = free_port()
+        server = start_server(
+            Path(tmp),
+            port,
+            f"[server]\nmax_rows = {rows}\nmax_upload_mb = {max(20, rows // 5000)}\n",
+            src,
+        )
         base = f"http://127.0.0.1:{port}/api/v2/serve"
         headers = {"Authorization": f"Bearer {KEY}"}
         try:

@@ -168,6 +168,15 @@ def _label(plan: RunPlan) -> str:
     return f"app {getattr(plan.target, 'label', '')}" if isinstance(target, AppTargetConfig) else ""
 
 
+def _target_name(plan: RunPlan) -> str | None:
+    """How the tables name the target: the space's stored name, or the app's."""
+    from ragmeter.runs.targets import AppTarget, RecallTarget
+
+    if isinstance(plan.target, RecallTarget):
+        return plan.target.searcher.info.name
+    return plan.target.label if isinstance(plan.target, AppTarget) else None
+
+
 def _app_usage(plan: RunPlan) -> None:
     from ragmeter.apps import RagApp
 
@@ -197,13 +206,7 @@ def _run_local(request: EvalRequest) -> Reports:
     for plan in plans:
         report = _execute(plan, _label(plan), None if request.no_store else kb)
         reports.append((report.target or "", report))
-    target = None
-    if plans[0].target is not None:
-        searcher = getattr(plans[0].target, "searcher", None)
-        target = getattr(plans[0].target, "label", None) if request.app else None
-        if request.app is None and searcher is not None:
-            target = searcher.info.name
-    print_reports(request, reports, len(dataset), target)
+    print_reports(request, reports, len(dataset), _target_name(plans[0]))
     for plan in plans:
         _app_usage(plan)
     return reports
