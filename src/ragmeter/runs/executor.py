@@ -122,8 +122,7 @@ async def _prefetch_queries(plan: RunPlan, todo: list[int]) -> None:
     searcher = getattr(holder, "searcher", None)
     if searcher is None or getattr(holder, "retriever", "bm25") == "bm25" or not todo:
         return
-    column = getattr(plan.rows, "column", None)
-    queries = column("query") if column is not None else [row.query for row in plan.rows]
+    queries = plan.rows.column("query")
     await searcher.embed_queries([queries[i] for i in todo])
 
 
@@ -133,7 +132,7 @@ async def _score_batch(
     """Rows produced by the target and scored by every metric, as columns."""
     ctx = _context(plan, batcher, progress.results)
     whole = len(indices) == len(plan.rows) and (not indices or indices[-1] == len(indices) - 1)
-    rows = plan.rows if whole else _take(plan.rows, indices)
+    rows = plan.rows if whole else plan.rows.take(list(indices))
     produced: Any = rows
     if plan.target is not None:
         target_progress = progress.target or (lambda _n: None)
@@ -143,11 +142,6 @@ async def _score_batch(
     if fatal:  # the rows were not judged: leave them for a resume
         raise JudgeError(fatal)
     return ScoredBatch(list(indices), rows, columns)
-
-
-def _take(rows: Any, indices: Sequence[int]) -> Any:
-    take = getattr(rows, "take", None)
-    return take(list(indices)) if take is not None else [rows[i] for i in indices]
 
 
 async def _row_worker(

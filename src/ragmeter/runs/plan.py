@@ -10,7 +10,7 @@ from typing import Any
 
 from ragmeter.apps import AppPolicy
 from ragmeter.config import Settings
-from ragmeter.datasets import Dataset, Row, load_dataset
+from ragmeter.datasets import Dataset, load_dataset
 from ragmeter.embeddings import Embedder, embedder_from_config
 from ragmeter.errors import ConfigError, DatasetError
 from ragmeter.judge.from_config import judge_from_config
@@ -42,7 +42,7 @@ class RunPlan:
 
     config: EvaluationConfig
     dataset: Dataset
-    rows: Sequence[Row]
+    rows: Dataset
     metrics: list[EvaluationMetric[Any, Any]]
     target: Target | None
     judge: Any
