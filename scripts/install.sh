@@ -5,10 +5,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages the tests use: curl runs the seed's HTTP examples
-if ! command -v curl >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+# Debian packages: curl runs the seed's HTTP examples in the tests; gcc builds the compiled
+# relevance judge (without it ragmeter installs and runs, slower, and a test says so)
+missing=()
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
   sudo_cmd=$([ "$(id -u)" -eq 0 ] || echo sudo)
-  $sudo_cmd apt-get install -y -q curl || { $sudo_cmd apt-get update -q && $sudo_cmd apt-get install -y -q curl; }
+  $sudo_cmd apt-get install -y -q "${missing[@]}" \
+    || { $sudo_cmd apt-get update -q && $sudo_cmd apt-get install -y -q "${missing[@]}"; }
 fi
 
 python_bin="${PYTHON:-$(command -v python3.11 || command -v python3)}"
@@ -24,4 +29,6 @@ if .venv/bin/python -m pip list 2>/dev/null | grep -qi '^nvidia'; then
   exit 1
 fi
 .venv/bin/python -c "import torch, ragmeter; print('ragmeter', ragmeter.__version__, '| torch', torch.__version__)"
+.venv/bin/python -c "import ragmeter.metrics.retrieval._exact" 2>/dev/null \
+  || echo "install: the compiled relevance judge was not built (no C compiler?); using the slower Python one" >&2
 bash scripts/setup_dbgpt_client.sh

@@ -9,10 +9,28 @@ cannot repeat a document) would have it.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+#: the compiled judge's signature: (retrieved, relevant, width) -> (mask, n_relevant as int64)
+CompiledJudge = Callable[
+    [Sequence[Sequence[Any]], Sequence[Collection[Any]], int], tuple[bytearray, bytearray]
+]
+
+
+def _load_compiled() -> CompiledJudge | None:
+    """The compiled judge, or None when the install had no C compiler to build it."""
+    try:
+        from ragmeter.metrics.retrieval._exact import judge
+    except ImportError:
+        return None
+    return judge
+
+
+_compiled = _load_compiled()
 
 __all__ = ["Judgements", "judge_exact", "judge_overlap", "overlap_coefficient", "tokens"]
 
@@ -46,14 +64,29 @@ def judge_exact(
 ) -> Judgements:
     """Relevance by equality (ids, or texts from the same space) for all rows.
 
-    Per row, C-level passes only: the relevant set intersected with the retrieved list finds
-    the hits, then each hit's first (best) rank; a repeat later in the list is not credited.
-    Retrieved items that are not relevant (most of them) cost one set lookup.
+    Each relevant item is credited at its first (best) rank; a repeat later in the list is
+    not. Equality is a set's (hash, then identity or ``==``). The compiled judge does one pass
+    over each row; without it (no C compiler at install) the pure-Python path gives the same.
     """
     rows = len(retrieved)
     if len(relevant) != rows:
         raise ValueError(f"{rows} retrieved lists but {len(relevant)} relevant sets")
     lengths = np.fromiter(map(len, retrieved), dtype=np.int64, count=rows)
+    if _compiled is None:
+        return judge_exact_python(retrieved, relevant, lengths)
+    width = int(lengths.max()) if rows else 0
+    mask, counts = _compiled(retrieved, relevant, width)
+    matrix = np.frombuffer(mask, dtype=bool).reshape(rows, width)
+    return Judgements(matrix, lengths, np.frombuffer(counts, dtype=np.int64))
+
+
+def judge_exact_python(
+    retrieved: Sequence[Sequence[str]], relevant: Sequence[Collection[str]], lengths: np.ndarray
+) -> Judgements:
+    """``judge_exact`` in Python, C-level passes per row: the relevant set intersected with
+    the retrieved list finds the hits (a miss costs one set lookup), then each hit's first rank.
+    """
+    rows = len(retrieved)
     counts: list[int] = []
     count = counts.append
     hit_rows: list[int] = []
