@@ -121,8 +121,11 @@ class ResultItem(BaseModel):
 
 class MetricComparison(BaseModel):
     """One metric of two runs: means over each run's scored rows, and over the ``paired``
-    rows both scored, ``delta`` = other - base with its CI; ``better``/``worse``/``same``
-    count paired rows. ``note`` says why ``delta`` is null (no query scored in both)."""
+    rows both scored, ``delta`` = other - base with its 95% CI; ``better``/``worse``/``same``
+    count paired rows. ``p_value`` is the paired sign-flip test of delta = 0, ``p_holm`` the
+    same corrected across the compared metrics (Holm), and ``verdict`` says better/worse at
+    the alpha asked (default 0.05) on ``p_holm``, same otherwise. ``note`` says why
+    ``delta`` is null (no pair) or why the CI is not BCa."""
 
     metric_name: str
     base_mean: float | None
@@ -135,6 +138,19 @@ class MetricComparison(BaseModel):
     worse: int
     same: int
     note: str | None = None
+    #: bca, percentile (BCa undefined: few pairs or no spread; ``note`` says which) or abc
+    #: (BCa's analytic form, used from 1,000 pairs on)
+    ci_method: Literal["bca", "percentile", "abc"] | None = None
+    p_value: float | None = None
+    #: exact (all sign patterns), randomisation (Monte-Carlo) or normal (many pairs)
+    p_method: Literal["exact", "randomisation", "normal"] | None = None
+    p_holm: float | None = None
+    verdict: Literal["better", "worse", "same"] | None = None
+    #: rows scored in one run whose query (or id) has no score in the other run
+    base_unpaired: int = 0
+    other_unpaired: int = 0
+    #: what rows pair by: their ``id`` when every row of both runs has one, else query text
+    paired_by: Literal["query", "id"] = "query"
 
 
 class Page(BaseModel, Generic[T]):

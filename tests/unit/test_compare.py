@@ -1,7 +1,9 @@
-"""Comparing two runs: a comparison of nothing is an error, a metric without pairs says why."""
+"""Comparing two runs: a comparison of nothing is an error, a metric without pairs says why,
+rows pair by query or id, a real regression is significant and noise is not."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from ragmeter.errors import ConfigError
@@ -27,7 +29,8 @@ def test_a_metric_without_pairs_gets_a_note() -> None:
     base = [("q1", "mrr", 0.5), ("q1", "faithfulness", None)]
     other = [("q1", "mrr", 1.0), ("q1", "faithfulness", 0.8)]
     mrr, faithfulness = compare_scores(base, other)
-    assert (mrr.paired, mrr.delta, mrr.note) == (1, 0.5, None)
+    assert (mrr.paired, mrr.delta, mrr.ci_method) == (1, 0.5, "percentile")
+    assert mrr.note == "BCa undefined: a single pair"
     assert (faithfulness.paired, faithfulness.delta) == (0, None)
     assert faithfulness.other_mean == 0.8
     assert faithfulness.note == (
@@ -39,3 +42,75 @@ def test_a_metric_without_pairs_gets_a_note() -> None:
 def test_runs_with_no_shared_metric_are_an_error() -> None:
     with pytest.raises(ConfigError, match=r"share no metric \(base: mrr; other: ndcg\)"):
         compare_scores([("q1", "mrr", 1.0)], [("q1", "ndcg", 1.0)])
+
+
+def test_unpaired_rows_are_counted_on_each_side() -> None:
+    base = [("q1", "mrr", 0.5), ("q2", "mrr", 1.0), ("q3", "mrr", 0.0), ("q4", "mrr", None)]
+    other = [("q1", "mrr", 1.0), ("q3", "mrr", None), ("q4", "mrr", 1.0), ("q5", "mrr", 0.5)]
+    (mrr,) = compare_scores(base, other)
+    # pairs: q1 only; base scored q2, q3 without a partner; other scored q4, q5
+    assert (mrr.paired, mrr.base_unpaired, mrr.other_unpaired) == (1, 2, 2)
+    assert mrr.paired_by == "query"
+
+
+def test_rows_pair_by_id_when_every_row_has_one() -> None:
+    # the same ids under reworded queries pair; by query text nothing would
+    base = [("what is x", "mrr", 0.0, "a"), ("what is y", "mrr", 1.0, 7)]
+    other = [("y?", "mrr", 0.5, 7), ("x?", "mrr", 1.0, "a")]
+    (mrr,) = compare_scores(base, other)
+    assert (mrr.paired_by, mrr.paired, mrr.delta) == ("id", 2, pytest.approx(0.25))
+    assert (mrr.better, mrr.worse) == (1, 1)
+
+
+def test_a_row_without_id_makes_rows_pair_by_query() -> None:
+    base = [("q1", "mrr", 0.0, "a"), ("q2", "mrr", 1.0, None)]
+    other = [("q1", "mrr", 1.0, "b"), ("q2", "mrr", 1.0)]
+    (mrr,) = compare_scores(base, other)
+    assert (mrr.paired_by, mrr.paired, mrr.delta) == ("query", 2, 0.5)
+
+
+def _runs(shift: float, seed: int) -> tuple[list[tuple[str, str, float]], ...]:
+    """Two runs of 300 rows x 3 metrics; ``faithfulness`` made worse by ``shift`` in the
+    other, ``mrr`` and ``hit_rate`` only redrawn (judge noise)."""
+    rng = np.random.default_rng(seed)
+    base: list[tuple[str, str, float]] = []
+    other: list[tuple[str, str, float]] = []
+    for i in range(300):
+        truth = rng.random()
+        for metric in ("faithfulness", "mrr", "hit_rate"):
+            noise = rng.normal(0.0, 0.1, 2)
+            drop = shift if metric == "faithfulness" else 0.0
+            base.append((f"q{i}", metric, float(np.clip(truth + noise[0], 0, 1))))
+            other.append((f"q{i}", metric, float(np.clip(truth + noise[1] - drop, 0, 1))))
+    return base, other
+
+
+def test_a_known_regression_is_worse_and_noise_is_same() -> None:
+    base, other = _runs(0.05, seed=1)
+    found = {c.metric_name: c for c in compare_scores(base, other)}
+    assert found["faithfulness"].verdict == "worse"
+    assert found["faithfulness"].p_holm is not None and found["faithfulness"].p_holm <= 0.05
+    assert found["mrr"].verdict == found["hit_rate"].verdict == "same"
+    for c in found.values():
+        assert c.p_value is not None and c.p_holm is not None and c.p_holm >= c.p_value
+        assert c.ci_method == "bca" and c.p_method == "randomisation"
+
+
+def test_alpha_decides_the_verdict() -> None:
+    base, other = _runs(0.025, seed=4)
+    (faithfulness, *_) = compare_scores(base, other)
+    assert faithfulness.p_holm is not None and 0.001 < faithfulness.p_holm < 0.05
+    assert faithfulness.verdict == "worse"
+    (strict, *_) = compare_scores(base, other, alpha=0.001)
+    assert strict.verdict == "same"
+
+
+def test_swapping_the_runs_mirrors_the_comparison() -> None:
+    base, other = _runs(0.05, seed=2)
+    forward, backward = compare_scores(base, other), compare_scores(other, base)
+    for a, b in zip(forward, backward, strict=True):
+        assert (a.p_value, a.p_holm, a.paired) == (b.p_value, b.p_holm, b.paired)
+        assert a.delta == -b.delta if a.delta is not None else b.delta is None
+        assert (a.ci95_low, a.ci95_high) == (-b.ci95_high, -b.ci95_low)  # type: ignore[operator]
+        assert (a.better, a.worse) == (b.worse, b.better)
+    assert (forward[0].verdict, backward[0].verdict) == ("worse", "better")

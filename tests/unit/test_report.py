@@ -11,7 +11,7 @@ import pytest
 
 import ragmeter
 from ragmeter import NotFoundError
-from ragmeter.reports._bootstrap import bootstrap_mean_ci
+from ragmeter.reports.stats import bootstrap_mean_ci
 
 
 def _report() -> ragmeter.EvaluationReport:

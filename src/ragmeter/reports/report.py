@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from ragmeter.errors import NotFoundError
-from ragmeter.reports._bootstrap import bootstrap_mean_ci
 from ragmeter.reports.columns import ResultColumns
 from ragmeter.reports.record import ResultRecord, json_default
+from ragmeter.reports.stats import bootstrap_mean_ci
 
 if TYPE_CHECKING:
     import pandas as pd

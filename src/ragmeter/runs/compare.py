@@ -1,92 +1,171 @@
 """Two runs side by side: per metric, each run's mean and the paired difference over the rows
-both scored, with a bootstrap 95% CI, so "did this change help?" has an answer with error bars.
-Rows pair by query text (the n-th occurrence of a query with the n-th in the other run)."""
+both scored, with a 95% CI, a sign-flip test's p-value (Holm-corrected across metrics) and a
+better/worse/same verdict, so "did this change help?" has an answer beyond noise.
+Rows pair by query text, or by ``id`` when every row of both runs has one; the n-th
+occurrence of a key pairs with the n-th in the other run."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Any, Literal
 
 import numpy as np
 
 from ragmeter.errors import ConfigError
-from ragmeter.reports._bootstrap import bootstrap_mean_ci
+from ragmeter.reports.stats import PairedComparison, compare_paired
 from ragmeter.wire import MetricComparison
 
-__all__ = ["MetricComparison", "compare_scores"]
+__all__ = ["MetricComparison", "Scored", "compare_scores"]
 
-#: (query, metric_name, score) of one run, in row order
-Scored = Iterable[tuple[str, str, float | None]]
+#: (query, metric_name, score) or (query, metric_name, score, row_id) of one run, in row
+#: order; ``row_id`` is the dataset row's ``id`` where it has one
+Scored = Iterable[tuple[str, str, float | None] | tuple[str, str, float | None, str | int | None]]
+Pairing = Literal["query", "id"]
+_BY: dict[Pairing, str] = {"query": "query text", "id": "row id"}
 
 
-def _keyed(scores: Scored) -> dict[str, dict[tuple[str, int], float | None]]:
-    seen: dict[tuple[str, str], int] = defaultdict(int)
-    out: dict[str, dict[tuple[str, int], float | None]] = defaultdict(dict)
-    for query, metric, score in scores:
-        nth = seen[(metric, query)]
-        seen[(metric, query)] += 1
-        out[metric][(query, nth)] = score
+@dataclass(frozen=True)
+class _Run:
+    """One run's results as columns: the pairing key (unique per metric), metric code and
+    score (NaN where null)."""
+
+    keys: np.ndarray
+    metrics: np.ndarray
+    scores: np.ndarray
+
+
+def _index() -> defaultdict[Hashable, int]:
+    """Numbers for values in order of first sight: a missing value gets the next number."""
+    index: defaultdict[Hashable, int] = defaultdict()
+    index.default_factory = index.__len__
+    return index
+
+
+def _codes(values: list[Hashable], index: defaultdict[Hashable, int]) -> np.ndarray:
+    """Each value's number in ``index`` (shared by both runs, so equal keys get equal
+    numbers); one C-speed pass, as a run may hold 1,000,000 results."""
+    return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
+
+
+def _nth(metrics: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """How many earlier rows of the same metric share the key: 0 for its first occurrence."""
+    order = np.lexsort((keys, metrics))  # stable: row order within a (metric, key) group
+    m, k = metrics[order], keys[order]
+    starts = np.ones(len(order), dtype=bool)
+    starts[1:] = (m[1:] != m[:-1]) | (k[1:] != k[:-1])
+    position = np.arange(len(order))
+    first = np.maximum.accumulate(np.where(starts, position, 0))
+    out = np.empty(len(order), dtype=np.int64)
+    out[order] = position - first
     return out
 
 
-def _mean(values: Iterable[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return float(np.mean(present)) if present else None
+def _run(
+    rows: Sequence[tuple[Any, ...]],
+    by: Pairing,
+    key_index: defaultdict[Hashable, int],
+    metric_index: defaultdict[Hashable, int],
+    stride: int,
+) -> _Run:
+    """Columns of one run; a row's key is (key code, occurrence) as one number, ``stride``
+    (more than any run's row count) apart, so equal keys in both runs are equal numbers."""
+    metrics = _codes(list(map(itemgetter(1), rows)), metric_index)
+    codes = _codes(list(map(itemgetter(3 if by == "id" else 0), rows)), key_index)
+    scores = np.array(list(map(itemgetter(2), rows)), dtype=np.float64)  # None -> NaN
+    unique = codes * stride + _nth(metrics, codes)
+    return _Run(unique, metrics, scores)
 
 
-def _unpaired(
-    base: dict[tuple[str, int], float | None], other: dict[tuple[str, int], float | None]
-) -> str:
+def _pairing(rows: Sequence[tuple[Any, ...]]) -> Pairing:
+    """Pair by ``id`` when every row of both runs has one (a string or an integer), else by
+    query text."""
+    if rows and all(len(r) > 3 and isinstance(r[3], str | int) for r in rows):
+        return "id"
+    return "query"
+
+
+def _unpaired_note(by: Pairing, scored_a: int, scored_b: int) -> str:
     """Why a metric has no pair: how many rows each run scored."""
-    scored_a = sum(v is not None for v in base.values())
-    scored_b = sum(v is not None for v in other.values())
     return (
-        f"no query is scored in both runs ({scored_a} rows scored in the base run, {scored_b} "
-        "in the other; rows pair by query text)"
+        f"no {by} is scored in both runs ({scored_a} rows scored in the base run, "
+        f"{scored_b} in the other; rows pair by {_BY[by]})"
     )
 
 
-def compare_scores(base: Scored, other: Scored) -> list[MetricComparison]:
-    """Metrics both runs have, in the base run's order. ConfigError when the runs share no
-    metric, or no query scored in both (a comparison of nothing is not a result); a metric
-    without pairs has ``delta`` null and a ``note`` saying why."""
-    a, b = _keyed(base), _keyed(other)
-    shared = [m for m in a if m in b]
+def _diffs(a: _Run, b: _Run, code: int) -> tuple[np.ndarray, int, int, float | None, float | None]:
+    """Paired differences (other - base) of one metric, each run's scored count and mean."""
+    sa, sb = a.metrics == code, b.metrics == code
+    ka, va = a.keys[sa], a.scores[sa]
+    kb, vb = b.keys[sb], b.scores[sb]
+    ka, va = ka[~np.isnan(va)], va[~np.isnan(va)]
+    kb, vb = kb[~np.isnan(vb)], vb[~np.isnan(vb)]
+    _, ia, ib = np.intersect1d(ka, kb, assume_unique=True, return_indices=True)
+    diffs = vb[ib] - va[ia]
+    mean_a = float(va.mean()) if len(va) else None
+    mean_b = float(vb.mean()) if len(vb) else None
+    return diffs, len(va), len(vb), mean_a, mean_b
+
+
+def _comparison(
+    name: str,
+    diffs: np.ndarray,
+    counts: tuple[int, int, float | None, float | None],
+    tested: PairedComparison | None,
+    paired_by: Pairing,
+) -> MetricComparison:
+    scored_a, scored_b, mean_a, mean_b = counts
+    note = _unpaired_note(paired_by, scored_a, scored_b) if tested is None else tested.ci.note
+    return MetricComparison(
+        metric_name=name,
+        base_mean=mean_a,
+        other_mean=mean_b,
+        paired=len(diffs),
+        delta=None if tested is None else tested.delta,
+        ci95_low=None if tested is None else tested.ci.low,
+        ci95_high=None if tested is None else tested.ci.high,
+        better=int((diffs > 1e-12).sum()),
+        worse=int((diffs < -1e-12).sum()),
+        same=int((np.abs(diffs) <= 1e-12).sum()),
+        note=note,
+        ci_method=None if tested is None else tested.ci.method,
+        p_value=None if tested is None else tested.p_value,
+        p_method=None if tested is None else tested.p_method,
+        p_holm=None if tested is None else tested.p_holm,
+        verdict=None if tested is None else tested.verdict,
+        base_unpaired=scored_a - len(diffs),
+        other_unpaired=scored_b - len(diffs),
+        paired_by=paired_by,
+    )
+
+
+def compare_scores(base: Scored, other: Scored, *, alpha: float = 0.05) -> list[MetricComparison]:
+    """Metrics both runs have, in the base run's order, with verdicts at ``alpha`` after
+    Holm's correction across them. ConfigError when the runs share no metric, or no key
+    scored in both (a comparison of nothing is not a result); a metric without pairs has
+    ``delta`` null and a ``note`` saying why."""
+    rows_a, rows_b = list(base), list(other)
+    by = _pairing(rows_a + rows_b)
+    key_index, metric_index = _index(), _index()
+    stride = len(rows_a) + len(rows_b) + 1
+    a = _run(rows_a, by, key_index, metric_index, stride)
+    names_a = [str(name) for name in metric_index]
+    b = _run(rows_b, by, key_index, metric_index, stride)
+    in_b = set(np.unique(b.metrics).tolist())
+    shared = [name for code, name in enumerate(names_a) if code in in_b]
     if not shared:
+        names_b = [str(name) for code, name in enumerate(metric_index) if code in in_b]
         raise ConfigError(
-            f"the runs share no metric (base: {', '.join(a) or 'none'}; other: "
-            f"{', '.join(b) or 'none'})"
+            f"the runs share no metric (base: {', '.join(names_a) or 'none'}; "
+            f"other: {', '.join(names_b) or 'none'})"
         )
-    out: list[MetricComparison] = []
-    for metric in shared:
-        pairs = [
-            (score, b[metric][key])
-            for key, score in a[metric].items()
-            if score is not None and b[metric].get(key) is not None
-        ]
-        diffs = np.asarray([float(o) - float(s) for s, o in pairs if o is not None])
-        low = high = delta = None
-        if len(diffs):
-            delta = float(diffs.mean())
-            low, high = bootstrap_mean_ci(diffs)
-        out.append(
-            MetricComparison(
-                metric_name=metric,
-                base_mean=_mean(a[metric].values()),
-                other_mean=_mean(b[metric].values()),
-                paired=len(diffs),
-                delta=delta,
-                ci95_low=low,
-                ci95_high=high,
-                better=int((diffs > 1e-12).sum()),
-                worse=int((diffs < -1e-12).sum()),
-                same=int((np.abs(diffs) <= 1e-12).sum()),
-                note=None if len(diffs) else _unpaired(a[metric], b[metric]),
-            )
-        )
-    if all(c.paired == 0 for c in out):
+    parts = {name: _diffs(a, b, metric_index[name]) for name in shared}
+    if all(len(p[0]) == 0 for p in parts.values()):
         raise ConfigError(
-            "the runs share no scored query: no query has a score in both runs for any of "
-            f"their metrics ({', '.join(shared)}); rows pair by query text"
+            f"the runs share no scored {by}: no {by} has a score in both runs for any of "
+            f"their metrics ({', '.join(parts)}); rows pair by {_BY[by]}"
         )
-    return out
+    tested = compare_paired({name: p[0] for name, p in parts.items()}, alpha=alpha)
+    return [_comparison(name, p[0], p[1:], tested.get(name), by) for name, p in parts.items()]

@@ -1,0 +1,281 @@
+"""The comparison statistics against independent references (scipy's BCa bootstrap and
+permutation test, statsmodels' Holm), their error rates on seeded simulations, and the
+invariants a reader of a comparison relies on."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import numpy as np
+import pytest
+import scipy.stats as st
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+from statsmodels.stats.multitest import multipletests
+
+from ragmeter.reports.stats import (
+    ANALYTIC_FROM,
+    BCA_MIN_PAIRS,
+    compare_paired,
+    holm,
+    paired_mean_ci,
+    sign_flip_test,
+    verdict,
+)
+
+
+def _scipy_bca(d: np.ndarray, resamples: int = 20_000) -> tuple[float, float]:
+    found = st.bootstrap(
+        (d,), np.mean, method="BCa", n_resamples=resamples, rng=np.random.default_rng(7)
+    ).confidence_interval
+    return float(found.low), float(found.high)
+
+
+def _scipy_sign_flip(d: np.ndarray, resamples: int = 100_000) -> float:
+    """scipy's one-sample "samples" permutation test flips signs; exact when 2^n fits."""
+    found = st.permutation_test(
+        (d,),
+        np.mean,
+        permutation_type="samples",
+        n_resamples=resamples,
+        rng=np.random.default_rng(7),
+    )
+    return float(found.pvalue)
+
+
+# -- the confidence interval -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [15, 60, 400])
+def test_bca_matches_scipy(n: int) -> None:
+    """Skewed differences, where BCa and percentile differ: with many draws ours is scipy's
+    BCa within Monte-Carlo error; with the default draws it stays within its own."""
+    d = np.random.default_rng(n).lognormal(0.0, 1.0, n) - 1.0
+    low, high = _scipy_bca(d)
+    width = high - low
+    many = paired_mean_ci(d, resamples=20_000, seed=3)
+    assert many.method == "bca"
+    assert abs(many.low - low) < 0.04 * width and abs(many.high - high) < 0.04 * width
+    default = paired_mean_ci(d)
+    assert abs(default.low - low) < 0.12 * width and abs(default.high - high) < 0.12 * width
+
+
+def test_bca_is_not_the_percentile_interval() -> None:
+    """The check above can fail: on this sample the percentile interval is far from BCa."""
+    d = np.random.default_rng(15).lognormal(0.0, 1.0, 15)
+    low, high = _scipy_bca(d)
+    pct = st.bootstrap((d,), np.mean, method="percentile", rng=np.random.default_rng(7))
+    assert abs(float(pct.confidence_interval.high) - high) > 0.2 * (high - low)
+
+
+@pytest.mark.parametrize("shape", ["lognormal", "sparse"])
+def test_the_analytic_interval_matches_scipy_bca_from_its_threshold(shape: str) -> None:
+    rng = np.random.default_rng(1)
+    n = ANALYTIC_FROM
+    if shape == "lognormal":
+        d = rng.lognormal(0.0, 1.0, n)
+    else:  # judged scores: most pairs equal, a few flipped either way
+        d = (rng.random(n) < 0.05).astype(float) - (rng.random(n) < 0.02)
+    ci = paired_mean_ci(d)
+    low, high = _scipy_bca(d)
+    assert ci.method == "abc"
+    assert abs(ci.low - low) < 0.03 * (high - low) and abs(ci.high - high) < 0.03 * (high - low)
+
+
+@pytest.mark.parametrize(
+    ("d", "note"),
+    [
+        (np.array([0.5]), "BCa undefined: a single pair"),
+        (np.full(50, 0.25), "BCa undefined: all differences are equal"),
+        (np.array([0.1, 0.4, -0.2, 0.3, 0.0]), f"fewer than {BCA_MIN_PAIRS} pairs"),
+    ],
+)
+def test_percentile_where_bca_is_undefined_says_so(d: np.ndarray, note: str) -> None:
+    ci = paired_mean_ci(d)
+    assert ci.method == "percentile"
+    assert ci.note is not None and note in ci.note
+    assert ci.low <= float(d.mean()) <= ci.high
+
+
+def test_percentile_fallback_matches_scipy() -> None:
+    d = np.array([0.1, 0.4, -0.2, 0.3, 0.0, 0.9])
+    ci = paired_mean_ci(d, resamples=20_000)
+    ref = st.bootstrap(
+        (d,), np.mean, method="percentile", n_resamples=20_000, rng=np.random.default_rng(7)
+    ).confidence_interval
+    assert ci.low == pytest.approx(ref.low, abs=0.02)
+    assert ci.high == pytest.approx(ref.high, abs=0.02)
+
+
+def test_seeded_the_same_interval_every_time() -> None:
+    d = np.random.default_rng(0).normal(0.1, 1.0, 200)
+    assert paired_mean_ci(d) == paired_mean_ci(d)
+    assert paired_mean_ci(d, seed=1) != paired_mean_ci(d)
+
+
+# -- the randomisation test --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_exact_sign_flip_equals_scipy_enumeration(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    d = rng.normal(0.3, 1.0, 10)
+    d[: seed % 3] = 0.0  # zero differences count for nothing
+    p, method = sign_flip_test(d)
+    assert method == "exact"
+    assert p == pytest.approx(_scipy_sign_flip(d), abs=1e-12)
+
+
+def test_exact_sign_flip_with_ties_hand_worked() -> None:
+    # |T| = 3 from three +1s: patterns reaching |T*| >= 3 are all-plus and all-minus of 8
+    p, _ = sign_flip_test(np.array([1.0, 1.0, 1.0, 0.0]))
+    assert p == pytest.approx(2 / 8)
+
+
+def test_sampled_sign_flip_matches_scipy() -> None:
+    d = np.random.default_rng(3).normal(0.15, 1.0, 150)
+    p, method = sign_flip_test(d)
+    assert method == "randomisation"
+    reference = _scipy_sign_flip(d)
+    assert abs(p - reference) < 4 * np.sqrt(reference * (1 - reference) / 4_000)
+    assert 0.01 < reference < 0.5  # a p-value whose estimate the check can get wrong
+
+
+@pytest.mark.parametrize("wins", [470, 465, 450])
+def test_normal_route_matches_the_exact_law_on_binary_scores(wins: int) -> None:
+    """At the threshold, 0/1 scores: the sign-flip law is the binomial sign test's."""
+    n = ANALYTIC_FROM
+    d = np.array([1.0] * wins + [-1.0] * (n - wins))
+    p, method = sign_flip_test(d)
+    assert method == "normal"
+    assert p == pytest.approx(st.binomtest(wins, n).pvalue, abs=0.001)
+
+
+def test_normal_route_matches_scipy_on_continuous_scores() -> None:
+    d = np.random.default_rng(5).normal(0.06, 1.0, ANALYTIC_FROM)
+    p, method = sign_flip_test(d)
+    reference = _scipy_sign_flip(d, 40_000)
+    assert method == "normal"
+    assert abs(p - reference) < 4 * np.sqrt(reference * (1 - reference) / 40_000)
+    assert 0.01 < reference < 0.2
+
+
+def test_normal_route_matches_the_exact_law_on_graded_scores() -> None:
+    """Differences in thirds: the exact law of sum(s_i * c_i) / 3 by convolving each size's
+    binomial, against the normal route with its continuity correction."""
+    rng = np.random.default_rng(5)
+    sizes = rng.choice([1, 2, 3], ANALYTIC_FROM, p=[0.55, 0.4, 0.05])
+    signs = np.where(rng.random(ANALYTIC_FROM) < 0.54, 1, -1)
+    d = signs * sizes / 3.0
+    law = np.array([1.0])  # over sum(s_i * c_i) + sum(c_i), in steps of 1
+    for size in (1, 2, 3):
+        count = int((sizes == size).sum())
+        spread = np.zeros(2 * size * count + 1)
+        spread[:: 2 * size] = st.binom.pmf(np.arange(count + 1), count, 0.5)
+        law = np.convolve(law, spread)
+    observed = abs(int((signs * sizes).sum()))
+    values = np.abs(np.arange(len(law)) - int(sizes.sum()))
+    exact = float(law[values >= observed].sum())
+    p, method = sign_flip_test(d)
+    assert method == "normal"
+    assert 0.005 < exact < 0.2
+    assert p == pytest.approx(exact, abs=0.001)
+
+
+def test_no_difference_has_p_one() -> None:
+    assert sign_flip_test(np.zeros(30)) == (1.0, "exact")
+
+
+# -- Holm and the verdict ----------------------------------------------------------------
+
+
+def _p_vectors() -> list[list[float]]:
+    rng = np.random.default_rng(11)
+    found = [rng.random(int(k)).tolist() for k in rng.integers(1, 12, 16)]
+    found += [(rng.random(int(k)) ** 4 / 10).tolist() for k in rng.integers(2, 12, 4)]
+    return [*found, [0.01, 0.01, 0.04, 0.04], [0.3, 0.9, 1.0], [0.0, 0.5]]
+
+
+@pytest.mark.parametrize("p", _p_vectors())
+def test_holm_matches_statsmodels(p: list[float]) -> None:
+    _, reference, _, _ = multipletests(p, method="holm")
+    assert holm(p) == pytest.approx(list(reference), abs=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(hs.lists(hs.floats(0.0, 1.0), min_size=1, max_size=12))
+def test_holm_is_at_least_raw_monotone_and_at_most_one(p: list[float]) -> None:
+    adjusted = holm(p)
+    order = np.argsort(p, kind="stable")
+    stepped = [adjusted[i] for i in order]
+    assert all(a >= r for a, r in zip(adjusted, p, strict=True))
+    assert all(x <= y for x, y in pairwise(stepped))
+    assert all(a <= 1.0 for a in adjusted)
+
+
+def test_verdict_needs_the_adjusted_p_and_takes_the_sign() -> None:
+    assert verdict(0.1, 0.01) == "better"
+    assert verdict(-0.1, 0.01) == "worse"
+    assert verdict(-0.1, 0.2) == "same"
+    assert verdict(-0.1, 0.04, alpha=0.01) == "same"
+
+
+# -- error rates -------------------------------------------------------------------------
+
+
+def test_false_alarm_rate_on_noise_only_pairs() -> None:
+    """400 seeded noise-only comparisons (the same distribution on both sides, half of them
+    0/1 judge-like scores): the 5% test, and "CI excludes 0", each fire at most 32 times."""
+    rng = np.random.default_rng(2024)
+    test_alarms = ci_alarms = 0
+    for i in range(400):
+        if i % 2:
+            base, other = rng.beta(2.0, 5.0, (2, 60))
+        else:
+            base, other = (rng.random((2, 60)) < 0.7).astype(float)
+        d = other - base
+        p, _ = sign_flip_test(d, seed=i)
+        ci = paired_mean_ci(d, seed=i)
+        test_alarms += p <= 0.05
+        ci_alarms += not ci.low <= 0.0 <= ci.high
+    assert test_alarms <= 32 and ci_alarms <= 32
+    assert test_alarms >= 5 and ci_alarms >= 5  # the tests do fire on noise, now and then
+
+
+def test_power_on_a_known_shift() -> None:
+    """A shift of 0.3 sd over 200 pairs is found in at least 90% of 200 simulations."""
+    rng = np.random.default_rng(99)
+    found = 0
+    for i in range(200):
+        d = rng.normal(0.3, 1.0, 200)
+        p, _ = sign_flip_test(d, seed=i)
+        found += p <= 0.05
+    assert found >= 180
+
+
+# -- invariants --------------------------------------------------------------------------
+
+_diffs = hs.lists(
+    hs.floats(-1.0, 1.0, allow_nan=False).map(lambda x: round(x, 3)), min_size=1, max_size=60
+).map(lambda xs: np.asarray(xs, dtype=np.float64))
+
+
+@settings(max_examples=60, deadline=None)
+@given(_diffs)
+def test_ci_contains_the_point_estimate(d: np.ndarray) -> None:
+    (found,) = compare_paired({"m": d}).values()
+    assert found.ci.low <= found.delta <= found.ci.high
+
+
+@settings(max_examples=60, deadline=None)
+@given(hs.lists(_diffs, min_size=1, max_size=4))
+def test_swapping_the_runs_mirrors_every_answer(ds: list[np.ndarray]) -> None:
+    forward = compare_paired({f"m{i}": d for i, d in enumerate(ds)})
+    backward = compare_paired({f"m{i}": -d for i, d in enumerate(ds)})
+    flip = {"better": "worse", "worse": "better", "same": "same"}
+    for name, a in forward.items():
+        b = backward[name]
+        assert (b.p_value, b.p_holm, b.p_method) == (a.p_value, a.p_holm, a.p_method)
+        assert b.delta == -a.delta and b.verdict == flip[a.verdict]
+        if a.delta != 0.0:  # an exactly-zero mean has no side to mirror from
+            assert (b.ci.low, b.ci.high) == (-a.ci.high, -a.ci.low)
