@@ -285,9 +285,9 @@ def test_dataset_scene_rows_carry_predictions(service: ServiceProcess) -> None:
             {**row, "retrieved_contexts": row["reference_contexts"]} for row in body["datasets"]
         ]
         other = http.post("/evaluate/evaluation", json={**body, "datasets": better})
-        comparison = data(
-            http.get(f"/evaluate/runs/{base}/compare/{other.headers['x-ragmeter-run-id']}")
-        )
+        path = f"/evaluate/runs/{base}/compare/{other.headers['x-ragmeter-run-id']}"
+        comparison = data(http.get(path))
+        strict = failure(http.get(path, params={"alpha": 1.5}), 422)
     assert [[r["score"] for r in row] for row in rows] == [[1.0, 0.5], [1.0, 1.0], [0.0, 0.0]]
     hit, mrr = comparison
     assert (mrr["metric_name"], mrr["paired"], mrr["better"], mrr["same"]) == (
@@ -295,6 +295,14 @@ def test_dataset_scene_rows_carry_predictions(service: ServiceProcess) -> None:
     )  # fmt: skip
     assert mrr["delta"] == pytest.approx((0.5 + 0.0 + 1.0) / 3)
     assert hit["delta"] == pytest.approx(1 / 3)
+    # mrr's non-zero differences 0.5 and 1.0: 2 of 4 sign patterns reach |1.5|; Holm doubles
+    # the smaller p of the two metrics (hit rate: one difference, p = 1)
+    assert (mrr["p_value"], mrr["p_method"], mrr["p_holm"]) == (0.5, "exact", 1.0)
+    assert (hit["p_value"], hit["p_holm"], hit["verdict"]) == (1.0, 1.0, "same")
+    assert (mrr["ci_method"], mrr["verdict"], mrr["paired_by"]) == ("percentile", "same", "query")
+    assert (mrr["base_unpaired"], mrr["other_unpaired"]) == (0, 0)
+    assert "fewer than 10 pairs" in mrr["note"]
+    assert "alpha" in strict
 
 
 def test_models_lists_names_only(service: ServiceProcess) -> None:

@@ -132,9 +132,12 @@ def results_page(run_id: str, offset: int, limit: int) -> Call[Page[ResultItem]]
     return Call("GET", f"/evaluate/runs/{run_id}/results", _model(Page[ResultItem]), params=params)
 
 
-def compare_runs(run_id: str, other_id: str) -> Call[list[MetricComparison]]:
+def compare_runs(
+    run_id: str, other_id: str, alpha: float | None = None
+) -> Call[list[MetricComparison]]:
     path = f"/evaluate/runs/{run_id}/compare/{other_id}"
-    return Call("GET", path, _model(list[MetricComparison]))
+    params = None if alpha is None else {"alpha": alpha}
+    return Call("GET", path, _model(list[MetricComparison]), params=params)
 
 
 def cancel_run(run_id: str) -> Call[RunInfo]:

@@ -159,9 +159,13 @@ class AsyncRuns:
                 raise ClientError(f"run '{run_id}' still {info.state} after {timeout:g} s")
             await sleep(poll)
 
-    async def compare(self, run_id: str, other_id: str) -> builtins.list[MetricComparison]:
-        """Per metric: both means and the paired difference (other - base) with its CI."""
-        return await self._c.send(calls.compare_runs(run_id, other_id))
+    async def compare(
+        self, run_id: str, other_id: str, *, alpha: float | None = None
+    ) -> builtins.list[MetricComparison]:
+        """Per metric: both means, the paired difference (other - base) with its CI, its
+        p-value (Holm-corrected across metrics too) and better/worse/same at ``alpha``
+        (the server's default 0.05 when not given)."""
+        return await self._c.send(calls.compare_runs(run_id, other_id, alpha))
 
     async def cancel(self, run_id: str) -> RunInfo:
         return await self._c.send(calls.cancel_run(run_id))

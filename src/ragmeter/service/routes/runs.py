@@ -7,7 +7,7 @@ import asyncio
 import functools
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, status
+from fastapi import APIRouter, Depends, Query, status
 
 from ragmeter.runs.compare import compare_scores
 from ragmeter.runs.request import EvaluateServeRequest
@@ -22,6 +22,8 @@ __all__ = ["router"]
 router = APIRouter(prefix="/runs", tags=["runs"])
 Deps = Annotated[Services, Depends(services)]
 State = Literal["pending", "running", "done", "failed", "cancelled"]
+#: the significance level of a comparison's verdicts
+Alpha = Annotated[float, Query(gt=0.0, lt=1.0)]
 
 
 @router.post("", status_code=status.HTTP_202_ACCEPTED)
@@ -60,10 +62,14 @@ def results(
 
 
 @router.get("/{run_id}/compare/{other_id}")
-def compare(run_id: str, other_id: str, svc: Deps) -> Result[list[MetricComparison]]:
+def compare(
+    run_id: str, other_id: str, svc: Deps, alpha: Alpha = 0.05
+) -> Result[list[MetricComparison]]:
     """Per metric both runs have: each run's mean and the paired difference (other - base)
-    over rows both scored (paired by query), with a bootstrap 95% CI."""
-    return ok(compare_scores(svc.runs.scores(run_id), svc.runs.scores(other_id)))
+    over rows both scored (paired by query), with a bootstrap 95% CI, the sign-flip test's
+    p-value, Holm-corrected across the metrics, and better/worse/same at ``alpha``."""
+    base, other = svc.runs.scores(run_id), svc.runs.scores(other_id)
+    return ok(compare_scores(base, other, alpha=alpha))
 
 
 @router.post("/{run_id}/cancel")
