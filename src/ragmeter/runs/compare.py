@@ -50,8 +50,20 @@ def _codes(values: list[Hashable], index: defaultdict[Hashable, int]) -> np.ndar
     return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
 
 
+def _all_distinct(metrics: np.ndarray, keys: np.ndarray) -> bool:
+    """Whether no (metric, key) occurs twice (the usual run), by counting, where the count
+    table is at most a few times the run's size."""
+    width = int(keys.max()) + 1
+    cells = (int(metrics.max()) + 1) * width
+    if cells > 4 * len(keys) + 4096:
+        return False
+    return int(np.bincount(metrics * width + keys, minlength=cells).max()) <= 1
+
+
 def _nth(metrics: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """How many earlier rows of the same metric share the key: 0 for its first occurrence."""
+    if len(keys) == 0 or _all_distinct(metrics, keys):
+        return np.zeros(len(keys), dtype=np.int64)
     order = np.lexsort((keys, metrics))  # stable: row order within a (metric, key) group
     m, k = metrics[order], keys[order]
     starts = np.ones(len(order), dtype=bool)
