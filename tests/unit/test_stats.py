@@ -16,9 +16,10 @@ from statsmodels.stats.multitest import multipletests
 from ragmeter.reports.stats import (
     ANALYTIC_FROM,
     BCA_MIN_PAIRS,
+    bootstrap_mean_ci,
     compare_paired,
     holm,
-    paired_mean_ci,
+    mean_ci,
     sign_flip_test,
     verdict,
 )
@@ -53,10 +54,10 @@ def test_bca_matches_scipy(n: int) -> None:
     d = np.random.default_rng(n).lognormal(0.0, 1.0, n) - 1.0
     low, high = _scipy_bca(d)
     width = high - low
-    many = paired_mean_ci(d, resamples=20_000, seed=3)
+    many = mean_ci(d, resamples=20_000, seed=3)
     assert many.method == "bca"
     assert abs(many.low - low) < 0.04 * width and abs(many.high - high) < 0.04 * width
-    default = paired_mean_ci(d)
+    default = mean_ci(d)
     assert abs(default.low - low) < 0.12 * width and abs(default.high - high) < 0.12 * width
 
 
@@ -76,7 +77,7 @@ def test_the_analytic_interval_matches_scipy_bca_from_its_threshold(shape: str) 
         d = rng.lognormal(0.0, 1.0, n)
     else:  # judged scores: most pairs equal, a few flipped either way
         d = (rng.random(n) < 0.05).astype(float) - (rng.random(n) < 0.02)
-    ci = paired_mean_ci(d)
+    ci = mean_ci(d)
     low, high = _scipy_bca(d)
     assert ci.method == "abc"
     assert abs(ci.low - low) < 0.03 * (high - low) and abs(ci.high - high) < 0.03 * (high - low)
@@ -91,7 +92,7 @@ def test_the_analytic_interval_matches_scipy_bca_from_its_threshold(shape: str) 
     ],
 )
 def test_percentile_where_bca_is_undefined_says_so(d: np.ndarray, note: str) -> None:
-    ci = paired_mean_ci(d)
+    ci = mean_ci(d)
     assert ci.method == "percentile"
     assert ci.note is not None and note in ci.note
     assert ci.low <= float(d.mean()) <= ci.high
@@ -99,7 +100,7 @@ def test_percentile_where_bca_is_undefined_says_so(d: np.ndarray, note: str) -> 
 
 def test_percentile_fallback_matches_scipy() -> None:
     d = np.array([0.1, 0.4, -0.2, 0.3, 0.0, 0.9])
-    ci = paired_mean_ci(d, resamples=20_000)
+    ci = mean_ci(d, resamples=20_000)
     ref = st.bootstrap(
         (d,), np.mean, method="percentile", n_resamples=20_000, rng=np.random.default_rng(7)
     ).confidence_interval
@@ -109,8 +110,8 @@ def test_percentile_fallback_matches_scipy() -> None:
 
 def test_seeded_the_same_interval_every_time() -> None:
     d = np.random.default_rng(0).normal(0.1, 1.0, 200)
-    assert paired_mean_ci(d) == paired_mean_ci(d)
-    assert paired_mean_ci(d, seed=1) != paired_mean_ci(d)
+    assert mean_ci(d) == mean_ci(d)
+    assert mean_ci(d, seed=1) != mean_ci(d)
 
 
 # -- the randomisation test --------------------------------------------------------------
@@ -235,7 +236,7 @@ def test_false_alarm_rate_on_noise_only_pairs() -> None:
             base, other = (rng.random((2, 60)) < 0.7).astype(float)
         d = other - base
         p, _ = sign_flip_test(d, seed=i)
-        ci = paired_mean_ci(d, seed=i)
+        ci = mean_ci(d, seed=i)
         test_alarms += p <= 0.05
         ci_alarms += not ci.low <= 0.0 <= ci.high
     assert test_alarms <= 32 and ci_alarms <= 32
@@ -279,3 +280,15 @@ def test_swapping_the_runs_mirrors_every_answer(ds: list[np.ndarray]) -> None:
         assert b.delta == -a.delta and b.verdict == flip[a.verdict]
         if a.delta != 0.0:  # an exactly-zero mean has no side to mirror from
             assert (b.ci.low, b.ci.high) == (-a.ci.high, -a.ci.low)
+
+
+def test_a_run_summary_interval_is_the_same_interval() -> None:
+    """``bootstrap_mean_ci`` (run and report summaries) is ``mean_ci`` as a pair."""
+    values = np.random.default_rng(4).beta(2.0, 5.0, 300)
+    found = mean_ci(values, resamples=1000)
+    assert bootstrap_mean_ci(values) == (found.low, found.high)
+    assert found.method == "bca"
+    many = np.random.default_rng(4).beta(2.0, 5.0, 100_000)  # the analytic route
+    low, high = bootstrap_mean_ci(many)
+    assert low < float(many.mean()) < high
+    assert np.isnan(bootstrap_mean_ci(np.array([]))).all()

@@ -1,9 +1,9 @@
-"""The statistics of comparing runs, in one place: bootstrap confidence intervals of a mean
-(percentile, and BCa for a paired difference), a paired sign-flip randomisation test, Holm's
-correction across metrics and a better/worse/same verdict. Every random draw is seeded, so the
-same runs give the same numbers every time.
+"""The statistics of runs and their comparison, in one place: the confidence interval of a
+mean (BCa bootstrap, its analytic form for many values, percentile where BCa is undefined),
+a paired sign-flip randomisation test, Holm's correction across metrics and a
+better/worse/same verdict. Every random draw is seeded: the same runs, the same numbers.
 
-Cost: Monte-Carlo routes take ``resamples x n`` draws. For a mean of many pairs the
+Cost: Monte-Carlo routes take ``resamples x n`` draws. For a mean of many values the
 resampling distributions are sums of many independent terms and their analytic forms are
 more accurate than the Monte-Carlo estimates they replace (see ``ANALYTIC_FROM``)."""
 
@@ -27,7 +27,7 @@ __all__ = [
     "bootstrap_mean_ci",
     "compare_paired",
     "holm",
-    "paired_mean_ci",
+    "mean_ci",
     "sign_flip_test",
     "verdict",
 ]
@@ -104,16 +104,12 @@ def _resampled_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarra
 def bootstrap_mean_ci(
     values: np.ndarray, *, confidence: float = 0.95, resamples: int = 1000, seed: int = 0
 ) -> tuple[float, float]:
-    """(low, high) percentile bootstrap interval of the mean of ``values``; seeded, so a
-    report gives the same interval every time it is printed."""
-    n = len(values)
-    if n == 0:
+    """(low, high) of ``mean_ci`` as a pair, (nan, nan) for no values: a run's or report's
+    per-metric interval, made like a comparison's."""
+    if len(values) == 0:
         return (float("nan"), float("nan"))
-    if n == 1 or float(values.min()) == float(values.max()):
-        return (float(values[0]), float(values[0]))
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(_resampled_means(values, resamples, seed), [tail, 1.0 - tail])
-    return (float(low), float(high))
+    found = mean_ci(values, confidence=confidence, resamples=resamples, seed=seed)
+    return (found.low, found.high)
 
 
 def _acceleration(centred: np.ndarray) -> float:
@@ -155,13 +151,13 @@ def _abc(diffs: np.ndarray, centred: np.ndarray, tails: Sequence[float]) -> Inte
     return Interval(ends[0], ends[1], "abc")
 
 
-def paired_mean_ci(
+def mean_ci(
     diffs: np.ndarray, *, confidence: float = 0.95, resamples: int = RESAMPLES, seed: int = 0
 ) -> Interval:
-    """CI of the mean of paired differences: BCa where it applies (bias correction from the
-    share of resampled means below the observed mean, ties counted half; acceleration from
-    the jackknife), the ABC interval from ``ANALYTIC_FROM`` pairs, and the percentile
-    interval, with a note saying why, where BCa is undefined."""
+    """CI of a mean (of paired differences, in a comparison): BCa where it applies (bias
+    correction from the share of resampled means below the observed mean, ties counted
+    half; acceleration from the jackknife), the ABC interval from ``ANALYTIC_FROM`` values
+    on, and the percentile interval, with a note saying why, where BCa is undefined."""
     n = len(diffs)
     if n == 0:
         raise ValueError("no pairs: a confidence interval needs at least one difference")
@@ -317,7 +313,7 @@ def compare_paired(
     for name, d in tested.items():
         sign, oriented = _oriented(d)
         delta = sign * float(oriented.mean())
-        ci = paired_mean_ci(oriented, confidence=confidence, seed=seed)
+        ci = mean_ci(oriented, confidence=confidence, seed=seed)
         out[name] = PairedComparison(
             pairs=len(d),
             delta=delta,
