@@ -292,3 +292,10 @@ def test_a_run_summary_interval_is_the_same_interval() -> None:
     low, high = bootstrap_mean_ci(many)
     assert low < float(many.mean()) < high
     assert np.isnan(bootstrap_mean_ci(np.array([]))).all()
+
+
+def test_a_spread_too_small_to_square_falls_back_to_percentile() -> None:
+    d = np.array([0.0, 1e-200] * 10)
+    ci = mean_ci(d)
+    assert (ci.method, ci.note) == ("percentile", "BCa undefined: degenerate jackknife")
+    assert ci.low <= float(d.mean()) <= ci.high

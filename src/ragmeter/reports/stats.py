@@ -167,8 +167,10 @@ def mean_ci(
         note = "a single pair" if n == 1 else "all differences are equal"
         return Interval(theta, theta, "percentile", f"BCa undefined: {note}")
     centred = diffs - theta
-    if not np.any(centred):  # equal up to rounding: the jackknife has no spread
-        return Interval(theta, theta, "percentile", "BCa undefined: degenerate jackknife")
+    square = _sum_of_squares(centred)
+    if not 0.0 < square < math.inf:  # spread under- or overflows: no jackknife to speak of
+        means = _resampled_means(diffs, resamples, seed)
+        return _percentile(means, tails, "BCa undefined: degenerate jackknife")
     if n >= ANALYTIC_FROM:
         return _abc(diffs, centred, tails)
     means = _resampled_means(diffs, resamples, seed)
