@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Install everything ragmeter needs on a fresh machine into ./.venv:
+# Install everything ragmeter needs on a fresh machine into ./.venv (and Debian packages):
 # Python dependencies with the CPU build of torch (pinned in constraints.txt); and DB-GPT's
 # own client into ./.venv-dbgpt for the compatibility tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages: curl runs the seed's HTTP examples in the tests; gcc builds the compiled
-# relevance judge (without it ragmeter installs and runs, slower, and a test says so)
+# relevance judge (without it ragmeter installs and runs, slower, and a test says so);
+# chromium is the browser the web pages' tests drive (Playwright cannot download its own here)
 missing=()
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
   sudo_cmd=$([ "$(id -u)" -eq 0 ] || echo sudo)
   $sudo_cmd apt-get install -y -q "${missing[@]}" \
