@@ -6,7 +6,11 @@ at all fails the evaluation after a few requests, naming its URL."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import importlib
+import threading
 import time
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -28,6 +32,7 @@ __all__ = [
     "JudgeEngine",
     "JudgeSettings",
     "StructuredMode",
+    "import_sdk",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -103,18 +108,20 @@ class JudgeEngine:
         settings = self.settings
         return limiter_for(settings.base_url, settings.model, settings.max_concurrency)
 
-    def _ensure_client(self) -> tuple[openai.AsyncOpenAI, asyncio.Lock]:
-        """The client and the probe lock, made on first use in the running event loop."""
-        import openai  # heavy (its types take ~1 s): imported on first use
-
+    async def _ensure_client(self) -> tuple[openai.AsyncOpenAI, asyncio.Lock]:
+        """The client and the probe lock, made on first use in the running event loop. The
+        SDK (its types take ~0.8 s to import) is imported on a worker thread meanwhile, so the
+        loop goes on with other work (rows' embeddings, a target) instead of stalling."""
         if self._client is None or self._probe is None:
-            self._client = openai.AsyncOpenAI(
-                base_url=self.settings.base_url,
-                api_key=self.settings.api_key,
-                max_retries=0,  # retries are ours: they must see the limiter and the counters
-                timeout=self.settings.timeout,
-            )
-            self._probe = asyncio.Lock()
+            sdk = await asyncio.wrap_future(import_sdk())
+            if self._client is None or self._probe is None:  # not made by another call meanwhile
+                self._client = sdk.AsyncOpenAI(
+                    base_url=self.settings.base_url,
+                    api_key=self.settings.api_key,
+                    max_retries=0,  # retries are ours: they must see the limiter and the counters
+                    timeout=self.settings.timeout,
+                )
+                self._probe = asyncio.Lock()
         return self._client, self._probe
 
     async def aclose(self) -> None:
@@ -263,7 +270,7 @@ class JudgeEngine:
         schema_name: str,
         usage: Usage,
     ) -> tuple[str, int, int]:
-        client, probe = self._ensure_client()
+        client, probe = await self._ensure_client()
         policy = self.retry
 
         async def once(attempt: int) -> tuple[str, int, int]:
@@ -403,6 +410,29 @@ class JudgeEngine:
             return False
         self._mode = order[index + 1]
         return True
+
+
+_sdk_lock = threading.Lock()
+_sdk: concurrent.futures.Future[ModuleType] | None = None
+
+
+def import_sdk() -> concurrent.futures.Future[ModuleType]:
+    """The openai module, imported once per process on a thread of its own (its types take
+    ~0.8 s): started by the first call, awaited by every engine (of any thread or loop)."""
+    global _sdk
+    with _sdk_lock:
+        if _sdk is None:
+            future: concurrent.futures.Future[ModuleType] = concurrent.futures.Future()
+
+            def load() -> None:
+                try:
+                    future.set_result(importlib.import_module("openai"))
+                except BaseException as exc:  # raised by every await of it
+                    future.set_exception(exc)
+
+            threading.Thread(target=load, name="ragmeter-import-openai", daemon=True).start()
+            _sdk = future
+        return _sdk
 
 
 def _check_size(messages: list[dict[str, str]]) -> None:
