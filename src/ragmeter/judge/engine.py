@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import importlib
 import threading
 import time
@@ -142,7 +143,7 @@ class JudgeEngine:
         check: Any = None,
     ) -> M:
         """A reply of type ``reply_model``; ``check(reply)`` may return a reason to re-ask."""
-        schema = reply_model.model_json_schema()
+        schema = _json_schema(reply_model)
 
         def parse(content: str) -> M:
             try:
@@ -433,6 +434,13 @@ def import_sdk() -> concurrent.futures.Future[ModuleType]:
             threading.Thread(target=load, name="ragmeter-import-openai", daemon=True).start()
             _sdk = future
         return _sdk
+
+
+@functools.lru_cache(maxsize=256)
+def _json_schema(reply_model: type[BaseModel]) -> dict[str, Any]:
+    """A reply model's JSON schema, made once per model (pydantic builds it anew each call).
+    Callers only read it."""
+    return reply_model.model_json_schema()
 
 
 def _check_size(messages: list[dict[str, str]]) -> None:
