@@ -276,3 +276,28 @@ def test_row_texts_are_embedded_while_the_judge_works(home: Path) -> None:
     assert all(s is not None for s in report.scores("answer_correctness"))
     # the vectors came ahead once: later calls embed only the judge's questions
     assert not ahead & {text for _, texts in calls[1:] for text in texts}
+
+
+def test_a_listening_judge_is_known_reached_before_its_first_request() -> None:
+    """While the SDK loads, the engine asks the endpoint for its models: an answer lets the
+    first judge requests go together (no chat request was spent on it); an endpoint that does
+    not answer is left to the first requests, one at a time."""
+    import asyncio
+
+    from ragmeter.judge import JudgeEngine, JudgeSettings
+
+    async def reached(url: str) -> bool:
+        engine = JudgeEngine(JudgeSettings(model="scripted", base_url=url, timeout=5))
+        await engine._ensure_client()
+        assert engine._reach_check is not None
+        await engine._reach_check
+        await engine.aclose()
+        return engine._reached
+
+    with ScriptedJudgeServer() as server:
+        assert asyncio.run(reached(server.url))
+        assert server.snapshot().get("chat_requests", 0) == 0
+    with socket.socket() as closed:  # a port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    assert not asyncio.run(reached(f"http://127.0.0.1:{port}/v1"))

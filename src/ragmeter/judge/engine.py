@@ -94,6 +94,7 @@ class JudgeEngine:
         self._mode: StructuredMode = settings.structured
         self._client: openai.AsyncOpenAI | None = None
         self._probe: asyncio.Lock | None = None
+        self._reach_check: asyncio.Future[None] | None = None
         #: the endpoint answered (anything but a connection failure) at least once
         self._reached = False
         self._connect_failures = 0
@@ -114,6 +115,8 @@ class JudgeEngine:
         SDK (its types take ~0.8 s to import) is imported on a worker thread meanwhile, so the
         loop goes on with other work (rows' embeddings, a target) instead of stalling."""
         if self._client is None or self._probe is None:
+            if self._reach_check is None and not self._reached:
+                self._reach_check = asyncio.ensure_future(self._check_reached())
             sdk = await asyncio.wrap_future(import_sdk())
             if self._client is None or self._probe is None:  # not made by another call meanwhile
                 self._client = sdk.AsyncOpenAI(
@@ -125,7 +128,25 @@ class JudgeEngine:
                 self._probe = asyncio.Lock()
         return self._client, self._probe
 
+    async def _check_reached(self) -> None:
+        """While the SDK loads: ask the endpoint for its model list (``GET /models``, no
+        generation). Any HTTP answer means it is reached, so the first judge requests need not
+        go one at a time; a connection failure leaves that to them (the probe)."""
+        import httpx
+
+        url = self.settings.base_url.rstrip("/") + "/models"
+        headers = {"Authorization": f"Bearer {self.settings.api_key}"}
+        try:
+            async with httpx.AsyncClient(timeout=self.settings.timeout) as client:
+                await client.get(url, headers=headers)
+        except httpx.HTTPError:  # no connection, no answer, a bad URL
+            return
+        self._reached = True
+
     async def aclose(self) -> None:
+        if self._reach_check is not None:
+            self._reach_check.cancel()
+            self._reach_check = None
         if self._client is not None:
             await self._client.close()
             self._client = None
