@@ -20,6 +20,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -54,13 +55,17 @@ class ProcessEmbedder:
             env=env,
         )
         self._lock = threading.Lock()
+        # one thread of its own talks to the helper: calls wait in its queue, not in the
+        # event loop's default executor (which the run's store commits use)
+        self._io = ThreadPoolExecutor(1, thread_name_prefix="ragmeter-embed")
 
     @property
     def name(self) -> str:
         return DEFAULT_MODEL_NAME
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return await asyncio.to_thread(self.embed_sync, texts)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._io, self.embed_sync, list(texts))
 
     def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
         """The texts' vectors from the helper (EmbeddingError when it failed or is gone)."""
@@ -106,6 +111,7 @@ class ProcessEmbedder:
         except subprocess.TimeoutExpired:
             helper.kill()
             helper.wait()
+        self._io.shutdown(wait=True, cancel_futures=True)
         self._errors.close()
 
     async def aclose(self) -> None:
