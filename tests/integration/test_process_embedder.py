@@ -154,3 +154,24 @@ def test_ctrl_c_during_eval_keeps_rows_and_leaves_no_helper(tmp_path: Path, home
     assert "ragmeter runs resume" in err
     assert len(helpers) == 1
     assert _wait_ended(helpers[0])
+
+
+def test_where_no_helper_can_start_the_model_runs_in_process(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragmeter.cli.evaluate import _embed_in_helper
+    from ragmeter.runs.config import EvaluationConfig, JudgeConfig
+    from ragmeter.runs.plan import build_plan
+
+    config = EvaluationConfig(
+        metrics=tuple(EMBEDDING_METRICS.split(",")),
+        judge=JudgeConfig(model="scripted", base_url="http://127.0.0.1:9/v1", cache=False),
+    )
+    plan = build_plan(config, synthetic_rows(2))
+
+    def cannot_start(*_args: object, **_kwargs: object) -> None:
+        raise FileNotFoundError("no interpreter")
+
+    monkeypatch.setattr(subprocess, "Popen", cannot_start)
+    assert _embed_in_helper([plan]) is None
+    assert plan.embedder is None  # the batcher's in-process LocalEmbedder, as before

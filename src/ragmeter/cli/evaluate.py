@@ -205,7 +205,10 @@ def _embed_in_helper(plans: list[RunPlan]) -> ProcessEmbedder | None:
         return None
     from ragmeter.embeddings.process import ProcessEmbedder
 
-    helper = ProcessEmbedder()
+    try:
+        helper = ProcessEmbedder()
+    except OSError:  # no process to start here: the model runs in this process, as before
+        return None
     for plan in wanted:
         plan.embedder = helper
     return helper

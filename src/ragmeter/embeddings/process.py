@@ -47,13 +47,17 @@ class ProcessEmbedder:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, path]))}
         # what the helper says if it crashes; open as long as the helper lives
         self._errors = tempfile.TemporaryFile()  # noqa: SIM115
-        self._helper = subprocess.Popen(
-            [sys.executable, "-m", "ragmeter.embeddings.process"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._errors,
-            env=env,
-        )
+        try:
+            self._helper = subprocess.Popen(
+                [sys.executable, "-m", "ragmeter.embeddings.process"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._errors,
+                env=env,
+            )
+        except BaseException:
+            self._errors.close()
+            raise
         self._lock = threading.Lock()
         # one thread of its own talks to the helper: calls wait in its queue, not in the
         # event loop's default executor (which the run's store commits use)
