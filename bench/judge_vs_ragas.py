@@ -54,7 +54,8 @@ def run_ragmeter(server: ScriptedJudgeServer, data: Path, concurrency: int) -> d
 
 def run_cli(server: ScriptedJudgeServer, data: Path, concurrency: int) -> dict[str, Any]:
     """``ragmeter eval`` as a user runs it, timed from outside (process start to exit): the
-    default local embedder, a stored run, the judge cache off as above."""
+    default local embedder (the command runs it in a helper process of its own), a stored
+    run, the judge cache off as above."""
     out = data.with_name("cli-results.jsonl")
     command = [str(ROOT / ".venv" / "bin" / "ragmeter"), "eval", str(data), "-m", METRICS]
     command += ["--judge-model", "scripted", "--judge-base-url", server.url, "--no-cache"]
@@ -164,7 +165,8 @@ def main() -> None:
         f"ragmeter is **{speedup:.1f}x** ragas's rows/s with "
         f"{peer['chat_per_row'] / ours['chat_per_row']:.1f}x fewer chat requests and "
         f"{peer['prompt_per_row'] / ours['prompt_per_row']:.1f}x fewer prompt tokens per row; "
-        f"the command line, timed from process start to exit with the local embedder loaded, "
+        "the command line, timed from process start to exit with the local embedder loaded "
+        "(in a helper process the command starts), "
         f"is **{end_to_end:.1f}x**.\n\n"
         + "\n".join(f"- {'met' if ok else 'NOT met'}: {goal}" for goal, ok in goals)
         + "\n\nragas asks for 3 generations per row for answer_relevancy, but through "

@@ -242,3 +242,62 @@ def test_endpoint_without_json_schema_falls_back_to_json_object(home: Path) -> N
     assert all(s is not None for s in report.scores("context_recall"))
     assert 1 <= stats["refused_json_schema"] <= 16  # only the requests in flight when it refused
     assert stats["chat_requests"] - stats["refused_json_schema"] == 16
+
+
+def test_row_texts_are_embedded_while_the_judge_works(home: Path) -> None:
+    """The texts metrics embed as they are (queries, responses, references) go to the
+    embedder as the rows start, in one batch, not after the judge has answered each row."""
+    from ragmeter.embeddings import LocalEmbedder
+
+    rows = synthetic_rows(6)
+    calls: list[tuple[int, list[str]]] = []
+
+    class Recording:
+        name = "all-MiniLM-L6-v2"
+
+        def __init__(self, server: ScriptedJudgeServer) -> None:
+            self.server = server
+            self.local = LocalEmbedder()
+
+        async def embed(self, texts: list[str]) -> object:
+            calls.append((self.server.snapshot().get("chat_requests", 0), list(texts)))
+            return await self.local.embed(texts)
+
+    with ScriptedJudgeServer(latency_ms=500) as server:
+        judge = judge_from_config("scripted", base_url=server.url, cache=False)
+        report = ragmeter.evaluate(
+            rows, "answer_relevancy,answer_correctness", judge=judge, embedder=Recording(server)
+        )
+    ahead = {r["query"] for r in rows} | {r["response"] for r in rows}
+    ahead |= {r["reference"] for r in rows}
+    answered, first = calls[0]
+    assert set(first) == ahead
+    assert answered <= 1  # the first request (alone until the judge answers) at most
+    assert all(s is not None for s in report.scores("answer_correctness"))
+    # the vectors came ahead once: later calls embed only the judge's questions
+    assert not ahead & {text for _, texts in calls[1:] for text in texts}
+
+
+def test_a_listening_judge_is_known_reached_before_its_first_request() -> None:
+    """While the SDK loads, the engine asks the endpoint for its models: an answer lets the
+    first judge requests go together (no chat request was spent on it); an endpoint that does
+    not answer is left to the first requests, one at a time."""
+    import asyncio
+
+    from ragmeter.judge import JudgeEngine, JudgeSettings
+
+    async def reached(url: str) -> bool:
+        engine = JudgeEngine(JudgeSettings(model="scripted", base_url=url, timeout=5))
+        await engine._ensure_client()
+        assert engine._reach_check is not None
+        await engine._reach_check
+        await engine.aclose()
+        return engine._reached
+
+    with ScriptedJudgeServer() as server:
+        assert asyncio.run(reached(server.url))
+        assert server.snapshot().get("chat_requests", 0) == 0
+    with socket.socket() as closed:  # a port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    assert not asyncio.run(reached(f"http://127.0.0.1:{port}/v1"))

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, text
 
 from ragmeter.runs.store import RunStore
-from ragmeter.store.db import _MIGRATIONS, Store
+from ragmeter.store.db import _MIGRATIONS, HEAD_REVISION, Store
 
 
 def test_a_judge_cache_database_gains_the_knowledge_tables(tmp_path: Path) -> None:
@@ -123,3 +126,64 @@ def test_datasets_stored_as_arrays_move_to_one_row_per_row(tmp_path: Path) -> No
     added = runs.add_dataset([{"query": "new"}], name="after")
     assert added.id == 8 and runs.dataset_rows("after", 0, 10) == [{"query": "new"}]
     store.close()
+
+
+def _schema(url: str) -> dict[str, object]:
+    """Tables with their columns, keys, indexes and constraints, as the database reports them."""
+    engine = create_engine(url)
+    found = inspect(engine)
+    schema: dict[str, object] = {}
+    for table in sorted(found.get_table_names()):
+        schema[table] = (
+            sorted((c["name"], str(c["type"]), c["nullable"], c.get("default"))
+                   for c in found.get_columns(table)),  # a column added later comes last
+            found.get_pk_constraint(table)["constrained_columns"],
+            sorted((i["name"], tuple(i["column_names"]), bool(i["unique"]))
+                   for i in found.get_indexes(table)),
+            sorted((tuple(u["column_names"]),) for u in found.get_unique_constraints(table)),
+            sorted((tuple(f["constrained_columns"]), f["referred_table"],
+                    tuple(f["referred_columns"]), f.get("options", {}).get("ondelete"))
+                   for f in found.get_foreign_keys(table)),
+        )  # fmt: skip
+    with engine.connect() as connection:
+        schema["revision"] = connection.execute(
+            text("SELECT version_num FROM alembic_version")
+        ).scalar()
+    engine.dispose()
+    return schema
+
+
+def test_a_new_store_gets_the_schema_the_migrations_make(tmp_path: Path) -> None:
+    """A new database is given the newest schema at once (no alembic): the same tables,
+    columns, keys, indexes and revision as running every migration from an empty file."""
+    migrated = f"sqlite:///{tmp_path / 'migrated.db'}"
+    engine = create_engine(migrated)
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+    engine.dispose()
+    created = f"sqlite:///{tmp_path / 'created.db'}"
+    Store(created).close()
+    assert _schema(created) == _schema(migrated)
+    assert _schema(created)["revision"] == HEAD_REVISION
+
+
+def test_head_revision_is_the_newest_migration() -> None:
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    assert ScriptDirectory.from_config(config).get_current_head() == HEAD_REVISION
+
+
+def test_a_new_or_current_store_opens_without_alembic(tmp_path: Path) -> None:
+    code = (
+        "import sys\nfrom ragmeter.store.db import Store\n"
+        f"Store('sqlite:///{tmp_path / 'a.db'}').close()\n"
+        f"Store('sqlite:///{tmp_path / 'a.db'}').close()\n"
+        "print('alembic' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip() == "False"

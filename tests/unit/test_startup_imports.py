@@ -54,7 +54,9 @@ def loaded_after(code: str) -> list[str]:
     return found
 
 
-CLI = "from ragmeter.cli import main; sys.argv = ['ragmeter', *{args!r}]; main()"
+#: the command line as ``main`` runs it; ``app`` itself, because ``main`` ends the process
+#: (os._exit) before the probe could look
+CLI = "from ragmeter.cli import app; sys.argv = ['ragmeter', *{args!r}]; app()"
 
 
 @pytest.mark.parametrize(

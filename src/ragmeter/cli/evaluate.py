@@ -29,6 +29,7 @@ from ragmeter.runs.config import (
 )
 
 if TYPE_CHECKING:
+    from ragmeter.embeddings.process import ProcessEmbedder
     from ragmeter.knowledge import KnowledgeBase
     from ragmeter.runs.plan import RunPlan
 
@@ -189,6 +190,30 @@ def _app_usage(plan: RunPlan) -> None:
         )
 
 
+def _embed_in_helper(plans: list[RunPlan]) -> ProcessEmbedder | None:
+    """The local model in a helper process for plans whose judge is asked and whose metrics
+    embed row texts: the helper encodes on another core while this process serves the judge's
+    requests (in a thread, encoding holds the GIL and slows them). None when no plan needs it."""
+    wanted = [
+        plan
+        for plan in plans
+        if plan.embedder is None
+        and plan.judge is not None
+        and any(getattr(m, "embeds", ()) for m in plan.metrics)
+    ]
+    if not wanted:
+        return None
+    from ragmeter.embeddings.process import ProcessEmbedder
+
+    try:
+        helper = ProcessEmbedder()
+    except OSError:  # no process to start here: the model runs in this process, as before
+        return None
+    for plan in wanted:
+        plan.embedder = helper
+    return helper
+
+
 def _run_local(request: EvalRequest) -> Reports:
     from ragmeter.knowledge import KnowledgeBase, parse_retrievers
     from ragmeter.runs.plan import build_plan
@@ -202,10 +227,15 @@ def _run_local(request: EvalRequest) -> Reports:
     needs_kb = not request.no_store or configs[0].target.kind != "none"
     kb = KnowledgeBase() if needs_kb or request.judge_prompt is not None else None
     plans = [build_plan(c, dataset, kb, judge_hint=JUDGE_HINT) for c in configs]
+    helper = _embed_in_helper(plans)
     reports: Reports = []
-    for plan in plans:
-        report = _execute(plan, _label(plan), None if request.no_store else kb)
-        reports.append((report.target or "", report))
+    try:
+        for plan in plans:
+            report = _execute(plan, _label(plan), None if request.no_store else kb)
+            reports.append((report.target or "", report))
+    finally:
+        if helper is not None:
+            helper.close()
     print_reports(request, reports, len(dataset), _target_name(plans[0]))
     for plan in plans:
         _app_usage(plan)

@@ -6,7 +6,12 @@ at all fails the evaluation after a few requests, naming its URL."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import functools
+import importlib
+import threading
 import time
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -28,6 +33,7 @@ __all__ = [
     "JudgeEngine",
     "JudgeSettings",
     "StructuredMode",
+    "import_sdk",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -88,6 +94,7 @@ class JudgeEngine:
         self._mode: StructuredMode = settings.structured
         self._client: openai.AsyncOpenAI | None = None
         self._probe: asyncio.Lock | None = None
+        self._reach_check: asyncio.Future[None] | None = None
         #: the endpoint answered (anything but a connection failure) at least once
         self._reached = False
         self._connect_failures = 0
@@ -103,21 +110,43 @@ class JudgeEngine:
         settings = self.settings
         return limiter_for(settings.base_url, settings.model, settings.max_concurrency)
 
-    def _ensure_client(self) -> tuple[openai.AsyncOpenAI, asyncio.Lock]:
-        """The client and the probe lock, made on first use in the running event loop."""
-        import openai  # heavy (its types take ~1 s): imported on first use
-
+    async def _ensure_client(self) -> tuple[openai.AsyncOpenAI, asyncio.Lock]:
+        """The client and the probe lock, made on first use in the running event loop. The
+        SDK (its types take ~0.8 s to import) is imported on a worker thread meanwhile, so the
+        loop goes on with other work (rows' embeddings, a target) instead of stalling."""
         if self._client is None or self._probe is None:
-            self._client = openai.AsyncOpenAI(
-                base_url=self.settings.base_url,
-                api_key=self.settings.api_key,
-                max_retries=0,  # retries are ours: they must see the limiter and the counters
-                timeout=self.settings.timeout,
-            )
-            self._probe = asyncio.Lock()
+            if self._reach_check is None and not self._reached:
+                self._reach_check = asyncio.ensure_future(self._check_reached())
+            sdk = await asyncio.wrap_future(import_sdk())
+            if self._client is None or self._probe is None:  # not made by another call meanwhile
+                self._client = sdk.AsyncOpenAI(
+                    base_url=self.settings.base_url,
+                    api_key=self.settings.api_key,
+                    max_retries=0,  # retries are ours: they must see the limiter and the counters
+                    timeout=self.settings.timeout,
+                )
+                self._probe = asyncio.Lock()
         return self._client, self._probe
 
+    async def _check_reached(self) -> None:
+        """While the SDK loads: ask the endpoint for its model list (``GET /models``, no
+        generation). Any HTTP answer means it is reached, so the first judge requests need not
+        go one at a time; a connection failure leaves that to them (the probe)."""
+        import httpx
+
+        url = self.settings.base_url.rstrip("/") + "/models"
+        headers = {"Authorization": f"Bearer {self.settings.api_key}"}
+        try:
+            async with httpx.AsyncClient(timeout=self.settings.timeout) as client:
+                await client.get(url, headers=headers)
+        except httpx.HTTPError:  # no connection, no answer, a bad URL
+            return
+        self._reached = True
+
     async def aclose(self) -> None:
+        if self._reach_check is not None:
+            self._reach_check.cancel()
+            self._reach_check = None
         if self._client is not None:
             await self._client.close()
             self._client = None
@@ -135,7 +164,7 @@ class JudgeEngine:
         check: Any = None,
     ) -> M:
         """A reply of type ``reply_model``; ``check(reply)`` may return a reason to re-ask."""
-        schema = reply_model.model_json_schema()
+        schema = _json_schema(reply_model)
 
         def parse(content: str) -> M:
             try:
@@ -263,7 +292,7 @@ class JudgeEngine:
         schema_name: str,
         usage: Usage,
     ) -> tuple[str, int, int]:
-        client, probe = self._ensure_client()
+        client, probe = await self._ensure_client()
         policy = self.retry
 
         async def once(attempt: int) -> tuple[str, int, int]:
@@ -403,6 +432,36 @@ class JudgeEngine:
             return False
         self._mode = order[index + 1]
         return True
+
+
+_sdk_lock = threading.Lock()
+_sdk: concurrent.futures.Future[ModuleType] | None = None
+
+
+def import_sdk() -> concurrent.futures.Future[ModuleType]:
+    """The openai module, imported once per process on a thread of its own (its types take
+    ~0.8 s): started by the first call, awaited by every engine (of any thread or loop)."""
+    global _sdk
+    with _sdk_lock:
+        if _sdk is None:
+            future: concurrent.futures.Future[ModuleType] = concurrent.futures.Future()
+
+            def load() -> None:
+                try:
+                    future.set_result(importlib.import_module("openai"))
+                except BaseException as exc:  # raised by every await of it
+                    future.set_exception(exc)
+
+            threading.Thread(target=load, name="ragmeter-import-openai", daemon=True).start()
+            _sdk = future
+        return _sdk
+
+
+@functools.lru_cache(maxsize=256)
+def _json_schema(reply_model: type[BaseModel]) -> dict[str, Any]:
+    """A reply model's JSON schema, made once per model (pydantic builds it anew each call).
+    Callers only read it."""
+    return reply_model.model_json_schema()
 
 
 def _check_size(messages: list[dict[str, str]]) -> None:

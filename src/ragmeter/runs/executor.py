@@ -14,6 +14,7 @@ kernels."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from typing import Any, TypeVar
 
 from ragmeter._public import internal_reference
 from ragmeter.apps import AppError, AppPolicy
+from ragmeter.datasets import Dataset
 from ragmeter.errors import (
     ConfigError,
     EmbeddingError,
@@ -126,6 +128,28 @@ async def _prefetch_queries(plan: RunPlan, todo: list[int]) -> None:
     await searcher.embed_queries([queries[i] for i in todo])
 
 
+async def _quietly(work: Awaitable[Any]) -> None:
+    """Await ``work``, dropping its failure: whoever needs its result gets that failure."""
+    with contextlib.suppress(Exception):
+        await work
+
+
+def _embed_ahead(plan: RunPlan, rows: Dataset, batcher: EmbeddingBatcher) -> None:
+    """Start embedding the texts of ``rows`` that the metrics embed as they are (their
+    ``embeds`` fields) now, while the judge works on the rows: the metrics then find the
+    vectors ready or on their way (a failure reaches them as it would have)."""
+    fields = dict.fromkeys(f for m in plan.metrics for f in getattr(m, "embeds", ()))
+    texts = [t for f in fields for t in rows.column(f) if isinstance(t, str) and t]
+    if texts:
+        task = asyncio.ensure_future(_quietly(batcher.embed(texts)))
+        _ahead.add(task)
+        task.add_done_callback(_ahead.discard)
+
+
+#: embeddings started ahead and not done yet (kept referenced until then)
+_ahead: set[asyncio.Future[None]] = set()
+
+
 async def _score_batch(
     plan: RunPlan, indices: Sequence[int], batcher: EmbeddingBatcher, progress: Progress
 ) -> ScoredBatch:
@@ -133,6 +157,7 @@ async def _score_batch(
     ctx = _context(plan, batcher, progress.results)
     whole = len(indices) == len(plan.rows) and (not indices or indices[-1] == len(indices) - 1)
     rows = plan.rows if whole else plan.rows.take(list(indices))
+    _embed_ahead(plan, rows, batcher)
     produced: Any = rows
     if plan.target is not None:
         target_progress = progress.target or (lambda _n: None)

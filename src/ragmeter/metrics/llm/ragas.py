@@ -84,12 +84,14 @@ def statement_f1(tp: int, fp: int, fn: int) -> float:
 class PlannedMetric(LLMEvaluationMetric):
     """An LLM metric whose judge work is done by the evaluation's task plan.
 
-    ``tasks`` names the judge tasks it reads; ``needs`` the row fields it requires.
-    Subclasses implement ``score`` from the row's judgement.
+    ``tasks`` names the judge tasks it reads; ``needs`` the row fields it requires;
+    ``embeds`` the row fields it embeds as they are (the executor starts embedding them as the
+    row starts, while the judge works). Subclasses implement ``score`` from the row's judgement.
     """
 
     tasks: ClassVar[tuple[str, ...]] = ()
     needs: ClassVar[tuple[str, ...]] = ()
+    embeds: tuple[str, ...] = ()
 
     def missing_fields(self, row: Row) -> str | None:
         for name in self.needs:
@@ -185,6 +187,7 @@ class ResponseRelevancyMetric(PlannedMetric):
 
     tasks = ("questions",)
     needs = ("response",)
+    embeds = ("query",)
 
     async def score(
         self, row: Row, judged: RowJudgement, ctx: EvaluationContext
@@ -253,12 +256,15 @@ class AnswerCorrectnessMetric(PlannedMetric):
         "reference_in_response",
     )
     needs = ("response", "reference")
+    embeds: tuple[str, ...] = ("response", "reference")
 
     def __init__(self, similarity_weight: float = 0.25, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if not 0.0 <= similarity_weight <= 1.0:
             raise ValueError(f"similarity_weight must be in [0, 1], got {similarity_weight!r}")
         self.weights = (1.0 - similarity_weight, similarity_weight)
+        if similarity_weight == 0:
+            self.embeds = ()
 
     async def score(
         self, row: Row, judged: RowJudgement, ctx: EvaluationContext
