@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from ragmeter.knowledge import RetrieverName
+from ragmeter.knowledge.models import RetrieverName
 
 __all__ = ["APP_CONFIG", "AppConfig", "CallableAppConfig", "HttpAppConfig", "RagAppConfig"]
 

@@ -7,11 +7,14 @@ The command line runs apps without a policy: a local user may name any variable,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ragmeter.apps._hosts import HostPolicy
 from ragmeter.apps.configs import CallableAppConfig, HttpAppConfig, RagAppConfig
 from ragmeter.config import Settings
 from ragmeter.errors import ConfigError, LimitError
+
+if TYPE_CHECKING:  # httpx and its transports load when a policy is made (the service's)
+    from ragmeter.apps._hosts import HostPolicy
 
 __all__ = ["AppPolicy"]
 
@@ -33,6 +36,8 @@ class AppPolicy:
     def from_settings(cls, settings: Settings) -> AppPolicy:
         server = settings.server
         secrets = server.app_secrets
+        from ragmeter.apps._hosts import HostPolicy
+
         return cls(
             models={name: model.base_url for name, model in settings.models.items()},
             secrets=(
@@ -56,6 +61,8 @@ class AppPolicy:
             )
 
     def _bound(self, variable: str) -> HostPolicy | None:
+        from ragmeter.apps._hosts import HostPolicy
+
         hosts = self.secrets.get(variable)
         if hosts is None:
             return None

@@ -19,11 +19,13 @@ if TYPE_CHECKING:
     )
     from ragmeter.knowledge.ingest import add_documents, collect_sources
     from ragmeter.knowledge.models import (
+        RETRIEVERS,
         UPLOAD_ORIGIN,
         AddReport,
         ChunkInfo,
         DocumentInfo,
         Hit,
+        RetrieverName,
         SpaceInfo,
     )
     from ragmeter.knowledge.readers import (
@@ -33,8 +35,6 @@ if TYPE_CHECKING:
         read_document,
     )
     from ragmeter.knowledge.search import (
-        RETRIEVERS,
-        RetrieverName,
         SpaceSearcher,
         fuse_rrf,
         parse_retrievers,
@@ -57,10 +57,12 @@ __getattr__ = lazy_names(
         "ragmeter.knowledge.ingest": ("add_documents", "collect_sources"),
         "ragmeter.knowledge.models": (
             "UPLOAD_ORIGIN",
+            "RETRIEVERS",
             "AddReport",
             "ChunkInfo",
             "DocumentInfo",
             "Hit",
+            "RetrieverName",
             "SpaceInfo",
         ),
         "ragmeter.knowledge.readers": (
@@ -70,8 +72,6 @@ __getattr__ = lazy_names(
             "read_document",
         ),
         "ragmeter.knowledge.search": (
-            "RETRIEVERS",
-            "RetrieverName",
             "SpaceSearcher",
             "fuse_rrf",
             "parse_retrievers",

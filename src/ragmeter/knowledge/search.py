@@ -5,20 +5,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Literal, get_args
 
 import numpy as np
 
 from ragmeter.embeddings import Embedder, embedder_by_name, normalize_rows
 from ragmeter.errors import ConfigError, EmbeddingError
 from ragmeter.knowledge.indexes import SpaceIndexes, load_indexes
-from ragmeter.knowledge.models import Hit, SpaceInfo
+from ragmeter.knowledge.models import RETRIEVERS, Hit, RetrieverName, SpaceInfo
 from ragmeter.knowledge.spaces import KnowledgeBase
 
 __all__ = ["RETRIEVERS", "RRF_K", "RetrieverName", "SpaceSearcher", "fuse_rrf", "parse_retrievers"]
 
-RetrieverName = Literal["vector", "bm25", "hybrid"]
-RETRIEVERS: tuple[str, ...] = get_args(RetrieverName)
 #: the constant of reciprocal rank fusion: score = sum over rankings of 1 / (RRF_K + rank)
 RRF_K = 60
 _HYBRID_DEPTH = 50

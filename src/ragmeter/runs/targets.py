@@ -11,21 +11,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ragmeter.apps import App, AppAnswer, AppPolicy, AppStore, CallableApp, RagApp, build_app
 from ragmeter.datasets import Dataset, Row
 from ragmeter.embeddings import is_local_embedder
 from ragmeter.errors import DatasetError, RagmeterError
-from ragmeter.knowledge import (
-    AmbiguousDocumentError,
-    KnowledgeBase,
-    RetrieverName,
-    SpaceSearcher,
-    UnknownDocumentError,
-)
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.runs.config import AppTargetConfig, EvaluationConfig, SpaceTargetConfig
+
+if TYPE_CHECKING:  # spaces (FAISS) and apps (httpx) load only for a run with such a target
+    from ragmeter.apps import App, AppAnswer, AppPolicy
+    from ragmeter.knowledge import KnowledgeBase, RetrieverName, SpaceSearcher
 
 __all__ = [
     "AppTarget",
@@ -74,6 +70,8 @@ def _same_embedder(a: str, b: str) -> bool:
 def resolve_doc_names(searcher: SpaceSearcher, dataset: Dataset) -> list[Row]:
     """Rows whose ``doc_name`` (one name or several) is replaced by the chunks of those
     documents: texts as ``reference_contexts``, chunk ids as ``reference_ids``."""
+    from ragmeter.knowledge import AmbiguousDocumentError, UnknownDocumentError
+
     kb, info = searcher.kb, searcher.info
     rows = list(dataset)
     if not any(row.doc_name is not None for row in rows):
@@ -229,6 +227,8 @@ class AppTarget:
     async def produce(
         self, rows: Sequence[Row], ctx: EvaluationContext, progress: Progress
     ) -> list[Produced]:
+        from ragmeter.apps import AppAnswer
+
         answers = await self._answers([row.query for row in rows], progress)
         failure = getattr(self.app, "failure", None)
         if failure is not None:  # it cannot answer at all: stop, naming why
@@ -264,6 +264,10 @@ def build_target(
     from Python instead of a stored app's name; ``policy`` is the service's: a stored app may
     only use what it allows. The CLI and Python run apps without a policy."""
     spec = config.target
+    if not isinstance(spec, SpaceTargetConfig | AppTargetConfig):
+        return None
+    from ragmeter.knowledge import KnowledgeBase, SpaceSearcher
+
     if isinstance(spec, SpaceTargetConfig):
         return RecallTarget(
             SpaceSearcher(kb or KnowledgeBase(), spec.space),
@@ -271,8 +275,8 @@ def build_target(
             top_k=spec.top_k,
             score_threshold=spec.score_threshold,
         )
-    if not isinstance(spec, AppTargetConfig):
-        return None
+    from ragmeter.apps import App, AppStore, CallableApp, RagApp, build_app
+
     kb = kb or KnowledgeBase()
     if app is None:
         store = AppStore(kb.store)
