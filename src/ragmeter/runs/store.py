@@ -20,8 +20,8 @@ from ragmeter._public import public_text
 from ragmeter.errors import ConflictError, NotFoundError, StoreError, clip
 from ragmeter.metrics.retrieval import NO_RELEVANT_REASON
 from ragmeter.reports import EvaluationReport, ResultRecord
-from ragmeter.reports._bootstrap import bootstrap_mean_ci
 from ragmeter.reports.report import json_default
+from ragmeter.reports.stats import bootstrap_mean_ci
 from ragmeter.runs._owner import alive, this_process
 from ragmeter.runs.config import EvaluationConfig
 from ragmeter.store import DatasetRecord, DatasetRowRecord, ResultRow, RunRecord, Store
@@ -448,16 +448,22 @@ class RunStore:
                     break
             return found, total
 
-    def scores(self, run_id: str) -> list[tuple[str, str, float | None]]:
-        """(query, metric_name, score) of every result, in row order."""
+    def scores(self, run_id: str) -> list[tuple[str, str, float | None, Any]]:
+        """(query, metric_name, score, the dataset row's ``id`` or None) of every result, in
+        row order: what a comparison pairs rows by."""
         self.get(run_id)
         with self.store.session() as session:
             found = session.execute(
-                select(ResultRow.query, ResultRow.metric_name, ResultRow.score)
+                select(
+                    ResultRow.query,
+                    ResultRow.metric_name,
+                    ResultRow.score,
+                    ResultRow.raw_dataset["id"],
+                )
                 .where(ResultRow.run_id == run_id)
                 .order_by(ResultRow.row_index, ResultRow.id)
             ).all()
-        return [(q, m, s) for q, m, s in found]
+        return [(q, m, s, i) for q, m, s, i in found]
 
     def report(self, run_id: str) -> EvaluationReport:
         """The run's stored results as a report (scores, summary, ``to_jsonl``)."""
