@@ -131,3 +131,29 @@ def test_evaluate_stores_only_when_asked_and_resumes_by_name(
     resumed = ragmeter.evaluate(ROWS, "mrr,hit_rate", store="nightly")
     assert resumed.run_id == "nightly" and resumed.scores("mrr") == report.scores("mrr")
     assert runs.get("nightly").state == "done" and runs.get("nightly").done_rows == len(ROWS)
+
+
+def test_stored_runs_compare_by_row_id_when_every_row_has_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragmeter.runs.compare import compare_scores
+
+    monkeypatch.setenv("RAGMETER_HOME", str(tmp_path / "home"))
+    base = [
+        {"id": i if i % 2 else f"r{i}", "query": f"q{i}", "retrieved_ids": ["a", "b"]}
+        | {"reference_ids": ["b"]}
+        for i in range(6)
+    ]
+    # the candidate holds the same rows in another order, and its queries were reworded:
+    # only the ids say which row is which
+    candidate = [
+        row | {"query": f"reworded {row['query']}", "retrieved_ids": ["b", "a"]}
+        for row in reversed(base)
+    ]
+    ragmeter.evaluate(base, "mrr", store="base")
+    ragmeter.evaluate(candidate, "mrr", store="candidate")
+    runs = _runs(tmp_path / "home")
+    assert runs.scores("base")[:2] == [("q0", "mrr", 0.5, "r0"), ("q1", "mrr", 0.5, 1)]
+    (mrr,) = compare_scores(runs.scores("base"), runs.scores("candidate"))
+    assert mrr.paired_by == "id" and mrr.paired == 6 and mrr.better == 6
+    assert mrr.delta == pytest.approx(0.5) and mrr.base_unpaired == mrr.other_unpaired == 0
