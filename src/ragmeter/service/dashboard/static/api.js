@@ -11,7 +11,7 @@ export class ApiError extends Error {
   }
 }
 
-async function envelope(response) {
+async function envelope(response, path) {
   let body = null;
   try {
     body = await response.json();
@@ -20,7 +20,8 @@ async function envelope(response) {
   }
   if (!response.ok || body.success === false) {
     const error = new ApiError(response.status, body.err_msg || `HTTP ${response.status}`);
-    if (response.status === 401) window.dispatchEvent(new CustomEvent("ragmeter:auth"));
+    // a data route refusing this browser: its session ended (the key form's own 401 is not)
+    if (response.status === 401 && !path.startsWith("/ui/")) window.dispatchEvent(new CustomEvent("ragmeter:auth"));
     throw error;
   }
   return body.data;
@@ -38,7 +39,7 @@ export async function call(method, path, body) {
     credentials: "same-origin",
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return envelope(response);
+  return envelope(response, path);
 }
 
 export const get = (path) => call("GET", path);

@@ -151,7 +151,7 @@ export class RunsView {
     }
     const head = ["col.run", "col.dataset", "col.target", "col.metrics", "col.state", "col.cost", "col.date", "col.actions"];
     const table = h("table", { class: "runs" },
-      h("caption", {}, t("runs.count", { n: page.total })),
+      h("caption", {}, page.total === 1 ? t("runs.count1") : t("runs.count", { n: page.total })),
       h("thead", {}, h("tr", {}, head.map((key) => h("th", { scope: "col" }, t(key))))),
       h("tbody", {}, page.items.map((run) => this.row(run))));
     return h("div", {}, h("div", { class: "table-wrap" }, table), this.pager(page, pageNo));
