@@ -5,6 +5,7 @@ authorises also needs the session's CSRF header; a wrong key opens nothing; logo
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -113,3 +114,13 @@ def test_the_bearer_key_still_works_without_csrf(server: ServiceProcess) -> None
     with server.client() as http:
         data(http.get("/evaluate/runs"))
         failure(http.post("/evaluate/runs/nope/cancel"), 404)
+
+
+def test_a_session_expires_after_session_hours(tmp_path_factory: pytest.TempPathFactory) -> None:
+    home = tmp_path_factory.mktemp("dashboard-expiry")
+    (home / "ragmeter.toml").write_text("[server]\nsession_hours = 0.0005\n", encoding="utf-8")
+    with ServiceProcess(home) as server, _signed_in(server) as (http, _token):
+        data(http.get("/api/v2/serve/evaluate/runs"))
+        time.sleep(2.5)  # 0.0005 hours is 1.8 s
+        failure(http.get("/api/v2/serve/evaluate/runs"), 401)
+        assert data(http.get("/ui/session"))["signed_in"] is False
