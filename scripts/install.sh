@@ -7,11 +7,14 @@ cd "$(dirname "$0")/.."
 
 # Debian packages: curl runs the seed's HTTP examples in the tests; gcc builds the compiled
 # relevance judge (without it ragmeter installs and runs, slower, and a test says so);
-# chromium is the browser the web pages' tests drive (Playwright cannot download its own here)
+# chromium is the browser the web pages' tests drive (Playwright cannot download its own here),
+# with a Chinese font for the dashboard's Chinese text
 missing=()
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+# a CJK font, so the dashboard's Chinese text renders (not as boxes) in Chromium's screenshots
+[ -n "$(fc-list :lang=zh 2>/dev/null)" ] || missing+=(fonts-wqy-microhei)
 if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
   sudo_cmd=$([ "$(id -u)" -eq 0 ] || echo sudo)
   $sudo_cmd apt-get install -y -q "${missing[@]}" \

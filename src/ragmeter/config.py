@@ -152,6 +152,9 @@ class ServerConfig(BaseModel):
     #: megabytes of results (predictions, contexts, rows) one run may store; past them it
     #: stops the same way
     max_run_mb: float = Field(default=200.0, gt=0)
+    # -- dashboard ---------------------------------------------------------------------------
+    #: hours a dashboard session (the cookie its key form sets) lasts
+    session_hours: float = Field(default=12.0, gt=0)
     # -- shutdown ----------------------------------------------------------------------------
     #: seconds a stopping server waits for requests under way before it cancels them
     shutdown_timeout: float = Field(default=10.0, ge=0)

@@ -328,9 +328,12 @@ def serve_command(
         ),
     ] = False,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+    open_browser: Annotated[
+        bool, typer.Option("--open", help="Open the dashboard in a browser once it is up.")
+    ] = False,
 ) -> None:
-    """Serve the HTTP API (DB-GPT-compatible /evaluation, runs, spaces, prompts, apps,
-    datasets) over this store; OpenAPI docs at /docs.
+    """Serve the web dashboard at / and the HTTP API (DB-GPT-compatible /evaluation, runs,
+    spaces, prompts, apps, datasets) over this store; OpenAPI docs at /docs.
 
     Keys come from \\[server] api_keys in ragmeter.toml or $RAGMETER_API_KEYS; every route but
     /health then needs 'Authorization: Bearer <key>'.
@@ -340,7 +343,12 @@ def serve_command(
 
     settings = load_settings()
     check_bind(host, settings, insecure_no_auth)
-    console.print(f"ragmeter API at http://{host}:{port} (docs: /docs)", highlight=False)
+    from ragmeter.service.dashboard.opener import dashboard_url, open_when_up
+
+    url = dashboard_url(host, port)
+    console.print(f"ragmeter dashboard at {url} (API docs: {url}docs)", highlight=False)
+    if open_browser:
+        open_when_up(url)
     serve(host, port, insecure_no_auth=insecure_no_auth, settings=settings, log_level=log_level)
 
 

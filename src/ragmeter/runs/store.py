@@ -245,10 +245,29 @@ class RunStore:
         )
 
     def runs(
-        self, offset: int = 0, limit: int = 50, state: str | None = None
+        self,
+        offset: int = 0,
+        limit: int = 50,
+        state: str | None = None,
+        *,
+        text: str | None = None,
+        dataset_id: int | None = None,
     ) -> tuple[list[RunRecord], int]:
-        """Runs, newest first, and how many match."""
-        where = [RunRecord.state == state] if state else []
+        """Runs, newest first, and how many match: of a ``state``, over a dataset, and whose
+        id, dataset name or target (scene value) holds ``text`` (case-insensitive)."""
+        where: list[Any] = [RunRecord.state == state] if state else []
+        if dataset_id is not None:
+            where.append(RunRecord.dataset_id == dataset_id)
+        if text:
+            pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            named = select(DatasetRecord.id).where(DatasetRecord.name.ilike(pattern, escape="\\"))
+            where.append(
+                or_(
+                    RunRecord.id.ilike(pattern, escape="\\"),
+                    RunRecord.scene_value.ilike(pattern, escape="\\"),
+                    RunRecord.dataset_id.in_(named),
+                )
+            )
         with self.store.session() as session:
             total = session.scalar(select(func.count()).select_from(RunRecord).where(*where)) or 0
             query = (

@@ -12,6 +12,7 @@ from fastapi import FastAPI
 
 from ragmeter import __version__
 from ragmeter.config import Settings, load_settings
+from ragmeter.service.dashboard import SessionStore, mount_dashboard
 from ragmeter.service.envelope import Result, install_error_handlers, ok
 from ragmeter.service.middleware import BearerAuth, BodyLimit, JsonDepthLimit, LoopbackHosts
 from ragmeter.service.routes import evaluate, knowledge, resources, runs
@@ -75,7 +76,8 @@ def create_app(settings: Settings | None = None, *, any_host: bool = False) -> F
     app.add_middleware(JsonDepthLimit, limit=settings.server.max_json_depth)
     app.add_middleware(BodyLimit, limit=int(settings.server.max_request_mb * 1_000_000))
     keys = settings.server.keys()
-    app.add_middleware(BearerAuth, keys=keys)
+    sessions = SessionStore(settings.server.session_hours)
+    app.add_middleware(BearerAuth, keys=keys, sessions=sessions)
     if not keys and not any_host:  # keyless: loopback names only (no DNS rebinding)
         app.add_middleware(LoopbackHosts)
 
@@ -89,5 +91,6 @@ def create_app(settings: Settings | None = None, *, any_host: bool = False) -> F
     app.include_router(runs.router, prefix=f"{API_PREFIX}/evaluate")
     app.include_router(knowledge.router, prefix=f"{API_PREFIX}/knowledge")
     app.include_router(resources.router, prefix=API_PREFIX)
+    mount_dashboard(app, keys, sessions)
     app.openapi = _openapi_with_bearer(app)  # type: ignore[method-assign]
     return app

@@ -1,5 +1,6 @@
-"""ASGI middleware: Bearer keys on every path but ``/health``, loopback Host names when no key is
-set, a cap on request bodies and one on how deep a JSON body nests."""
+"""ASGI middleware: Bearer keys (or a dashboard session) on every path but ``/health`` and the
+dashboard's page, loopback Host names when no key is set, a cap on request bodies and one on
+how deep a JSON body nests."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ import json
 import re
 from collections.abc import Sequence
 
+from starlette.requests import cookie_parser
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ragmeter.service.dashboard.routes import OPEN_PREFIX, SESSION_PATH
+from ragmeter.service.dashboard.sessions import COOKIE, CSRF_HEADER, SessionStore
 from ragmeter.service.envelope import error_response
 
 __all__ = [
@@ -27,25 +31,31 @@ __all__ = [
     "parsed_as_json",
 ]
 
-#: answered without a key (a load balancer's probe)
-OPEN_PATHS = frozenset({"/health"})
+#: answered without a key: a load balancer's probe, the dashboard's page and its key form
+OPEN_PATHS = frozenset({"/health", "/", SESSION_PATH})
+
+
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def _is_open(path: str) -> bool:
+    """Paths answered without a key: the probe, the dashboard's page, files and key form."""
+    return path in OPEN_PATHS or path.startswith(OPEN_PREFIX)
 
 
 class BearerAuth:
-    """401 in the envelope unless ``Authorization: Bearer <key>`` holds a configured key.
+    """401 in the envelope unless ``Authorization: Bearer <key>`` holds a configured key, or
+    the request carries the cookie of a live dashboard session; a POST, PUT, PATCH or DELETE
+    authorised by that cookie must also carry the session's CSRF token header, else 403.
     With no keys configured every request passes (the server then binds loopback only)."""
 
-    def __init__(self, app: ASGIApp, keys: Sequence[str]) -> None:
+    def __init__(self, app: ASGIApp, keys: Sequence[str], sessions: SessionStore) -> None:
         self.app = app
         self.keys = [k.encode() for k in keys]
+        self.sessions = sessions
 
-    def _allowed(self, scope: Scope) -> bool:
-        header = b""
-        for name, value in scope.get("headers", []):
-            if name == b"authorization":
-                header = value
-                break
-        scheme, _, token = header.partition(b" ")
+    def _key_allowed(self, headers: dict[bytes, bytes]) -> bool:
+        scheme, _, token = headers.get(b"authorization", b"").partition(b" ")
         if scheme.lower() != b"bearer" or not token.strip():
             return False
         token = token.strip()
@@ -53,19 +63,41 @@ class BearerAuth:
         matches = [hmac.compare_digest(token, key) for key in self.keys]
         return any(matches)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not self.keys or scope["path"] in OPEN_PATHS:
-            await self.app(scope, receive, send)
-            return
-        if not self._allowed(scope):
-            response = error_response(
+    def _refusal(self, scope: Scope) -> JSONResponse | None:
+        headers: dict[bytes, bytes] = {}
+        for name, value in scope.get("headers", []):
+            headers.setdefault(name, value)  # the first of each, as the routes read them
+        if self._key_allowed(headers):
+            return None
+        cookies = cookie_parser(headers.get(b"cookie", b"").decode("latin-1"))
+        session = self.sessions.get(cookies.get(COOKIE, "")) if COOKIE in cookies else None
+        if session is None:
+            return error_response(
                 401,
                 "unauthorized",
                 "missing or wrong API key: send 'Authorization: Bearer <key>' with a key from "
                 "[server] api_keys or $RAGMETER_API_KEYS",
                 headers={"WWW-Authenticate": "Bearer"},
             )
-            await response(scope, receive, send)
+        if scope.get("method", "GET") in _SAFE_METHODS:
+            return None
+        token = headers.get(CSRF_HEADER.lower().encode())
+        if not SessionStore.csrf_ok(session, None if token is None else token.decode("latin-1")):
+            return error_response(
+                403,
+                "csrf",
+                f"missing or wrong {CSRF_HEADER} header: a {scope.get('method')} authorised by "
+                "the dashboard's session cookie must send the token GET /ui/session answers",
+            )
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not self.keys or _is_open(scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        refusal = self._refusal(scope)
+        if refusal is not None:
+            await refusal(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
@@ -85,9 +117,6 @@ def is_loopback_host(header: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def _from_another_site(headers: dict[bytes, bytes]) -> str | None:

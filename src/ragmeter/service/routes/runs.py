@@ -33,13 +33,24 @@ async def create(body: EvaluateServeRequest, svc: Deps) -> Result[RunCreated]:
     return ok(RunCreated(run_id=record.id, state=record.state))
 
 
+#: text searched in run ids, dataset names and targets
+SearchText = Annotated[str | None, Query(max_length=200)]
+
+
 @router.get("")
 def list_runs(
-    svc: Deps, offset: Offset = 0, limit: Limit = 50, state: State | None = None
+    svc: Deps,
+    offset: Offset = 0,
+    limit: Limit = 50,
+    state: State | None = None,
+    q: SearchText = None,
+    dataset_id: int | None = None,
+    summary: bool = False,
 ) -> Result[Page[RunInfo]]:
-    """Runs, newest first (without summaries; ask a run for its own)."""
-    found, total = svc.runs.runs(offset, limit, state)
-    items = [svc.runs.info(r, summary=False) for r in found]
+    """Runs, newest first: of a ``state``, over a dataset, whose id, dataset name or target
+    holds ``q``. Summaries (per-metric mean and 95% CI) only with ``summary=true``."""
+    found, total = svc.runs.runs(offset, limit, state, text=q, dataset_id=dataset_id)
+    items = [svc.runs.info(r, summary=summary) for r in found]
     return ok(Page[RunInfo](items=items, total=total, offset=offset, limit=limit))
 
 

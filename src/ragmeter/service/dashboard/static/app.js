@@ -1,0 +1,90 @@
+// The dashboard's entry: language, the key form when the server wants one, and the hash router.
+import { ApiError, sessionState, signIn, signOut } from "./api.js";
+import { h } from "./dom.js";
+import { lang, setLang, t, translateStatic } from "./i18n.js";
+import { route } from "./router.js";
+import { RunsView } from "./runs.js";
+
+const VIEWS = { runs: RunsView };
+const main = document.getElementById("main");
+const logout = document.getElementById("logout");
+let view = null;
+let authRequired = false;
+
+function show() {
+  if (view) view.stop();
+  view = null;
+  const { view: name, params } = route();
+  for (const link of document.querySelectorAll("nav a[data-view]")) {
+    if (link.dataset.view === name) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  const View = VIEWS[name];
+  if (!View) {
+    main.replaceChildren(h("p", { class: "empty" }, t("notFound")));
+    return;
+  }
+  view = new View(main, params);
+  view.start().catch((error) => {
+    main.append(h("p", { class: "error", role: "alert" }, t("error", { message: error.message })));
+  });
+}
+
+function keyForm(message) {
+  if (view) view.stop();
+  view = null;
+  logout.hidden = true;
+  const input = h("input", { id: "api-key", name: "key", type: "password", autocomplete: "current-password", required: true });
+  const note = h("p", { class: "error", role: "alert", id: "key-error" }, message || "");
+  const form = h("form", { class: "key-form", method: "post", action: "#", onsubmit: async (event) => {
+    event.preventDefault();
+    try {
+      await signIn(input.value);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      note.textContent = error.status === 401 ? t("auth.wrong") : t("error", { message: error.message });
+      input.select();
+      return;
+    }
+    input.value = "";
+    logout.hidden = false;
+    show();
+  } },
+    h("h1", {}, t("auth.title")),
+    h("p", { class: "muted" }, t("auth.intro")),
+    h("label", { for: "api-key" }, t("auth.key")),
+    input,
+    h("button", { type: "submit" }, t("auth.submit")),
+    note);
+  main.replaceChildren(form);
+  input.focus();
+}
+
+async function boot() {
+  const picker = document.getElementById("lang");
+  picker.value = lang();
+  translateStatic(document);
+  picker.addEventListener("change", () => {
+    setLang(picker.value);
+    if (view) show();
+    else if (document.getElementById("api-key")) keyForm();
+  });
+  logout.addEventListener("click", async () => {
+    await signOut();
+    keyForm();
+  });
+  window.addEventListener("hashchange", () => { if (view) show(); });
+  window.addEventListener("ragmeter:auth", () => { if (authRequired) keyForm(t("auth.expired")); });
+  const state = await sessionState();
+  authRequired = state.auth_required;
+  if (state.auth_required && !state.signed_in) {
+    keyForm();
+    return;
+  }
+  logout.hidden = !state.auth_required;
+  show();
+}
+
+boot().catch((error) => {
+  main.replaceChildren(h("p", { class: "error", role: "alert" }, t("error", { message: error.message })));
+});

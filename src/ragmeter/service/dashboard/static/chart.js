@@ -1,0 +1,33 @@
+// Small SVG charts drawn by hand (no chart library): enough for an interval on a 0-1 scale.
+const NS = "http://www.w3.org/2000/svg";
+
+function node(name, attrs) {
+  const el = document.createElementNS(NS, name);
+  for (const [key, value] of Object.entries(attrs)) el.setAttribute(key, String(value));
+  return el;
+}
+
+/** A mean with its 95% CI on [lo, hi] (default 0-1): a track, the interval, the mean's dot. */
+export function intervalBar({ mean, low, high }, { width = 90, height = 12, lo = 0, hi = 1 } = {}) {
+  const svg = node("svg", { width, height, viewBox: `0 0 ${width} ${height}`, class: "ci", "aria-hidden": "true" });
+  const pad = 3;
+  const x = (v) => pad + ((Math.min(Math.max(v, lo), hi) - lo) / (hi - lo || 1)) * (width - 2 * pad);
+  const mid = height / 2;
+  svg.append(node("line", { x1: pad, x2: width - pad, y1: mid, y2: mid, class: "ci-track" }));
+  if (low !== null && low !== undefined && high !== null && high !== undefined) {
+    svg.append(node("rect", { x: x(low), y: mid - 3, width: Math.max(x(high) - x(low), 1), height: 6, rx: 2, class: "ci-range" }));
+  }
+  if (mean !== null && mean !== undefined) {
+    svg.append(node("circle", { cx: x(mean), cy: mid, r: 3.5, class: "ci-mean" }));
+  }
+  return svg;
+}
+
+/** A progress bar for `done` of `total`. */
+export function progressBar(done, total, { width = 90, height = 6 } = {}) {
+  const svg = node("svg", { width, height, viewBox: `0 0 ${width} ${height}`, class: "progress", "aria-hidden": "true" });
+  svg.append(node("rect", { x: 0, y: 0, width, height, rx: 3, class: "progress-track" }));
+  const share = total > 0 ? Math.min(done / total, 1) : 0;
+  svg.append(node("rect", { x: 0, y: 0, width: width * share, height, rx: 3, class: "progress-done" }));
+  return svg;
+}

@@ -1,0 +1,209 @@
+// The Runs view: every run with its metrics (mean and 95% CI), live state, cost and date;
+// search and filters kept in the URL; cancel and resume.
+import { ApiError, get, post, query } from "./api.js";
+import { intervalBar, progressBar } from "./chart.js";
+import { announce, h } from "./dom.js";
+import { lang, t } from "./i18n.js";
+import { replaceParams } from "./router.js";
+
+const STATES = ["pending", "running", "done", "failed", "cancelled"];
+const LIVE = new Set(["pending", "running"]);
+const PAGE = 50;
+const POLL_MS = 1500;
+
+function fmt(value, digits = 3) {
+  return value === null || value === undefined ? "–" : Number(value).toFixed(digits);
+}
+
+function when(text) {
+  if (!text) return "";
+  const stamp = /[zZ]|[+-]\d\d:\d\d$/.test(text) ? text : `${text}Z`; // stored as UTC
+  return new Date(stamp).toLocaleString(lang() === "zh" ? "zh-CN" : "en-GB");
+}
+
+function metricCell(run) {
+  const list = h("ul", { class: "metrics" });
+  for (const name of run.metrics) {
+    const s = (run.summary || {})[name] || {};
+    const interval = s.mean === null || s.mean === undefined
+      ? h("span", { class: "muted" }, t("metric.noScore"))
+      : h("span", { class: "num" }, `${fmt(s.mean)} [${fmt(s.ci95_low)}, ${fmt(s.ci95_high)}]`);
+    list.append(h("li", { "data-metric": name },
+      h("span", { class: "metric-name" }, name),
+      intervalBar({ mean: s.mean, low: s.ci95_low, high: s.ci95_high }),
+      interval,
+      s.null ? h("span", { class: "nulls" }, t("metric.null", { n: s.null })) : null));
+  }
+  return list;
+}
+
+function stateCell(run) {
+  const { done = 0, total = 0 } = run.progress || {};
+  return h("div", { class: "state-cell" },
+    h("span", { class: `badge state-${run.state}` }, t(`state.${run.state}`)),
+    progressBar(done, total),
+    h("span", { class: "muted small" }, t("progress", { done, total })),
+    run.error ? h("span", { class: "error small", title: run.error }, run.error) : null);
+}
+
+function costCell(cost) {
+  const requests = cost.requests || 0;
+  const tokens = (cost.prompt_tokens || 0) + (cost.completion_tokens || 0);
+  if (!requests && !tokens) return h("span", { class: "muted" }, t("cost.none"));
+  return h("span", {}, t("cost.line", { requests, tokens }));
+}
+
+export class RunsView {
+  constructor(root, params) {
+    this.root = root;
+    this.params = params;
+    this.timer = null;
+    this.stopped = false;
+    this.datasets = new Map();
+  }
+
+  async start() {
+    this.root.replaceChildren(this.filters(), h("div", { id: "runs-body", "aria-live": "polite" }));
+    try {
+      const page = await get(`/datasets${query({ limit: 1000 })}`);
+      for (const d of page.items) this.datasets.set(d.id, d.name);
+      this.fillDatasets();
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+    }
+    await this.load();
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  filters() {
+    const p = this.params;
+    const search = h("input", { id: "f-q", type: "search", name: "q", value: p.get("q") || "", placeholder: t("runs.searchHint"), maxlength: 200 });
+    const state = h("select", { id: "f-state", name: "state" },
+      h("option", { value: "" }, t("runs.any")),
+      STATES.map((s) => h("option", { value: s, selected: p.get("state") === s }, t(`state.${s}`))));
+    this.datasetSelect = h("select", { id: "f-dataset", name: "dataset" }, h("option", { value: "" }, t("runs.any")));
+    let typing = null;
+    search.addEventListener("input", () => {
+      clearTimeout(typing);
+      typing = setTimeout(() => this.change({ q: search.value.trim() }), 250);
+    });
+    state.addEventListener("change", () => this.change({ state: state.value }));
+    this.datasetSelect.addEventListener("change", () => this.change({ dataset: this.datasetSelect.value }));
+    const clear = h("button", { type: "button", class: "secondary", onclick: () => {
+      search.value = ""; state.value = ""; this.datasetSelect.value = "";
+      this.change({ q: "", state: "", dataset: "" });
+    } }, t("runs.clear"));
+    return h("section", { class: "view-head" },
+      h("h1", {}, t("runs.title")),
+      h("form", { role: "search", class: "filters", onsubmit: (e) => e.preventDefault() },
+        h("label", { for: "f-q" }, t("runs.search")), search,
+        h("label", { for: "f-state" }, t("runs.state")), state,
+        h("label", { for: "f-dataset" }, t("runs.dataset")), this.datasetSelect,
+        clear));
+  }
+
+  fillDatasets() {
+    const chosen = this.params.get("dataset") || "";
+    for (const [id, name] of this.datasets) {
+      if (name) this.datasetSelect.append(h("option", { value: id, selected: String(id) === chosen }, name));
+    }
+  }
+
+  change(values) {
+    for (const [name, value] of Object.entries(values)) {
+      if (value) this.params.set(name, value);
+      else this.params.delete(name);
+    }
+    this.params.delete("page");
+    replaceParams("runs", this.params);
+    this.load();
+  }
+
+  async load() {
+    clearTimeout(this.timer);
+    const p = this.params;
+    const pageNo = Math.max(Number(p.get("page") || 1), 1);
+    const ask = { offset: (pageNo - 1) * PAGE, limit: PAGE, summary: true, q: p.get("q"), state: p.get("state"), dataset_id: p.get("dataset") };
+    const body = document.getElementById("runs-body");
+    let page;
+    try {
+      page = await get(`/evaluate/runs${query(ask)}`);
+    } catch (error) {
+      if (this.stopped || error.status === 401) return;
+      body.replaceChildren(h("p", { class: "error", role: "alert" }, t("error", { message: error.message })));
+      return;
+    }
+    if (this.stopped) return;
+    body.replaceChildren(this.render(page, pageNo));
+    if (page.items.some((run) => LIVE.has(run.state))) this.timer = setTimeout(() => this.load(), POLL_MS);
+  }
+
+  render(page, pageNo) {
+    const filtered = ["q", "state", "dataset"].some((name) => this.params.get(name));
+    if (!page.items.length) {
+      return filtered
+        ? h("div", { class: "empty" }, h("p", {}, t("runs.noMatch")))
+        : h("div", { class: "empty" }, h("p", { class: "big" }, t("runs.empty")), h("p", { class: "muted" }, t("runs.emptyHint")));
+    }
+    const head = ["col.run", "col.dataset", "col.target", "col.metrics", "col.state", "col.cost", "col.date", "col.actions"];
+    const table = h("table", { class: "runs" },
+      h("caption", {}, page.total === 1 ? t("runs.count1") : t("runs.count", { n: page.total })),
+      h("thead", {}, h("tr", {}, head.map((key) => h("th", { scope: "col" }, t(key))))),
+      h("tbody", {}, page.items.map((run) => this.row(run))));
+    return h("div", {}, h("div", { class: "table-wrap" }, table), this.pager(page, pageNo));
+  }
+
+  row(run) {
+    const name = this.datasets.get(run.dataset_id);
+    const target = run.scene_value ? `${run.scene_key}: ${run.scene_value}` : run.scene_key;
+    return h("tr", { "data-run": run.run_id, "data-state": run.state },
+      h("th", { scope: "row", class: "mono", title: run.run_id }, run.run_id.slice(0, 12)),
+      h("td", {}, name || h("span", { class: "muted" }, `#${run.dataset_id} ${t("inline")}`)),
+      h("td", {}, target),
+      h("td", {}, metricCell(run)),
+      h("td", {}, stateCell(run)),
+      h("td", {}, costCell(run.cost || {})),
+      h("td", { class: "nowrap" }, when(run.created_at)),
+      h("td", {}, this.actions(run)));
+  }
+
+  actions(run) {
+    const box = h("div", { class: "actions" });
+    const short = run.run_id.slice(0, 12);
+    if (LIVE.has(run.state)) {
+      box.append(h("button", { type: "button", class: "danger", "aria-label": t("action.cancelLabel", { id: short }),
+        onclick: (e) => this.act(e.currentTarget, run.run_id, "cancel", "action.cancelled") }, t("action.cancel")));
+    } else if (run.resumable && (run.state === "failed" || run.state === "cancelled")) {
+      box.append(h("button", { type: "button", "aria-label": t("action.resumeLabel", { id: short }),
+        onclick: (e) => this.act(e.currentTarget, run.run_id, "resume", "action.resumed") }, t("action.resume")));
+    }
+    return box;
+  }
+
+  async act(button, runId, verb, done) {
+    button.disabled = true;
+    try {
+      await post(`/evaluate/runs/${encodeURIComponent(runId)}/${verb}`);
+      announce(t(done, { id: runId.slice(0, 12) }));
+    } catch (error) {
+      announce(t("error", { message: error.message }));
+    }
+    await this.load();
+  }
+
+  pager(page, pageNo) {
+    const pages = Math.max(Math.ceil(page.total / PAGE), 1);
+    if (pages === 1) return null;
+    const go = (n) => { this.params.set("page", String(n)); replaceParams("runs", this.params); this.load(); };
+    const from = page.offset + 1;
+    const to = page.offset + page.items.length;
+    return h("nav", { class: "pager", "aria-label": t("runs.page", { from, to, total: page.total }) },
+      h("button", { type: "button", class: "secondary", disabled: pageNo <= 1, onclick: () => go(pageNo - 1) }, t("runs.prev")),
+      h("span", {}, t("runs.page", { from, to, total: page.total })),
+      h("button", { type: "button", class: "secondary", disabled: pageNo >= pages, onclick: () => go(pageNo + 1) }, t("runs.next")));
+  }
+}
