@@ -360,7 +360,7 @@ class DbgptDataset(BaseModel):
     storage_position: str = ""
     datasets_count: int
     have_answer: bool
-    members: str = ""
+    members: str | None = None  # not kept: null, so the page draws no empty tag
     user_name: str | None = None
     user_id: str | None = None
     sys_code: str | None = None

@@ -4,7 +4,7 @@ answered in DB-GPT's envelope through the same auth, stores and limits as the re
 
 Where the page asks for something ragmeter does not keep, the closest honest value is given:
 a dataset's ``code`` is its name; ``storage_type`` is ``oss`` for a dataset uploaded as a file
-and ``db`` for rows typed into the page; ``members`` are not kept (always ``""``); a run's
+and ``db`` for rows typed into the page; ``members`` are not kept (always null); a run's
 ``user_id`` is the ``user-id`` header of the request that started it, kept with its request."""
 
 from __future__ import annotations
