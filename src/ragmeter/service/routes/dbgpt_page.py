@@ -25,7 +25,7 @@ from ragmeter.errors import ConfigError, LimitError
 from ragmeter.runs.request import EvaluateServeRequest
 from ragmeter.service._runs import create_run
 from ragmeter.service.envelope import ApiError, Result, ok
-from ragmeter.service.routes.resources import _load_rows, _read_dataset
+from ragmeter.service.routes.resources import load_upload_rows, read_dataset_upload
 from ragmeter.service.state import Services, services
 from ragmeter.service.xlsx import XLSX_TYPE, content_disposition, xlsx_bytes
 from ragmeter.store import DatasetRecord, RunRecord
@@ -117,7 +117,7 @@ async def upload_file(
 ) -> Result[DbgptDataset]:
     """Store an uploaded file's rows under ``dataset_name`` (same checks as ``POST
     /datasets``); ``members`` is accepted and not kept."""
-    filename, dataset = await _read_dataset(svc, doc_file)
+    filename, dataset = await read_dataset_upload(svc, doc_file)
     return ok(await _store_rows(svc, dataset_name.strip(), filename, dataset))
 
 
@@ -142,7 +142,7 @@ async def upload_content(body: DbgptContentUpload, svc: Deps) -> Result[DbgptDat
     with tempfile.TemporaryDirectory(prefix="ragmeter-dataset-") as tmp:
         path = Path(tmp) / f"content{_content_suffix(body.content)}"
         path.write_bytes(data)
-        dataset = await asyncio.to_thread(_load_rows, path, "content", limits)
+        dataset = await asyncio.to_thread(load_upload_rows, path, "content", limits)
     return ok(await _store_rows(svc, name, "", dataset))
 
 
