@@ -12,12 +12,13 @@ import time
 import zipfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 import uvicorn
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -26,7 +27,7 @@ from starlette.staticfiles import StaticFiles
 
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, NOTES_AWEL, write_models
-from tests.integration.service import KEY, ServiceProcess, data, free_port
+from tests.integration.service import KEY, ServiceProcess, data, free_port, wait_run
 
 WHEEL = "dbgpt_app-0.8.2-py3-none-any.whl"
 CACHE = Path.home() / ".cache" / "ragmeter-tests"
@@ -35,6 +36,13 @@ ROWS = [
     {"query": "What is AWEL?", "doc_name": "awel.md"},
     {"query": "What are AWEL's layers?", "doc_name": "awel.md"},
 ]
+#: the file the page's dataset form uploads
+UPLOADED = [
+    {"query": "How does AWEL chain operators?", "doc_name": "awel.md"},
+    {"query": "What do the notes say about AWEL?", "doc_name": "notes.md"},
+    {"query": "=cmd|' /C calc'!A0 stays text", "doc_name": "notes.md"},
+]
+RECALL_METRICS = ["RetrieverHitRateMetric", "RetrieverMRRMetric"]
 
 
 def _built_page() -> Path:
@@ -92,24 +100,49 @@ def _front(api: str, web: Path) -> Starlette:
     )
 
 
+@dataclass(frozen=True)
+class Site:
+    """The page's origin (files and proxied ``/api``) and the ragmeter server behind it."""
+
+    url: str
+    service: ServiceProcess
+    stored_run: str
+
+
+def _seed(service: ServiceProcess) -> str:
+    """A space ``awel``, a dataset ``stored`` and one finished run over them; its id."""
+    with service.client() as http:
+        space = {"name": "awel", "embedder": "hashed"}
+        data(http.post("/knowledge/spaces", json=space), 201)
+        files = [
+            ("files", ("awel.md", GUIDE_AWEL.encode(), "text/markdown")),
+            ("files", ("notes.md", NOTES_AWEL.encode(), "text/markdown")),
+        ]
+        data(http.post("/knowledge/spaces/awel/documents", files=files))
+        rows = "\n".join(json.dumps(r) for r in ROWS).encode()
+        upload = {"file": ("stored.jsonl", rows, "text/plain")}
+        data(http.post("/datasets", files=upload, data={"name": "stored"}), 201)
+        body = {
+            "scene_key": "recall",
+            "scene_value": "awel",
+            "datasets_name": "stored",
+            "evaluate_metrics": RECALL_METRICS,
+        }
+        answer = http.post("/evaluate/evaluation", json=body)
+        data(answer)
+        run_id = answer.headers["x-ragmeter-run-id"]
+        assert wait_run(http, run_id)["state"] == "done"
+        return run_id
+
+
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     web = _built_page()
     home = tmp_path_factory.mktemp("dbgpt-browser")
     with ScriptedJudgeServer() as judge:
         write_models(home, judge.url)
         with ServiceProcess(home) as service:
-            with service.client() as http:
-                space = {"name": "awel", "embedder": "hashed"}
-                data(http.post("/knowledge/spaces", json=space), 201)
-                files = [
-                    ("files", ("awel.md", GUIDE_AWEL.encode(), "text/markdown")),
-                    ("files", ("notes.md", NOTES_AWEL.encode(), "text/markdown")),
-                ]
-                data(http.post("/knowledge/spaces/awel/documents", files=files))
-                rows = "\n".join(json.dumps(r) for r in ROWS).encode()
-                upload = {"file": ("stored.jsonl", rows, "text/plain")}
-                data(http.post("/datasets", files=upload, data={"name": "stored"}), 201)
+            run_id = _seed(service)
             port = free_port()
             config = uvicorn.Config(
                 _front(service.url, web), host="127.0.0.1", port=port, log_level="warning"
@@ -121,21 +154,86 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             while not server.started and time.monotonic() < deadline:
                 time.sleep(0.05)
             try:
-                yield f"http://127.0.0.1:{port}"
+                yield Site(f"http://127.0.0.1:{port}", service, run_id)
             finally:
                 server.should_exit = True
                 thread.join(timeout=30)
 
 
-def test_both_tabs_list_what_the_store_holds(
-    site: str, page: Page, shoot: Callable[[Page, str], Path]
-) -> None:
+def _open(site: Site, page: Page) -> list[str]:
+    """Open ``/evaluation``; answers the list of API calls that failed (4xx, 5xx)."""
     errors: list[str] = []
     page.on("response", lambda r: errors.append(r.url) if r.status >= 400 else None)
-    page.goto(f"{site}/evaluation")
+    page.goto(f"{site.url}/evaluation")
     expect(page.get_by_text("发起评测")).to_be_visible(timeout=30_000)
+    return errors
+
+
+def _api_errors(errors: list[str]) -> list[str]:
+    return [u for u in errors if "/api/" in u]
+
+
+def test_both_tabs_list_what_the_store_holds(
+    site: Site, page: Page, shoot: Callable[[Page, str], Path]
+) -> None:
+    errors = _open(site, page)
+    row = page.get_by_role("row").filter(has_text=site.stored_run)
+    expect(row).to_be_visible(timeout=30_000)
+    expect(row.get_by_text("done")).to_be_visible()
+    expect(row.get_by_text(",".join(RECALL_METRICS))).to_be_visible()
     shoot(page, "dbgpt-evaluations")
     page.get_by_text("数据集", exact=True).first.click()
     expect(page.get_by_role("cell", name="stored").first).to_be_visible(timeout=30_000)
     shoot(page, "dbgpt-datasets")
-    assert not [u for u in errors if "/api/" in u], errors
+    assert not _api_errors(errors), errors
+
+
+#: Sets a field of the page's form as its own select would: from the field's input (antd
+#: gives it the id ``<form name>_<field>``) up React's fiber tree to the select Form.Item
+#: controls, whose ``onChange`` stores the value in the form. DB-GPT 0.8.2's dataset form
+#: never fills its storage-type select (the code that loads ``/storage/types`` is commented
+#: out), so no option can be clicked and the form cannot validate without this.
+SET_FIELD = """([id, value]) => {
+  const input = document.getElementById(id);
+  const key = input && Object.keys(input).find(k => k.startsWith('__reactFiber$'));
+  for (let fiber = key ? input[key] : null; fiber; fiber = fiber.return) {
+    const props = fiber.memoizedProps;
+    if (props && props.id === id && 'options' in props && typeof props.onChange === 'function') {
+      props.onChange(value);
+      return true;
+    }
+  }
+  return false;
+}"""
+
+
+def _modal(page: Page, title: str) -> Locator:
+    return page.locator(".ant-modal-content").filter(has_text=title)
+
+
+def test_a_dataset_uploads_from_the_form(
+    site: Site, page: Page, shoot: Callable[[Page, str], Path], tmp_path: Path
+) -> None:
+    errors = _open(site, page)
+    page.get_by_text("数据集", exact=True).first.click()
+    page.get_by_role("button", name="添加数据集").click()
+    modal = _modal(page, "添加数据集")
+    expect(modal).to_be_visible()
+    modal.locator("#basic_dataset_name").fill("from-page")
+    assert page.evaluate(SET_FIELD, ["basic_storage_type", "oss"]) is True
+    rows = tmp_path / "from-page.jsonl"
+    rows.write_text("\n".join(json.dumps(r) for r in UPLOADED), encoding="utf-8")
+    modal.locator("input[type=file]").set_input_files(rows)
+    expect(modal.get_by_text("from-page.jsonl")).to_be_visible()
+    shoot(page, "dbgpt-dataset-form")
+    modal.locator(".ant-modal-footer .ant-btn-primary").click()
+    expect(page.get_by_text("上传成功")).to_be_visible(timeout=30_000)
+    expect(modal).to_be_hidden()
+    row = page.get_by_role("row").filter(has_text="from-page")
+    expect(row).to_be_visible()
+    expect(row.get_by_role("cell", name="3", exact=True)).to_be_visible()
+    shoot(page, "dbgpt-dataset-uploaded")
+    with site.service.client() as http:
+        stored = data(http.get("/datasets/from-page/rows", params={"limit": 10}))
+    assert [r["query"] for r in stored["items"]] == [r["query"] for r in UPLOADED]
+    assert not _api_errors(errors), errors
