@@ -318,7 +318,14 @@ def delete_evaluation(
 
 
 def _text(value: Any, limit: int = DETAIL_CHARS) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    """``value`` as the pop-up shows it: texts as they are, a list of texts (a recall run's
+    retrieved chunks) numbered ``[1] ... [2] ...``, anything else as JSON; cut to ``limit``."""
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+        text = " ".join(f"[{i}] {v}" for i, v in enumerate(value, 1))
+    else:
+        text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
