@@ -14,11 +14,13 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import uvicorn
-from playwright.sync_api import Locator, Page, expect
+from openpyxl import load_workbook
+from playwright.sync_api import Download, Locator, Page, expect
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -169,6 +171,12 @@ def _open(site: Site, page: Page) -> list[str]:
     return errors
 
 
+def _settled(page: Page) -> None:
+    """Wait until no pop-up is still fading in or out, so a screenshot shows it whole."""
+    moving = page.locator(".ant-zoom-appear, .ant-zoom-enter, .ant-zoom-leave, .ant-fade-leave")
+    expect(moving).to_have_count(0)
+
+
 def _api_errors(errors: list[str]) -> list[str]:
     return [u for u in errors if "/api/" in u]
 
@@ -225,15 +233,106 @@ def test_a_dataset_uploads_from_the_form(
     rows.write_text("\n".join(json.dumps(r) for r in UPLOADED), encoding="utf-8")
     modal.locator("input[type=file]").set_input_files(rows)
     expect(modal.get_by_text("from-page.jsonl")).to_be_visible()
+    _settled(page)
     shoot(page, "dbgpt-dataset-form")
     modal.locator(".ant-modal-footer .ant-btn-primary").click()
     expect(page.get_by_text("上传成功")).to_be_visible(timeout=30_000)
     expect(modal).to_be_hidden()
+    _settled(page)
     row = page.get_by_role("row").filter(has_text="from-page")
     expect(row).to_be_visible()
     expect(row.get_by_role("cell", name="3", exact=True)).to_be_visible()
     shoot(page, "dbgpt-dataset-uploaded")
+    with page.expect_download() as info:
+        _download_button(row).click()
+    assert info.value.suggested_filename == "from-page.xlsx"
+    sheet = _workbook(info.value, tmp_path)
+    assert sheet[0][:2] == ("query", "doc_name")
+    assert [r[0] for r in sheet[1:]] == [
+        *(r["query"] for r in UPLOADED[:2]),
+        "'" + UPLOADED[2]["query"],  # formula-like text stays text
+    ]
     with site.service.client() as http:
         stored = data(http.get("/datasets/from-page/rows", params={"limit": 10}))
     assert [r["query"] for r in stored["items"]] == [r["query"] for r in UPLOADED]
+    assert not _api_errors(errors), errors
+
+
+def _pick(page: Page, modal: Locator, field: str, option: str) -> None:
+    """Open the form's select ``field`` and click its option starting with ``option``."""
+    modal.locator(f".ant-form-item:has(#basic_{field}) .ant-select-selector").click()
+    dropdown = page.locator(".ant-select-dropdown:not(.ant-select-dropdown-hidden)")
+    dropdown.locator(".ant-select-item-option").filter(has_text=option).first.click()
+    expect(dropdown).to_be_hidden()
+
+
+def _workbook(download: Download, tmp_path: Path) -> list[tuple[Any, ...]]:
+    saved = tmp_path / download.suggested_filename
+    download.save_as(saved)
+    book = load_workbook(saved, read_only=True)
+    return [tuple(row) for row in book.worksheets[0].iter_rows(values_only=True)]
+
+
+def _download_button(row: Locator) -> Locator:
+    """A row's 下载 button (antd spaces two-character Chinese labels: 下 载)."""
+    return row.get_by_role("button", name="下 载").or_(row.get_by_role("button", name="下载"))
+
+
+def _new_run(site: Site, page: Page) -> Locator:
+    """The row of the run the form started, once the page shows it done (reloading)."""
+    rows = page.get_by_role("row").filter(has_text="recall").filter(has_not_text=site.stored_run)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        expect(rows).to_have_count(1, timeout=30_000)
+        if rows.get_by_text("done", exact=True).count():
+            return rows
+        time.sleep(0.5)
+        page.reload()
+    raise AssertionError("the run started from the page did not finish")
+
+
+def test_an_evaluation_starts_from_the_form_finishes_and_its_results_show_and_download(
+    site: Site, page: Page, shoot: Callable[[Page, str], Path], tmp_path: Path
+) -> None:
+    errors = _open(site, page)
+    page.get_by_role("button", name="发起评测").click()
+    modal = _modal(page, "发起测评")
+    expect(modal).to_be_visible()
+    _pick(page, modal, "scene_key", "recall")
+    _pick(page, modal, "scene_value", "awel")
+    _pick(page, modal, "datasets", "stored")
+    _pick(page, modal, "evaluate_metrics", "RetrieverHitRateMetric:")
+    _settled(page)
+    shoot(page, "dbgpt-evaluation-form")
+    modal.locator(".ant-modal-footer .ant-btn-primary").click()
+    expect(page.get_by_text("发起成功")).to_be_visible(timeout=30_000)
+    expect(modal).to_be_hidden()
+    _settled(page)
+    row = _new_run(site, page)
+    expect(row.get_by_role("cell", name="RetrieverHitRateMetric", exact=True)).to_be_visible()
+    row.get_by_role("button", name="+").or_(row.locator(".ant-table-row-expand-icon")).click()
+    expect(page.get_by_text("2/2 rows")).to_be_visible()
+    shoot(page, "dbgpt-evaluation-done")
+
+    row.get_by_role("button", name="评分明细").click()
+    detail = _modal(page, "评分明细")
+    expect(detail).to_be_visible(timeout=30_000)
+    for wanted in ROWS:
+        expect(detail.get_by_role("cell", name=wanted["query"], exact=True)).to_be_visible()
+    expect(detail.get_by_role("columnheader", name="RetrieverHitRateMetric")).to_be_visible()
+    expect(detail.get_by_text("[1] ").first).to_be_visible()  # the retrieved chunks, numbered
+    _settled(page)
+    shoot(page, "dbgpt-evaluation-detail")
+    detail.get_by_role("button", name="返 回").click()
+    expect(detail).to_be_hidden()
+
+    with page.expect_download() as info:
+        _download_button(row).click()
+    sheet = _workbook(info.value, tmp_path)
+    assert info.value.suggested_filename.endswith(".xlsx")
+    assert sheet[0][:4] == ("row", "query", "metric", "score")
+    assert sorted((r[1], r[2]) for r in sheet[1:]) == sorted(
+        (r["query"], "RetrieverHitRateMetric") for r in ROWS
+    )
+    assert all(isinstance(r[3], int | float) for r in sheet[1:]), sheet
     assert not _api_errors(errors), errors
