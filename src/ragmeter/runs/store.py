@@ -189,6 +189,23 @@ class RunStore:
             )
             return list(session.scalars(query).all()), total
 
+    def delete_dataset(self, key: str | int) -> DatasetRecord:
+        """Forget a named dataset: its name is freed at once; its rows go too unless a run
+        still uses them (then they stay, unnamed, for that run's results and resume)."""
+        record = self.dataset(key)
+        try:
+            with self.store.session() as session:
+                used = session.scalar(select(func.count()).where(RunRecord.dataset_id == record.id))
+                this = DatasetRecord.id == record.id
+                if used:
+                    session.execute(update(DatasetRecord).where(this).values(name=None))
+                else:
+                    session.execute(delete(DatasetRecord).where(this))
+                session.commit()
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot delete dataset '{record.name}': {exc}") from exc
+        return record
+
     # -- runs -------------------------------------------------------------------------------
 
     def create(
@@ -278,6 +295,25 @@ class RunStore:
                 .limit(limit)
             )
             return list(session.scalars(query).all()), total
+
+    def delete_run(self, run_id: str) -> RunRecord:
+        """Delete a finished, failed or cancelled run with its results; a pending or running
+        one is refused (cancel it first). Its dataset stays."""
+        record = self.get(run_id)
+        try:
+            with self.store.session() as session:
+                applied = session.execute(
+                    delete(RunRecord).where(
+                        RunRecord.id == run_id, RunRecord.state.not_in(("pending", "running"))
+                    )
+                )
+                session.commit()
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot delete run '{run_id}': {exc}") from exc
+        if not getattr(applied, "rowcount", 0):
+            state = self.state(run_id)
+            raise ConflictError(f"run '{run_id}' is {state}; cancel it before deleting it")
+        return record
 
     def _set(self, run_id: str, *conditions: Any, **values: Any) -> bool:
         """One conditional UPDATE; whether it applied (the run was in the expected state)."""

@@ -15,8 +15,9 @@ from ragmeter.metrics.registry import metric_entries
 from ragmeter.runs.request import SCENES, EvaluateServeRequest
 from ragmeter.service._runs import create_run, grouped_results
 from ragmeter.service.envelope import ApiError, Result, ok
-from ragmeter.service.schemas import MetricInfo, ResultItem, SceneInfo
+from ragmeter.service.schemas import ResultItem, SceneInfo
 from ragmeter.service.state import Services, services
+from ragmeter.wire import PageMetricInfo
 
 __all__ = ["RUN_ID_HEADER", "router"]
 
@@ -59,17 +60,28 @@ def _needs_judge(factory: Any) -> bool:
     return inspect.isclass(factory) and issubclass(factory, LLMEvaluationMetric)
 
 
+def _describe(name: str, description: str) -> str:
+    """A metric's label in DB-GPT's form: its name and the first sentence of its description."""
+    first = description.split(". ")[0].rstrip(".")
+    return f"{name}: {first}" if first else name
+
+
 @router.get("/metrics")
-def metrics(scene_key: str | None = None) -> Result[list[MetricInfo]]:
-    """Metrics ``evaluate_metrics`` may name (by name or alias), with what they measure.
-    ``scene_key=recall`` lists those that need no judge."""
+def metrics(
+    scene_key: str | None = None, scene_value: str | None = None
+) -> Result[list[PageMetricInfo]]:
+    """Metrics ``evaluate_metrics`` may name (by name or alias), with what they measure
+    (``describe`` labels them in DB-GPT's page). ``scene_key=recall`` lists those that need no
+    judge; ``scene_value`` (the page sends it) changes nothing: every space or app takes every
+    metric of its scene."""
     if scene_key is not None and scene_key not in SCENES:
         raise ApiError(400, "invalid_request", f"scene_key must be one of {', '.join(SCENES)}")
     out = [
-        MetricInfo(
+        PageMetricInfo(
             name=entry.class_name or entry.name,
             aliases=sorted({entry.name, *entry.aliases} - {entry.class_name or entry.name}),
             description=entry.description,
+            describe=_describe(entry.class_name or entry.name, entry.description),
             needs_judge=_needs_judge(entry.factory),
         )
         for entry in metric_entries()

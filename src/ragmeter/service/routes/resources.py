@@ -30,7 +30,7 @@ from ragmeter.service.state import Services, services
 from ragmeter.service.uploads import save_uploads
 from ragmeter.store.lookup import check_name
 
-__all__ = ["router"]
+__all__ = ["load_upload_rows", "read_dataset_upload", "router"]
 
 router = APIRouter()
 Deps = Annotated[Services, Depends(services)]
@@ -132,20 +132,24 @@ def delete_app(app: str, svc: Deps) -> Result[AppOut]:
 # -- datasets ------------------------------------------------------------------------------
 
 
-def _load_rows(path: Path, name: str, limits: DatasetLimits) -> Dataset:
+def load_upload_rows(path: Path, name: str, limits: DatasetLimits) -> Dataset:
+    """The rows of a file saved from a request, checked against ``limits``; errors name
+    ``name`` (the upload), never the server's path. An empty file is refused."""
     dataset = load_dataset(path, name=name, limits=limits)  # errors name the upload, not path
     if len(dataset) == 0:
         raise DatasetError(f"{name} holds no rows")
     return dataset
 
 
-async def _read_dataset(svc: Services, upload: UploadFile) -> tuple[str, Dataset]:
+async def read_dataset_upload(svc: Services, upload: UploadFile) -> tuple[str, Dataset]:
+    """An uploaded dataset file (``[server] max_upload_mb``, a known suffix) and its
+    checked rows; answers the file's safe name with them."""
     limits = DatasetLimits.from_server(svc.settings.server)
     with tempfile.TemporaryDirectory(prefix="ragmeter-dataset-") as tmp:
         (name,) = await save_uploads(
             [upload], Path(tmp), max_bytes=svc.max_upload_bytes, suffixes=DATASET_SUFFIXES
         )
-        rows = await asyncio.to_thread(_load_rows, Path(tmp) / name, name, limits)
+        rows = await asyncio.to_thread(load_upload_rows, Path(tmp) / name, name, limits)
     return name, rows
 
 
@@ -157,7 +161,7 @@ async def upload_dataset(
 ) -> Result[DatasetOut]:
     """Store rows under a name (default: the file's stem) for ``datasets_name``. Every row
     is checked; a bad one is refused naming its line and field."""
-    filename, dataset = await _read_dataset(svc, file)
+    filename, dataset = await read_dataset_upload(svc, file)
     dataset_name = (name or PurePosixPath(filename).stem).strip()
     check_name(dataset_name, "dataset")
     rows = (row.to_raw() for row in dataset)  # stored as they are made, not listed first
