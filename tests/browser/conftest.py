@@ -26,8 +26,11 @@ FLAGS = [
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "out" / "screenshots"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    """Chromium for one test module. Not longer: while Playwright's sync API is open its event
+    loop counts as running in this thread, which breaks the asyncio tests that a pytest worker
+    runs after the browser tests."""
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing: run scripts/install.sh (apt-get install chromium)")
     with sync_playwright() as playwright:

@@ -445,6 +445,9 @@ def import_sdk() -> concurrent.futures.Future[ModuleType]:
     with _sdk_lock:
         if _sdk is None:
             future: concurrent.futures.Future[ModuleType] = concurrent.futures.Future()
+            # running: it cannot be cancelled. A cancelled run awaiting it (asyncio.wrap_future
+            # passes a cancel on) would otherwise cancel the import for every later run.
+            future.set_running_or_notify_cancel()
 
             def load() -> None:
                 try:

@@ -392,4 +392,11 @@ async def execute_run(
     except Exception as exc:  # a bug or a library failure: the run says so, the worker lives
         await _finish(runs, run_id, "failed", _internal(run_id, exc), "internal")
     else:
-        await _finish(runs, run_id, "done")
+        record = await asyncio.to_thread(runs.get, run_id)
+        if record.done_rows < record.total_rows:  # never "done" with rows missing
+            missing = RuntimeError(
+                f"the run ended with {record.done_rows} of {record.total_rows} rows stored"
+            )
+            await _finish(runs, run_id, "failed", _internal(run_id, missing), "internal")
+        else:
+            await _finish(runs, run_id, "done")
