@@ -39,7 +39,8 @@ def test_a_judge_cache_database_gains_the_knowledge_tables(tmp_path: Path) -> No
         assert connection.execute(text("SELECT content FROM judge_cache")).scalar() == "{}"
         assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
         assert (
-            connection.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0005"
+            connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+            == HEAD_REVISION
         )
     assert store.files_dir == tmp_path / "old-files"
     store.close()

@@ -11,6 +11,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     LargeBinary,
     String,
@@ -209,6 +210,8 @@ class ResultRow(Base):
     __tablename__ = "results"
     __table_args__ = (
         UniqueConstraint("run_id", "row_index", "metric_name", name="uq_results_run_row_metric"),
+        # a page of rows sorted or filtered by one metric's score (the dashboard's row table)
+        Index("ix_results_run_metric_score", "run_id", "metric_name", "score"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)

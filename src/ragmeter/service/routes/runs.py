@@ -9,6 +9,8 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, status
 
+from ragmeter.runs.browse import MAX_BINS, MetricDistribution, RowFilter, RowView, distribution
+from ragmeter.runs.browse import row_page as browse_rows
 from ragmeter.runs.compare import compare_scores
 from ragmeter.runs.request import EvaluateServeRequest
 from ragmeter.service._runs import create_run, result_dict
@@ -33,8 +35,13 @@ async def create(body: EvaluateServeRequest, svc: Deps) -> Result[RunCreated]:
     return ok(RunCreated(run_id=record.id, state=record.state))
 
 
-#: text searched in run ids, dataset names and targets
+#: text searched in run ids, dataset names and targets; in a run's queries and responses
 SearchText = Annotated[str | None, Query(max_length=200)]
+#: a metric of the run (its name)
+MetricName = Annotated[str | None, Query(max_length=200)]
+#: a score threshold: a finite number
+Threshold = Annotated[float | None, Query(allow_inf_nan=False)]
+Bins = Annotated[int, Query(ge=1, le=MAX_BINS)]
 
 
 @router.get("")
@@ -70,6 +77,41 @@ def results(
     found, total = svc.runs.results(run_id, offset, limit, max_bytes=PAGE_BYTES)
     items = [ResultItem.model_validate(result_dict(row)) for row in found]
     return ok(Page[ResultItem](items=items, total=total, offset=offset, limit=limit))
+
+
+@router.get("/{run_id}/rows")
+def rows(
+    run_id: str,
+    svc: Deps,
+    offset: Offset = 0,
+    limit: Limit = 50,
+    metric: MetricName = None,
+    sort: Literal["row", "score"] = "row",
+    order: Literal["asc", "desc"] = "asc",
+    failures_first: bool = False,
+    below: Threshold = None,
+    q: SearchText = None,
+) -> Result[Page[RowView]]:
+    """The run's rows, one item per dataset row with every metric's score (query and response
+    cut short): by row index or by ``metric``'s score (``sort``, ``order``; nulls last),
+    ``failures_first`` (a null or not-passing ``metric``, or any metric when unset), only rows
+    whose ``metric`` scored ``below`` a threshold, or whose query or response holds ``q``."""
+    record = svc.runs.get(run_id)
+    metrics = svc.runs.info(record, summary=False).metrics
+    chosen = RowFilter(
+        metric=metric, sort=sort, order=order, failures_first=failures_first, below=below, text=q
+    )
+    found, total = browse_rows(svc.runs.store, run_id, metrics, chosen, offset, limit)
+    return ok(Page[RowView](items=found, total=total, offset=offset, limit=limit))
+
+
+@router.get("/{run_id}/distribution")
+def distributions(run_id: str, svc: Deps, bins: Bins = 10) -> Result[list[MetricDistribution]]:
+    """Per metric of the run: a histogram of its scores in ``bins`` bins (on 0-1 when every
+    score lies there) and its null results counted by kind and reason."""
+    record = svc.runs.get(run_id)
+    metrics = svc.runs.info(record, summary=False).metrics
+    return ok([distribution(svc.runs.store, run_id, name, bins) for name in metrics])
 
 
 @router.get("/{run_id}/compare/{other_id}")

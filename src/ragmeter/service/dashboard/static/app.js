@@ -3,9 +3,11 @@ import { ApiError, sessionState, signIn, signOut } from "./api.js";
 import { h } from "./dom.js";
 import { lang, setLang, t, translateStatic } from "./i18n.js";
 import { route } from "./router.js";
+import { RunView } from "./run.js";
 import { RunsView } from "./runs.js";
 
 const VIEWS = { runs: RunsView };
+const ITEM_VIEWS = { runs: RunView };
 const main = document.getElementById("main");
 const logout = document.getElementById("logout");
 let view = null;
@@ -14,17 +16,17 @@ let authRequired = false;
 function show() {
   if (view) view.stop();
   view = null;
-  const { view: name, params } = route();
+  const { view: name, id, params } = route();
   for (const link of document.querySelectorAll("nav a[data-view]")) {
     if (link.dataset.view === name) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   }
-  const View = VIEWS[name];
+  const View = id ? ITEM_VIEWS[name] : VIEWS[name];
   if (!View) {
     main.replaceChildren(h("p", { class: "empty" }, t("notFound")));
     return;
   }
-  view = new View(main, params);
+  view = id ? new View(main, id, params) : new View(main, params);
   view.start().catch((error) => {
     main.append(h("p", { class: "error", role: "alert" }, t("error", { message: error.message })));
   });

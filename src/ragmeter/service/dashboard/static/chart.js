@@ -31,3 +31,28 @@ export function progressBar(done, total, { width = 90, height = 6 } = {}) {
   svg.append(node("rect", { x: 0, y: 0, width: width * share, height, rx: 3, class: "progress-done" }));
   return svg;
 }
+
+/** A histogram of `counts` over bins bounded by `edges`, with its axis ends and a text label. */
+export function histogram({ edges, counts }, { width = 260, height = 90, label = "" } = {}) {
+  const svg = node("svg", { width, height, viewBox: `0 0 ${width} ${height}`, class: "histogram", role: "img", "aria-label": label });
+  const base = height - 16;
+  const most = Math.max(...counts, 1);
+  const step = counts.length ? width / counts.length : width;
+  counts.forEach((count, i) => {
+    const tall = (count / most) * (base - 4);
+    const bar = node("rect", { x: i * step + 1, y: base - tall, width: Math.max(step - 2, 1), height: tall, class: "bar", "data-count": count });
+    const tip = node("title", {});
+    tip.textContent = `${edges[i]}–${edges[i + 1]}: ${count}`;
+    bar.append(tip);
+    svg.append(bar);
+  });
+  svg.append(node("line", { x1: 0, x2: width, y1: base, y2: base, class: "axis" }));
+  if (edges.length) {
+    const low = node("text", { x: 0, y: height - 3, class: "tick" });
+    low.textContent = String(edges[0]);
+    const high = node("text", { x: width, y: height - 3, class: "tick", "text-anchor": "end" });
+    high.textContent = String(edges[edges.length - 1]);
+    svg.append(low, high);
+  }
+  return svg;
+}

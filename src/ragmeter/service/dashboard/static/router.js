@@ -1,11 +1,12 @@
 // Hash routes (`#/runs?state=done&q=abc`): the view and its filters live in the URL, so a
 // reload or a shared link shows the same page.
 
-/** The current route: its view name and its parameters. */
+/** The current route: its view name, the id after it (`#/runs/<id>`), and its parameters. */
 export function route() {
   const hash = location.hash.replace(/^#\/?/, "");
   const [path, search = ""] = hash.split("?");
-  return { view: path.split("/")[0] || "runs", params: new URLSearchParams(search) };
+  const [view, id = ""] = path.split("/");
+  return { view: view || "runs", id: decodeURIComponent(id), params: new URLSearchParams(search) };
 }
 
 /** Put `params` in the URL of `view` without re-rendering (replaces the history entry). */

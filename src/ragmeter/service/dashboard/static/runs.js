@@ -161,7 +161,8 @@ export class RunsView {
     const name = this.datasets.get(run.dataset_id);
     const target = run.scene_value ? `${run.scene_key}: ${run.scene_value}` : run.scene_key;
     return h("tr", { "data-run": run.run_id, "data-state": run.state },
-      h("th", { scope: "row", class: "mono", title: run.run_id }, run.run_id.slice(0, 12)),
+      h("th", { scope: "row", class: "mono", title: run.run_id },
+        h("a", { href: `#/runs/${encodeURIComponent(run.run_id)}` }, run.run_id.slice(0, 12))),
       h("td", {}, name || h("span", { class: "muted" }, `#${run.dataset_id} ${t("inline")}`)),
       h("td", {}, target),
       h("td", {}, metricCell(run)),
