@@ -282,4 +282,3 @@ def test_the_cli_resumes_a_run_whose_server_was_killed(
     _check_complete(json_lines(out.read_text(encoding="utf-8")), ROWS)
     again = run("runs", "resume", run_id, home=home)
     assert again.returncode == 2 and "no rows left" in again.stderr
-
