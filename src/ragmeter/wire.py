@@ -30,12 +30,16 @@ __all__ = [
     "EvaluateServeRequest",
     "HitOut",
     "MetricComparison",
+    "MetricDistribution",
     "MetricInfo",
     "ModelOut",
+    "NullReason",
     "Page",
     "PageMetricInfo",
     "PromptOut",
     "ResultItem",
+    "RowScore",
+    "RowView",
     "RunCreated",
     "RunInfo",
     "RunState",
@@ -418,3 +422,40 @@ class DbgptContentUpload(BaseModel):
 class DbgptMembersUpdate(BaseModel):
     code: str = Field(min_length=1, max_length=200)
     members: str | None = Field(None, max_length=10_000)
+
+
+# -- a run row by row (GET /runs/{id}/rows, /runs/{id}/distribution) ------------------------
+
+
+class RowScore(BaseModel):
+    score: float | None
+    passing: bool | None
+    error: str | None
+    error_kind: str | None
+
+
+class RowView(BaseModel):
+    """One dataset row of a run: its query and response (cut to ``TEXT_CHARS``), and each
+    metric's score or the reason it is null."""
+
+    row_index: int
+    query: str
+    response: str
+    scores: dict[str, RowScore]
+
+
+class NullReason(BaseModel):
+    error_kind: str | None
+    reason: str | None
+    count: int
+
+
+class MetricDistribution(BaseModel):
+    """Scores binned on ``edges`` (``len(counts) + 1`` of them; none when no score), and the
+    null results grouped by kind and reason, ``other_nulls`` past the listed ones."""
+
+    metric_name: str
+    edges: list[float]
+    counts: list[int]
+    nulls: list[NullReason]
+    other_nulls: int

@@ -13,16 +13,14 @@ from sqlalchemy.orm import aliased
 
 from ragmeter.errors import ConfigError, clip
 from ragmeter.store import ResultRow, Store
+from ragmeter.store.lookup import LIKE_ESCAPE, like_pattern
+from ragmeter.wire import MetricDistribution, NullReason, RowScore, RowView
 
 __all__ = [
     "MAX_BINS",
     "MAX_REASONS",
     "TEXT_CHARS",
-    "MetricDistribution",
-    "NullReason",
     "RowFilter",
-    "RowScore",
-    "RowView",
     "distribution",
     "row_page",
 ]
@@ -49,44 +47,6 @@ class RowFilter(BaseModel):
     text: str | None = None
 
 
-class RowScore(BaseModel):
-    score: float | None
-    passing: bool | None
-    error: str | None
-    error_kind: str | None
-
-
-class RowView(BaseModel):
-    """One dataset row of a run: its query and response (cut to ``TEXT_CHARS``), and each
-    metric's score or the reason it is null."""
-
-    row_index: int
-    query: str
-    response: str
-    scores: dict[str, RowScore]
-
-
-class NullReason(BaseModel):
-    error_kind: str | None
-    reason: str | None
-    count: int
-
-
-class MetricDistribution(BaseModel):
-    """Scores binned on ``edges`` (``len(counts) + 1`` of them; none when no score), and the
-    null results grouped by kind and reason, ``other_nulls`` past the listed ones."""
-
-    metric_name: str
-    edges: list[float]
-    counts: list[int]
-    nulls: list[NullReason]
-    other_nulls: int
-
-
-def _pattern(text: str) -> str:
-    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
 def _check(metrics: list[str], chosen: RowFilter) -> str:
     """The metric the page is anchored on (one result per row), after checking the filter."""
     if chosen.metric is not None and chosen.metric not in metrics:
@@ -107,16 +67,16 @@ def _conditions(anchor: Any, chosen: RowFilter) -> list[Any]:
     if chosen.below is not None:
         where.append(anchor.score < chosen.below)
     if chosen.text:
-        plain = _pattern(chosen.text)
+        plain = like_pattern(chosen.text)
         # responses are stored as JSON with non-ASCII characters escaped
-        escaped = _pattern(json.dumps(chosen.text)[1:-1])
+        escaped = like_pattern(json.dumps(chosen.text)[1:-1])
         prediction = cast(anchor.prediction, String)
         where.append(
             or_(
-                anchor.query.ilike(plain, escape="\\"),
-                anchor.raw_dataset["response"].as_string().ilike(plain, escape="\\"),
-                prediction.ilike(plain, escape="\\"),
-                prediction.ilike(escaped, escape="\\"),
+                anchor.query.ilike(plain, escape=LIKE_ESCAPE),
+                anchor.raw_dataset["response"].as_string().ilike(plain, escape=LIKE_ESCAPE),
+                prediction.ilike(plain, escape=LIKE_ESCAPE),
+                prediction.ilike(escaped, escape=LIKE_ESCAPE),
             )
         )
     return where

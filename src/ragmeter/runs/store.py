@@ -26,7 +26,13 @@ from ragmeter.runs._owner import alive, this_process
 from ragmeter.runs.config import EvaluationConfig
 from ragmeter.store import DatasetRecord, DatasetRowRecord, ResultRow, RunRecord, Store
 from ragmeter.store.db import to_json
-from ragmeter.store.lookup import by_name_or_id, insert_unique, is_id
+from ragmeter.store.lookup import (
+    LIKE_ESCAPE,
+    by_name_or_id,
+    insert_unique,
+    is_id,
+    like_pattern,
+)
 from ragmeter.wire import RunInfo, RunState
 
 __all__ = ["RunInfo", "RunState", "RunStore", "add_usage"]
@@ -276,12 +282,14 @@ class RunStore:
         if dataset_id is not None:
             where.append(RunRecord.dataset_id == dataset_id)
         if text:
-            pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            named = select(DatasetRecord.id).where(DatasetRecord.name.ilike(pattern, escape="\\"))
+            pattern = like_pattern(text)
+            named = select(DatasetRecord.id).where(
+                DatasetRecord.name.ilike(pattern, escape=LIKE_ESCAPE)
+            )
             where.append(
                 or_(
-                    RunRecord.id.ilike(pattern, escape="\\"),
-                    RunRecord.scene_value.ilike(pattern, escape="\\"),
+                    RunRecord.id.ilike(pattern, escape=LIKE_ESCAPE),
+                    RunRecord.scene_value.ilike(pattern, escape=LIKE_ESCAPE),
                     RunRecord.dataset_id.in_(named),
                 )
             )

@@ -1,4 +1,5 @@
-"""Named records (spaces, apps): valid names, unique inserts, lookup by name or id."""
+"""Named records (spaces, apps): valid names, unique inserts, lookup by name or id; and the
+LIKE pattern of a text search."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from ragmeter.store.db import Store
 
 __all__ = [
+    "LIKE_ESCAPE",
     "SHOWN_NAMES",
     "add_named",
     "by_name_or_id",
@@ -23,9 +25,21 @@ __all__ = [
     "insert_unique",
     "is_id",
     "known_names",
+    "like_pattern",
 ]
 
 R = TypeVar("R")
+
+#: the escape character of ``like_pattern`` (pass it as ``ilike(..., escape=LIKE_ESCAPE)``)
+LIKE_ESCAPE = "\\"
+
+
+def like_pattern(text: str) -> str:
+    """A LIKE pattern matching values that contain ``text`` as written: its ``%`` and ``_``
+    are plain characters, not wildcards."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
 
 #: names a "not found" message lists at most: enough to spot a typo, never the whole table
 SHOWN_NAMES = 20

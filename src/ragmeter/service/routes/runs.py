@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, status
 
-from ragmeter.runs.browse import MAX_BINS, MetricDistribution, RowFilter, RowView, distribution
+from ragmeter.runs.browse import MAX_BINS, RowFilter, distribution
 from ragmeter.runs.browse import row_page as browse_rows
 from ragmeter.runs.compare import compare_scores
 from ragmeter.runs.request import EvaluateServeRequest
@@ -17,7 +17,7 @@ from ragmeter.service._runs import create_run, result_dict
 from ragmeter.service.envelope import Result, ok
 from ragmeter.service.schemas import PAGE_BYTES, Limit, Offset, Page, ResultItem, RunCreated
 from ragmeter.service.state import Services, services
-from ragmeter.wire import MetricComparison, RunInfo
+from ragmeter.wire import MetricComparison, MetricDistribution, RowView, RunInfo
 
 __all__ = ["router"]
 
