@@ -239,3 +239,13 @@ def test_a_page_of_results_stops_near_16_mb(tmp_path_factory: pytest.TempPathFac
         found = data(page)
     assert found["total"] == 20 and 10 <= len(found["items"]) < 13, len(found["items"])
     assert len(page.content) < 20_000_000
+
+
+def test_a_number_past_64_bits_in_a_query_is_refused_naming_it(service: ServiceProcess) -> None:
+    # SQLite holds signed 64-bit integers: a larger id must not reach it (it raised a 500)
+    with service.client() as http:
+        for path in ("/evaluate/runs?dataset_id=" + str(2**70), "/evaluate/runs?dataset_id=-1"):
+            response = http.get(path)
+            assert response.status_code == 422, (path, response.text)
+            assert "dataset_id" in response.text, response.text
+        assert data(http.get("/evaluate/runs?dataset_id=" + str(2**63 - 1)))["total"] == 0

@@ -33,6 +33,7 @@ __all__ = [
     "Offset",
     "Page",
     "PromptOut",
+    "RecordId",
     "ResultItem",
     "RunCreated",
     "SceneInfo",
@@ -41,5 +42,8 @@ __all__ = [
 #: query parameters that page a list: where it starts, and how many items (at most 1,000)
 Offset = Annotated[int, Query(ge=0, le=2**31)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
+#: a stored record's number in a query, when given (a dataset id): SQLite holds at most a
+#: signed 64-bit one
+RecordId = Annotated[int | None, Query(ge=1, le=2**63 - 1)]
 #: a page (of results, of dataset rows) stops once it holds about this many bytes
 PAGE_BYTES = 16_000_000

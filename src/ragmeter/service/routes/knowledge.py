@@ -10,7 +10,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, File, Query, UploadFile, status
+from fastapi import APIRouter, Depends, File, UploadFile, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragmeter.embeddings import is_local_embedder
@@ -168,8 +168,8 @@ def list_chunks(
     space: str,
     svc: Deps,
     doc_name: str | None = None,
-    offset: Annotated[int, Query(ge=0, le=2**31)] = 0,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    offset: Offset = 0,
+    limit: Limit = 100,
 ) -> Result[Page[ChunkInfo]]:
     """A page of the space's chunks, or of one document's (``doc_name`` resolves as in
     datasets: exact name, else a unique path suffix)."""

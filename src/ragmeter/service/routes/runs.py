@@ -15,7 +15,15 @@ from ragmeter.runs.compare import compare_scores
 from ragmeter.runs.request import EvaluateServeRequest
 from ragmeter.service._runs import create_run, result_dict
 from ragmeter.service.envelope import Result, ok
-from ragmeter.service.schemas import PAGE_BYTES, Limit, Offset, Page, ResultItem, RunCreated
+from ragmeter.service.schemas import (
+    PAGE_BYTES,
+    Limit,
+    Offset,
+    Page,
+    RecordId,
+    ResultItem,
+    RunCreated,
+)
 from ragmeter.service.state import Services, services
 from ragmeter.wire import MetricComparison, MetricDistribution, RowView, RunInfo
 
@@ -51,7 +59,7 @@ def list_runs(
     limit: Limit = 50,
     state: State | None = None,
     q: SearchText = None,
-    dataset_id: int | None = None,
+    dataset_id: RecordId = None,
     summary: bool = False,
 ) -> Result[Page[RunInfo]]:
     """Runs, newest first: of a ``state``, over a dataset, whose id, dataset name or target
