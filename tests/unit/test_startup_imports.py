@@ -8,10 +8,12 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from ragmeter.cli.app import _Commands
+from ragmeter.testing import ScriptedJudgeServer
 
 #: what only some commands need: the model runtime, the index, the store, the judge's SDK,
 #: the server
@@ -39,10 +41,10 @@ print(json.dumps({"heavy": heavy, "loaded": len(sys.modules)}))
 """
 
 
-def loaded_after(code: str) -> list[str]:
-    """The HEAVY modules a fresh interpreter holds after running ``code``."""
+def loaded_after(code: str, names: tuple[str, ...] = HEAVY) -> list[str]:
+    """The modules of ``names`` a fresh interpreter holds after running ``code``."""
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE, code, json.dumps(HEAVY)],
+        [sys.executable, "-c", _PROBE, code, json.dumps(names)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -105,3 +107,23 @@ def test_a_lazy_group_runs_as_an_added_group(name: str) -> None:
     for command in sub.registered_commands:
         assert f" {command.name} " in done.output
     assert "--install-completion" not in done.output
+
+
+def test_a_judged_run_without_a_space_loads_no_index_and_no_second_http_stack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the way to a stored run's first judge request: no FAISS (no space to search), and
+    the reach check (``GET /models``) needs no HTTP library of its own."""
+    monkeypatch.setenv("RAGMETER_HOME", str(tmp_path))
+    rows = tmp_path / "rows.jsonl"
+    row = {
+        "query": "What is AWEL?",
+        "response": "AWEL is a language.",
+        "retrieved_contexts": ["AWEL"],
+    }
+    rows.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    with ScriptedJudgeServer() as judge:
+        args = ["eval", str(rows), "-m", "faithfulness", "--judge-model", "scripted"]
+        args += ["--judge-base-url", judge.url]
+        loaded = loaded_after(CLI.format(args=args), ("faiss", "httpx", "openai", "sqlalchemy"))
+    assert loaded == ["openai", "sqlalchemy"]  # the judge's SDK and the store, nothing more

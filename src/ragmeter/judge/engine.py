@@ -20,6 +20,7 @@ from ragmeter._retry import RetryPolicy, TryAgain, retry_after, retryable_status
 from ragmeter.errors import JudgeError, LimitError, public_url
 from ragmeter.judge._limiter import AdaptiveLimiter, limiter_for
 from ragmeter.judge._parse import extract_json
+from ragmeter.judge._reach import answers_http
 from ragmeter.judge.cache import CachedReply, JudgeCache, cache_key
 from ragmeter.judge.tokens import count_tokens
 from ragmeter.judge.usage import Usage
@@ -131,17 +132,11 @@ class JudgeEngine:
     async def _check_reached(self) -> None:
         """While the SDK loads: ask the endpoint for its model list (``GET /models``, no
         generation). Any HTTP answer means it is reached, so the first judge requests need not
-        go one at a time; a connection failure leaves that to them (the probe)."""
-        import httpx
-
+        go one at a time; no answer leaves that to them (the probe)."""
         url = self.settings.base_url.rstrip("/") + "/models"
         headers = {"Authorization": f"Bearer {self.settings.api_key}"}
-        try:
-            async with httpx.AsyncClient(timeout=self.settings.timeout) as client:
-                await client.get(url, headers=headers)
-        except httpx.HTTPError:  # no connection, no answer, a bad URL
-            return
-        self._reached = True
+        if await answers_http(url, headers, self.settings.timeout):
+            self._reached = True
 
     async def aclose(self) -> None:
         if self._reach_check is not None:

@@ -4,12 +4,16 @@ similarities), exact up to ``hnsw_threshold`` vectors and HNSW above it."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-import faiss
 import numpy as np
 
 from ragmeter.errors import StoreError
 from ragmeter.knowledge._io import replace_file, save_array
+
+if TYPE_CHECKING:
+    import faiss
 
 __all__ = ["DEFAULT_HNSW_THRESHOLD", "VectorIndex"]
 
@@ -17,6 +21,14 @@ DEFAULT_HNSW_THRESHOLD = 200_000
 _HNSW_M = 32
 _HNSW_EF_CONSTRUCTION = 80
 _HNSW_EF_SEARCH = 128
+
+
+def _faiss() -> ModuleType:
+    """FAISS, imported when an index is first built or read (~75 ms a run without a space
+    does not pay)."""
+    import faiss
+
+    return faiss
 
 
 class VectorIndex:
@@ -43,13 +55,15 @@ class VectorIndex:
         dim = int(matrix.shape[1] or dimension or 0)
         if dim < 1:
             raise ValueError("the dimension of an empty index must be given")
+        lib = _faiss()
         index: faiss.Index
         if len(matrix) > hnsw_threshold:
-            index = faiss.IndexHNSWFlat(dim, _HNSW_M, faiss.METRIC_INNER_PRODUCT)
-            index.hnsw.efConstruction = _HNSW_EF_CONSTRUCTION
-            index.hnsw.efSearch = _HNSW_EF_SEARCH
+            hnsw = lib.IndexHNSWFlat(dim, _HNSW_M, lib.METRIC_INNER_PRODUCT)
+            hnsw.hnsw.efConstruction = _HNSW_EF_CONSTRUCTION
+            hnsw.hnsw.efSearch = _HNSW_EF_SEARCH
+            index = hnsw
         else:
-            index = faiss.IndexFlatIP(dim)
+            index = lib.IndexFlatIP(dim)
         if len(matrix):
             index.add(matrix)
         return cls(index, np.asarray(ids))
@@ -60,7 +74,7 @@ class VectorIndex:
 
     @property
     def kind(self) -> str:
-        return "hnsw" if isinstance(self.index, faiss.IndexHNSWFlat) else "flat"
+        return "hnsw" if isinstance(self.index, _faiss().IndexHNSWFlat) else "flat"
 
     def __len__(self) -> int:
         return int(self.index.ntotal)
@@ -92,22 +106,24 @@ class VectorIndex:
     def save(self, folder: Path) -> None:
         """Write ``vectors.faiss`` and ``vector_ids.npy`` into ``folder`` (atomically each)."""
         folder.mkdir(parents=True, exist_ok=True)
+        lib = _faiss()
         try:
-            replace_file(folder / "vectors.faiss", lambda p: faiss.write_index(self.index, str(p)))
+            replace_file(folder / "vectors.faiss", lambda p: lib.write_index(self.index, str(p)))
             replace_file(folder / "vector_ids.npy", lambda p: save_array(p, self.ids))
         except (OSError, RuntimeError) as exc:
             raise StoreError(f"cannot write the vector index to {folder}: {exc}") from exc
 
     @classmethod
     def load(cls, folder: Path) -> VectorIndex:
+        lib = _faiss()
         try:
-            index = faiss.read_index(str(folder / "vectors.faiss"))
+            index = lib.read_index(str(folder / "vectors.faiss"))
             with (folder / "vector_ids.npy").open("rb") as handle:
                 ids = np.load(handle)
         except (OSError, RuntimeError, ValueError) as exc:
             raise StoreError(f"cannot read the vector index in {folder}: {exc}") from exc
         if int(index.ntotal) != len(ids):
             raise StoreError(f"the vector index in {folder} does not match its ids")
-        if isinstance(index, faiss.IndexHNSWFlat):
+        if isinstance(index, lib.IndexHNSWFlat):
             index.hnsw.efSearch = _HNSW_EF_SEARCH
         return cls(index, ids)
