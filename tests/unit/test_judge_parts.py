@@ -182,3 +182,39 @@ def test_a_metrics_own_judge_is_asked_instead_of_the_evaluations() -> None:
     assert report.scores("ContextRecallMetric") == [pytest.approx(1 / 2)]
     assert own.calls == 2  # statements, then verdicts: only faithfulness's tasks
     assert shared.calls == 2  # context recall's own two requests
+
+
+def test_a_raw_reply_gives_its_content_and_token_counts() -> None:
+    from ragmeter.judge.engine import reply_parts
+
+    body = {
+        "choices": [{"message": {"role": "assistant", "content": '{"ok": 1}'}}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 3.0},
+    }
+    assert reply_parts(json.dumps(body).encode()) == ('{"ok": 1}', 12, 3)
+    # the server did not count: None, so the engine estimates
+    del body["usage"]
+    assert reply_parts(json.dumps(body).encode()) == ('{"ok": 1}', None, None)
+    # counts it gave badly are 0, as the SDK's "or 0" made them
+    body["usage"] = {"prompt_tokens": None, "completion_tokens": "many"}
+    assert reply_parts(json.dumps(body).encode()) == ('{"ok": 1}', 0, 0)
+    body["usage"] = {"prompt_tokens": True, "completion_tokens": -5}
+    assert reply_parts(json.dumps(body).encode()) == ('{"ok": 1}', 0, 0)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"not json",
+        b"[1, 2]",
+        b'{"choices": []}',
+        b'{"choices": [{"message": {"content": null}}]}',
+        b'{"choices": [{"message": "text"}]}',
+        b'{"choices": "x"}',
+        b"\xff\xfe",
+    ],
+)
+def test_a_raw_reply_of_another_shape_has_no_content(body: bytes) -> None:
+    from ragmeter.judge.engine import reply_parts
+
+    assert reply_parts(body)[0] == ""
