@@ -24,12 +24,21 @@ def free_port() -> int:
 
 
 def start_server(
-    home: Path, port: int, settings: str, src: str | None = None, wait_s: float = 60.0
+    home: Path,
+    port: int,
+    settings: str,
+    src: str | None = None,
+    wait_s: float = 60.0,
+    key: str | None = KEY,
 ) -> subprocess.Popen[bytes]:
     """``ragmeter serve`` with ``settings`` as its ragmeter.toml (``src``: the sources to run,
-    e.g. a baseline checkout's), once it answers /health."""
+    e.g. a baseline checkout's), once it answers /health; ``key`` None: no API keys (the
+    server then answers loopback only)."""
     (home / "ragmeter.toml").write_text(settings, encoding="utf-8")
-    env = {**os.environ, "RAGMETER_HOME": str(home), "RAGMETER_API_KEYS": KEY}
+    env = {**os.environ, "RAGMETER_HOME": str(home)}
+    env.pop("RAGMETER_API_KEYS", None)
+    if key is not None:
+        env["RAGMETER_API_KEYS"] = key
     if src is not None:
         env["PYTHONPATH"] = src
     args = [sys.executable, "-m", "ragmeter", "serve", "--port", str(port)]
