@@ -172,7 +172,9 @@ def test_the_playground_runs_three_retrievers_side_by_side(
     with server.client(None) as http:
         body = {"query": "AWEL", "top_k": MAX_TOP_K + 1, "retriever": "bm25"}
         message = failure(http.post("/knowledge/spaces/awel/retrieve", json=body), 400)
-    _playground(page, "AWEL", MAX_TOP_K + 1)
+    page.get_by_label("top_k", exact=True).fill(str(MAX_TOP_K + 1))
+    page.get_by_label("Query", exact=True).fill("AWEL")
+    page.get_by_label("Query", exact=True).press("Enter")  # the keyboard submits too
     alerts = page.locator("section.retriever [role=alert]")
     expect(alerts).to_have_count(3)
     for i in range(3):
@@ -337,4 +339,29 @@ def test_a_judged_run_started_from_the_form_finishes(
         f"{s['mean']:.3f} [{s['ci95_low']:.3f}, {s['ci95_high']:.3f}]"
     )
     assert run["cost"]["requests"] > 0
+    assert errors == []
+
+
+def test_empty_stores_and_unknown_names_say_so(page: Page, tmp_path: Path, shoot: Shoot) -> None:
+    errors = _errors(page)
+    with ServiceProcess(tmp_path / "empty", keys=None) as empty:
+        page.goto(f"{empty.url}/#/spaces")
+        expect(page.locator(".empty")).to_contain_text("No knowledge spaces yet.")
+        shoot(page, "dashboard-spaces-empty")
+        page.goto(f"{empty.url}/#/datasets")
+        expect(page.locator(".empty")).to_contain_text("No datasets yet.")
+        shoot(page, "dashboard-datasets-empty")
+        page.goto(f"{empty.url}/#/newrun")
+        expect(page.locator("form.new-run")).to_contain_text("No stored dataset yet")
+        page.get_by_label("A knowledge space (retrieval)").check()
+        expect(page.locator("#nr-recall")).to_contain_text("No knowledge space yet.")
+        expect(page.locator("form.new-run")).to_contain_text("No model in ragmeter.toml")
+        shoot(page, "dashboard-newrun-empty")
+        with empty.client(None) as http:
+            space = failure(http.get("/knowledge/spaces/nope"), 404)
+            dataset = failure(http.get("/datasets/nope"), 404)
+        page.goto(f"{empty.url}/#/spaces/nope")
+        expect(page.get_by_role("alert")).to_contain_text(space)
+        page.goto(f"{empty.url}/#/datasets/nope")
+        expect(page.get_by_role("alert")).to_contain_text(dataset)
     assert errors == []

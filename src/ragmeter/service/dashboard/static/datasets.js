@@ -134,6 +134,7 @@ export class DatasetView {
   }
 
   async start() {
+    this.root.replaceChildren(h("p", { class: "loading" }, t("loading"))); // not the last view's page
     const d = await get(`/datasets/${enc(this.id)}`);
     if (this.stopped) return;
     this.dataset = d;

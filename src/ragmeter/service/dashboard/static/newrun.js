@@ -41,6 +41,7 @@ export class NewRunView {
   }
 
   async start() {
+    this.root.replaceChildren(h("p", { class: "loading" }, t("loading"))); // not the last view's page
     const [datasets, models, spaces, apps] = await Promise.all([
       get(`/datasets${query({ limit: 1000 })}`), get("/models"),
       get(`/knowledge/spaces${query({ limit: 1000 })}`), get(`/apps${query({ limit: 1000 })}`),

@@ -94,6 +94,7 @@ export class SpaceView {
   }
 
   async start() {
+    this.root.replaceChildren(h("p", { class: "loading" }, t("loading"))); // not the last view's page
     this.space = await get(`/knowledge/spaces/${enc(this.id)}`);
     if (this.stopped) return;
     this.docs = h("div", { id: "docs-body", "aria-live": "polite" });
