@@ -18,7 +18,7 @@ from playwright.sync_api import Page, expect
 
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, NOTES_AWEL, TEA, write_models
-from tests.integration.service import ServiceProcess, data, failure, wait_run
+from tests.integration.service import KEY, ServiceProcess, data, failure, wait_run
 
 Shoot = Callable[[Page, str], Path]
 
@@ -364,4 +364,38 @@ def test_empty_stores_and_unknown_names_say_so(page: Page, tmp_path: Path, shoot
         expect(page.get_by_role("alert")).to_contain_text(space)
         page.goto(f"{empty.url}/#/datasets/nope")
         expect(page.get_by_role("alert")).to_contain_text(dataset)
+    assert errors == []
+
+
+def test_with_keys_an_upload_goes_with_the_session_and_its_csrf_token(
+    page: Page, tmp_path: Path
+) -> None:
+    """A multipart upload is a change: the session cookie alone is not enough, the page sends
+    the CSRF token with it (a request without the token is refused)."""
+    errors = _errors(page)
+    with ServiceProcess(tmp_path / "keyed") as keyed:
+        page.goto(f"{keyed.url}/#/datasets")
+        page.get_by_label("API key").fill(KEY)
+        page.get_by_role("button", name="Sign in").click()
+        expect(page.get_by_role("heading", name="Upload a dataset")).to_be_visible()
+        rows = [{"query": "signed in"}]
+        page.get_by_label("File").set_input_files(
+            files=[
+                {"name": "keyed.jsonl", "mimeType": "application/x-ndjson", "buffer": _jsonl(rows)}
+            ]
+        )
+        page.get_by_role("button", name="Upload").click()
+        expect(page.locator("#ds-outcome [role=status]")).to_contain_text("Stored 1 row as keyed.")
+        refused = page.evaluate(
+            """async () => {
+                const form = new FormData();
+                form.append("file", new Blob(['{"query": "x"}']), "forged.jsonl");
+                const r = await fetch("/api/v2/serve/datasets", { method: "POST", body: form });
+                return r.status;
+            }"""
+        )
+        assert refused in (401, 403)
+        with keyed.client() as http:
+            names = [d["name"] for d in data(http.get("/datasets"))["items"]]
+        assert names == ["keyed"]
     assert errors == []

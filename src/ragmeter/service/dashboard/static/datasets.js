@@ -62,7 +62,7 @@ export class DatasetsView {
       button.disabled = true;
       try {
         const stored = await upload("/datasets", form);
-        const text = t("datasets.done", { name: stored.name, n: stored.row_count });
+        const text = t(stored.row_count === 1 ? "datasets.done1" : "datasets.done", { name: stored.name, n: stored.row_count });
         outcome.append(h("p", { class: "ok", role: "status" }, text, " ",
           h("a", { href: `#/datasets/${enc(stored.name)}` }, t("datasets.see"))));
         announce(text);
