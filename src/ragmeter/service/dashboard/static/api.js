@@ -73,3 +73,11 @@ export function query(params) {
   const text = found.toString();
   return text ? `?${text}` : "";
 }
+
+/** POST `form` (a FormData: a file upload) to `path`, with the CSRF header, JSON back. */
+export async function upload(path, form) {
+  const headers = { Accept: "application/json" };
+  if (csrf.token) headers[csrf.header] = csrf.token;
+  const response = await fetch(BASE + path, { method: "POST", headers, credentials: "same-origin", body: form });
+  return envelope(response, path);
+}

@@ -13,6 +13,13 @@ const logout = document.getElementById("logout");
 let view = null;
 let authRequired = false;
 
+// the Spaces, Datasets and New run views
+import { DatasetView, DatasetsView } from "./datasets.js";
+import { NewRunView } from "./newrun.js";
+import { SpaceView, SpacesView } from "./spaces.js";
+Object.assign(VIEWS, { spaces: SpacesView, datasets: DatasetsView, newrun: NewRunView });
+Object.assign(ITEM_VIEWS, { spaces: SpaceView, datasets: DatasetView });
+
 function show() {
   if (view) view.stop();
   view = null;

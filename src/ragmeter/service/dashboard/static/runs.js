@@ -98,7 +98,8 @@ export class RunsView {
       this.change({ q: "", state: "", dataset: "" });
     } }, t("runs.clear"));
     return h("section", { class: "view-head" },
-      h("h1", {}, t("runs.title")),
+      h("div", { class: "title-row" }, h("h1", {}, t("runs.title")),
+        h("a", { href: "#/newrun", class: "button", id: "new-run" }, t("newrun.open"))),
       h("form", { role: "search", class: "filters", onsubmit: (e) => e.preventDefault() },
         h("label", { for: "f-q" }, t("runs.search")), search,
         h("label", { for: "f-state" }, t("runs.state")), state,
