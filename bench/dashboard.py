@@ -85,7 +85,7 @@ def _stored_run(http: httpx.Client, name: str, rows: list[dict[str, Any]]) -> st
     uploaded = http.post("/api/v2/serve/datasets", params={"name": name}, files=files).json()
     if not uploaded.get("success"):
         raise SystemExit(f"cannot upload {name}: {uploaded}")
-    request = {"scene_key": "dataset", "datasets_name": name}
+    request: dict[str, Any] = {"scene_key": "dataset", "datasets_name": name}
     request["evaluate_metrics"] = ["hit_rate", "mrr"]
     answer = http.post("/api/v2/serve/evaluate/runs", json=request).json()
     if not answer.get("success"):
