@@ -128,6 +128,10 @@ class ResultItem(BaseModel):
     #: why ``score`` is null: upstream (judge, embedder or app failed; ``resume`` with
     #: ``retry_failed`` redoes it), input (the row's data decides it) or metric (a bug)
     error_kind: str | None = None
+    #: the judge's reasoning: ``{"groups": [{"kind", "items": [{"text", "verdict", "reason",
+    #: "value"}]}], "values": {...}}``; null when not recorded (an older run, or a metric
+    #: with no reasoning to show)
+    details: dict[str, Any] | None = None
 
 
 class MetricComparison(BaseModel):
