@@ -464,9 +464,11 @@ class RowContext(BaseModel):
 
 class RowResult(BaseModel):
     """One metric's result on a row, with the judge's reasoning (``details``: see
-    ``ResultItem``; null when not recorded)."""
+    ``ResultItem``; null when not recorded). ``judged``: a judge was asked (its usage is
+    charged to the result), so null details mean "not recorded", not "nothing to show"."""
 
     metric_name: str
+    judged: bool = False
     score: float | None
     passing: bool | None
     feedback: str | None

@@ -20,9 +20,9 @@ OLD_ROW = {
     "retrieved_contexts": ["The Eiffel Tower is in Paris.", "Rome is in Italy."],
     "reference_contexts": ["The Eiffel Tower is in Paris."],
 }
-#: (metric, score, feedback) of the old run's one row
+#: (metric, score, judge usage) of the old run's one row
 OLD_RESULTS = [
-    ("faithfulness", 1.0, None),
+    ("faithfulness", 1.0, {"requests": 2, "cached": 0, "tokens": 300, "latency_ms": 40}),
     ("hit_rate", 1.0, None),
 ]
 
@@ -45,7 +45,7 @@ def write_old_store(home: Path) -> Path:
             text("INSERT INTO dataset_rows (dataset_id, position, data) VALUES (1, 0, :row)"),
             {"row": raw},
         )
-        spec = json.dumps({"metric_names": [name for name, _s, _f in OLD_RESULTS]})
+        spec = json.dumps({"metric_names": [name for name, _s, _u in OLD_RESULTS]})
         connection.execute(
             text(
                 "INSERT INTO runs (id, state, scene_key, dataset_id, spec, request, total_rows, "
@@ -54,18 +54,18 @@ def write_old_store(home: Path) -> Path:
             ),
             {"id": OLD_RUN, "spec": spec},
         )
-        for name, score, feedback in OLD_RESULTS:
+        for name, score, usage in OLD_RESULTS:
             connection.execute(
                 text(
-                    "INSERT INTO results (run_id, row_index, metric_name, score, feedback, "
+                    "INSERT INTO results (run_id, row_index, metric_name, score, cost, "
                     "prediction, contexts, prediction_cost, query, raw_dataset) VALUES (:run, 0, "
-                    ":name, :score, :feedback, :prediction, :contexts, 0, :query, :raw)"
+                    ":name, :score, :cost, :prediction, :contexts, 0, :query, :raw)"
                 ),
                 {
                     "run": OLD_RUN,
                     "name": name,
                     "score": score,
-                    "feedback": feedback,
+                    "cost": None if usage is None else json.dumps(usage),
                     "prediction": json.dumps(OLD_ROW["response"]),
                     "contexts": json.dumps(OLD_ROW["retrieved_contexts"]),
                     "query": OLD_ROW["query"],

@@ -108,6 +108,7 @@ def test_a_row_in_full_with_relevance_by_id(served: tuple[ServiceProcess, str]) 
     assert [r["metric_name"] for r in row["results"]] == [*JUDGED, "hit_rate"]
     by_name = {r["metric_name"]: r for r in row["results"]}
     assert by_name["hit_rate"]["score"] == 1.0 and by_name["hit_rate"]["details"] is None
+    assert [r["judged"] for r in row["results"]] == [True] * len(JUDGED) + [False]
     kinds = {name: [g["kind"] for g in by_name[name]["details"]["groups"]] for name in JUDGED}
     assert kinds == {
         "faithfulness": ["response_statements"],
@@ -156,4 +157,5 @@ def test_a_store_from_before_details_reads_them_as_null(tmp_path: Path) -> None:
         row = _row(http, OLD_RUN, 0)
     assert row["response"] == OLD_ROW["response"]
     assert [r["details"] for r in row["results"]] == [None, None]
+    assert [r["judged"] for r in row["results"]] == [True, False]  # "not recorded" for one
     assert [c["relevant"] for c in row["contexts"]] == [True, False]

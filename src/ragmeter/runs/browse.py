@@ -309,6 +309,7 @@ def row_detail(store: Store, run_id: str, row_index: int) -> RowDetail:
         results=[
             RowResult(
                 metric_name=r.metric_name,
+                judged=r.cost is not None,
                 score=r.score,
                 passing=r.passing,
                 feedback=r.feedback,
