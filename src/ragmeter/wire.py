@@ -38,6 +38,9 @@ __all__ = [
     "PageMetricInfo",
     "PromptOut",
     "ResultItem",
+    "RowContext",
+    "RowDetail",
+    "RowResult",
     "RowScore",
     "RowView",
     "RunCreated",
@@ -128,6 +131,10 @@ class ResultItem(BaseModel):
     #: why ``score`` is null: upstream (judge, embedder or app failed; ``resume`` with
     #: ``retry_failed`` redoes it), input (the row's data decides it) or metric (a bug)
     error_kind: str | None = None
+    #: the judge's reasoning: ``{"groups": [{"kind", "items": [{"text", "verdict", "reason",
+    #: "value"}]}], "values": {...}}``; null when not recorded (an older run, or a metric
+    #: with no reasoning to show)
+    details: dict[str, Any] | None = None
 
 
 class MetricComparison(BaseModel):
@@ -442,6 +449,50 @@ class RowView(BaseModel):
     query: str
     response: str
     scores: dict[str, RowScore]
+
+
+class RowContext(BaseModel):
+    """One retrieved context of a row, at ``rank`` (from 1): its text and id where the row
+    has them; ``relevant`` as the exact retrieval metrics judge it, null when the row names
+    no reference to judge it by."""
+
+    rank: int
+    text: str | None = None
+    id: str | None = None
+    relevant: bool | None = None
+
+
+class RowResult(BaseModel):
+    """One metric's result on a row, with the judge's reasoning (``details``: see
+    ``ResultItem``; null when not recorded). ``judged``: a judge was asked (its usage is
+    charged to the result), so null details mean "not recorded", not "nothing to show"."""
+
+    metric_name: str
+    judged: bool = False
+    score: float | None
+    passing: bool | None
+    feedback: str | None
+    error: str | None
+    error_kind: str | None
+    details: dict[str, Any] | None = None
+
+
+class RowDetail(BaseModel):
+    """One row of a run in full: query, response, reference, the retrieved contexts in rank
+    order with relevance marked (``match``: by ``id`` or ``exact`` text, as the retrieval
+    metrics' ``auto`` rule; null when the row has no reference ids or contexts), every
+    metric's result, and the stored rows before and after it (null at either end)."""
+
+    row_index: int
+    query: str
+    response: str | None
+    reference: str | None
+    contexts: list[RowContext]
+    match: Literal["id", "exact"] | None
+    relevant_total: int | None
+    results: list[RowResult]
+    previous: int | None
+    next: int | None
 
 
 class NullReason(BaseModel):

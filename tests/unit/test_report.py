@@ -60,6 +60,7 @@ def test_to_pandas_and_to_jsonl(tmp_path: Path) -> None:
     assert list(frame.columns) == [
         "row_index", "metric_name", "score", "passing", "feedback", "error",
         "prediction", "contexts", "prediction_cost", "query", "raw_dataset", "cost", "error_kind",
+        "details",
     ]  # fmt: skip
     assert len(frame) == 402
     path = report.to_jsonl(tmp_path / "out" / "results.jsonl")

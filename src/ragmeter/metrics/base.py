@@ -334,6 +334,11 @@ class LLMEvaluationMetric(EvaluationMetric[str, str]):
         """Whether a score passes; None (no opinion) unless a subclass sets a threshold."""
         return None
 
+    def result_details(self, result: BaseEvaluationResult) -> dict[str, Any] | None:
+        """The judge's reasoning behind a scored result (``ragmeter.reports.details``);
+        None (not recorded) unless a subclass shows it."""
+        return None
+
     async def compute_rows(
         self, rows: Dataset | Iterable[Row], ctx: EvaluationContext
     ) -> ResultColumns:
@@ -356,6 +361,10 @@ class LLMEvaluationMetric(EvaluationMetric[str, str]):
                     result = self._result(reply, prediction, contexts)
                     # no score read from the judge's reply: the judge's fault, worth a retry
                     put_result(results, index, result, null_kind="upstream")
+                    if result.score is not None:
+                        reasoning = self.result_details(result)
+                        if reasoning is not None:
+                            results.details[index] = reasoning
                 except Exception as exc:  # the row's failure is data, with its reason
                     results.raised(index, exc)
             results.default_inputs(index, prediction, contexts)

@@ -41,6 +41,8 @@ class ResultColumns:
     cost: dict[int, int] = field(default_factory=dict)
     #: judge usage charged per row: requests, cached, tokens, latency_ms
     usage: dict[int, dict[str, float]] = field(default_factory=dict)
+    #: the judge's reasoning per row (``ragmeter.reports.details``), where a metric gives it
+    details: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def empty(cls, metric_name: str, rows: int) -> ResultColumns:
@@ -96,9 +98,10 @@ class ResultColumns:
         contexts: Any = None,
         error: str | None = None,
         error_kind: ErrorKind | None = None,
+        details: dict[str, Any] | None = None,
     ) -> None:
         """Row ``index``'s result. A null score needs ``error``; a non-finite one is a bug in
-        the metric and is kept as a null saying so."""
+        the metric and is kept as a null saying so. ``details``: the judge's reasoning."""
         if score is not None and not math.isfinite(score):
             error, error_kind = f"metric returned a non-finite score ({score})", "metric"
             score = None
@@ -109,6 +112,8 @@ class ResultColumns:
             self.passing[index] = passing
         if feedback is not None:
             self.feedback[index] = feedback
+        if details is not None:
+            self.details[index] = details
         self.place(index, prediction, contexts)
 
     def fail(self, index: int, reason: str, kind: ErrorKind) -> None:
@@ -188,6 +193,7 @@ class ResultColumns:
             raw_dataset=raw,
             cost=self.usage.get(index),
             error_kind=kind,
+            details=self.details.get(index),
         )
 
     def spread(
@@ -216,6 +222,7 @@ class ResultColumns:
             contexts=contexts,
             cost={positions[i]: v for i, v in self.cost.items()},
             usage={positions[i]: v for i, v in self.usage.items()},
+            details={positions[i]: v for i, v in self.details.items()},
         )
 
 

@@ -51,6 +51,9 @@ class ResultRecord:
     #: why ``score`` is null: upstream (judge, embedder or app failed; a retry may help),
     #: input (the row's data decides it) or metric (a bug); None for a score
     error_kind: str | None = None
+    #: the judge's reasoning (``ragmeter.reports.details``); None: not recorded (an older
+    #: run, or a metric with no reasoning to show)
+    details: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

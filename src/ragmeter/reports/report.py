@@ -240,6 +240,7 @@ class EvaluationReport:
             "raw_dataset": [raw for raw in self._table_raws() for _ in range(width)],
             "cost": interleave([[m.usage.get(i) for i in rows] for m in metrics]),
             "error_kind": interleave([[r[1] for r in found] for found in reasons]),
+            "details": interleave([_sparse(m.details, self.rows) for m in metrics]),
         }
 
     def _table_raws(self) -> Iterator[dict[str, Any]]:
@@ -263,6 +264,13 @@ class EvaluationReport:
                 handle.write(json.dumps(line, ensure_ascii=False, default=json_default))
                 handle.write("\n")
         return target
+
+
+def _sparse(values: Mapping[int, Any], rows: int) -> list[Any]:
+    """A sparse per-row column as a list (no per-row lookups when it is empty)."""
+    if not values:
+        return [None] * rows
+    return [values.get(i) for i in range(rows)]
 
 
 def _reason_of(columns: ResultColumns, index: int) -> tuple[str | None, str | None]:

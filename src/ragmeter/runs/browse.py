@@ -11,10 +11,20 @@ from pydantic import BaseModel
 from sqlalchemy import String, and_, cast, exists, func, or_, select
 from sqlalchemy.orm import aliased
 
-from ragmeter.errors import ConfigError, clip
+from ragmeter.datasets import Row
+from ragmeter.errors import ConfigError, NotFoundError, clip
+from ragmeter.metrics.retrieval.ranking import judge_rows
 from ragmeter.store import ResultRow, Store
 from ragmeter.store.lookup import LIKE_ESCAPE, like_pattern
-from ragmeter.wire import MetricDistribution, NullReason, RowScore, RowView
+from ragmeter.wire import (
+    MetricDistribution,
+    NullReason,
+    RowContext,
+    RowDetail,
+    RowResult,
+    RowScore,
+    RowView,
+)
 
 __all__ = [
     "MAX_BINS",
@@ -22,6 +32,7 @@ __all__ = [
     "TEXT_CHARS",
     "RowFilter",
     "distribution",
+    "row_detail",
     "row_page",
 ]
 
@@ -188,4 +199,126 @@ def distribution(store: Store, run_id: str, metric: str, bins: int) -> MetricDis
     other = int(nulls or 0) - sum(item.count for item in listed)
     return MetricDistribution(
         metric_name=metric, edges=edges, counts=counts, nulls=listed, other_nulls=other
+    )
+
+
+def _strings(value: Any) -> list[str] | None:
+    """``value`` when it is a list of strings (a stored row's contexts or ids), else None."""
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    return None
+
+
+def _retrieved(raw: dict[str, Any], found: list[Any]) -> tuple[list[str] | None, list[str] | None]:
+    """The row's retrieved texts and ids: the dataset's, else what a target gave the metrics
+    (an LLM metric's contexts; a retrieval metric's list, cut to its k)."""
+    texts, ids = _strings(raw.get("retrieved_contexts")), _strings(raw.get("retrieved_ids"))
+    if texts is None:
+        scored = (r.contexts for r in found if isinstance(r.prediction, str))
+        texts = next((c for c in map(_strings, scored) if c is not None), None)
+    if texts is None and ids is None:
+        lists = (_strings(r.prediction) for r in found)
+        texts = next((p for p in lists if p is not None), None)
+    return texts, ids
+
+
+Match = Literal["id", "exact"]
+
+
+def _relevance(
+    query: str, raw: dict[str, Any], texts: list[str] | None, ids: list[str] | None
+) -> tuple[Match | None, list[bool], int | None]:
+    """How relevance is matched (the ranking metrics' ``auto`` rule: ids when the row has
+    both id lists, else exact text), each retrieved item's relevance and how many the row
+    names; (None, [], None) when the row names no reference."""
+    reference_ids = _strings(raw.get("reference_ids"))
+    reference_texts = _strings(raw.get("reference_contexts"))
+    match: Match
+    if ids is not None and reference_ids is not None:
+        match, row = "id", Row(query=query, retrieved_ids=ids, reference_ids=reference_ids)
+    elif texts is not None and reference_texts is not None:
+        match = "exact"
+        row = Row(query=query, retrieved_contexts=texts, reference_contexts=reference_texts)
+    else:
+        return None, [], None
+    judged = judge_rows([row], match)
+    return match, judged.relevant[0].tolist(), int(judged.n_relevant[0])
+
+
+def _contexts(
+    texts: list[str] | None, ids: list[str] | None, relevant: list[bool] | None
+) -> list[RowContext]:
+    """The retrieved items in rank order, each with its text, id and relevance."""
+
+    def at(values: list[Any] | None, rank: int) -> Any:
+        return values[rank] if values is not None and rank < len(values) else None
+
+    width = max(len(texts or ()), len(ids or ()))
+    return [
+        RowContext(rank=r + 1, text=at(texts, r), id=at(ids, r), relevant=at(relevant, r))
+        for r in range(width)
+    ]
+
+
+def _neighbours(session: Any, run_id: str, row_index: int) -> tuple[int | None, int | None]:
+    """The stored row indexes just before and after ``row_index`` (None at either end)."""
+    where = ResultRow.run_id == run_id
+    before = select(func.max(ResultRow.row_index)).where(where, ResultRow.row_index < row_index)
+    after = select(func.min(ResultRow.row_index)).where(where, ResultRow.row_index > row_index)
+    return session.scalar(before), session.scalar(after)
+
+
+def row_detail(store: Store, run_id: str, row_index: int) -> RowDetail:
+    """Row ``row_index`` of a run in full, with every metric's result and reasoning;
+    NotFoundError naming the index when the run holds no such row."""
+    with store.session() as session:
+        found = list(
+            session.scalars(
+                select(ResultRow)
+                .where(ResultRow.run_id == run_id, ResultRow.row_index == row_index)
+                .order_by(ResultRow.id)
+            )
+        )
+        if not found:
+            count = session.scalar(
+                select(func.count(func.distinct(ResultRow.row_index))).where(
+                    ResultRow.run_id == run_id
+                )
+            )
+            raise NotFoundError(
+                f"row_index: run '{clip(run_id)}' has no row {row_index} "
+                f"({count or 0} rows stored, numbered from 0)"
+            )
+        previous, following = _neighbours(session, run_id, row_index)
+    first = found[0]
+    raw = first.raw_dataset if isinstance(first.raw_dataset, dict) else {}
+    texts, ids = _retrieved(raw, found)
+    match, relevant, total = _relevance(first.query, raw, texts, ids)
+    response = raw.get("response")
+    if not isinstance(response, str):
+        response = next((r.prediction for r in found if isinstance(r.prediction, str)), None)
+    reference = raw.get("reference")
+    return RowDetail(
+        row_index=row_index,
+        query=first.query,
+        response=response,
+        reference=reference if isinstance(reference, str) else None,
+        contexts=_contexts(texts, ids, relevant if match is not None else None),
+        match=match,
+        relevant_total=total,
+        results=[
+            RowResult(
+                metric_name=r.metric_name,
+                judged=r.cost is not None,
+                score=r.score,
+                passing=r.passing,
+                feedback=r.feedback,
+                error=r.error,
+                error_kind=r.error_kind,
+                details=r.details,
+            )
+            for r in found
+        ],
+        previous=previous,
+        next=following,
     )

@@ -50,15 +50,16 @@ class Sink(Protocol):
 
 
 def _stored_bytes(records: list[ResultRecord]) -> int:
-    """About what ``records`` take in the store: their predictions, contexts and rows (a
-    row shared by several results is measured once and counted for each)."""
+    """About what ``records`` take in the store: their predictions, contexts, details and
+    rows (a row shared by several results is measured once and counted for each)."""
     sizes: dict[int, int] = {}
     total = 0
     for r in records:
         key = id(r.raw_dataset)
         if key not in sizes:
             sizes[key] = len(json.dumps(r.raw_dataset, default=json_default))
-        total += sizes[key] + len(json.dumps([r.prediction, r.contexts], default=json_default))
+        texts = [r.prediction, r.contexts, r.details]
+        total += sizes[key] + len(json.dumps(texts, default=json_default))
     return total
 
 

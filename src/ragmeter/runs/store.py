@@ -506,7 +506,8 @@ class RunStore:
             size = 0
             for row in session.scalars(query.execution_options(yield_per=8)):
                 found.append(row)
-                size += len(json.dumps([row.prediction, row.contexts, row.raw_dataset]))
+                texts = [row.prediction, row.contexts, row.raw_dataset, row.details]
+                size += len(json.dumps(texts))
                 if size > max_bytes:
                     break
             return found, total
@@ -623,4 +624,5 @@ def _result_row(run_id: str, r: ResultRecord) -> ResultRow:
         query=r.query,
         raw_dataset=_plain(r.raw_dataset),
         cost=_plain(r.cost),
+        details=None if r.details is None else _plain(r.details),
     )

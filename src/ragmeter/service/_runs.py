@@ -154,6 +154,7 @@ def result_dict(row: Any) -> dict[str, Any]:
         "query": row.query,
         "raw_dataset": readable(row.raw_dataset),
         "cost": row.cost,
+        "details": readable(row.details),
     }
 
 

@@ -231,3 +231,5 @@ class ResultRow(Base):
     query: Mapped[str] = mapped_column(Text)
     raw_dataset: Mapped[dict[str, Any]] = mapped_column(JSON)
     cost: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    #: the judge's reasoning (``ragmeter.reports.details``); NULL: not recorded
+    details: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)

@@ -14,10 +14,11 @@ from ragmeter.errors import JudgeError, error_kind
 from ragmeter.judge.plan import as_structured
 from ragmeter.judge.tasks import build_request
 from ragmeter.judge.usage import Usage
-from ragmeter.metrics.base import LLMEvaluationMetric
+from ragmeter.metrics.base import BaseEvaluationResult, LLMEvaluationMetric
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import register_metric
 from ragmeter.reports.columns import ResultColumns
+from ragmeter.reports.details import details, group, item
 
 __all__ = [
     "ANSWER_RELEVANCY_TEMPLATES",
@@ -146,6 +147,10 @@ class AnswerRelevancyMetric(LLMEvaluationMetric):
 
     def _parse_evaluate_response(self, response: str) -> Any:
         return parse_score_0_5(response)
+
+    def result_details(self, result: BaseEvaluationResult) -> dict[str, Any] | None:
+        """The 0-5 feedback: the judge's reason with its score."""
+        return details(group("feedback", [item(result.feedback, value=result.score)]))
 
 
 @register_metric("criteria")

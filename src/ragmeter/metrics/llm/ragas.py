@@ -16,6 +16,7 @@ from ragmeter.metrics.base import BaseEvaluationResult, LLMEvaluationMetric
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import register_metric
 from ragmeter.reports.columns import ResultColumns
+from ragmeter.reports.details import CONTEXT_CHARS, Details, details, group, item, verdict_items
 
 __all__ = [
     "AnswerCorrectnessMetric",
@@ -76,9 +77,31 @@ def average_precision_of_useful(useful: Sequence[bool]) -> float:
     return float((precision_at_k * flags).sum() / hits[-1])
 
 
+#: what ``PlannedMetric.score`` returns: (score, feedback) or (score, feedback, details)
+Scored = tuple[float | None, str] | tuple[float | None, str, Details | None]
+
+
+def _unpack(scored: Scored) -> tuple[float | None, str, Details | None]:
+    if len(scored) == 3:
+        return scored[0], scored[1], scored[2]
+    return scored[0], scored[1], None
+
+
 def statement_f1(tp: int, fp: int, fn: int) -> float:
     """TP / (TP + 0.5 (FP + FN)); callers handle TP = FP = FN = 0."""
     return tp / (tp + 0.5 * (fp + fn))
+
+
+def _context_details(
+    contexts: Sequence[str], verdicts: Sequence[dict[str, Any]], target: str
+) -> Details:
+    """Each retrieved context (cut short) with its rank and the judge's usefulness verdict."""
+    judged = (
+        item(text, bool(v["verdict"]), v.get("reason"), rank, chars=CONTEXT_CHARS)
+        for rank, (text, v) in enumerate(zip(contexts, verdicts, strict=False), start=1)
+    )
+    against = 1 if target == "reference" else 0
+    return details(group("contexts", judged), values={"judged_against_reference": against})
 
 
 class PlannedMetric(LLMEvaluationMetric):
@@ -112,10 +135,9 @@ class PlannedMetric(LLMEvaluationMetric):
             f"{self.metric_name} scores whole rows through evaluate(); it has no per-call form"
         )
 
-    async def score(
-        self, row: Row, judged: RowJudgement, ctx: EvaluationContext
-    ) -> tuple[float | None, str]:
-        """(score, feedback) for one row; a None score needs a reason as feedback."""
+    async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> Scored:
+        """(score, feedback) for one row, or (score, feedback, details) with the judge's
+        reasoning (``ragmeter.reports.details``); a None score needs a reason as feedback."""
         raise NotImplementedError
 
     def lacking(self, rows: Dataset) -> np.ndarray | None:
@@ -141,16 +163,18 @@ class PlannedMetric(LLMEvaluationMetric):
                 results.fail(index, *failure)
             else:
                 try:
-                    score, feedback = await self.score(row, judged, ctx)
+                    scored = await self.score(row, judged, ctx)
                 except Exception as exc:  # an embedding failure etc.: this row's data
                     results.raised(index, exc)
                 else:  # a null from a usable judgement: the row's content decides it
+                    score, feedback, reasoning = _unpack(scored)
                     results.put(
                         index,
                         score,
                         feedback=feedback or None,
                         error=None if score is not None else feedback,
                         error_kind=None if score is not None else "input",
+                        details=reasoning,
                     )
             results.place(index, row.response, row.retrieved_contexts)
             usage = judged.cost.get(self.metric_name, Usage())
@@ -169,15 +193,15 @@ class FaithfulnessMetric(PlannedMetric):
     tasks = ("response_statements", "faithfulness")
     needs = ("response", "retrieved_contexts")
 
-    async def score(
-        self, row: Row, judged: RowJudgement, ctx: EvaluationContext
-    ) -> tuple[float | None, str]:
+    async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> Scored:
         statements = judged.outputs["response_statements"]
         if not statements:
-            return None, "the judge found no statements in the response to check"
+            reasoning = details(group("response_statements", []))
+            return None, "the judge found no statements in the response to check", reasoning
         verdicts = judged.outputs["faithfulness"]
         missed = _misses(statements, verdicts)
-        return _ratio(verdicts), (f"not supported: {missed}" if missed else "")
+        reasoning = details(group("response_statements", verdict_items(statements, verdicts)))
+        return _ratio(verdicts), (f"not supported: {missed}" if missed else ""), reasoning
 
 
 @register_metric("answer_relevancy", aliases=("response_relevancy", "ResponseRelevancy"))
@@ -189,17 +213,21 @@ class ResponseRelevancyMetric(PlannedMetric):
     needs = ("response",)
     embeds = ("query",)
 
-    async def score(
-        self, row: Row, judged: RowJudgement, ctx: EvaluationContext
-    ) -> tuple[float | None, str]:
-        if judged.outputs["noncommittal"]:
-            return 0.0, "the judge found the response noncommittal"
+    async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> Scored:
         questions = [q for q in judged.outputs["questions"] if q.strip()]
+        if judged.outputs["noncommittal"]:
+            reasoning = details(
+                group("questions", map(item, questions)), values={"noncommittal": 1}
+            )
+            return 0.0, "the judge found the response noncommittal", reasoning
         if not questions:
-            return None, "the judge wrote no questions from the response"
+            reasoning = details(group("questions", []), values={"noncommittal": 0})
+            return None, "the judge wrote no questions from the response", reasoning
         vectors = await ctx.embed([row.query, *questions])
         cosines = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
-        return float(cosines.mean()), "questions: " + " | ".join(questions)
+        asked = (item(q, value=c) for q, c in zip(questions, cosines.tolist(), strict=True))
+        reasoning = details(group("questions", asked), values={"noncommittal": 0})
+        return float(cosines.mean()), "questions: " + " | ".join(questions), reasoning
 
 
 @register_metric("context_precision", aliases=("ContextPrecision",))
@@ -211,17 +239,17 @@ class ContextPrecisionMetric(PlannedMetric):
     tasks = ("context_usefulness",)
     needs = ("retrieved_contexts", "response|reference")
 
-    async def score(
-        self, row: Row, judged: RowJudgement, ctx: EvaluationContext
-    ) -> tuple[float | None, str]:
-        useful = [bool(v["verdict"]) for v in judged.outputs["context_usefulness"]]
+    async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> Scored:
+        verdicts = judged.outputs["context_usefulness"]
+        useful = [bool(v["verdict"]) for v in verdicts]
         target = "reference" if row.reference is not None else "response"
+        reasoning = _context_details(row.retrieved_contexts or [], verdicts, target)
         if not any(useful):
             what = "no context was retrieved" if not useful else "no retrieved context was useful"
-            return 0.0, f"{what} (judged against the {target})"
+            return 0.0, f"{what} (judged against the {target})", reasoning
         weighted = average_precision_of_useful(useful)
         marks = "".join("1" if u else "0" for u in useful)
-        return weighted, f"useful by rank: {marks} (judged against the {target})"
+        return weighted, f"useful by rank: {marks} (judged against the {target})", reasoning
 
 
 @register_metric("context_recall", aliases=("ContextRecall",))
@@ -232,15 +260,15 @@ class ContextRecallMetric(PlannedMetric):
     tasks = ("reference_statements", "reference_attribution")
     needs = ("reference", "retrieved_contexts")
 
-    async def score(
-        self, row: Row, judged: RowJudgement, ctx: EvaluationContext
-    ) -> tuple[float | None, str]:
+    async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> Scored:
         statements = judged.outputs["reference_statements"]
         if not statements:
-            return None, "the judge found no statements in the reference"
+            reasoning = details(group("reference_statements", []))
+            return None, "the judge found no statements in the reference", reasoning
         verdicts = judged.outputs["reference_attribution"]
         missed = _misses(statements, verdicts)
-        return _ratio(verdicts), (f"not in the contexts: {missed}" if missed else "")
+        reasoning = details(group("reference_statements", verdict_items(statements, verdicts)))
+        return _ratio(verdicts), (f"not in the contexts: {missed}" if missed else ""), reasoning
 
 
 @register_metric("answer_correctness", aliases=("AnswerCorrectness",))
@@ -266,18 +294,30 @@ class AnswerCorrectnessMetric(PlannedMetric):
         if similarity_weight == 0:
             self.embeds = ()
 
-    async def score(
-        self, row: Row, judged: RowJudgement, ctx: EvaluationContext
-    ) -> tuple[float | None, str]:
-        tp = sum(bool(v["verdict"]) for v in judged.outputs["response_in_reference"])
-        fp = len(judged.outputs["response_in_reference"]) - tp
-        fn = sum(not v["verdict"] for v in judged.outputs["reference_in_response"])
+    async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> Scored:
+        outputs = judged.outputs
+        tp = sum(bool(v["verdict"]) for v in outputs["response_in_reference"])
+        fp = len(outputs["response_in_reference"]) - tp
+        fn = sum(not v["verdict"] for v in outputs["reference_in_response"])
+        groups = (
+            group(
+                "response_statements",
+                verdict_items(outputs["response_statements"], outputs["response_in_reference"]),
+            ),
+            group(
+                "reference_statements",
+                verdict_items(outputs["reference_statements"], outputs["reference_in_response"]),
+            ),
+        )
         if tp + fp + fn == 0:
-            return None, "the judge found no statements in the response or the reference"
+            reason = "the judge found no statements in the response or the reference"
+            return None, reason, details(*groups, values={"tp": 0, "fp": 0, "fn": 0})
         f1 = statement_f1(tp, fp, fn)
         similarity = 0.0
         if self.weights[1] > 0:
             vectors = await ctx.embed([row.response or "", row.reference or ""])
             similarity = float(np.clip(vectors[0] @ vectors[1], 0.0, 1.0))
         score = self.weights[0] * f1 + self.weights[1] * similarity
-        return score, f"TP={tp} FP={fp} FN={fn} F1={f1:.3f} similarity={similarity:.3f}"
+        values = {"tp": tp, "fp": fp, "fn": fn, "f1": f1, "similarity": similarity}
+        feedback = f"TP={tp} FP={fp} FN={fn} F1={f1:.3f} similarity={similarity:.3f}"
+        return score, feedback, details(*groups, values=values)

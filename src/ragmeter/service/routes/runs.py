@@ -7,9 +7,9 @@ import asyncio
 import functools
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Query, status
+from fastapi import APIRouter, Depends, Path, Query, status
 
-from ragmeter.runs.browse import MAX_BINS, RowFilter, distribution
+from ragmeter.runs.browse import MAX_BINS, RowFilter, distribution, row_detail
 from ragmeter.runs.browse import row_page as browse_rows
 from ragmeter.runs.compare import compare_scores
 from ragmeter.runs.request import EvaluateServeRequest
@@ -25,7 +25,7 @@ from ragmeter.service.schemas import (
     RunCreated,
 )
 from ragmeter.service.state import Services, services
-from ragmeter.wire import MetricComparison, MetricDistribution, RowView, RunInfo
+from ragmeter.wire import MetricComparison, MetricDistribution, RowDetail, RowView, RunInfo
 
 __all__ = ["router"]
 
@@ -50,6 +50,8 @@ MetricName = Annotated[str | None, Query(max_length=200)]
 #: a score threshold: a finite number
 Threshold = Annotated[float | None, Query(allow_inf_nan=False)]
 Bins = Annotated[int, Query(ge=1, le=MAX_BINS)]
+#: a row's place in its run (from 0)
+RowIndex = Annotated[int, Path(ge=0, le=2**31)]
 
 
 @router.get("")
@@ -111,6 +113,16 @@ def rows(
     )
     found, total = browse_rows(svc.runs.store, run_id, metrics, chosen, offset, limit)
     return ok(Page[RowView](items=found, total=total, offset=offset, limit=limit))
+
+
+@router.get("/{run_id}/rows/{row_index}")
+def row(run_id: str, row_index: RowIndex, svc: Deps) -> Result[RowDetail]:
+    """One row in full: query, response, reference, the retrieved contexts in rank order with
+    relevance marked, and every metric's score, feedback, null reason and the judge's
+    reasoning (``details``, null when not recorded); ``previous`` and ``next`` stored rows.
+    404 naming the index when the run holds no such row."""
+    svc.runs.get(run_id)
+    return ok(row_detail(svc.runs.store, run_id, row_index))
 
 
 @router.get("/{run_id}/distribution")

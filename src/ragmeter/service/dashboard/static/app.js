@@ -4,6 +4,7 @@ import { h } from "./dom.js";
 import { lang, setLang, t, translateStatic } from "./i18n.js";
 import { route } from "./router.js";
 import { RunView } from "./run.js";
+import { RowView } from "./row.js";
 import { RunsView } from "./runs.js";
 
 const VIEWS = { runs: RunsView };
@@ -23,7 +24,7 @@ Object.assign(ITEM_VIEWS, { spaces: SpaceView, datasets: DatasetView });
 function show() {
   if (view) view.stop();
   view = null;
-  const { view: name, id, params } = route();
+  const { view: name, id, params, rest } = route();
   for (const link of document.querySelectorAll("nav a[data-view]")) {
     if (link.dataset.view === name) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
@@ -33,7 +34,8 @@ function show() {
     main.replaceChildren(h("p", { class: "empty" }, t("notFound")));
     return;
   }
-  view = id ? new View(main, id, params) : new View(main, params);
+  if (name === "runs" && id && rest[0] === "rows") view = new RowView(main, id, params, rest[1] || "");
+  else view = id ? new View(main, id, params) : new View(main, params);
   view.start().catch((error) => {
     main.append(h("p", { class: "error", role: "alert" }, t("error", { message: error.message })));
   });

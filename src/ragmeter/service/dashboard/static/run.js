@@ -210,7 +210,8 @@ export class RunView {
   row(row, metrics) {
     const failed = metrics.some((m) => { const s = row.scores[m]; return s && (s.score === null || s.passing === false); });
     return h("tr", { "data-row": row.row_index, class: failed ? "failed" : null },
-      h("th", { scope: "row", class: "num" }, String(row.row_index)),
+      h("th", { scope: "row", class: "num" },
+        h("a", { href: `#/runs/${encodeURIComponent(this.id)}/rows/${row.row_index}`, "aria-label": t("run.openRow", { n: row.row_index }) }, String(row.row_index))),
       h("td", { class: "text" }, row.query),
       h("td", { class: "text" }, row.response),
       metrics.map((m) => {
