@@ -183,15 +183,17 @@ export class RunView {
 
   async load() {
     const pageNo = Math.max(Number(this.params.get("page") || 1), 1);
+    // filters changed quickly send several requests: only the latest one's answer is shown
+    const ticket = (this.ticket = (this.ticket || 0) + 1);
     let page;
     try {
       page = await get(`/evaluate/runs/${encodeURIComponent(this.id)}/rows${query(this.ask(pageNo))}`);
     } catch (error) {
-      if (this.stopped || error.status === 401) return;
+      if (this.stopped || error.status === 401 || ticket !== this.ticket) return;
       this.body.replaceChildren(h("p", { class: "error", role: "alert" }, t("error", { message: error.message })));
       return;
     }
-    if (this.stopped) return;
+    if (this.stopped || ticket !== this.ticket) return;
     this.body.replaceChildren(this.table(page, pageNo));
   }
 
