@@ -155,6 +155,9 @@ class ServerConfig(BaseModel):
     # -- dashboard ---------------------------------------------------------------------------
     #: hours a dashboard session (the cookie its key form sets) lasts
     session_hours: float = Field(default=12.0, gt=0)
+    #: wrong API keys (or unknown session cookies) one client address may present in a minute;
+    #: past it the address gets 429 until the minute has passed
+    max_auth_failures: int = Field(default=30, ge=1)
     # -- shutdown ----------------------------------------------------------------------------
     #: seconds a stopping server waits for requests under way before it cancels them
     shutdown_timeout: float = Field(default=10.0, ge=0)

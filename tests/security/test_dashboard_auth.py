@@ -124,3 +124,29 @@ def test_a_session_expires_after_session_hours(tmp_path_factory: pytest.TempPath
         time.sleep(2.5)  # 0.0005 hours is 1.8 s
         failure(http.get("/api/v2/serve/evaluate/runs"), 401)
         assert data(http.get("/ui/session"))["signed_in"] is False
+
+
+def test_guessing_keys_is_throttled_per_address(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """An attacker trying keys (as a Bearer header, a made-up session cookie or through the key
+    form) gets 429 past [server] max_auth_failures a minute, even with the right key, until
+    the minute has passed; requests presenting no key guess nothing and are not counted."""
+    home = tmp_path_factory.mktemp("guesses")
+    (home / "ragmeter.toml").write_text("[server]\nmax_auth_failures = 4\n", encoding="utf-8")
+    with ServiceProcess(home) as server:
+        runs = f"{server.base}/evaluate/runs"
+        for _ in range(10):  # no credentials: plain 401s, never throttled
+            failure(httpx.get(runs), 401)
+        assert data(httpx.get(runs, headers={"Authorization": f"Bearer {KEY}"}))
+        for guess in ("a", "b"):
+            failure(httpx.get(runs, headers={"Authorization": f"Bearer {guess}"}), 401)
+        failure(httpx.get(runs, headers={"Cookie": "ragmeter_session=" + "B" * 43}), 401)
+        failure(httpx.post(f"{server.url}/ui/session", json={"key": "c"}), 401)
+        for attempt in (
+            httpx.get(runs, headers={"Authorization": "Bearer d"}),
+            httpx.get(runs, headers={"Authorization": f"Bearer {KEY}"}),  # the right one too
+            httpx.post(f"{server.url}/ui/session", json={"key": KEY}),
+        ):
+            message = failure(attempt, 429)
+            assert "[server] max_auth_failures" in message, message
+            assert 1 <= int(attempt.headers["retry-after"]) <= 60
+        failure(httpx.get(runs), 401)  # no key presented: still the plain answer

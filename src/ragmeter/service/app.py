@@ -12,7 +12,7 @@ from fastapi import FastAPI
 
 from ragmeter import __version__
 from ragmeter.config import Settings, load_settings
-from ragmeter.service.dashboard import SessionStore, mount_dashboard
+from ragmeter.service.dashboard import GuessLimit, SessionStore, mount_dashboard
 from ragmeter.service.envelope import Result, install_error_handlers, ok
 from ragmeter.service.middleware import BearerAuth, BodyLimit, JsonDepthLimit, LoopbackHosts
 from ragmeter.service.routes import dbgpt_page, evaluate, knowledge, resources, runs
@@ -77,7 +77,8 @@ def create_app(settings: Settings | None = None, *, any_host: bool = False) -> F
     app.add_middleware(BodyLimit, limit=int(settings.server.max_request_mb * 1_000_000))
     keys = settings.server.keys()
     sessions = SessionStore(settings.server.session_hours)
-    app.add_middleware(BearerAuth, keys=keys, sessions=sessions)
+    guesses = GuessLimit(settings.server.max_auth_failures)
+    app.add_middleware(BearerAuth, keys=keys, sessions=sessions, guesses=guesses)
     if not keys and not any_host:  # keyless: loopback names only (no DNS rebinding)
         app.add_middleware(LoopbackHosts)
 
@@ -94,6 +95,6 @@ def create_app(settings: Settings | None = None, *, any_host: bool = False) -> F
     # DB-GPT's built evaluation page (its /evaluation) and the calls of its frame
     app.include_router(dbgpt_page.router, prefix="/api/v1/evaluate", include_in_schema=False)
     app.include_router(dbgpt_page.frame_router, prefix="/api/v1", include_in_schema=False)
-    mount_dashboard(app, keys, sessions)
+    mount_dashboard(app, keys, sessions, guesses)
     app.openapi = _openapi_with_bearer(app)  # type: ignore[method-assign]
     return app

@@ -17,7 +17,13 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragmeter.service.dashboard.routes import OPEN_PREFIX, SESSION_PATH
-from ragmeter.service.dashboard.sessions import COOKIE, CSRF_HEADER, SessionStore
+from ragmeter.service.dashboard.sessions import (
+    COOKIE,
+    CSRF_HEADER,
+    GuessLimit,
+    SessionStore,
+    too_many_guesses,
+)
 from ragmeter.service.envelope import error_response
 
 __all__ = [
@@ -49,10 +55,13 @@ class BearerAuth:
     authorised by that cookie must also carry the session's CSRF token header, else 403.
     With no keys configured every request passes (the server then binds loopback only)."""
 
-    def __init__(self, app: ASGIApp, keys: Sequence[str], sessions: SessionStore) -> None:
+    def __init__(
+        self, app: ASGIApp, keys: Sequence[str], sessions: SessionStore, guesses: GuessLimit
+    ) -> None:
         self.app = app
         self.keys = [k.encode() for k in keys]
         self.sessions = sessions
+        self.guesses = guesses
 
     def _key_allowed(self, headers: dict[bytes, bytes]) -> bool:
         scheme, _, token = headers.get(b"authorization", b"").partition(b" ")
@@ -67,11 +76,17 @@ class BearerAuth:
         headers: dict[bytes, bytes] = {}
         for name, value in scope.get("headers", []):
             headers.setdefault(name, value)  # the first of each, as the routes read them
+        cookies = cookie_parser(headers.get(b"cookie", b"").decode("latin-1"))
+        presented = b"authorization" in headers or COOKIE in cookies
+        client = (scope.get("client") or ("",))[0] or ""
+        if presented and (wait := self.guesses.wait(client)):
+            return too_many_guesses(wait)
         if self._key_allowed(headers):
             return None
-        cookies = cookie_parser(headers.get(b"cookie", b"").decode("latin-1"))
         session = self.sessions.get(cookies.get(COOKIE, "")) if COOKIE in cookies else None
         if session is None:
+            if presented:
+                self.guesses.wrong(client)
             return error_response(
                 401,
                 "unauthorized",

@@ -3,7 +3,13 @@ shipped in the wheel (no build step, nothing from a CDN) over the JSON API, and 
 key form opens."""
 
 from ragmeter.service.dashboard.routes import ASSETS, OPEN_PREFIX, SESSION_PATH, mount_dashboard
-from ragmeter.service.dashboard.sessions import COOKIE, CSRF_HEADER, Session, SessionStore
+from ragmeter.service.dashboard.sessions import (
+    COOKIE,
+    CSRF_HEADER,
+    GuessLimit,
+    Session,
+    SessionStore,
+)
 
 __all__ = [
     "ASSETS",
@@ -11,6 +17,7 @@ __all__ = [
     "CSRF_HEADER",
     "OPEN_PREFIX",
     "SESSION_PATH",
+    "GuessLimit",
     "Session",
     "SessionStore",
     "mount_dashboard",

@@ -9,11 +9,17 @@ from importlib import resources
 from pathlib import Path
 
 from fastapi import APIRouter, FastAPI, Request, Response
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragmeter.service.dashboard.sessions import COOKIE, CSRF_HEADER, SessionStore
+from ragmeter.service.dashboard.sessions import (
+    COOKIE,
+    CSRF_HEADER,
+    GuessLimit,
+    SessionStore,
+    too_many_guesses,
+)
 from ragmeter.service.envelope import ApiError, Result, ok
 
 __all__ = ["ASSETS", "OPEN_PREFIX", "SESSION_PATH", "mount_dashboard"]
@@ -49,7 +55,7 @@ class SessionOut(BaseModel):
     csrf_token: str | None = None
 
 
-def _router(keys: list[str], sessions: SessionStore) -> APIRouter:
+def _router(keys: list[str], sessions: SessionStore, guesses: GuessLimit) -> APIRouter:
     router = APIRouter(tags=["dashboard"], include_in_schema=False)
 
     @router.get("/")
@@ -66,12 +72,18 @@ def _router(keys: list[str], sessions: SessionStore) -> APIRouter:
         token = found.csrf if found else None
         return ok(SessionOut(auth_required=True, signed_in=found is not None, csrf_token=token))
 
-    @router.post(SESSION_PATH)
-    def sign_in(body: KeyIn, request: Request, response: Response) -> Result[SessionOut]:
+    @router.post(SESSION_PATH, response_model=None)
+    def sign_in(
+        body: KeyIn, request: Request, response: Response
+    ) -> Result[SessionOut] | JSONResponse:
         """Trade a key for a session cookie (HttpOnly, SameSite=Strict; Secure over https)."""
+        client = request.client.host if request.client else ""
+        if wait := guesses.wait(client):
+            return too_many_guesses(wait)
         given = body.key.encode()
         matches = [hmac.compare_digest(given, k.encode()) for k in keys]  # every one, always
         if not any(matches):
+            guesses.wrong(client)
             raise ApiError(
                 401,
                 "unauthorized",
@@ -99,7 +111,10 @@ def _router(keys: list[str], sessions: SessionStore) -> APIRouter:
     return router
 
 
-def mount_dashboard(app: FastAPI, keys: list[str], sessions: SessionStore) -> None:
-    """Serve the dashboard on ``app``: the page, its files and the session routes."""
-    app.include_router(_router(keys, sessions))
+def mount_dashboard(
+    app: FastAPI, keys: list[str], sessions: SessionStore, guesses: GuessLimit
+) -> None:
+    """Serve the dashboard on ``app``: the page, its files and the session routes (the key
+    form counts wrong keys with the API's ``guesses``)."""
+    app.include_router(_router(keys, sessions, guesses))
     app.mount(ASSETS, StaticFiles(directory=STATIC), name="dashboard-assets")

@@ -5,12 +5,26 @@ every request that changes something. Kept in memory: a restarted server asks fo
 from __future__ import annotations
 
 import hmac
+import math
 import secrets
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 
-__all__ = ["COOKIE", "CSRF_HEADER", "MAX_SESSIONS", "Session", "SessionStore"]
+from starlette.responses import JSONResponse
+
+from ragmeter.service.envelope import error_response
+
+__all__ = [
+    "COOKIE",
+    "CSRF_HEADER",
+    "MAX_SESSIONS",
+    "GuessLimit",
+    "Session",
+    "SessionStore",
+    "too_many_guesses",
+]
 
 #: the cookie holding the session id
 COOKIE = "ragmeter_session"
@@ -71,3 +85,56 @@ class SessionStore:
     def _drop_expired(self, now: float) -> None:
         for key in [k for k, s in self._sessions.items() if s.expires <= now]:
             del self._sessions[key]
+
+
+#: the window ``GuessLimit`` counts wrong keys in, in seconds
+GUESS_WINDOW_S = 60.0
+#: client addresses ``GuessLimit`` tracks at most; past it the one seen least recently is dropped
+MAX_TRACKED = 10_000
+
+
+class GuessLimit:
+    """Wrong keys per client address: past ``limit`` in a minute, that address is refused
+    (429) whatever it presents until the minute has passed, so keys cannot be guessed at the
+    server's speed. Only requests that present a key or a session cookie count. Thread-safe."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._wrong: dict[str, deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def wait(self, client: str) -> float:
+        """Seconds ``client`` must wait before it may present a key again (0: it may now)."""
+        now = time.monotonic()
+        with self._lock:
+            times = self._wrong.get(client)
+            if times is None:
+                return 0.0
+            while times and times[0] <= now - GUESS_WINDOW_S:
+                times.popleft()
+            if not times:
+                del self._wrong[client]
+                return 0.0
+            return times[0] + GUESS_WINDOW_S - now if len(times) >= self.limit else 0.0
+
+    def wrong(self, client: str) -> None:
+        """``client`` presented a wrong key or an unknown session."""
+        now = time.monotonic()
+        with self._lock:
+            times = self._wrong.pop(client, None) or deque(maxlen=self.limit)
+            times.append(now)
+            self._wrong[client] = times  # last seen last
+            while len(self._wrong) > MAX_TRACKED:
+                self._wrong.pop(next(iter(self._wrong)))
+
+
+def too_many_guesses(wait: float) -> JSONResponse:
+    """The 429 for a client address past ``[server] max_auth_failures`` wrong keys a minute."""
+    seconds = max(1, math.ceil(wait))
+    return error_response(
+        429,
+        "too_many_requests",
+        f"too many wrong API keys from this address: try again in {seconds} s "
+        "([server] max_auth_failures a minute)",
+        headers={"Retry-After": str(seconds)},
+    )
