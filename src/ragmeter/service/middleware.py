@@ -77,7 +77,9 @@ class BearerAuth:
         for name, value in scope.get("headers", []):
             headers.setdefault(name, value)  # the first of each, as the routes read them
         cookies = cookie_parser(headers.get(b"cookie", b"").decode("latin-1"))
-        presented = b"authorization" in headers or COOKIE in cookies
+        # a key guesses; a session id (256 random bits) cannot be guessed, and a browser's
+        # expired cookie must not lock its user out
+        presented = b"authorization" in headers
         client = (scope.get("client") or ("",))[0] or ""
         if presented and (wait := self.guesses.wait(client)):
             return too_many_guesses(wait)

@@ -95,8 +95,9 @@ MAX_TRACKED = 10_000
 
 class GuessLimit:
     """Wrong keys per client address: past ``limit`` in a minute, that address is refused
-    (429) whatever it presents until the minute has passed, so keys cannot be guessed at the
-    server's speed. Only requests that present a key or a session cookie count. Thread-safe."""
+        (429) whatever it presents until the minute has passed, so keys cannot be guessed at the
+        server's speed. Only requests that present a key count (as an Authorization header or
+    through the key form). Thread-safe."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -118,7 +119,7 @@ class GuessLimit:
             return times[0] + GUESS_WINDOW_S - now if len(times) >= self.limit else 0.0
 
     def wrong(self, client: str) -> None:
-        """``client`` presented a wrong key or an unknown session."""
+        """``client`` presented a wrong key."""
         now = time.monotonic()
         with self._lock:
             times = self._wrong.pop(client, None) or deque(maxlen=self.limit)
