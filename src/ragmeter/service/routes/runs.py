@@ -135,8 +135,9 @@ def compare(
     run_id: str, other_id: str, svc: Deps, alpha: Alpha = 0.05
 ) -> Result[list[MetricComparison]]:
     """Per metric both runs have: each run's mean and the paired difference (other - base)
-    over rows both scored (paired by query), with a bootstrap 95% CI, the sign-flip test's
-    p-value, Holm-corrected across the metrics, and better/worse/same at ``alpha``."""
+    over rows both scored (paired by row id, else query text), with a bootstrap 95% CI, the
+    sign-flip test's p-value, Holm-corrected across the metrics, and better/worse/same at
+    ``alpha``."""
     base, other = svc.runs.scores(run_id), svc.runs.scores(other_id)
     return ok(compare_scores(base, other, alpha=alpha))
 
