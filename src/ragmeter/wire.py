@@ -40,12 +40,16 @@ __all__ = [
     "ResultItem",
     "RowContext",
     "RowDetail",
+    "RowPair",
+    "RowPairPage",
     "RowResult",
     "RowScore",
     "RowView",
     "RunCreated",
     "RunInfo",
     "RunState",
+    "Scatter",
+    "ScatterPoint",
     "SceneInfo",
     "SpaceInfo",
 ]
@@ -510,3 +514,50 @@ class MetricDistribution(BaseModel):
     counts: list[int]
     nulls: list[NullReason]
     other_nulls: int
+
+
+# -- two runs row by row (GET /runs/{id}/compare/{base}/rows, .../scatter) ------------------
+
+
+class RowPair(BaseModel):
+    """One row of both runs for one metric: its pairing ``key`` (the row's ``id``, or its
+    query text), each run's row index and score, and ``delta`` = candidate - baseline (null
+    when either score is)."""
+
+    key: str | int
+    base_index: int
+    other_index: int
+    query: str
+    base_score: float | None
+    other_score: float | None
+    delta: float | None
+
+
+class RowPairPage(Page[RowPair]):
+    """A page of pairs, largest regression first; ``paired_by`` as in ``MetricComparison``."""
+
+    paired_by: Literal["query", "id"] = "query"
+
+
+class ScatterPoint(BaseModel):
+    """``count`` pairs at baseline score ``x`` and candidate score ``y`` (a cell's centre on
+    a grid)."""
+
+    x: float
+    y: float
+    count: int
+
+
+class Scatter(BaseModel):
+    """Pairs both runs scored, as points with their multiplicity; past ``MAX_POINTS``
+    distinct points, counts on a ``grid`` x ``grid`` grid over [``low``, ``high``] on both
+    axes (``mode`` says which), so the page never receives every pair."""
+
+    metric_name: str
+    mode: Literal["points", "grid"]
+    points: list[ScatterPoint]
+    paired: int
+    low: float
+    high: float
+    grid: int | None = None
+    paired_by: Literal["query", "id"] = "query"

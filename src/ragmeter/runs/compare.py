@@ -16,15 +16,18 @@ import numpy as np
 
 from ragmeter.errors import ConfigError
 from ragmeter.reports.stats import PairedComparison, compare_paired
+from ragmeter.store.pairing import is_row_id
 from ragmeter.wire import MetricComparison
 
-__all__ = ["MetricComparison", "Scored", "compare_scores"]
+__all__ = ["TIE", "MetricComparison", "Pairing", "Scored", "compare_scores"]
 
 #: (query, metric_name, score) or (query, metric_name, score, row_id) of one run, in row
 #: order; ``row_id`` is the dataset row's ``id`` where it has one
 Scored = Iterable[tuple[str, str, float | None] | tuple[str, str, float | None, str | int | None]]
 Pairing = Literal["query", "id"]
 _BY: dict[Pairing, str] = {"query": "query text", "id": "row id"}
+#: a paired difference this close to zero counts as "same", not better or worse
+TIE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -92,9 +95,9 @@ def _run(
 
 
 def _pairing(rows: Sequence[tuple[Any, ...]]) -> Pairing:
-    """Pair by ``id`` when every row of both runs has one (a string or an integer), else by
-    query text."""
-    if rows and all(len(r) > 3 and isinstance(r[3], str | int) for r in rows):
+    """Pair by ``id`` when every row of both runs has one (a string or an integer, not a
+    boolean: ``store.pairing``), else by query text. ``runs.pairs`` asks the same in SQL."""
+    if rows and all(len(r) > 3 and is_row_id(r[3]) for r in rows):
         return "id"
     return "query"
 
@@ -138,9 +141,9 @@ def _comparison(
         delta=None if tested is None else tested.delta,
         ci95_low=None if tested is None else tested.ci.low,
         ci95_high=None if tested is None else tested.ci.high,
-        better=int((diffs > 1e-12).sum()),
-        worse=int((diffs < -1e-12).sum()),
-        same=int((np.abs(diffs) <= 1e-12).sum()),
+        better=int((diffs > TIE).sum()),
+        worse=int((diffs < -TIE).sum()),
+        same=int((np.abs(diffs) <= TIE).sum()),
         note=note,
         ci_method=None if tested is None else tested.ci.method,
         p_value=None if tested is None else tested.p_value,

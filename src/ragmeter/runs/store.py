@@ -33,6 +33,7 @@ from ragmeter.store.lookup import (
     is_id,
     like_pattern,
 )
+from ragmeter.store.pairing import row_keys
 from ragmeter.wire import RunInfo, RunState
 
 __all__ = ["RunInfo", "RunState", "RunStore", "add_usage"]
@@ -609,6 +610,7 @@ def _plain(value: Any) -> Any:
 
 
 def _result_row(run_id: str, r: ResultRecord) -> ResultRow:
+    id_key, query_key = row_keys(r.query, r.raw_dataset)
     return ResultRow(
         run_id=run_id,
         row_index=r.row_index,
@@ -625,4 +627,6 @@ def _result_row(run_id: str, r: ResultRecord) -> ResultRow:
         raw_dataset=_plain(r.raw_dataset),
         cost=_plain(r.cost),
         details=None if r.details is None else _plain(r.details),
+        id_key=id_key,
+        query_key=query_key,
     )

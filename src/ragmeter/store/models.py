@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Float,
@@ -212,6 +213,18 @@ class ResultRow(Base):
         UniqueConstraint("run_id", "row_index", "metric_name", name="uq_results_run_row_metric"),
         # a page of rows sorted or filtered by one metric's score (the dashboard's row table)
         Index("ix_results_run_metric_score", "run_id", "metric_name", "score"),
+        # two runs' results of one metric joined on their row's id or query (compare)
+        Index(
+            "ix_results_run_metric_id_key", "run_id", "metric_name", "id_key", "row_index", "score"
+        ),
+        Index(
+            "ix_results_run_metric_query_key",
+            "run_id",
+            "metric_name",
+            "query_key",
+            "row_index",
+            "score",
+        ),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
@@ -233,3 +246,7 @@ class ResultRow(Base):
     cost: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     #: the judge's reasoning (``ragmeter.reports.details``); NULL: not recorded
     details: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    #: what pairs this result with the same row of another run (``store.pairing``): a hash
+    #: of the row's ``id`` (None without one) and of its query text
+    id_key: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    query_key: Mapped[int | None] = mapped_column(BigInteger, nullable=True)

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, Path, Query, status
 from ragmeter.runs.browse import MAX_BINS, RowFilter, distribution, row_detail
 from ragmeter.runs.browse import row_page as browse_rows
 from ragmeter.runs.compare import compare_scores
+from ragmeter.runs.pairs import Chosen, choose, pair_page, scatter
 from ragmeter.runs.request import EvaluateServeRequest
 from ragmeter.service._runs import create_run, result_dict
 from ragmeter.service.envelope import Result, ok
@@ -25,7 +26,15 @@ from ragmeter.service.schemas import (
     RunCreated,
 )
 from ragmeter.service.state import Services, services
-from ragmeter.wire import MetricComparison, MetricDistribution, RowDetail, RowView, RunInfo
+from ragmeter.wire import (
+    MetricComparison,
+    MetricDistribution,
+    RowDetail,
+    RowPairPage,
+    RowView,
+    RunInfo,
+    Scatter,
+)
 
 __all__ = ["router"]
 
@@ -139,10 +148,49 @@ def compare(
     run_id: str, other_id: str, svc: Deps, alpha: Alpha = 0.05
 ) -> Result[list[MetricComparison]]:
     """Per metric both runs have: each run's mean and the paired difference (other - base)
-    over rows both scored (paired by query), with a bootstrap 95% CI, the sign-flip test's
-    p-value, Holm-corrected across the metrics, and better/worse/same at ``alpha``."""
+    over rows both scored (paired by row id, else query text), with a bootstrap 95% CI, the
+    sign-flip test's p-value, Holm-corrected across the metrics, and better/worse/same at
+    ``alpha``."""
     base, other = svc.runs.scores(run_id), svc.runs.scores(other_id)
     return ok(compare_scores(base, other, alpha=alpha))
+
+
+#: the metric two runs are compared on row by row (one both runs have)
+PairMetric = Annotated[str, Query(min_length=1, max_length=200)]
+
+
+def _chosen(svc: Services, base_id: str, other_id: str, metric: str) -> Chosen:
+    runs = [svc.runs.info(svc.runs.get(run), summary=False) for run in (base_id, other_id)]
+    pair = [(info.run_id, info.metrics) for info in runs]
+    return choose(svc.runs.store, pair[0], pair[1], metric)
+
+
+@router.get("/{run_id}/compare/{other_id}/rows")
+def compare_rows(
+    run_id: str,
+    other_id: str,
+    svc: Deps,
+    metric: PairMetric,
+    offset: Offset = 0,
+    limit: Limit = 50,
+    regressions_only: bool = False,
+) -> Result[RowPairPage]:
+    """The rows of both runs (``run_id`` the baseline, ``other_id`` the candidate) paired as
+    the comparison pairs them, with ``metric``'s two scores and their difference: largest
+    regression first (nulls last), only the rows that got worse with ``regressions_only``."""
+    chosen = _chosen(svc, run_id, other_id, metric)
+    found = pair_page(
+        svc.runs.store, chosen, regressions_only=regressions_only, offset=offset, limit=limit
+    )
+    return ok(found)
+
+
+@router.get("/{run_id}/compare/{other_id}/scatter")
+def compare_scatter(run_id: str, other_id: str, svc: Deps, metric: PairMetric) -> Result[Scatter]:
+    """Baseline score against candidate score of every row both runs scored on ``metric``:
+    each distinct point with its count, or past ``MAX_POINTS`` (2,000) counts on a 40 x 40
+    grid, so the answer stays small however large the runs are."""
+    return ok(scatter(svc.runs.store, _chosen(svc, run_id, other_id, metric)))
 
 
 @router.post("/{run_id}/cancel")

@@ -6,9 +6,12 @@ import { route } from "./router.js";
 import { RunView } from "./run.js";
 import { RowView } from "./row.js";
 import { RunsView } from "./runs.js";
+import { CompareView } from "./compare.js";
 
 const VIEWS = { runs: RunsView };
 const ITEM_VIEWS = { runs: RunView };
+VIEWS.compare = CompareView;
+ITEM_VIEWS.compare = CompareView;
 const main = document.getElementById("main");
 const logout = document.getElementById("logout");
 let view = null;

@@ -7,13 +7,15 @@ function node(name, attrs) {
   return el;
 }
 
-/** A mean with its 95% CI on [lo, hi] (default 0-1): a track, the interval, the mean's dot. */
-export function intervalBar({ mean, low, high }, { width = 90, height = 12, lo = 0, hi = 1 } = {}) {
+/** A mean with its 95% CI on [lo, hi] (default 0-1): a track, the interval, the mean's dot;
+ * with `zero`, a mark at 0 (for a difference). */
+export function intervalBar({ mean, low, high }, { width = 90, height = 12, lo = 0, hi = 1, zero = false } = {}) {
   const svg = node("svg", { width, height, viewBox: `0 0 ${width} ${height}`, class: "ci", "aria-hidden": "true" });
   const pad = 3;
   const x = (v) => pad + ((Math.min(Math.max(v, lo), hi) - lo) / (hi - lo || 1)) * (width - 2 * pad);
   const mid = height / 2;
   svg.append(node("line", { x1: pad, x2: width - pad, y1: mid, y2: mid, class: "ci-track" }));
+  if (zero) svg.append(node("line", { x1: x(0), x2: x(0), y1: 1, y2: height - 1, class: "ci-zero" }));
   if (low !== null && low !== undefined && high !== null && high !== undefined) {
     svg.append(node("rect", { x: x(low), y: mid - 3, width: Math.max(x(high) - x(low), 1), height: 6, rx: 2, class: "ci-range" }));
   }
@@ -54,5 +56,42 @@ export function histogram({ edges, counts }, { width = 260, height = 90, label =
     high.textContent = String(edges[edges.length - 1]);
     svg.append(low, high);
   }
+  return svg;
+}
+
+/** Baseline score (x) against candidate score (y), both on [low, high], with the diagonal of
+ * "no change": each point a dot sized by how many pairs sit on it (a grid's cells when
+ * `mode` is "grid"); below the diagonal got worse. */
+export function scatter({ points, low, high, mode, grid }, { size = 320, label = "", xLabel = "", yLabel = "" } = {}) {
+  const pad = 34;
+  const svg = node("svg", { width: size, height: size, viewBox: `0 0 ${size} ${size}`, class: "scatter", role: "img", "aria-label": label });
+  const span = high - low || 1;
+  const at = (v) => pad + ((v - low) / span) * (size - 2 * pad);
+  const x = (v) => at(v);
+  const y = (v) => size - at(v);
+  svg.append(node("rect", { x: pad, y: pad, width: size - 2 * pad, height: size - 2 * pad, class: "plot" }));
+  svg.append(node("line", { x1: x(low), y1: y(low), x2: x(high), y2: y(high), class: "diagonal" }));
+  const most = Math.max(1, ...points.map((p) => p.count));
+  const cell = mode === "grid" ? (size - 2 * pad) / grid : 0;
+  for (const p of points) {
+    const side = p.y < p.x - 1e-12 ? "worse" : p.y > p.x + 1e-12 ? "better" : "same";
+    const share = p.count / most;
+    const mark = mode === "grid"
+      ? node("rect", { x: x(p.x) - cell / 2, y: y(p.y) - cell / 2, width: cell, height: cell, class: `cell ${side}`, "fill-opacity": (0.25 + 0.75 * share).toFixed(3) })
+      : node("circle", { cx: x(p.x), cy: y(p.y), r: (2.5 + 6 * Math.sqrt(share)).toFixed(2), class: `dot ${side}` });
+    mark.setAttribute("data-count", String(p.count));
+    const tip = node("title", {});
+    tip.textContent = `${xLabel} ${p.x.toFixed(3)}, ${yLabel} ${p.y.toFixed(3)}: ${p.count}`;
+    mark.append(tip);
+    svg.append(mark);
+  }
+  const tick = (v) => String(Number(v.toFixed(3)));
+  const text = (content, attrs) => { const el = node("text", attrs); el.textContent = content; svg.append(el); };
+  text(tick(low), { x: pad, y: size - pad + 14, class: "tick" });
+  text(tick(high), { x: size - pad, y: size - pad + 14, class: "tick", "text-anchor": "end" });
+  text(tick(low), { x: pad - 4, y: size - pad, class: "tick", "text-anchor": "end" });
+  text(tick(high), { x: pad - 4, y: pad + 8, class: "tick", "text-anchor": "end" });
+  text(xLabel, { x: size / 2, y: size - 6, class: "axis-label", "text-anchor": "middle" });
+  text(yLabel, { x: 12, y: size / 2, class: "axis-label", "text-anchor": "middle", transform: `rotate(-90 12 ${size / 2})` });
   return svg;
 }

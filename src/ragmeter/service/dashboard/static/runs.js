@@ -60,6 +60,7 @@ export class RunsView {
     this.timer = null;
     this.stopped = false;
     this.datasets = new Map();
+    this.picked = [];
   }
 
   async start() {
@@ -97,9 +98,13 @@ export class RunsView {
       search.value = ""; state.value = ""; this.datasetSelect.value = "";
       this.change({ q: "", state: "", dataset: "" });
     } }, t("runs.clear"));
+    this.compareButton = h("button", { type: "button", class: "secondary", disabled: true, onclick: () => {
+      location.hash = `#/compare/${this.picked.map(encodeURIComponent).join("/")}`;
+    } }, t("cmp.compareTwo", { n: 0 }));
     return h("section", { class: "view-head" },
       h("div", { class: "title-row" }, h("h1", {}, t("runs.title")),
         h("a", { href: "#/newrun", class: "button", id: "new-run" }, t("newrun.open"))),
+      h("p", { class: "compare-pick" }, this.compareButton, h("span", { class: "muted small" }, t("cmp.compareHint"))),
       h("form", { role: "search", class: "filters", onsubmit: (e) => e.preventDefault() },
         h("label", { for: "f-q" }, t("runs.search")), search,
         h("label", { for: "f-state" }, t("runs.state")), state,
@@ -173,9 +178,25 @@ export class RunsView {
       h("td", {}, this.actions(run)));
   }
 
+  pick(runId, checked) {
+    this.picked = this.picked.filter((id) => id !== runId);
+    if (checked) this.picked.push(runId);
+    for (const box of this.root.querySelectorAll("input.pick-run")) {
+      box.disabled = this.picked.length >= 2 && !this.picked.includes(box.value);
+    }
+    this.compareButton.textContent = t("cmp.compareTwo", { n: this.picked.length });
+    this.compareButton.disabled = this.picked.length !== 2;
+  }
+
   actions(run) {
-    const box = h("div", { class: "actions" });
     const short = run.run_id.slice(0, 12);
+    const id = `pick-${run.run_id}`;
+    const chosen = this.picked.includes(run.run_id);
+    const box = h("div", { class: "actions" }, h("span", { class: "pick" },
+      h("input", { type: "checkbox", class: "pick-run", id, value: run.run_id, checked: chosen,
+        disabled: this.picked.length >= 2 && !chosen, "aria-label": t("cmp.pickLabel", { id: short }),
+        onchange: (e) => this.pick(run.run_id, e.currentTarget.checked) }),
+      h("label", { for: id }, t("cmp.pick"))));
     if (LIVE.has(run.state)) {
       box.append(h("button", { type: "button", class: "danger", "aria-label": t("action.cancelLabel", { id: short }),
         onclick: (e) => this.act(e.currentTarget, run.run_id, "cancel", "action.cancelled") }, t("action.cancel")));

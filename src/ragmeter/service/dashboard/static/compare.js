@@ -1,0 +1,225 @@
+// The Compare view (`#/compare/<baseline>/<candidate>?metric=m&worse=1&page=2`): per metric
+// both means, the paired difference with its 95% CI, the Holm-corrected p-value and a verdict;
+// one metric's rows, largest regression first, and the scatter of their two scores.
+import { get, query } from "./api.js";
+import { intervalBar, scatter } from "./chart.js";
+import { h } from "./dom.js";
+import { t } from "./i18n.js";
+
+const PAGE = 50;
+const VERDICT_MARK = { better: "▲", worse: "▼", same: "=" };
+
+function fmt(value, digits = 3) {
+  return value === null || value === undefined ? "–" : Number(value).toFixed(digits);
+}
+
+function signed(value, digits = 3) {
+  if (value === null || value === undefined) return "–";
+  const text = Math.abs(value).toFixed(digits);
+  if (Number(text) === 0) return text;
+  return `${value < 0 ? "−" : "+"}${text}`;
+}
+
+function pValue(value) {
+  if (value === null || value === undefined) return "–";
+  return value < 0.001 ? "< 0.001" : value.toFixed(3);
+}
+
+/** The two run ids after `#/compare/`, decoded ("" when missing). */
+function chosenRuns() {
+  const path = location.hash.replace(/^#\/?/, "").split("?")[0];
+  const [, base = "", other = ""] = path.split("/");
+  return [decodeURIComponent(base), decodeURIComponent(other)];
+}
+
+function link(base, other, params) {
+  const ids = [base, other].filter(Boolean).map(encodeURIComponent).join("/");
+  const text = params && params.toString();
+  return `#/compare${ids ? `/${ids}` : ""}${text ? `?${text}` : ""}`;
+}
+
+function verdictBadge(c) {
+  if (!c.verdict) return h("span", { class: "muted" }, t("cmp.noVerdict"));
+  return h("span", { class: `badge verdict verdict-${c.verdict}`, "data-verdict": c.verdict },
+    `${VERDICT_MARK[c.verdict]} ${t(`cmp.verdict.${c.verdict}`)}`);
+}
+
+export class CompareView {
+  constructor(root, idOrParams, params) {
+    this.root = root;
+    this.params = typeof idOrParams === "string" ? params : idOrParams;
+    [this.base, this.other] = chosenRuns();
+    this.stopped = false;
+    this.comparison = [];
+  }
+
+  async start() {
+    this.picker = h("div", { id: "compare-pick" });
+    this.summary = h("div", { id: "compare-summary", "aria-live": "polite" });
+    this.detail = h("div", { id: "compare-detail" });
+    this.root.replaceChildren(h("h1", {}, t("cmp.title")), this.picker, this.summary, this.detail);
+    await this.renderPicker();
+    if (!this.base || !this.other) {
+      this.summary.replaceChildren(h("div", { class: "empty" }, h("p", {}, t("cmp.pickTwo"))));
+      return;
+    }
+    await this.load();
+  }
+
+  stop() {
+    this.stopped = true;
+  }
+
+  async renderPicker() {
+    const page = await get(`/evaluate/runs${query({ limit: 200 })}`);
+    const runs = page.items.map((run) => run.run_id);
+    for (const id of [this.base, this.other]) if (id && !runs.includes(id)) runs.unshift(id);
+    const label = new Map(page.items.map((run) => [run.run_id, `${run.run_id.slice(0, 12)} · ${run.metrics.join(", ")}`]));
+    const select = (id, chosen) => h("select", { id, name: id },
+      h("option", { value: "" }, t("cmp.choose")),
+      runs.map((run) => h("option", { value: run, selected: run === chosen }, label.get(run) || run.slice(0, 12))));
+    const base = select("c-base", this.base);
+    const other = select("c-other", this.other);
+    const go = () => { location.hash = link(base.value, other.value); };
+    base.addEventListener("change", go);
+    other.addEventListener("change", go);
+    const swap = h("button", { type: "button", class: "secondary", disabled: !this.base || !this.other,
+      onclick: () => { location.hash = link(this.other, this.base, this.params); } }, t("cmp.swap"));
+    this.picker.replaceChildren(h("form", { class: "filters compare-runs", onsubmit: (e) => e.preventDefault() },
+      h("label", { for: "c-base" }, t("cmp.baseline")), base,
+      h("label", { for: "c-other" }, t("cmp.candidate")), other, swap));
+  }
+
+  async load() {
+    const path = `/evaluate/runs/${encodeURIComponent(this.base)}/compare/${encodeURIComponent(this.other)}`;
+    try {
+      this.comparison = await get(path);
+    } catch (error) {
+      if (this.stopped || error.status === 401) return;
+      this.summary.replaceChildren(h("p", { class: "error", role: "alert" }, t("error", { message: error.message })));
+      return;
+    }
+    if (this.stopped) return;
+    this.path = path;
+    this.summary.replaceChildren(this.metricTable());
+    const names = this.comparison.map((c) => c.metric_name);
+    if (!names.includes(this.params.get("metric"))) this.params.set("metric", names[0]);
+    this.detail.replaceChildren(this.rowControls(names), h("div", { class: "compare-grid" },
+      h("div", { id: "pairs-body", "aria-live": "polite" }), h("figure", { id: "compare-scatter", class: "scatter-box" })));
+    await Promise.all([this.loadPairs(), this.loadScatter()]);
+  }
+
+  metricTable() {
+    const first = this.comparison[0] || {};
+    const head = ["cmp.metric", "cmp.baseMean", "cmp.otherMean", "cmp.delta", "cmp.pHolm", "cmp.verdict", "cmp.paired", "cmp.unpaired"];
+    return h("div", { class: "table-wrap" }, h("table", { class: "runs compare-metrics" },
+      h("caption", {}, t(first.paired_by === "id" ? "cmp.byId" : "cmp.byQuery")),
+      h("thead", {}, h("tr", {}, head.map((key) => h("th", { scope: "col" }, t(key))))),
+      h("tbody", {}, this.comparison.map((c) => h("tr", { "data-metric": c.metric_name },
+        h("th", { scope: "row" }, c.metric_name),
+        h("td", { class: "num" }, fmt(c.base_mean)),
+        h("td", { class: "num" }, fmt(c.other_mean)),
+        h("td", { class: "num delta" }, h("div", { class: "delta-cell" },
+          h("span", {}, `${signed(c.delta)} [${signed(c.ci95_low)}, ${signed(c.ci95_high)}]`),
+          c.delta === null ? null : intervalBar({ mean: c.delta, low: c.ci95_low, high: c.ci95_high }, { lo: -1, hi: 1, width: 120, zero: true }),
+          c.note ? h("span", { class: "muted small note" }, c.note) : null)),
+        h("td", { class: "num", title: c.p_value === null ? "" : t("cmp.pRaw", { p: pValue(c.p_value) }) }, pValue(c.p_holm)),
+        h("td", {}, verdictBadge(c)),
+        h("td", { class: "num" }, String(c.paired)),
+        h("td", { class: "num" }, `${c.base_unpaired} / ${c.other_unpaired}`))))));
+  }
+
+  rowControls(names) {
+    const metric = h("select", { id: "c-metric", name: "metric" },
+      names.map((m) => h("option", { value: m, selected: this.params.get("metric") === m }, m)));
+    const worse = h("input", { id: "c-worse", type: "checkbox", name: "worse", checked: this.params.get("worse") === "1" });
+    metric.addEventListener("change", () => this.change({ metric: metric.value }, true));
+    worse.addEventListener("change", () => this.change({ worse: worse.checked ? "1" : "" }, false));
+    return h("form", { class: "filters rows-filters", onsubmit: (e) => e.preventDefault() },
+      h("h2", {}, t("cmp.rows")),
+      h("label", { for: "c-metric" }, t("run.metric")), metric,
+      h("span", { class: "check" }, worse, h("label", { for: "c-worse" }, t("cmp.worseOnly"))));
+  }
+
+  change(values, scatterToo) {
+    for (const [name, value] of Object.entries(values)) {
+      if (value) this.params.set(name, value);
+      else this.params.delete(name);
+    }
+    this.params.delete("page");
+    history.replaceState(null, "", link(this.base, this.other, this.params));
+    this.loadPairs();
+    if (scatterToo) this.loadScatter();
+  }
+
+  async loadPairs() {
+    const body = document.getElementById("pairs-body");
+    const pageNo = Math.max(Number(this.params.get("page") || 1), 1);
+    const ask = { metric: this.params.get("metric"), offset: (pageNo - 1) * PAGE, limit: PAGE,
+      regressions_only: this.params.get("worse") === "1" ? "true" : "" };
+    let page;
+    try {
+      page = await get(`${this.path}/rows${query(ask)}`);
+    } catch (error) {
+      if (this.stopped || error.status === 401) return;
+      body.replaceChildren(h("p", { class: "error", role: "alert" }, t("error", { message: error.message })));
+      return;
+    }
+    if (this.stopped) return;
+    body.replaceChildren(this.pairTable(page, pageNo));
+  }
+
+  pairTable(page, pageNo) {
+    if (!page.items.length) return h("div", { class: "empty" }, h("p", {}, t(this.params.get("worse") === "1" ? "cmp.noWorse" : "cmp.noPairs")));
+    const run = encodeURIComponent(this.other);
+    const table = h("table", { class: "runs rows pairs" },
+      h("caption", {}, t(page.total === 1 ? "cmp.pairCount1" : "cmp.pairCount", { n: page.total })),
+      h("thead", {}, h("tr", {}, ["#", t("run.query"), t("cmp.base"), t("cmp.other"), t("cmp.change")]
+        .map((text, i) => h("th", { scope: "col", class: i >= 2 ? "num" : null }, text)))),
+      h("tbody", {}, page.items.map((p) => h("tr", {
+        "data-row": p.other_index, "data-key": String(p.key),
+        class: p.delta !== null && p.delta < 0 ? "worse" : p.delta > 0 ? "better" : null },
+      h("th", { scope: "row", class: "num" }, h("a", { href: `#/runs/${run}/rows/${p.other_index}`,
+        "aria-label": t("cmp.openRow", { n: p.other_index }) }, String(p.other_index))),
+      h("td", { class: "text" }, p.query),
+      h("td", { class: "num" }, p.base_score === null ? t("run.null") : fmt(p.base_score)),
+      h("td", { class: "num" }, p.other_score === null ? t("run.null") : fmt(p.other_score)),
+      h("td", { class: "num delta" }, signed(p.delta))))));
+    return h("div", {}, h("div", { class: "table-wrap" }, table), this.pager(page, pageNo));
+  }
+
+  pager(page, pageNo) {
+    const pages = Math.max(Math.ceil(page.total / PAGE), 1);
+    if (pages === 1) return null;
+    const go = (n) => {
+      this.params.set("page", String(n));
+      history.replaceState(null, "", link(this.base, this.other, this.params));
+      this.loadPairs();
+    };
+    const from = page.offset + 1;
+    const to = page.offset + page.items.length;
+    return h("nav", { class: "pager", "aria-label": t("run.pages") },
+      h("button", { type: "button", class: "secondary", disabled: pageNo <= 1, onclick: () => go(pageNo - 1) }, t("runs.prev")),
+      h("span", {}, t("runs.page", { from, to, total: page.total })),
+      h("button", { type: "button", class: "secondary", disabled: pageNo >= pages, onclick: () => go(pageNo + 1) }, t("runs.next")));
+  }
+
+  async loadScatter() {
+    const box = document.getElementById("compare-scatter");
+    const metric = this.params.get("metric");
+    let found;
+    try {
+      found = await get(`${this.path}/scatter${query({ metric })}`);
+    } catch (error) {
+      if (this.stopped || error.status === 401) return;
+      box.replaceChildren(h("p", { class: "error", role: "alert" }, t("error", { message: error.message })));
+      return;
+    }
+    if (this.stopped) return;
+    const label = t("cmp.scatterLabel", { metric, n: found.paired });
+    box.replaceChildren(
+      scatter(found, { label, xLabel: t("cmp.base"), yLabel: t("cmp.other") }),
+      h("figcaption", { class: "muted small" }, label, " ",
+        found.mode === "grid" ? t("cmp.grid", { n: found.grid }) : "", " ", t("cmp.scatterHint")));
+  }
+}

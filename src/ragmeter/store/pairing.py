@@ -1,0 +1,32 @@
+"""What pairs a result with the same row of another run, stored with the result so a
+comparison joins two runs on an index: a 63-bit hash of the row's ``id`` (when it has one)
+and of its query text. Rows pair by ``id`` when every row of both runs has one, else by
+query text (``runs.compare``); this module says what counts as an id."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+__all__ = ["is_row_id", "key_hash", "row_keys"]
+
+
+def is_row_id(value: Any) -> bool:
+    """Whether ``value`` can pair rows: a string or an integer (not a boolean)."""
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def key_hash(text: str) -> int:
+    """A signed 64-bit hash of ``text`` (BLAKE2b): two distinct keys of a 100,000-row run
+    share one with a probability near 3e-10."""
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def row_keys(query: str, row: Any) -> tuple[int | None, int]:
+    """(id key, query key) of a result: the id's hash (of its JSON text, so "1" and 1
+    differ) or None when the row has no id, and the query's hash."""
+    found = row.get("id") if isinstance(row, dict) else None
+    id_key = key_hash(json.dumps(found)) if is_row_id(found) else None
+    return id_key, key_hash(query)
