@@ -554,6 +554,8 @@ Object.assign(TEXT.zh, {
   "newrun.needMetric": "请至少选择一个指标。",
   "newrun.needJudge": "{names} 需要评审模型，请选择一个。",
   "newrun.badParallel": "并行数必须是 1 到 {max} 之间的整数。",
+});
+
 // The Compare view's text (compare.js) and the Runs view's compare action.
 Object.assign(TEXT.en, {
   "nav.compare": "Compare",
