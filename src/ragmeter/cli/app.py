@@ -244,6 +244,33 @@ def metrics_command() -> None:
     console.print(table)
 
 
+@app.command("report")
+@handles_errors
+def report_command(
+    run_id: Annotated[str, typer.Argument(help="The stored run (ragmeter runs list).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")],
+    compare: Annotated[
+        str | None,
+        typer.Option(
+            "--compare", help="A baseline run: paired differences and the rows that regressed."
+        ),
+    ] = None,
+    worst: Annotated[
+        int, typer.Option(min=1, max=1000, help="Rows shown per metric (lowest scores first).")
+    ] = 20,
+    language: Annotated[str, typer.Option(help="Text of the report: en or zh.")] = "en",
+) -> None:
+    """Write a stored run as one self-contained HTML file (summary, histograms, the worst rows
+    with the judge's reasoning); it fetches nothing when opened: a CI artefact or an e-mail."""
+    from ragmeter.cli.report import write_report
+    from ragmeter.errors import ConfigError
+    from ragmeter.reports.html_text import LANGUAGES
+
+    if language not in LANGUAGES:
+        raise ConfigError(f"--language {language!r}: choose en or zh")
+    write_report(run_id, out, baseline=compare, worst=worst, language=language)
+
+
 @app.command("demo")
 @handles_errors
 def demo_command(

@@ -19,6 +19,9 @@ from ragmeter.reports.stats import bootstrap_mean_ci
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ragmeter.reports.html_text import Language
+    from ragmeter.wire import MetricComparison, RowPair
+
 __all__ = ["EvaluationReport", "MetricSummary", "ResultRecord", "RowSource", "json_default"]
 
 MetricSummary = dict[str, float | int | None]
@@ -263,6 +266,38 @@ class EvaluationReport:
                 line = {**extra, **record.to_dict()} if extra else record.to_dict()
                 handle.write(json.dumps(line, ensure_ascii=False, default=json_default))
                 handle.write("\n")
+        return target
+
+    def to_html(
+        self,
+        path: str | Path,
+        *,
+        title: str | None = None,
+        worst: int = 20,
+        language: Language = "en",
+        facts: Sequence[tuple[str, str]] = (),
+        comparison: Sequence[MetricComparison] = (),
+        regressions: Mapping[str, Sequence[RowPair]] | None = None,
+    ) -> Path:
+        """Write the report as one self-contained HTML file (summary, histograms, the
+        ``worst`` rows per metric with the judge's reasoning; given a ``comparison``, each
+        metric's paired difference and the ``regressions`` rows) and return the path. The
+        file fetches nothing when opened. ``language``: en or zh."""
+        from ragmeter.reports.html import render_html
+        from ragmeter.reports.html_text import TEXT
+
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        page = render_html(
+            self,
+            title=title or TEXT[language]["report"],
+            facts=facts,
+            comparison=comparison,
+            regressions=regressions,
+            worst=worst,
+            language=language,
+        )
+        target.write_text(page, encoding="utf-8")
         return target
 
 

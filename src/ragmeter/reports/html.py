@@ -1,0 +1,265 @@
+"""A report as one self-contained HTML file: summary, a histogram per metric, the worst rows
+with the judge's reasoning and, given a comparison, each metric's paired difference and the
+rows that regressed most. Every byte is inline (CSS, SVG drawn here, no script), and a
+Content-Security-Policy forbids any fetch, so the file opens offline: a CI artefact or an
+e-mail attachment. Every value is escaped."""
+
+from __future__ import annotations
+
+import html
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragmeter.reports.html_text import TEXT, Language
+
+if TYPE_CHECKING:
+    from ragmeter.reports.record import ResultRecord
+    from ragmeter.reports.report import EvaluationReport
+    from ragmeter.wire import MetricComparison, RowPair
+
+__all__ = ["DEFAULT_WORST", "render_html"]
+
+#: rows shown per metric (lowest scores, then nulls)
+DEFAULT_WORST = 20
+#: characters of a text shown in a row card
+TEXT_CHARS = 2000
+BINS = 10
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'"
+#: inlined into every report (a file beside this module, shipped in the wheel)
+STYLE = (resources.files("ragmeter.reports") / "report.css").read_text(encoding="utf-8")
+
+
+def render_html(
+    report: EvaluationReport,
+    *,
+    title: str,
+    facts: Sequence[tuple[str, str]] = (),
+    comparison: Sequence[MetricComparison] = (),
+    regressions: Mapping[str, Sequence[RowPair]] | None = None,
+    worst: int = DEFAULT_WORST,
+    language: Language = "en",
+) -> str:
+    """The report as one HTML document (a string)."""
+    text = TEXT[language]
+    summary = report.summary()
+    parts = [f"<h1>{_e(title)}</h1>", _facts([*facts, *_cost(report, text)])]
+    parts.append(f"<h2>{text['summary']}</h2>{_summary(report, summary, text)}")
+    parts.append(f"<h2>{text['distribution']}</h2><div class='grid'>")
+    parts += [_histogram(name, report.scores(name), text) for name in report.metric_names]
+    parts.append("</div>")
+    if comparison:
+        parts.append(f"<h2>{text['comparison']}</h2>{_comparison(comparison, text)}")
+        for name, pairs in (regressions or {}).items():
+            parts.append(_regressions(name, pairs, text))
+    parts.append(f"<h2>{text['worst'].format(n=worst)}</h2>")
+    for name in report.metric_names:
+        parts.append(_worst(name, report.results(name), worst, text))
+    body = "\n".join(parts)
+    return (
+        f"<!doctype html>\n<html lang='{language}'><head><meta charset='utf-8'>"
+        f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
+        "<meta name='viewport' content='width=device-width,initial-scale=1'>"
+        f"<title>{_e(title)}</title><style>{STYLE}</style></head>"
+        f"<body><main>{body}</main></body></html>\n"
+    )
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _num(value: float | None, digits: int = 4) -> str:
+    return "–" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+#: columns whose header is right-aligned over their numbers
+_TEXT_COLUMNS = frozenset({"metric", "query", "verdict"})
+
+
+def _head(text: Mapping[str, str], keys: Sequence[str]) -> str:
+    return "".join(
+        f"<th>{text[k]}</th>" if k in _TEXT_COLUMNS else f"<th class='num'>{text[k]}</th>"
+        for k in keys
+    )
+
+
+def _facts(facts: Sequence[tuple[str, str]]) -> str:
+    items = "".join(f"<div><dt>{_e(k)}</dt><dd>{_e(v)}</dd></div>" for k, v in facts)
+    return f"<dl class='facts'>{items}</dl>"
+
+
+def _cost(report: EvaluationReport, text: Mapping[str, str]) -> list[tuple[str, str]]:
+    usage = report.usage or {}
+    tokens = int(usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0))
+    return [
+        (text["rows"], f"{report.rows:,}"),
+        (text["duration"], f"{report.seconds:.1f} s"),
+        (text["requests"], f"{int(usage.get('requests', 0)):,}"),
+        (text["cached"], f"{int(usage.get('cached', 0)):,}"),
+        (text["tokens"], f"{tokens:,}"),
+    ]
+
+
+def _summary(report: EvaluationReport, summary: Mapping[str, Any], text: Mapping[str, str]) -> str:
+    head = _head(text, ("metric", "mean", "ci", "scored", "null"))
+    lines = [f"<table><thead><tr>{head}</tr></thead><tbody>"]
+    for name in report.metric_names:
+        s = summary[name]
+        ci = f"{_num(s['ci95_low'])} – {_num(s['ci95_high'])}" if s["mean"] is not None else "–"
+        lines.append(
+            f"<tr><td>{_e(name)}</td><td class='num'>{_num(s['mean'])}</td>"
+            f"<td class='num'>{ci}</td><td class='num'>{s['count']:,}</td>"
+            f"<td class='num'>{s['null']:,}{_null_reasons(report.errors(name), text)}</td></tr>"
+        )
+    lines.append("</tbody></table>")
+    return "".join(lines)
+
+
+def _null_reasons(errors: list[ResultRecord], text: Mapping[str, str]) -> str:
+    if not errors:
+        return ""
+    counted = Counter((r.error_kind or "?", (r.error or "")[:160]) for r in errors)
+    items = "".join(
+        f"<li>{n:,} × <b>{_e(kind)}</b>: {_e(reason)}</li>"
+        for (kind, reason), n in counted.most_common(5)
+    )
+    return f"<ul class='reasons muted'>{items}</ul>"
+
+
+def _histogram(name: str, scores: list[float | None], text: Mapping[str, str]) -> str:
+    values = np.array([s for s in scores if s is not None], dtype=float)
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return f"<div class='card'><h3>{_e(name)}</h3><p class='muted'>{text['noScore']}</p></div>"
+    low, high = (
+        (0.0, 1.0) if values.min() >= 0 and values.max() <= 1 else (values.min(), values.max())
+    )
+    counts, _edges = np.histogram(values, bins=BINS, range=(low, high if high > low else low + 1))
+    width, height, gap = 300, 120, 2
+    step = width / BINS
+    tallest = max(int(counts.max()), 1)
+    bars = "".join(
+        f"<rect class='bar' x='{i * step + gap / 2:.1f}' y='{height - c / tallest * height:.1f}' "
+        f"width='{step - gap:.1f}' height='{c / tallest * height:.1f}'><title>{c:,}</title></rect>"
+        for i, c in enumerate(int(c) for c in counts)
+    )
+    label = text["histogram"].format(name=name, n=len(values))
+    return (
+        f"<div class='card'><h3>{_e(name)}</h3>"
+        f"<svg role='img' aria-label='{_e(label)}' width='{width}' height='{height + 16}' "
+        f"viewBox='0 0 {width} {height + 16}'>{bars}"
+        f"<line class='axis' x1='0' y1='{height}' x2='{width}' y2='{height}'/>"
+        f"<text x='0' y='{height + 13}' font-size='11'>{_num(low, 2)}</text>"
+        f"<text x='{width}' y='{height + 13}' font-size='11' text-anchor='end'>{_num(high, 2)}"
+        "</text></svg></div>"
+    )
+
+
+def _comparison(comparison: Sequence[MetricComparison], text: Mapping[str, str]) -> str:
+    keys = ("metric", "baseMean", "candidateMean", "delta", "ci", "pHolm", "verdict", "paired")
+    head = _head(text, keys)
+    lines = [f"<table><thead><tr>{head}</tr></thead><tbody>"]
+    for c in comparison:
+        verdict = c.verdict or "same"
+        mark = {"better": "▲", "worse": "▼", "same": "="}[verdict]
+        lines.append(
+            f"<tr><td>{_e(c.metric_name)}</td><td class='num'>{_num(c.base_mean)}</td>"
+            f"<td class='num'>{_num(c.other_mean)}</td><td class='num'>{_num(c.delta)}</td>"
+            f"<td class='num'>{_num(c.ci95_low)} – {_num(c.ci95_high)}</td>"
+            f"<td class='num'>{_num(c.p_holm)}</td>"
+            f"<td><span class='badge {verdict}'>{mark} {text[verdict]}</span></td>"
+            f"<td class='num'>{c.paired:,}</td></tr>"
+        )
+    lines.append("</tbody></table>")
+    return "".join(lines)
+
+
+def _regressions(name: str, pairs: Sequence[RowPair], text: Mapping[str, str]) -> str:
+    if not pairs:
+        return f"<h3>{_e(name)}</h3><p class='muted'>{text['noRegression']}</p>"
+    head = _head(text, ("row", "query", "base", "candidate", "delta"))
+    rows = "".join(
+        f"<tr><td class='num'>{p.other_index}</td><td>{_e(p.query)}</td>"
+        f"<td class='num'>{_num(p.base_score)}</td><td class='num'>{_num(p.other_score)}</td>"
+        f"<td class='num bad'>{_num(p.delta)}</td></tr>"
+        for p in pairs
+    )
+    title = text["regressed"].format(name=name)
+    return f"<h3>{_e(title)}</h3><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def _worst(name: str, records: list[ResultRecord], count: int, text: Mapping[str, str]) -> str:
+    ordered = sorted(records, key=lambda r: (r.score is None, r.score or 0.0, r.row_index))
+    cards = "".join(_row_card(r, text) for r in ordered[:count])
+    return f"<h3>{_e(name)}</h3>{cards or '<p class=muted>–</p>'}"
+
+
+def _row_card(record: ResultRecord, text: Mapping[str, str]) -> str:
+    raw = record.raw_dataset or {}
+    fields = [("query", record.query), ("response", raw.get("response"))]
+    fields.append(("reference", raw.get("reference")))
+    shown = "".join(
+        f"<div class='label'>{text[k]}</div><div class='text'>{_e(str(v)[:TEXT_CHARS])}</div>"
+        for k, v in fields
+        if v not in (None, "")
+    )
+    if record.score is None:
+        kind = _e(record.error_kind or "?")
+        score = f"<span class='bad'>{text['null']}</span> ({kind}): {_e(record.error)}"
+    else:
+        passing = "" if record.passing is None else (" ✓" if record.passing else " ✗")
+        score = f"{_num(record.score)}{passing}"
+    details = getattr(record, "details", None)
+    feedback = (  # the reasoning, when recorded, says the same at length
+        f"<div class='label'>{text['feedback']}</div><div class='text'>{_e(record.feedback)}</div>"
+        if record.feedback and not details
+        else ""
+    )
+    return (
+        f"<div class='card'><div class='label'>{text['row']} {record.row_index} · "
+        f"{text['score']} {score}</div>{shown}{feedback}"
+        f"{_reasoning(details, record, text)}</div>"
+    )
+
+
+def _reasoning(details: Any, record: ResultRecord, text: Mapping[str, str]) -> str:
+    if not isinstance(details, Mapping):
+        judged = bool(record.cost and record.cost.get("requests"))
+        return f"<p class='muted'>{text['notRecorded']}</p>" if judged else ""
+    out = []
+    for group in details.get("groups") or []:
+        kind = str(group.get("kind", ""))
+        items = "".join(_item(item) for item in group.get("items") or [])
+        out.append(f"<div class='label'>{_e(text.get('kind.' + kind, kind))}</div><ul>{items}</ul>")
+    values = details.get("values") or {}
+    if values:
+        shown = ", ".join(f"{_e(k)} = {_e(_value(v))}" for k, v in values.items())
+        out.append(f"<p class='muted'>{shown}</p>")
+    return "".join(out)
+
+
+def _item(item: Mapping[str, Any]) -> str:
+    verdict = item.get("verdict")
+    mark = (
+        "<span class='ok'>✓</span>"
+        if verdict is True
+        else "<span class='bad'>✗</span>"
+        if verdict is False
+        else "•"
+    )
+    reason = f" <span class='muted'>{_e(item['reason'])}</span>" if item.get("reason") else ""
+    value = (
+        f" <span class='muted'>({_e(_value(item['value']))})</span>"
+        if item.get("value") is not None
+        else ""
+    )
+    return f"<li>{mark} {_e(str(item.get('text', ''))[:TEXT_CHARS])}{value}{reason}</li>"
+
+
+def _value(value: Any) -> str:
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
