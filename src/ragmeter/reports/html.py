@@ -11,7 +11,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -19,8 +19,22 @@ from ragmeter.reports.html_text import TEXT, Language
 
 if TYPE_CHECKING:
     from ragmeter.reports.record import ResultRecord
-    from ragmeter.reports.report import EvaluationReport
     from ragmeter.wire import MetricComparison, RowPair
+
+
+class ReportLike(Protocol):
+    """What this module reads of a report (``ragmeter.reports.EvaluationReport``)."""
+
+    metric_names: list[str]
+    rows: int
+    seconds: float
+    usage: dict[str, float] | None
+
+    def summary(self) -> Mapping[str, Mapping[str, Any]]: ...
+    def scores(self, metric_name: str) -> list[float | None]: ...
+    def results(self, metric_name: str | None = None) -> list[ResultRecord]: ...
+    def errors(self, metric_name: str | None = None) -> list[ResultRecord]: ...
+
 
 __all__ = ["DEFAULT_WORST", "render_html"]
 
@@ -35,7 +49,7 @@ STYLE = (resources.files("ragmeter.reports") / "report.css").read_text(encoding=
 
 
 def render_html(
-    report: EvaluationReport,
+    report: ReportLike,
     *,
     title: str,
     facts: Sequence[tuple[str, str]] = (),
@@ -93,7 +107,7 @@ def _facts(facts: Sequence[tuple[str, str]]) -> str:
     return f"<dl class='facts'>{items}</dl>"
 
 
-def _cost(report: EvaluationReport, text: Mapping[str, str]) -> list[tuple[str, str]]:
+def _cost(report: ReportLike, text: Mapping[str, str]) -> list[tuple[str, str]]:
     usage = report.usage or {}
     tokens = int(usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0))
     return [
@@ -105,7 +119,7 @@ def _cost(report: EvaluationReport, text: Mapping[str, str]) -> list[tuple[str, 
     ]
 
 
-def _summary(report: EvaluationReport, summary: Mapping[str, Any], text: Mapping[str, str]) -> str:
+def _summary(report: ReportLike, summary: Mapping[str, Any], text: Mapping[str, str]) -> str:
     head = _head(text, ("metric", "mean", "ci", "scored", "null"))
     lines = [f"<table><thead><tr>{head}</tr></thead><tbody>"]
     for name in report.metric_names:
