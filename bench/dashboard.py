@@ -1,4 +1,4 @@
-"""The dashboard on big runs: Chromium's time to show each view of a 100,000-result run.
+"""The dashboard on big runs: Chromium's time to show each view of 100,000-result runs.
 
 A real ``ragmeter serve`` (no keys, loopback) over a fresh store holding two runs of the same
 50,000 rows x 2 retrieval metrics (hit_rate, mrr: 100,000 results each; the rows carry an
@@ -121,14 +121,16 @@ def _served(rows: int) -> Iterator[tuple[str, str, str]]:
 
 
 def _timed_loads(page: Page, url: str, ready: str, loads: int) -> list[float]:
-    """Seconds from navigation start to ``ready`` on screen, ``loads`` times (plus a warm-up),
+    """Seconds from navigation start to ``ready`` on screen (selectors joined by " && "),
+    ``loads`` times (plus a warm-up),
     each from a blank page; the view's own errors stop the benchmark."""
     seconds = []
     for n in range(loads + 1):
         page.goto("about:blank")
         started = time.perf_counter()
         page.goto(url)
-        page.wait_for_selector(ready, timeout=60_000)
+        for selector in ready.split(" && "):
+            page.wait_for_selector(selector, timeout=60_000)
         took = time.perf_counter() - started
         if page.locator(".error").count():
             raise SystemExit(f"{url}: {page.locator('.error').first.inner_text()}")
@@ -157,6 +159,12 @@ def views(url: str, base: str, candidate: str, rows: int) -> list[tuple[str, str
         ("row table: failures first", f"{run}?failures=1", table),
         ("row table: mrr below 0.5", f"{run}?metric=mrr&below=0.5", table),
         ("row table: text search", f"{run}?q=rerank%20graph", table),
+        ("row view (one row, every metric)", f"{run}/rows/{rows // 2}", "section.result-card"),
+        (
+            "compare view (paired statistics, regressions first, scatter)",
+            f"{url}/#/compare/{base}/{candidate}?metric=mrr",
+            "table.pairs tbody tr && #compare-scatter svg && table.compare-metrics tbody tr",
+        ),
     ]
 
 
