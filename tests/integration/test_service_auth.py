@@ -16,7 +16,11 @@ from tests.integration.service import KEY, ServiceProcess, data, failure
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
-    with ServiceProcess(tmp_path_factory.mktemp("auth-home")) as server:
+    home = tmp_path_factory.mktemp("auth-home")
+    # every route is tried with a wrong key: more than the default guesses a minute allow
+    # (the throttle has its own test in tests/security/test_dashboard_auth.py)
+    (home / "ragmeter.toml").write_text("[server]\nmax_auth_failures = 100000\n", "utf-8")
+    with ServiceProcess(home) as server:
         yield server
 
 
