@@ -199,6 +199,7 @@ def _histogram(name: str, scores: list[float | None], text: Mapping[str, str]) -
     label = text["histogram"].format(name=name, n=len(values))
     return (
         f"<div class='card'><h3>{_e(name)}</h3>"
+        f"<p class='muted'>{_e(text['histCaption'].format(n=len(values), top=tallest))}</p>"
         f"<svg role='img' aria-label='{_e(label)}' width='{width}' height='{height + 16}' "
         f"viewBox='0 0 {width} {height + 16}'>{bars}"
         f"<line class='axis' x1='0' y1='{height}' x2='{width}' y2='{height}'/>"
@@ -235,17 +236,17 @@ def _verdict(c: MetricComparison, text: Mapping[str, str]) -> str:
 
 
 def _regressions(name: str, pairs: Sequence[RowPair], text: Mapping[str, str]) -> str:
+    title = f"<h3>{_e(text['regressed'].format(name=name))}</h3>"
     if not pairs:
-        return f"<h3>{_e(name)}</h3><p class='muted'>{text['noRegression']}</p>"
+        return f"{title}<p class='muted'>{text['noRegression']}</p>"
     head = _head(text, ("row", "query", "base", "candidate", "delta"))
     rows = "".join(
-        f"<tr><td class='num'>{p.other_index}</td><td>{_e(p.query)}</td>"
+        f"<tr><td class='num'>{p.other_index}</td><td>{_e(_cut(p.query, TEXT_CHARS))}</td>"
         f"<td class='num'>{_num(p.base_score)}</td><td class='num'>{_num(p.other_score)}</td>"
         f"<td class='num bad'>{_num(p.delta)}</td></tr>"
         for p in pairs
     )
-    title = text["regressed"].format(name=name)
-    return f"<h3>{_e(title)}</h3><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    return f"{title}<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
 def _worst(name: str, records: Sequence[ResultRecord], text: Mapping[str, str]) -> str:
