@@ -98,6 +98,8 @@ def test_the_stored_worst_rows_are_the_ones_the_report_in_memory_picks(
         assert [(r.row_index, r.score) for r in stored.worst(metric, 25)] == expected
         assert stored.scores(metric) == memory.scores(metric)
         assert stored.null_reasons(metric, 5) == memory.null_reasons(metric, 5)
+    whole = stored.report()  # every result, loaded
+    assert whole.run_id == candidate and whole.scores("mrr") == memory.scores("mrr")
     page = stored.to_html(tmp_path / "r.html", worst=41).read_text(encoding="utf-8")
     assert _cards(page, "mrr")[:3] == ["1", "3", "5"]  # 1/3 first, in row order
     assert _cards(page, "hit_rate")[-1] == "40"  # all 41 shown: the null comes last
