@@ -73,7 +73,12 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     _ragmeter(home, "report", candidate, "--compare", base, "--out", str(compared))
     chinese = home / "zh.html"
     _ragmeter(home, "report", base, "--out", str(chinese), "--language", "zh", "--worst", "5")
-    return {"compared": compared, "zh": chinese}
+    zh_compared = home / "zh-compared.html"
+    _ragmeter(
+        home, "report", candidate, "--compare", base, "--out", str(zh_compared),
+        "--language", "zh", "--worst", "3",
+    )  # fmt: skip
+    return {"compared": compared, "zh": chinese, "zh-compared": zh_compared}
 
 
 def _open_offline(page: Page, path: Path) -> list[str]:
@@ -130,6 +135,19 @@ def test_the_chinese_report_opens_offline(
     expect(page.get_by_text("各指标最差的行").first).to_be_visible()
     expect(page.get_by_text("与基线对比")).to_have_count(0)
     shoot(page, "report-zh")
+
+
+def test_the_chinese_compared_report_opens_offline(
+    page: Page, reports: dict[str, Path], shoot: Shoot
+) -> None:
+    assert _open_offline(page, reports["zh-compared"]) == []
+    expect(page.get_by_role("heading", name="与基线对比")).to_be_visible()
+    mrr = page.locator("tr", has=page.locator("td", has_text=re.compile("^mrr$")))
+    expect(mrr.filter(has_text="更差")).to_have_count(1)
+    expect(page.get_by_text("mrr：退步最多的行")).to_be_visible()
+    expect(page.get_by_text("回答中的陈述").first).to_be_visible()
+    assert page.locator("svg[role=img]").count() == len(METRICS.split(","))
+    shoot(page, "report-compared-zh")
 
 
 def test_to_html_from_python_writes_the_same_kind_of_file(tmp_path: Path) -> None:

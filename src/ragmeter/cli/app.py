@@ -256,18 +256,14 @@ def report_command(
         ),
     ] = None,
     worst: Annotated[
-        int, typer.Option(min=1, max=1000, help="Rows shown per metric (lowest scores first).")
+        int, typer.Option(min=1, max=1000, help="Rows shown per metric: lowest scores, then nulls.")
     ] = 20,
     language: Annotated[str, typer.Option(help="Text of the report: en or zh.")] = "en",
 ) -> None:
     """Write a stored run as one self-contained HTML file (summary, histograms, the worst rows
     with the judge's reasoning); it fetches nothing when opened: a CI artefact or an e-mail."""
     from ragmeter.cli.report import write_report
-    from ragmeter.errors import ConfigError
-    from ragmeter.reports.html_text import LANGUAGES
 
-    if language not in LANGUAGES:
-        raise ConfigError(f"--language {language!r}: choose en or zh")
     write_report(run_id, out, baseline=compare, worst=worst, language=language)
 
 

@@ -8,22 +8,29 @@ from __future__ import annotations
 
 import html
 import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from ragmeter.reports.html_text import TEXT, Language
+from ragmeter.errors import ConfigError
+from ragmeter.reports.html_text import LANGUAGES, TEXT, Language
 
 if TYPE_CHECKING:
     from ragmeter.reports.record import ResultRecord
     from ragmeter.wire import MetricComparison, RowPair
 
 
+#: a null reason: (error kind, reason, how many results gave it)
+NullCount = tuple[str | None, str, int]
+
+
 class ReportLike(Protocol):
-    """What this module reads of a report (``ragmeter.reports.EvaluationReport``)."""
+    """What this module reads of a report: ``ragmeter.reports.EvaluationReport`` in memory, or
+    a stored run read in SQL (``ragmeter.runs.stored.StoredRun``), which never loads every
+    result."""
 
     metric_names: list[str]
     rows: int
@@ -32,16 +39,33 @@ class ReportLike(Protocol):
 
     def summary(self) -> Mapping[str, Mapping[str, Any]]: ...
     def scores(self, metric_name: str) -> list[float | None]: ...
-    def results(self, metric_name: str | None = None) -> list[ResultRecord]: ...
-    def errors(self, metric_name: str | None = None) -> list[ResultRecord]: ...
+    def worst(self, metric_name: str, count: int) -> list[ResultRecord]: ...
+    def null_reasons(self, metric_name: str, limit: int) -> list[NullCount]: ...
 
 
-__all__ = ["DEFAULT_WORST", "render_html"]
+__all__ = [
+    "DEFAULT_WORST",
+    "MAX_WORST",
+    "NullCount",
+    "ReportLike",
+    "check_options",
+    "render_html",
+    "write_page",
+]
 
 #: rows shown per metric (lowest scores, then nulls)
 DEFAULT_WORST = 20
-#: characters of a text shown in a row card
-TEXT_CHARS = 2000
+#: the most rows a report may show per metric (keeps a report of any run a few MB)
+MAX_WORST = 1000
+#: characters of a row's query, response or reference shown in a row card
+TEXT_CHARS = 1000
+#: items of a reasoning group shown, and characters of each item's text and reason (the
+#: store keeps up to 200 items of 1,000 characters: a hostile response must not make the
+#: file huge)
+ITEMS_SHOWN = 10
+ITEM_CHARS = 300
+#: null reasons listed per metric (the most frequent first)
+REASONS_SHOWN = 5
 BINS = 10
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'"
 #: inlined into every report (a file beside this module, shipped in the wheel)
@@ -58,7 +82,8 @@ def render_html(
     worst: int = DEFAULT_WORST,
     language: Language = "en",
 ) -> str:
-    """The report as one HTML document (a string)."""
+    """The report as one HTML document (a string): at most ``worst`` rows per metric."""
+    check_options(worst, language)
     text = TEXT[language]
     summary = report.summary()
     parts = [f"<h1>{_e(title)}</h1>", _facts([*facts, *_cost(report, text)])]
@@ -72,7 +97,7 @@ def render_html(
             parts.append(_regressions(name, pairs, text))
     parts.append(f"<h2>{text['worst'].format(n=worst)}</h2>")
     for name in report.metric_names:
-        parts.append(_worst(name, report.results(name), worst, text))
+        parts.append(_worst(name, report.worst(name, worst) if worst else [], text))
     body = "\n".join(parts)
     return (
         f"<!doctype html>\n<html lang='{language}'><head><meta charset='utf-8'>"
@@ -81,6 +106,15 @@ def render_html(
         f"<title>{_e(title)}</title><style>{STYLE}</style></head>"
         f"<body><main>{body}</main></body></html>\n"
     )
+
+
+def check_options(worst: int, language: str) -> None:
+    """ConfigError naming the option unless ``worst`` is 0..MAX_WORST and ``language`` one
+    the report is written in."""
+    if isinstance(worst, bool) or not isinstance(worst, int) or not 0 <= worst <= MAX_WORST:
+        raise ConfigError(f"worst: {worst!r} rows per metric; choose 0 to {MAX_WORST}")
+    if language not in LANGUAGES:
+        raise ConfigError(f"language: {language!r}; choose {' or '.join(LANGUAGES)}")
 
 
 def _e(value: Any) -> str:
@@ -128,19 +162,19 @@ def _summary(report: ReportLike, summary: Mapping[str, Any], text: Mapping[str, 
         lines.append(
             f"<tr><td>{_e(name)}</td><td class='num'>{_num(s['mean'])}</td>"
             f"<td class='num'>{ci}</td><td class='num'>{s['count']:,}</td>"
-            f"<td class='num'>{s['null']:,}{_null_reasons(report.errors(name), text)}</td></tr>"
+            f"<td class='num'>{s['null']:,}{_null_reasons(report, name, s['null'])}</td></tr>"
         )
     lines.append("</tbody></table>")
     return "".join(lines)
 
 
-def _null_reasons(errors: list[ResultRecord], text: Mapping[str, str]) -> str:
-    if not errors:
+def _null_reasons(report: ReportLike, name: str, nulls: int) -> str:
+    if not nulls:
         return ""
-    counted = Counter((r.error_kind or "?", (r.error or "")[:160]) for r in errors)
+    counted = report.null_reasons(name, REASONS_SHOWN)
     items = "".join(
-        f"<li>{n:,} × <b>{_e(kind)}</b>: {_e(reason)}</li>"
-        for (kind, reason), n in counted.most_common(5)
+        f"<li>{n:,} × <b>{_e(kind or '?')}</b>: {_e(reason[:160])}</li>"
+        for kind, reason, n in counted
     )
     return f"<ul class='reasons muted'>{items}</ul>"
 
@@ -165,6 +199,7 @@ def _histogram(name: str, scores: list[float | None], text: Mapping[str, str]) -
     label = text["histogram"].format(name=name, n=len(values))
     return (
         f"<div class='card'><h3>{_e(name)}</h3>"
+        f"<p class='muted'>{_e(text['histCaption'].format(n=len(values), top=tallest))}</p>"
         f"<svg role='img' aria-label='{_e(label)}' width='{width}' height='{height + 16}' "
         f"viewBox='0 0 {width} {height + 16}'>{bars}"
         f"<line class='axis' x1='0' y1='{height}' x2='{width}' y2='{height}'/>"
@@ -179,58 +214,69 @@ def _comparison(comparison: Sequence[MetricComparison], text: Mapping[str, str])
     head = _head(text, keys)
     lines = [f"<table><thead><tr>{head}</tr></thead><tbody>"]
     for c in comparison:
-        verdict = c.verdict or "same"
-        mark = {"better": "▲", "worse": "▼", "same": "="}[verdict]
+        verdict = _verdict(c, text)
         lines.append(
             f"<tr><td>{_e(c.metric_name)}</td><td class='num'>{_num(c.base_mean)}</td>"
             f"<td class='num'>{_num(c.other_mean)}</td><td class='num'>{_num(c.delta)}</td>"
             f"<td class='num'>{_num(c.ci95_low)} – {_num(c.ci95_high)}</td>"
             f"<td class='num'>{_num(c.p_holm)}</td>"
-            f"<td><span class='badge {verdict}'>{mark} {text[verdict]}</span></td>"
+            f"<td>{verdict}</td>"
             f"<td class='num'>{c.paired:,}</td></tr>"
         )
     lines.append("</tbody></table>")
     return "".join(lines)
 
 
+def _verdict(c: MetricComparison, text: Mapping[str, str]) -> str:
+    """The verdict as a badge; a metric without pairs has none, and its note says why."""
+    if c.verdict is None:
+        return f"<span class='muted'>{_e(c.note or '–')}</span>"
+    mark = {"better": "▲", "worse": "▼", "same": "="}[c.verdict]
+    return f"<span class='badge {c.verdict}'>{mark} {text[c.verdict]}</span>"
+
+
 def _regressions(name: str, pairs: Sequence[RowPair], text: Mapping[str, str]) -> str:
+    title = f"<h3>{_e(text['regressed'].format(name=name))}</h3>"
     if not pairs:
-        return f"<h3>{_e(name)}</h3><p class='muted'>{text['noRegression']}</p>"
+        return f"{title}<p class='muted'>{text['noRegression']}</p>"
     head = _head(text, ("row", "query", "base", "candidate", "delta"))
     rows = "".join(
-        f"<tr><td class='num'>{p.other_index}</td><td>{_e(p.query)}</td>"
+        f"<tr><td class='num'>{p.other_index}</td><td>{_e(_cut(p.query, TEXT_CHARS))}</td>"
         f"<td class='num'>{_num(p.base_score)}</td><td class='num'>{_num(p.other_score)}</td>"
         f"<td class='num bad'>{_num(p.delta)}</td></tr>"
         for p in pairs
     )
-    title = text["regressed"].format(name=name)
-    return f"<h3>{_e(title)}</h3><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    return f"{title}<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
-def _worst(name: str, records: list[ResultRecord], count: int, text: Mapping[str, str]) -> str:
-    ordered = sorted(records, key=lambda r: (r.score is None, r.score or 0.0, r.row_index))
-    cards = "".join(_row_card(r, text) for r in ordered[:count])
+def _worst(name: str, records: Sequence[ResultRecord], text: Mapping[str, str]) -> str:
+    cards = "".join(_row_card(r, text) for r in records)
     return f"<h3>{_e(name)}</h3>{cards or '<p class=muted>–</p>'}"
 
 
 def _row_card(record: ResultRecord, text: Mapping[str, str]) -> str:
     raw = record.raw_dataset or {}
-    fields = [("query", record.query), ("response", raw.get("response"))]
+    response = raw.get("response")
+    if response is None and isinstance(record.prediction, str):
+        response = record.prediction  # what the app answered
+    fields = [("query", record.query), ("response", response)]
     fields.append(("reference", raw.get("reference")))
     shown = "".join(
-        f"<div class='label'>{text[k]}</div><div class='text'>{_e(str(v)[:TEXT_CHARS])}</div>"
+        f"<div class='label'>{text[k]}</div><div class='text'>{_e(_cut(v, TEXT_CHARS))}</div>"
         for k, v in fields
         if v not in (None, "")
     )
     if record.score is None:
         kind = _e(record.error_kind or "?")
-        score = f"<span class='bad'>{text['null']}</span> ({kind}): {_e(record.error)}"
+        reason = _e(_cut(record.error or "", TEXT_CHARS))
+        score = f"<span class='bad'>{text['null']}</span> ({kind}): {reason}"
     else:
         passing = "" if record.passing is None else (" ✓" if record.passing else " ✗")
         score = f"{_num(record.score)}{passing}"
-    details = getattr(record, "details", None)
+    details = getattr(record, "details", None)  # None: not recorded (an older run)
+    said = _e(_cut(record.feedback or "", TEXT_CHARS))
     feedback = (  # the reasoning, when recorded, says the same at length
-        f"<div class='label'>{text['feedback']}</div><div class='text'>{_e(record.feedback)}</div>"
+        f"<div class='label'>{text['feedback']}</div><div class='text'>{said}</div>"
         if record.feedback and not details
         else ""
     )
@@ -243,12 +289,17 @@ def _row_card(record: ResultRecord, text: Mapping[str, str]) -> str:
 
 def _reasoning(details: Any, record: ResultRecord, text: Mapping[str, str]) -> str:
     if not isinstance(details, Mapping):
-        judged = bool(record.cost and record.cost.get("requests"))
+        cost = record.cost or {}
+        judged = bool(cost.get("requests") or cost.get("cached"))
         return f"<p class='muted'>{text['notRecorded']}</p>" if judged else ""
     out = []
     for group in details.get("groups") or []:
         kind = str(group.get("kind", ""))
-        items = "".join(_item(item) for item in group.get("items") or [])
+        found = [i for i in group.get("items") or [] if isinstance(i, Mapping)]
+        items = "".join(_item(item) for item in found[:ITEMS_SHOWN])
+        if len(found) > ITEMS_SHOWN:
+            more = text["moreItems"].format(n=len(found) - ITEMS_SHOWN)
+            items += f"<li class='muted'>{_e(more)}</li>"
         out.append(f"<div class='label'>{_e(text.get('kind.' + kind, kind))}</div><ul>{items}</ul>")
     values = details.get("values") or {}
     if values:
@@ -266,14 +317,38 @@ def _item(item: Mapping[str, Any]) -> str:
         if verdict is False
         else "•"
     )
-    reason = f" <span class='muted'>{_e(item['reason'])}</span>" if item.get("reason") else ""
+    reason = (
+        f" <span class='muted'>{_e(_cut(item['reason'], ITEM_CHARS))}</span>"
+        if item.get("reason")
+        else ""
+    )
     value = (
         f" <span class='muted'>({_e(_value(item['value']))})</span>"
         if item.get("value") is not None
         else ""
     )
-    return f"<li>{mark} {_e(str(item.get('text', ''))[:TEXT_CHARS])}{value}{reason}</li>"
+    return f"<li>{mark} {_e(_cut(item.get('text', ''), ITEM_CHARS))}{value}{reason}</li>"
+
+
+def _cut(value: Any, limit: int) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _value(value: Any) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def write_page(page: str, path: str | Path) -> Path:
+    """Write ``page`` to ``path`` (its folder made) and return the path; ConfigError naming
+    the path when it cannot be written (a folder, no permission, a full disk)."""
+    target = Path(path)
+    if target.is_dir():
+        raise ConfigError(f"cannot write the report to {target}: it is a folder; name a file")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(f"cannot write the report to {target}: {reason}") from None
+    return target

@@ -5,6 +5,7 @@ its records instead; both answer alike."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -177,6 +178,25 @@ class EvaluationReport:
             for i, position in found
         ]
 
+    def worst(self, metric_name: str, count: int) -> list[ResultRecord]:
+        """The ``count`` worst records of a metric: lowest scores first, then nulls, ties in
+        row order; only these records are made."""
+        scores = self._score_array(metric_name)
+        missing = np.isnan(scores)
+        order = np.lexsort((np.where(missing, 0.0, scores), missing))[: max(count, 0)]
+        if self._records is not None:
+            records = self._metric_records(metric_name)
+            return [records[int(i)] for i in order]
+        columns = self._metric_columns(metric_name)
+        assert self._table is not None
+        return [self._record(columns, int(i), self._table.raw(int(i))) for i in order]
+
+    def null_reasons(self, metric_name: str, limit: int) -> list[tuple[str | None, str, int]]:
+        """Why a metric's scores are null: (error kind, reason, count), the most frequent
+        ``limit`` first."""
+        counted = Counter((r.error_kind, r.error or "") for r in self.errors(metric_name))
+        return [(kind, reason, n) for (kind, reason), n in counted.most_common(limit)]
+
     def summary(
         self, *, confidence: float = 0.95, resamples: int = 1000
     ) -> dict[str, MetricSummary]:
@@ -282,23 +302,26 @@ class EvaluationReport:
         """Write the report as one self-contained HTML file (summary, histograms, the
         ``worst`` rows per metric with the judge's reasoning; given a ``comparison``, each
         metric's paired difference and the ``regressions`` rows) and return the path. The
-        file fetches nothing when opened. ``language``: en or zh."""
-        from ragmeter.reports.html import render_html
-        from ragmeter.reports.html_text import TEXT
+        file fetches nothing when opened. ``language``: en or zh. ``facts`` (label, value)
+        head the summary; by default the run id and target, where known. A stored run's
+        report, compared with a baseline run: ``ragmeter.load_run(run_id).to_html(...)``."""
+        from ragmeter.reports.html import render_html, write_page
+        from ragmeter.reports.html_text import LANGUAGES, TEXT
 
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        text = TEXT[language] if language in LANGUAGES else TEXT["en"]
+        if not facts:
+            known = [(text["run"], self.run_id), (text["target"], self.target)]
+            facts = [(label, value) for label, value in known if value]
         page = render_html(
             self,
-            title=title or TEXT[language]["report"],
+            title=title or text["report"],
             facts=facts,
             comparison=comparison,
             regressions=regressions,
             worst=worst,
             language=language,
         )
-        target.write_text(page, encoding="utf-8")
-        return target
+        return write_page(page, path)
 
 
 def _sparse(values: Mapping[int, Any], rows: int) -> list[Any]:

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from ragmeter.runs.api import aevaluate, evaluate
     from ragmeter.runs.config import EvaluationConfig
     from ragmeter.runs.scoring import MetricLike, check_rows, resolve_metrics
+    from ragmeter.runs.stored import StoredRun, load_run
 
 __getattr__ = lazy_names(
     __name__,
@@ -19,6 +20,7 @@ __getattr__ = lazy_names(
         "ragmeter.runs.api": ("aevaluate", "evaluate"),
         "ragmeter.runs.config": ("EvaluationConfig",),
         "ragmeter.runs.scoring": ("MetricLike", "check_rows", "resolve_metrics"),
+        "ragmeter.runs.stored": ("StoredRun", "load_run"),
     },
 )
 
@@ -26,8 +28,10 @@ __getattr__ = lazy_names(
 __all__ = [
     "EvaluationConfig",
     "MetricLike",
+    "StoredRun",
     "aevaluate",
     "check_rows",
     "evaluate",
+    "load_run",
     "resolve_metrics",
 ]

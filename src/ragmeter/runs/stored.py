@@ -1,0 +1,161 @@
+"""A stored run read for its report, in SQL: summary, scores, the worst results and the null
+reasons, without loading every result (a 100,000-row run's report reads a few columns and a
+few dozen rows), and written as one HTML file, optionally against a baseline run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import func, select
+
+from ragmeter.reports import EvaluationReport, ResultRecord
+from ragmeter.reports.html import DEFAULT_WORST, check_options, render_html, write_page
+from ragmeter.reports.html_text import TEXT, Language
+from ragmeter.runs.browse import MAX_REASONS
+from ragmeter.runs.compare import compare_scores
+from ragmeter.runs.pairs import choose, pair_page
+from ragmeter.store import ResultRow
+
+if TYPE_CHECKING:
+    from ragmeter.runs.store import RunStore
+    from ragmeter.store import RunRecord
+    from ragmeter.wire import MetricComparison, RowPair
+
+__all__ = ["REGRESSED_ROWS", "StoredRun", "load_run"]
+
+#: rows listed per metric under "the rows that regressed most"
+REGRESSED_ROWS = 20
+#: characters of a null reason it is grouped by (the report shows 160)
+_REASON_CHARS = 300
+
+
+def load_run(run_id: str, *, store: str | None = None) -> StoredRun:
+    """A stored run of this store (``$RAGMETER_HOME``'s, or the one at the SQLAlchemy URL
+    ``store``) by id or name, for its HTML report or its full ``report()``; NotFoundError
+    naming it when there is none."""
+    from ragmeter.runs.store import RunStore
+    from ragmeter.store import open_store
+
+    return StoredRun(RunStore(open_store(store)), run_id)
+
+
+class StoredRun:
+    """One stored run as the HTML report reads it (``ragmeter.reports.html.ReportLike``)."""
+
+    def __init__(self, runs: RunStore, run_id: str) -> None:
+        self.runs = runs
+        self.record: RunRecord = runs.get(run_id)
+        self.run_id: str = self.record.id
+        self.metric_names = runs.info(self.record, summary=False).metrics
+        self.rows = self.record.done_rows
+        started, finished = self.record.started_at, self.record.finished_at
+        self.seconds = (finished - started).total_seconds() if started and finished else 0.0
+        self.usage: dict[str, float] | None = dict(self.record.usage or {})
+
+    def __repr__(self) -> str:
+        return f"StoredRun({self.run_id!r}, {self.rows} rows, {', '.join(self.metric_names)})"
+
+    def report(self) -> EvaluationReport:
+        """Every stored result as an ``EvaluationReport`` (loads them all)."""
+        report = self.runs.report(self.run_id)
+        report.run_id = self.run_id
+        report.target = self.record.scene_value
+        return report
+
+    def summary(self) -> dict[str, dict[str, float | int | None]]:
+        return self.runs.summary(self.record)
+
+    def _where(self, metric_name: str) -> list[Any]:
+        return [ResultRow.run_id == self.run_id, ResultRow.metric_name == metric_name]
+
+    def scores(self, metric_name: str) -> list[float | None]:
+        """The metric's scores in row order (None where null)."""
+        query = select(ResultRow.score).where(*self._where(metric_name))
+        with self.runs.store.session() as session:
+            return list(session.scalars(query.order_by(ResultRow.row_index)))
+
+    def worst(self, metric_name: str, count: int) -> list[ResultRecord]:
+        """The ``count`` lowest scores of a metric, then its nulls, ties in row order: read
+        on the run/metric/score index."""
+        query = (
+            select(ResultRow)
+            .where(*self._where(metric_name))
+            .order_by(ResultRow.score.is_(None), ResultRow.score, ResultRow.row_index)
+            .limit(max(count, 0))
+        )
+        with self.runs.store.session() as session:
+            return [ResultRecord.from_attributes(row) for row in session.scalars(query)]
+
+    def null_reasons(self, metric_name: str, limit: int) -> list[tuple[str | None, str, int]]:
+        """(error kind, reason, count) of the metric's null scores, the most frequent first."""
+        reason = func.substr(ResultRow.error, 1, _REASON_CHARS)
+        query = (
+            select(ResultRow.error_kind, reason, func.count())
+            .where(*self._where(metric_name), ResultRow.score.is_(None))
+            .group_by(ResultRow.error_kind, reason)
+            .order_by(func.count().desc(), ResultRow.error_kind, reason)
+            .limit(min(limit, MAX_REASONS))
+        )
+        with self.runs.store.session() as session:
+            return [(kind, text or "", int(n)) for kind, text, n in session.execute(query)]
+
+    def facts(self, language: Language) -> list[tuple[str, str]]:
+        """The run's id, dataset, target, state and creation time, labelled in ``language``."""
+        text, record = TEXT[language], self.record
+        dataset = self.runs.dataset(record.dataset_id)
+        target = record.scene_key + (f": {record.scene_value}" if record.scene_value else "")
+        return [
+            (text["run"], record.id),
+            (text["dataset"], dataset.name or dataset.source or str(dataset.id)),
+            (text["target"], target),
+            (text["state"], record.state),
+            (text["created"], record.created_at.strftime("%Y-%m-%d %H:%M")),
+        ]
+
+    def compare_with(
+        self, baseline: StoredRun, rows: int = REGRESSED_ROWS
+    ) -> tuple[list[MetricComparison], dict[str, list[RowPair]]]:
+        """``compare_scores`` of ``baseline`` (base) and this run (other), and per compared
+        metric the ``rows`` pairs that regressed most (paged in SQL)."""
+        base_scores, my_scores = self.runs.scores(baseline.run_id), self.runs.scores(self.run_id)
+        comparison = compare_scores(base_scores, my_scores)
+        base = (baseline.run_id, baseline.metric_names)
+        mine = (self.run_id, self.metric_names)
+        regressions: dict[str, list[RowPair]] = {}
+        for item in comparison:
+            chosen = choose(self.runs.store, base, mine, item.metric_name)
+            page = pair_page(self.runs.store, chosen, regressions_only=True, offset=0, limit=rows)
+            regressions[item.metric_name] = page.items
+        return comparison, regressions
+
+    def to_html(
+        self,
+        path: str | Path,
+        *,
+        compare: str | StoredRun | None = None,
+        worst: int = DEFAULT_WORST,
+        language: Language = "en",
+    ) -> Path:
+        """Write the run's report as one self-contained HTML file (``EvaluationReport.to_html``
+        has the layout) and return the path; with ``compare`` (a baseline run of this store, or
+        its id) also each metric's paired difference and the rows that regressed most."""
+        check_options(worst, language)
+        text = TEXT[language]
+        facts = self.facts(language)
+        comparison: list[MetricComparison] = []
+        regressions: dict[str, list[RowPair]] = {}
+        if compare is not None:
+            base = compare if isinstance(compare, StoredRun) else StoredRun(self.runs, compare)
+            facts.append((text["baseline"], base.run_id))
+            comparison, regressions = self.compare_with(base)
+        page = render_html(
+            self,
+            title=f"{text['report']} · {self.run_id[:12]}",
+            facts=facts,
+            comparison=comparison,
+            regressions=regressions,
+            worst=worst,
+            language=language,
+        )
+        return write_page(page, path)
