@@ -81,7 +81,7 @@ export class RunView {
     this.body = h("div", { id: "rows-body", "aria-live": "polite" });
     this.root.replaceChildren(this.head, this.cards,
       h("h2", {}, t("run.rows")), this.filters(), this.body);
-    await this.refresh();
+    await this.refresh(this.run);
   }
 
   stop() {
@@ -89,10 +89,12 @@ export class RunView {
     clearTimeout(this.timer);
   }
 
-  async refresh() {
+  /** The run's head, cards and rows; `known`: the run as just fetched (not asked again). */
+  async refresh(known = null) {
     clearTimeout(this.timer);
+    const rows = this.load(); // the table's page comes alongside the summary, not after it
     const [run, found] = await Promise.all([
-      get(`/evaluate/runs/${encodeURIComponent(this.id)}`),
+      known || get(`/evaluate/runs/${encodeURIComponent(this.id)}`),
       get(`/evaluate/runs/${encodeURIComponent(this.id)}/distribution`),
     ]);
     if (this.stopped) return;
@@ -100,7 +102,7 @@ export class RunView {
     this.renderHead();
     const byName = new Map(found.map((d) => [d.metric_name, d]));
     this.cards.replaceChildren(...run.metrics.map((name) => metricCard(name, (run.summary || {})[name] || {}, byName.get(name))));
-    await this.load();
+    await rows;
     if (LIVE.has(run.state) && !this.stopped) this.timer = setTimeout(() => this.refresh().catch(() => {}), POLL_MS);
   }
 
