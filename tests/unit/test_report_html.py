@@ -140,7 +140,7 @@ def test_reasoning_shows_verdict_marks_and_not_recorded_for_old_judged_results()
     assert en["kind.response_statements"] in page and en["kind.questions"] in page
     assert "<span class='ok'>✓</span> Paris is in France." in page
     assert "<span class='bad'>✗</span> It has 90 million people." in page
-    assert "• Where is Paris? <span class='muted'>(0.910)</span>" in page
+    assert "<li>Where is Paris? <span class='muted'>(0.910)</span>" in page
     assert "f1 = 0.667" in page
     assert page.count(en["notRecorded"]) == 1
 

@@ -310,12 +310,12 @@ def _reasoning(details: Any, record: ResultRecord, text: Mapping[str, str]) -> s
 
 def _item(item: Mapping[str, Any]) -> str:
     verdict = item.get("verdict")
-    mark = (
-        "<span class='ok'>✓</span>"
+    mark = (  # no verdict (a question): the list's own bullet is enough
+        "<span class='ok'>✓</span> "
         if verdict is True
-        else "<span class='bad'>✗</span>"
+        else "<span class='bad'>✗</span> "
         if verdict is False
-        else "•"
+        else ""
     )
     reason = (
         f" <span class='muted'>{_e(_cut(item['reason'], ITEM_CHARS))}</span>"
@@ -327,7 +327,7 @@ def _item(item: Mapping[str, Any]) -> str:
         if item.get("value") is not None
         else ""
     )
-    return f"<li>{mark} {_e(_cut(item.get('text', ''), ITEM_CHARS))}{value}{reason}</li>"
+    return f"<li>{mark}{_e(_cut(item.get('text', ''), ITEM_CHARS))}{value}{reason}</li>"
 
 
 def _cut(value: Any, limit: int) -> str:
