@@ -78,10 +78,10 @@ def average_precision_of_useful(useful: Sequence[bool]) -> float:
 
 
 #: what ``PlannedMetric.score`` returns: (score, feedback) or (score, feedback, details)
-Scored = tuple[float | None, str] | tuple[float | None, str, Details | None]
+ScoreOutcome = tuple[float | None, str] | tuple[float | None, str, Details | None]
 
 
-def _unpack(scored: Scored) -> tuple[float | None, str, Details | None]:
+def _unpack(scored: ScoreOutcome) -> tuple[float | None, str, Details | None]:
     if len(scored) == 3:
         return scored[0], scored[1], scored[2]
     return scored[0], scored[1], None
@@ -135,7 +135,7 @@ class PlannedMetric(LLMEvaluationMetric):
             f"{self.metric_name} scores whole rows through evaluate(); it has no per-call form"
         )
 
-    async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> Scored:
+    async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> ScoreOutcome:
         """(score, feedback) for one row, or (score, feedback, details) with the judge's
         reasoning (``ragmeter.reports.details``); a None score needs a reason as feedback."""
         raise NotImplementedError
@@ -193,7 +193,7 @@ class FaithfulnessMetric(PlannedMetric):
     tasks = ("response_statements", "faithfulness")
     needs = ("response", "retrieved_contexts")
 
-    async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> Scored:
+    async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> ScoreOutcome:
         statements = judged.outputs["response_statements"]
         if not statements:
             reasoning = details(group("response_statements", []))
@@ -213,7 +213,7 @@ class ResponseRelevancyMetric(PlannedMetric):
     needs = ("response",)
     embeds = ("query",)
 
-    async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> Scored:
+    async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> ScoreOutcome:
         questions = [q for q in judged.outputs["questions"] if q.strip()]
         if judged.outputs["noncommittal"]:
             reasoning = details(
@@ -239,7 +239,7 @@ class ContextPrecisionMetric(PlannedMetric):
     tasks = ("context_usefulness",)
     needs = ("retrieved_contexts", "response|reference")
 
-    async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> Scored:
+    async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> ScoreOutcome:
         verdicts = judged.outputs["context_usefulness"]
         useful = [bool(v["verdict"]) for v in verdicts]
         target = "reference" if row.reference is not None else "response"
@@ -260,7 +260,7 @@ class ContextRecallMetric(PlannedMetric):
     tasks = ("reference_statements", "reference_attribution")
     needs = ("reference", "retrieved_contexts")
 
-    async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> Scored:
+    async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> ScoreOutcome:
         statements = judged.outputs["reference_statements"]
         if not statements:
             reasoning = details(group("reference_statements", []))
@@ -294,7 +294,7 @@ class AnswerCorrectnessMetric(PlannedMetric):
         if similarity_weight == 0:
             self.embeds = ()
 
-    async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> Scored:
+    async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> ScoreOutcome:
         outputs = judged.outputs
         tp = sum(bool(v["verdict"]) for v in outputs["response_in_reference"])
         fp = len(outputs["response_in_reference"]) - tp
