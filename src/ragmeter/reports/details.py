@@ -24,6 +24,7 @@ __all__ = [
     "TEXT_CHARS",
     "DetailKind",
     "Details",
+    "cut_text",
     "details",
     "group",
     "item",
@@ -50,11 +51,14 @@ MAX_ITEMS = 200
 Details = dict[str, Any]
 
 
-def _cut(text: Any, limit: int) -> str | None:
-    if text is None:
-        return None
+def cut_text(text: Any, limit: int) -> str:
+    """``text`` as a string of at most ``limit`` characters (ending in "…" when cut)."""
     value = text if isinstance(text, str) else str(text)
     return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def _cut(text: Any, limit: int) -> str | None:
+    return None if text is None else cut_text(text, limit)
 
 
 def _number(value: Any) -> float | int | None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from ragmeter.errors import ConfigError
+from ragmeter.reports.details import cut_text
 from ragmeter.reports.html_text import LANGUAGES, TEXT, Language
 
 if TYPE_CHECKING:
@@ -241,7 +242,7 @@ def _regressions(name: str, pairs: Sequence[RowPair], text: Mapping[str, str]) -
         return f"{title}<p class='muted'>{text['noRegression']}</p>"
     head = _head(text, ("row", "query", "base", "candidate", "delta"))
     rows = "".join(
-        f"<tr><td class='num'>{p.other_index}</td><td>{_e(_cut(p.query, TEXT_CHARS))}</td>"
+        f"<tr><td class='num'>{p.other_index}</td><td>{_e(cut_text(p.query, TEXT_CHARS))}</td>"
         f"<td class='num'>{_num(p.base_score)}</td><td class='num'>{_num(p.other_score)}</td>"
         f"<td class='num bad'>{_num(p.delta)}</td></tr>"
         for p in pairs
@@ -262,19 +263,19 @@ def _row_card(record: ResultRecord, text: Mapping[str, str]) -> str:
     fields = [("query", record.query), ("response", response)]
     fields.append(("reference", raw.get("reference")))
     shown = "".join(
-        f"<div class='label'>{text[k]}</div><div class='text'>{_e(_cut(v, TEXT_CHARS))}</div>"
+        f"<div class='label'>{text[k]}</div><div class='text'>{_e(cut_text(v, TEXT_CHARS))}</div>"
         for k, v in fields
         if v not in (None, "")
     )
     if record.score is None:
         kind = _e(record.error_kind or "?")
-        reason = _e(_cut(record.error or "", TEXT_CHARS))
+        reason = _e(cut_text(record.error or "", TEXT_CHARS))
         score = f"<span class='bad'>{text['null']}</span> ({kind}): {reason}"
     else:
         passing = "" if record.passing is None else (" ✓" if record.passing else " ✗")
         score = f"{_num(record.score)}{passing}"
     details = getattr(record, "details", None)  # None: not recorded (an older run)
-    said = _e(_cut(record.feedback or "", TEXT_CHARS))
+    said = _e(cut_text(record.feedback or "", TEXT_CHARS))
     feedback = (  # the reasoning, when recorded, says the same at length
         f"<div class='label'>{text['feedback']}</div><div class='text'>{said}</div>"
         if record.feedback and not details
@@ -318,7 +319,7 @@ def _item(item: Mapping[str, Any]) -> str:
         else ""
     )
     reason = (
-        f" <span class='muted'>{_e(_cut(item['reason'], ITEM_CHARS))}</span>"
+        f" <span class='muted'>{_e(cut_text(item['reason'], ITEM_CHARS))}</span>"
         if item.get("reason")
         else ""
     )
@@ -327,12 +328,7 @@ def _item(item: Mapping[str, Any]) -> str:
         if item.get("value") is not None
         else ""
     )
-    return f"<li>{mark}{_e(_cut(item.get('text', ''), ITEM_CHARS))}{value}{reason}</li>"
-
-
-def _cut(value: Any, limit: int) -> str:
-    text = str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return f"<li>{mark}{_e(cut_text(item.get('text', ''), ITEM_CHARS))}{value}{reason}</li>"
 
 
 def _value(value: Any) -> str:
