@@ -136,7 +136,7 @@ def test_evaluate_stores_only_when_asked_and_resumes_by_name(
 def test_stored_runs_compare_by_row_id_when_every_row_has_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ragmeter.runs.compare import compare_scores
+    from ragmeter.runs.pairs import compare_runs
 
     monkeypatch.setenv("RAGMETER_HOME", str(tmp_path / "home"))
     base = [
@@ -153,7 +153,6 @@ def test_stored_runs_compare_by_row_id_when_every_row_has_one(
     ragmeter.evaluate(base, "mrr", store="base")
     ragmeter.evaluate(candidate, "mrr", store="candidate")
     runs = _runs(tmp_path / "home")
-    assert runs.scores("base")[:2] == [("q0", "mrr", 0.5, "r0"), ("q1", "mrr", 0.5, 1)]
-    (mrr,) = compare_scores(runs.scores("base"), runs.scores("candidate"))
+    (mrr,) = compare_runs(runs.store, ("base", ["mrr"]), ("candidate", ["mrr"]))
     assert mrr.paired_by == "id" and mrr.paired == 6 and mrr.better == 6
     assert mrr.delta == pytest.approx(0.5) and mrr.base_unpaired == mrr.other_unpaired == 0

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,17 @@ from alembic.config import Config
 from sqlalchemy import create_engine, text
 
 from ragmeter.reports.record import ResultRecord
+from ragmeter.runs.compare import compare_scores
 from ragmeter.runs.config import EvaluationConfig
-from ragmeter.runs.pairs import GRID, MAX_POINTS, _pairs, choose, pair_page, scatter
+from ragmeter.runs.pairs import (
+    GRID,
+    MAX_POINTS,
+    choose,
+    compare_runs,
+    pair_page,
+    scatter,
+    side_query,
+)
 from ragmeter.runs.store import RunStore
 from ragmeter.store import Store
 from ragmeter.store.db import _MIGRATIONS
@@ -267,14 +275,11 @@ def test_the_pair_query_seeks_the_key_index_and_never_scans_the_results(tmp_path
     store, _ = _store_with_runs(tmp_path / "plan.db", 50, seed=1)
     for by, index in (("id", "ix_results_run_metric_id_key"),
                       ("query", "ix_results_run_metric_query_key")):  # fmt: skip
-        chosen = replace(choose(store, ("a", ["mrr"]), ("b", ["mrr"]), "mrr"), by=by)
-        query = _pairs(chosen).select()
+        query = side_query("a", "mrr", by)  # type: ignore[arg-type]
         sql = str(query.compile(store.engine, compile_kwargs={"literal_binds": True}))
         with store.engine.connect() as connection:
             plan = [row[3] for row in connection.execute(text(f"EXPLAIN QUERY PLAN {sql}"))]
-        uses = [step for step in plan if "results" in step or " AS " in step]
-        assert uses and all(f"COVERING INDEX {index}" in step for step in uses), plan
-        assert not any(step.startswith("SCAN") and "results" in step for step in plan), plan
+        assert plan == [f"SEARCH results USING COVERING INDEX {index} (run_id=? AND metric_name=?)"]
 
 
 def test_results_stored_before_the_pair_keys_get_them_when_the_store_upgrades(
@@ -330,3 +335,63 @@ def test_results_stored_before_the_pair_keys_get_them_when_the_store_upgrades(
         ("q0", 0, 0), ("q1", 1, 1), ("q2", 2, 2),
     }  # fmt: skip
     store.close()
+
+
+def _messy_rows(rng: random.Random, count: int, with_ids: bool) -> list[ResultRecord]:
+    """Two metrics, repeated queries, some nulls, ids (strings and integers) or none."""
+    out = []
+    for i in range(count):
+        query = f"q{rng.randrange(count // 2)}"
+        row: dict[str, Any] = {"query": query}
+        if with_ids:
+            row["id"] = rng.choice([i, f"r{i}"])
+        for metric in ("mrr", "hit_rate"):
+            score = None if rng.random() < 0.1 else rng.choice([0.0, 0.5, 1.0, rng.random()])
+            out.append(
+                ResultRecord(
+                    row_index=i,
+                    metric_name=metric,
+                    score=score,
+                    passing=None,
+                    feedback=None,
+                    error=None if score is not None else "no reference",
+                    prediction=None,
+                    contexts=None,
+                    prediction_cost=0,
+                    query=query,
+                    raw_dataset=row,
+                )
+            )
+    return out
+
+
+@pytest.mark.parametrize("with_ids", [True, False])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_stored_runs_compare_exactly_as_their_scores_do(
+    tmp_path: Path, seed: int, with_ids: bool
+) -> None:
+    """The store's comparison (read from the pair index) equals ``compare_scores`` over the
+    same results as tuples, with repeated keys, nulls and rows in different orders; and the
+    pair page holds the same pairs, largest regression first."""
+    store = Store(f"sqlite:///{tmp_path / 'messy.db'}")
+    runs = RunStore(store)
+    dataset = runs.add_dataset([{"query": "q"}], name="d")
+    rng = random.Random(seed)
+    scored: dict[str, list[tuple[Any, ...]]] = {}
+    for run_id in ("a", "b"):
+        records = _messy_rows(rng, 60, with_ids)
+        runs.create(EvaluationConfig(metrics=("mrr", "hit_rate")), ["mrr", "hit_rate"],
+                    dataset.id, 60, {}, run_id=run_id)  # fmt: skip
+        runs.commit_rows(run_id, records, {})
+        scored[run_id] = [
+            (r.query, r.metric_name, r.score, (r.raw_dataset or {}).get("id")) for r in records
+        ]
+    pair = (("a", ["mrr", "hit_rate"]), ("b", ["mrr", "hit_rate"]))
+    assert compare_runs(store, *pair) == compare_scores(scored["a"], scored["b"])
+    chosen = choose(store, *pair, "mrr")
+    assert chosen.by == ("id" if with_ids else "query")
+    page = pair_page(store, chosen, regressions_only=False, offset=0, limit=1000)
+    deltas = [p.delta for p in page.items if p.delta is not None]
+    (mrr, _) = compare_scores(scored["a"], scored["b"])
+    assert len(deltas) == mrr.paired and deltas == sorted(deltas)
+    assert sum(d < 0 for d in deltas) == mrr.worse

@@ -19,7 +19,16 @@ from ragmeter.reports.stats import PairedComparison, compare_paired
 from ragmeter.store.pairing import is_row_id
 from ragmeter.wire import MetricComparison
 
-__all__ = ["TIE", "MetricComparison", "Pairing", "Scored", "compare_scores"]
+__all__ = [
+    "TIE",
+    "MetricComparison",
+    "Pairing",
+    "Scored",
+    "Side",
+    "compare_scores",
+    "compare_sides",
+    "pair_positions",
+]
 
 #: (query, metric_name, score) or (query, metric_name, score, row_id) of one run, in row
 #: order; ``row_id`` is the dataset row's ``id`` where it has one
@@ -31,12 +40,11 @@ TIE = 1e-12
 
 
 @dataclass(frozen=True)
-class _Run:
-    """One run's results as columns: the pairing key (unique per metric), metric code and
-    score (NaN where null)."""
+class Side:
+    """One run's results of one metric as columns: the pairing key (any integers: equal keys
+    pair) and the score (NaN where null), in row order within each key."""
 
     keys: np.ndarray
-    metrics: np.ndarray
     scores: np.ndarray
 
 
@@ -53,24 +61,15 @@ def _codes(values: list[Hashable], index: defaultdict[Hashable, int]) -> np.ndar
     return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
 
 
-def _all_distinct(metrics: np.ndarray, keys: np.ndarray) -> bool:
-    """Whether no (metric, key) occurs twice (the usual run), by counting, where the count
-    table is at most a few times the run's size."""
-    width = int(keys.max()) + 1
-    cells = (int(metrics.max()) + 1) * width
-    if cells > 4 * len(keys) + 4096:
-        return False
-    return int(np.bincount(metrics * width + keys, minlength=cells).max()) <= 1
-
-
-def _nth(metrics: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """How many earlier rows of the same metric share the key: 0 for its first occurrence."""
-    if len(keys) == 0 or _all_distinct(metrics, keys):
-        return np.zeros(len(keys), dtype=np.int64)
-    order = np.lexsort((keys, metrics))  # stable: row order within a (metric, key) group
-    m, k = metrics[order], keys[order]
+def _nth(codes: np.ndarray) -> np.ndarray:
+    """How many earlier results share the key (codes in 0..len-1): 0 for its first
+    occurrence, the usual case, found by counting."""
+    if len(codes) == 0 or int(np.bincount(codes).max()) <= 1:
+        return np.zeros(len(codes), dtype=np.int64)
+    order = np.argsort(codes, kind="stable")  # row order within a key
+    k = codes[order]
     starts = np.ones(len(order), dtype=bool)
-    starts[1:] = (m[1:] != m[:-1]) | (k[1:] != k[:-1])
+    starts[1:] = k[1:] != k[:-1]
     position = np.arange(len(order))
     first = np.maximum.accumulate(np.where(starts, position, 0))
     out = np.empty(len(order), dtype=np.int64)
@@ -78,20 +77,33 @@ def _nth(metrics: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return out
 
 
-def _run(
+def pair_positions(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions in ``a`` and ``b`` (two runs' keys of one metric, each in row order) of
+    the pairs: the n-th occurrence of a key with the n-th in the other run, in ``a``'s row
+    order (so differences, and the bootstrap over them, do not depend on the keys' values)."""
+    _, codes = np.unique(np.concatenate([a, b]), return_inverse=True)
+    stride = len(codes) + 1
+    unique_a = codes[: len(a)] * stride + _nth(codes[: len(a)])
+    unique_b = codes[len(a) :] * stride + _nth(codes[len(a) :])
+    _, ia, ib = np.intersect1d(unique_a, unique_b, assume_unique=True, return_indices=True)
+    order = np.argsort(ia)
+    return ia[order], ib[order]
+
+
+def _sides(
     rows: Sequence[tuple[Any, ...]],
     by: Pairing,
     key_index: defaultdict[Hashable, int],
     metric_index: defaultdict[Hashable, int],
-    stride: int,
-) -> _Run:
-    """Columns of one run; a row's key is (key code, occurrence) as one number, ``stride``
-    (more than any run's row count) apart, so equal keys in both runs are equal numbers."""
+) -> dict[int, Side]:
+    """One run's results per metric code."""
     metrics = _codes(list(map(itemgetter(1), rows)), metric_index)
-    codes = _codes(list(map(itemgetter(3 if by == "id" else 0), rows)), key_index)
+    keys = _codes(list(map(itemgetter(3 if by == "id" else 0), rows)), key_index)
     scores = np.array(list(map(itemgetter(2), rows)), dtype=np.float64)  # None -> NaN
-    unique = codes * stride + _nth(metrics, codes)
-    return _Run(unique, metrics, scores)
+    return {
+        int(code): Side(keys[metrics == code], scores[metrics == code])
+        for code in np.unique(metrics)
+    }
 
 
 def _pairing(rows: Sequence[tuple[Any, ...]]) -> Pairing:
@@ -110,15 +122,12 @@ def _unpaired_note(by: Pairing, scored_a: int, scored_b: int) -> str:
     )
 
 
-def _diffs(a: _Run, b: _Run, code: int) -> tuple[np.ndarray, int, int, float | None, float | None]:
+def _diffs(a: Side, b: Side) -> tuple[np.ndarray, int, int, float | None, float | None]:
     """Paired differences (other - base) of one metric, each run's scored count and mean."""
-    sa, sb = a.metrics == code, b.metrics == code
-    ka, va = a.keys[sa], a.scores[sa]
-    kb, vb = b.keys[sb], b.scores[sb]
-    ka, va = ka[~np.isnan(va)], va[~np.isnan(va)]
-    kb, vb = kb[~np.isnan(vb)], vb[~np.isnan(vb)]
-    _, ia, ib = np.intersect1d(ka, kb, assume_unique=True, return_indices=True)
-    diffs = vb[ib] - va[ia]
+    ia, ib = pair_positions(a.keys, b.keys)
+    diffs = b.scores[ib] - a.scores[ia]
+    diffs = diffs[~np.isnan(diffs)]
+    va, vb = a.scores[~np.isnan(a.scores)], b.scores[~np.isnan(b.scores)]
     mean_a = float(va.mean()) if len(va) else None
     mean_b = float(vb.mean()) if len(vb) else None
     return diffs, len(va), len(vb), mean_a, mean_b
@@ -164,19 +173,27 @@ def compare_scores(base: Scored, other: Scored, *, alpha: float = 0.05) -> list[
     rows_a, rows_b = list(base), list(other)
     by = _pairing(rows_a + rows_b)
     key_index, metric_index = _index(), _index()
-    stride = len(rows_a) + len(rows_b) + 1
-    a = _run(rows_a, by, key_index, metric_index, stride)
-    names_a = [str(name) for name in metric_index]
-    b = _run(rows_b, by, key_index, metric_index, stride)
-    in_b = set(np.unique(b.metrics).tolist())
-    shared = [name for code, name in enumerate(names_a) if code in in_b]
+    a = _sides(rows_a, by, key_index, metric_index)
+    b = _sides(rows_b, by, key_index, metric_index)
+    names = list(map(str, metric_index))
+    sides = {names[code]: (a.get(code), b.get(code)) for code in range(len(names))}
+    return compare_sides(sides, by, alpha=alpha)
+
+
+def compare_sides(
+    sides: dict[str, tuple[Side | None, Side | None]], by: Pairing, *, alpha: float = 0.05
+) -> list[MetricComparison]:
+    """``compare_scores`` over runs given as columns: per metric name (the base run's
+    first, in its order) each run's results, None where a run has no result of it."""
+    shared = {name: (a, b) for name, (a, b) in sides.items() if a is not None and b is not None}
     if not shared:
-        names_b = [str(name) for code, name in enumerate(metric_index) if code in in_b]
+        names_a = [name for name, (a, _) in sides.items() if a is not None]
+        names_b = [name for name, (_, b) in sides.items() if b is not None]
         raise ConfigError(
             f"the runs share no metric (base: {', '.join(names_a) or 'none'}; "
             f"other: {', '.join(names_b) or 'none'})"
         )
-    parts = {name: _diffs(a, b, metric_index[name]) for name in shared}
+    parts = {name: _diffs(a, b) for name, (a, b) in shared.items()}
     if all(len(p[0]) == 0 for p in parts.values()):
         raise ConfigError(
             f"the runs share no scored {by}: no {by} has a score in both runs for any of "

@@ -1,31 +1,47 @@
-"""Two runs row by row for one metric: the pairs, largest regression first, paged in SQL (a
-self-join of the results on the pairing key), and a scatter of their scores whose size is
-bounded however large the runs are. Rows pair as ``runs.compare`` pairs them: by ``id`` when
+"""Two stored runs compared: per metric statistics, and row by row for one metric the pairs,
+largest regression first, paged, and a scatter of their scores whose size is bounded however
+large the runs are. Each run's results of a metric are read in key order from a covering
+index (migration 0008) and paired in numpy. Rows pair as ``runs.compare`` pairs them: by ``id`` when
 every result of both runs has one, else by query text; the n-th occurrence of a key pairs
 with the n-th in the other run."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Subquery, and_, func, or_, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy.orm import Session
 
 from ragmeter.errors import ConfigError, clip
 from ragmeter.runs.browse import TEXT_CHARS
-from ragmeter.runs.compare import TIE, Pairing
+from ragmeter.runs.compare import TIE, Pairing, Side, compare_sides, pair_positions
 from ragmeter.store import ResultRow, Store
-from ragmeter.wire import RowPair, RowPairPage, Scatter, ScatterPoint
+from ragmeter.store.db import plain_rows
+from ragmeter.wire import MetricComparison, RowPair, RowPairPage, Scatter, ScatterPoint
 
-__all__ = ["GRID", "MAX_POINTS", "Chosen", "choose", "pair_page", "scatter"]
+__all__ = [
+    "GRID",
+    "MAX_POINTS",
+    "Chosen",
+    "choose",
+    "compare_runs",
+    "pair_page",
+    "read_side",
+    "scatter",
+    "side_query",
+]
 
 #: a scatter holds at most this many points; past it, counts on a grid
 MAX_POINTS = 2_000
 #: cells per axis of a scatter's grid (GRID * GRID <= MAX_POINTS)
 GRID = 40
+#: one side read at a time: the driver hands the GIL back and forth for every row it
+#: reads, so two reads side by side (the compare view asks for its pairs and its scatter at
+#: once) took 3x as long as one after the other
+_READING = threading.Lock()
 
 
 def pairing(session: Session, base: tuple[str, list[str]], other: tuple[str, list[str]]) -> Pairing:
@@ -71,49 +87,81 @@ def choose(
     return Chosen(base[0], other[0], metric, by)
 
 
-def _earlier(run_id: str, metric: str, key: Any, row: Any) -> Any:
-    """How many of the run's results of ``metric`` share ``row``'s key at a lower row index
-    (0 for the key's first occurrence): a range count on the key index."""
-    other = aliased(ResultRow)
-    mine, theirs = getattr(row, key), getattr(other, key)
+@dataclass(frozen=True)
+class _Pairs:
+    """The pairs of one metric as columns: each side's row index and score (NaN where null)
+    and the difference (candidate - baseline; NaN where either is null)."""
+
+    base_idx: np.ndarray[Any, Any]
+    other_idx: np.ndarray[Any, Any]
+    base_score: np.ndarray[Any, Any]
+    other_score: np.ndarray[Any, Any]
+
+    @property
+    def delta(self) -> np.ndarray[Any, Any]:
+        found: np.ndarray[Any, Any] = self.other_score - self.base_score
+        return found
+
+
+def side_query(run_id: str, metric: str, by: Pairing) -> Select[int | None, int, float | None]:
+    """SQL: the pairing key, row index and score of a run's results of ``metric``, in key
+    order (all three in the pair index, so SQLite never reads the results table)."""
+    key = ResultRow.id_key if by == "id" else ResultRow.query_key
     return (
-        select(func.count())
-        .where(
-            other.run_id == run_id,
-            other.metric_name == metric,
-            theirs == mine,
-            other.row_index < row.row_index,
-        )
-        .scalar_subquery()
+        select(key, ResultRow.row_index, ResultRow.score)
+        .where(ResultRow.run_id == run_id, ResultRow.metric_name == metric)
+        .order_by(key, ResultRow.row_index)
     )
 
 
-def _pairs(chosen: Chosen) -> Subquery:
-    """The results of ``metric`` of both runs paired: a self-join of the results on the
-    key (the candidate's walked, the baseline's sought on the key index), the n-th
-    occurrence of a key with the n-th. Columns: base_idx, other_idx, base_score,
-    other_score, delta (candidate - baseline)."""
-    key = "id_key" if chosen.by == "id" else "query_key"
-    a, b = aliased(ResultRow), aliased(ResultRow)
-    on = and_(
-        a.run_id == chosen.base_id,
-        a.metric_name == chosen.metric,
-        getattr(a, key) == getattr(b, key),
-        _earlier(chosen.base_id, chosen.metric, key, a)
-        == _earlier(chosen.other_id, chosen.metric, key, b),
-    )
-    return (
-        select(
-            a.row_index.label("base_idx"),
-            b.row_index.label("other_idx"),
-            a.score.label("base_score"),
-            b.score.label("other_score"),
-            (b.score - a.score).label("delta"),
-        )
-        .join_from(b, a, on)
-        .where(b.run_id == chosen.other_id, b.metric_name == chosen.metric)
-        .subquery()
-    )
+def read_side(session: Session, run_id: str, metric: str, by: Pairing) -> tuple[Side, Any]:
+    """A run's results of ``metric`` as columns in row order (and their row indexes), read
+    from the covering pair index: a seek and a walk, never a scan of the results."""
+    with _READING:
+        found = plain_rows(session, side_query(run_id, metric, by))
+    keys = np.fromiter((row[0] or 0 for row in found), dtype=np.int64, count=len(found))
+    rows = np.fromiter((row[1] for row in found), dtype=np.int64, count=len(found))
+    scores = np.array([row[2] for row in found], dtype=np.float64)  # None -> NaN
+    order = np.argsort(rows, kind="stable")  # row order, as compare_scores reads a run
+    return Side(keys[order], scores[order]), rows[order]
+
+
+def _pairs(store: Store, chosen: Chosen) -> _Pairs:
+    """The results of ``metric`` of both runs paired (the n-th occurrence of a key with the
+    n-th), as ``compare_scores`` pairs them."""
+    with store.session() as session:
+        base, base_rows = read_side(session, chosen.base_id, chosen.metric, chosen.by)
+        other, other_rows = read_side(session, chosen.other_id, chosen.metric, chosen.by)
+    ia, ib = pair_positions(base.keys, other.keys)
+    return _Pairs(base_rows[ia], other_rows[ib], base.scores[ia], other.scores[ib])
+
+
+def compare_runs(
+    store: Store,
+    base: tuple[str, list[str]],
+    other: tuple[str, list[str]],
+    *,
+    alpha: float = 0.05,
+) -> list[MetricComparison]:
+    """``compare_scores`` of two stored runs (each its id and metric names), read metric by
+    metric from the pair index: what the service and the HTML report compare runs with."""
+    names = list(dict.fromkeys([*base[1], *other[1]]))
+    with store.session() as session:
+        by = pairing(session, base, other)
+        sides = {
+            name: (_held(session, base, name, by), _held(session, other, name, by))
+            for name in names
+        }
+    return compare_sides(sides, by, alpha=alpha)
+
+
+def _held(session: Session, run: tuple[str, list[str]], metric: str, by: Pairing) -> Side | None:
+    """The run's results of ``metric``; None when it has none (a metric it does not have,
+    or no row done yet)."""
+    if metric not in run[1]:
+        return None
+    side, _ = read_side(session, run[0], metric, by)
+    return side if len(side.keys) else None
 
 
 def _texts(session: Session, chosen: Chosen, indexes: list[int]) -> dict[int, tuple[str, Any]]:
@@ -138,39 +186,36 @@ def pair_page(
     """A page of the pairs (largest regression first: the most negative delta, nulls
     last, then the candidate's row order) and how many there are; only the pairs that got
     worse with ``regressions_only``."""
-    pairs = _pairs(chosen)
-    where = [pairs.c.delta < -TIE] if regressions_only else []
-    order = [pairs.c.delta.is_(None), pairs.c.delta, pairs.c.other_idx]
+    pairs = _pairs(store, chosen)
+    delta = pairs.delta
+    chosen_rows = np.flatnonzero(delta < -TIE) if regressions_only else np.arange(len(delta))
+    part = delta[chosen_rows]
+    nulls = np.isnan(part)
+    order = np.lexsort((pairs.other_idx[chosen_rows], np.where(nulls, 0.0, part), nulls))
+    page = chosen_rows[order[offset : offset + limit]]
     with store.session() as session:
-        found = session.execute(
-            select(pairs, func.count().over().label("total"))
-            .where(*where)
-            .order_by(*order)
-            .offset(offset)
-            .limit(limit)
-        ).all()
-        total = found[0].total if found else _count(session, pairs, where)
-        texts = _texts(session, chosen, [row.other_idx for row in found])
+        texts = _texts(session, chosen, [int(i) for i in pairs.other_idx[page]])
     items = []
-    for row in found:
-        query, row_id = texts.get(row.other_idx, ("", None))
+    for i in page:
+        query, row_id = texts.get(int(pairs.other_idx[i]), ("", None))
         items.append(
             RowPair(
                 key=row_id if chosen.by == "id" else query,
-                base_index=row.base_idx,
-                other_index=row.other_idx,
+                base_index=int(pairs.base_idx[i]),
+                other_index=int(pairs.other_idx[i]),
                 query=query,
-                base_score=row.base_score,
-                other_score=row.other_score,
-                delta=row.delta,
+                base_score=_number(pairs.base_score[i]),
+                other_score=_number(pairs.other_score[i]),
+                delta=_number(delta[i]),
             )
         )
+    total = len(chosen_rows)
     return RowPairPage(items=items, total=total, offset=offset, limit=limit, paired_by=chosen.by)
 
 
-def _count(session: Session, pairs: Subquery, where: list[Any]) -> int:
-    """How many pairs match (for a page past the end, which carries no count)."""
-    return session.scalar(select(func.count()).select_from(pairs).where(*where)) or 0
+def _number(value: float) -> float | None:
+    """A score for the wire: None for NaN (a null)."""
+    return None if np.isnan(value) else float(value)
 
 
 def _span(x: np.ndarray[Any, Any], y: np.ndarray[Any, Any]) -> tuple[float, float]:
@@ -212,13 +257,9 @@ def scatter(store: Store, chosen: Chosen) -> Scatter:
     """Baseline score (x) against candidate score (y) for every pair both runs scored: the
     distinct points with their counts while there are at most ``MAX_POINTS`` of them, else
     counts on a grid (mode "grid"): a deterministic answer of bounded size."""
-    pairs = _pairs(chosen)
-    both = and_(pairs.c.base_score.is_not(None), pairs.c.other_score.is_not(None))
-    with store.session() as session:
-        found = session.execute(select(pairs.c.base_score, pairs.c.other_score).where(both)).all()
-    flat = chain.from_iterable(found)  # np.array over Row objects is ~20x slower
-    xy = np.fromiter(flat, dtype=np.float64, count=2 * len(found)).reshape(-1, 2)
-    x, y = xy[:, 0], xy[:, 1]
+    pairs = _pairs(store, chosen)
+    both = ~(np.isnan(pairs.base_score) | np.isnan(pairs.other_score))
+    x, y = pairs.base_score[both], pairs.other_score[both]
     low, high = _span(x, y)
     points = _points(x, y)
     common = {"metric_name": chosen.metric, "paired": len(x), "low": low, "high": high}

@@ -513,23 +513,6 @@ class RunStore:
                     break
             return found, total
 
-    def scores(self, run_id: str) -> list[tuple[str, str, float | None, Any]]:
-        """(query, metric_name, score, the dataset row's ``id`` or None) of every result, in
-        row order: what a comparison pairs rows by."""
-        self.get(run_id)
-        with self.store.session() as session:
-            found = session.execute(
-                select(
-                    ResultRow.query,
-                    ResultRow.metric_name,
-                    ResultRow.score,
-                    ResultRow.raw_dataset["id"],
-                )
-                .where(ResultRow.run_id == run_id)
-                .order_by(ResultRow.row_index, ResultRow.id)
-            ).all()
-        return [(q, m, s, i) for q, m, s, i in found]
-
     def report(self, run_id: str) -> EvaluationReport:
         """The run's stored results as a report (scores, summary, ``to_jsonl``)."""
         record = self.get(run_id)

@@ -13,8 +13,7 @@ from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.reports.html import DEFAULT_WORST, check_options, render_html, write_page
 from ragmeter.reports.html_text import TEXT, Language
 from ragmeter.runs.browse import MAX_REASONS
-from ragmeter.runs.compare import compare_scores
-from ragmeter.runs.pairs import choose, pair_page
+from ragmeter.runs.pairs import choose, compare_runs, pair_page
 from ragmeter.store import ResultRow
 
 if TYPE_CHECKING:
@@ -116,12 +115,11 @@ class StoredRun:
     def compare_with(
         self, baseline: StoredRun, rows: int = REGRESSED_ROWS
     ) -> tuple[list[MetricComparison], dict[str, list[RowPair]]]:
-        """``compare_scores`` of ``baseline`` (base) and this run (other), and per compared
-        metric the ``rows`` pairs that regressed most (paged in SQL)."""
-        base_scores, my_scores = self.runs.scores(baseline.run_id), self.runs.scores(self.run_id)
-        comparison = compare_scores(base_scores, my_scores)
+        """The comparison of ``baseline`` (base) and this run (other), and per compared
+        metric the ``rows`` pairs that regressed most."""
         base = (baseline.run_id, baseline.metric_names)
         mine = (self.run_id, self.metric_names)
+        comparison = compare_runs(self.runs.store, base, mine)
         regressions: dict[str, list[RowPair]] = {}
         for item in comparison:
             chosen = choose(self.runs.store, base, mine, item.metric_name)

@@ -11,8 +11,7 @@ from fastapi import APIRouter, Depends, Path, Query, status
 
 from ragmeter.runs.browse import MAX_BINS, RowFilter, distribution, row_detail
 from ragmeter.runs.browse import row_page as browse_rows
-from ragmeter.runs.compare import compare_scores
-from ragmeter.runs.pairs import Chosen, choose, pair_page, scatter
+from ragmeter.runs.pairs import Chosen, choose, compare_runs, pair_page, scatter
 from ragmeter.runs.request import EvaluateServeRequest
 from ragmeter.service._runs import create_run, result_dict
 from ragmeter.service.envelope import Result, ok
@@ -151,18 +150,23 @@ def compare(
     over rows both scored (paired by row id, else query text), with a bootstrap 95% CI, the
     sign-flip test's p-value, Holm-corrected across the metrics, and better/worse/same at
     ``alpha``."""
-    base, other = svc.runs.scores(run_id), svc.runs.scores(other_id)
-    return ok(compare_scores(base, other, alpha=alpha))
+    base, other = _with_metrics(svc, run_id, other_id)
+    return ok(compare_runs(svc.runs.store, base, other, alpha=alpha))
 
 
 #: the metric two runs are compared on row by row (one both runs have)
 PairMetric = Annotated[str, Query(min_length=1, max_length=200)]
 
 
+def _with_metrics(svc: Services, *run_ids: str) -> list[tuple[str, list[str]]]:
+    """Each run (404 for an unknown one) as its id and metric names."""
+    infos = [svc.runs.info(svc.runs.get(run_id), summary=False) for run_id in run_ids]
+    return [(info.run_id, info.metrics) for info in infos]
+
+
 def _chosen(svc: Services, base_id: str, other_id: str, metric: str) -> Chosen:
-    runs = [svc.runs.info(svc.runs.get(run), summary=False) for run in (base_id, other_id)]
-    pair = [(info.run_id, info.metrics) for info in runs]
-    return choose(svc.runs.store, pair[0], pair[1], metric)
+    base, other = _with_metrics(svc, base_id, other_id)
+    return choose(svc.runs.store, base, other, metric)
 
 
 @router.get("/{run_id}/compare/{other_id}/rows")
