@@ -27,8 +27,8 @@ from ragmeter.runs.pairs import (
     compare_runs,
     pair_page,
     scatter,
-    side_query,
 )
+from ragmeter.runs.sides import side_query
 from ragmeter.runs.store import RunStore
 from ragmeter.store import Store
 from ragmeter.store.db import _MIGRATIONS
@@ -395,3 +395,41 @@ def test_stored_runs_compare_exactly_as_their_scores_do(
     (mrr, _) = compare_scores(scored["a"], scored["b"])
     assert len(deltas) == mrr.paired and deltas == sorted(deltas)
     assert sum(d < 0 for d in deltas) == mrr.worse
+
+
+def test_a_run_made_again_under_its_id_is_compared_afresh(tmp_path: Path) -> None:
+    """A finished run's columns are kept between requests; a run deleted and made again
+    under the same id, or resumed, is read again."""
+    store, runs = _store_with_runs(tmp_path / "again.db", 30, seed=4)
+    for run_id in ("a", "b"):
+        runs.start(run_id)
+        runs.finish(run_id, "done")
+    pair = (("a", ["mrr"]), ("b", ["mrr"]))
+    before = compare_runs(store, *pair)
+    assert compare_runs(store, *pair) == before
+    runs.delete_run("b")
+    config = EvaluationConfig(metrics=("mrr",))
+    runs.create(config, ["mrr"], runs.dataset("d").id, 30, {}, run_id="b")
+    same = [
+        ResultRecord(
+            row_index=i,
+            metric_name="mrr",
+            score=0.0,
+            passing=None,
+            feedback=None,
+            error=None,
+            prediction=None,
+            contexts=None,
+            prediction_cost=0,
+            query=f"q{i}",
+            raw_dataset={"id": i, "query": f"q{i}"},
+        )
+        for i in range(30)
+    ]
+    runs.commit_rows("b", same, {})
+    runs.start("b")
+    runs.finish("b", "done")
+    (after,) = compare_runs(store, *pair)
+    assert after.other_mean == 0.0 and after.other_mean != before[0].other_mean
+    page = pair_page(store, choose(store, *pair, "mrr"), regressions_only=False, offset=0, limit=5)
+    assert all(p.other_score == 0.0 for p in page.items)

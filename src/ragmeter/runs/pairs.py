@@ -1,25 +1,24 @@
 """Two stored runs compared: per metric statistics, and row by row for one metric the pairs,
 largest regression first, paged, and a scatter of their scores whose size is bounded however
-large the runs are. Each run's results of a metric are read in key order from a covering
-index (migration 0008) and paired in numpy. Rows pair as ``runs.compare`` pairs them: by ``id`` when
+large the runs are. Each run's results of a metric are read as columns (``runs.sides``) and
+paired in numpy. Rows pair as ``runs.compare`` pairs them: by ``id`` when
 every result of both runs has one, else by query text; the n-th occurrence of a key pairs
 with the n-th in the other run."""
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from ragmeter.errors import ConfigError, clip
 from ragmeter.runs.browse import TEXT_CHARS
 from ragmeter.runs.compare import TIE, Pairing, Side, compare_sides, pair_positions
+from ragmeter.runs.sides import read_side
 from ragmeter.store import ResultRow, Store
-from ragmeter.store.db import plain_rows
 from ragmeter.wire import MetricComparison, RowPair, RowPairPage, Scatter, ScatterPoint
 
 __all__ = [
@@ -29,19 +28,13 @@ __all__ = [
     "choose",
     "compare_runs",
     "pair_page",
-    "read_side",
     "scatter",
-    "side_query",
 ]
 
 #: a scatter holds at most this many points; past it, counts on a grid
 MAX_POINTS = 2_000
 #: cells per axis of a scatter's grid (GRID * GRID <= MAX_POINTS)
 GRID = 40
-#: one side read at a time: the driver hands the GIL back and forth for every row it
-#: reads, so two reads side by side (the compare view asks for its pairs and its scatter at
-#: once) took 3x as long as one after the other
-_READING = threading.Lock()
 
 
 def pairing(session: Session, base: tuple[str, list[str]], other: tuple[str, list[str]]) -> Pairing:
@@ -101,29 +94,6 @@ class _Pairs:
     def delta(self) -> np.ndarray[Any, Any]:
         found: np.ndarray[Any, Any] = self.other_score - self.base_score
         return found
-
-
-def side_query(run_id: str, metric: str, by: Pairing) -> Select[int | None, int, float | None]:
-    """SQL: the pairing key, row index and score of a run's results of ``metric``, in key
-    order (all three in the pair index, so SQLite never reads the results table)."""
-    key = ResultRow.id_key if by == "id" else ResultRow.query_key
-    return (
-        select(key, ResultRow.row_index, ResultRow.score)
-        .where(ResultRow.run_id == run_id, ResultRow.metric_name == metric)
-        .order_by(key, ResultRow.row_index)
-    )
-
-
-def read_side(session: Session, run_id: str, metric: str, by: Pairing) -> tuple[Side, Any]:
-    """A run's results of ``metric`` as columns in row order (and their row indexes), read
-    from the covering pair index: a seek and a walk, never a scan of the results."""
-    with _READING:
-        found = plain_rows(session, side_query(run_id, metric, by))
-    keys = np.fromiter((row[0] or 0 for row in found), dtype=np.int64, count=len(found))
-    rows = np.fromiter((row[1] for row in found), dtype=np.int64, count=len(found))
-    scores = np.array([row[2] for row in found], dtype=np.float64)  # None -> NaN
-    order = np.argsort(rows, kind="stable")  # row order, as compare_scores reads a run
-    return Side(keys[order], scores[order]), rows[order]
 
 
 def _pairs(store: Store, chosen: Chosen) -> _Pairs:

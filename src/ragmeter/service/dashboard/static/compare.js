@@ -58,7 +58,23 @@ export class CompareView {
     this.summary = h("div", { id: "compare-summary", "aria-live": "polite" });
     this.detail = h("div", { id: "compare-detail" });
     this.root.replaceChildren(h("h1", {}, t("cmp.title")), this.picker, this.summary, this.detail);
-    await this.renderPicker();
+    const listed = get(`/evaluate/runs${query({ limit: 200 })}`);
+    if (this.base && this.other) {
+      // the statistics, and the rows and scatter of the metric in the URL, asked at once
+      this.path = `/evaluate/runs/${encodeURIComponent(this.base)}/compare/${encodeURIComponent(this.other)}`;
+      this.asked = get(this.path);
+      this.asked.catch(() => {}); // answered in load()
+      if (this.params.get("metric")) this.detailFrame(this.params.get("metric"));
+    }
+    const page = await listed;
+    if (this.stopped) return;
+    await this.renderPicker(page);
+    if (this.asked && !this.shownMetric) {
+      const metricsOf = (id) => (page.items.find((run) => run.run_id === id) || { metrics: [] }).metrics;
+      const other = metricsOf(this.other);
+      const shared = metricsOf(this.base).filter((m) => other.includes(m));
+      if (shared.length) this.detailFrame(shared[0]);
+    }
     if (!this.base || !this.other) {
       this.summary.replaceChildren(h("div", { class: "empty" }, h("p", {}, t("cmp.pickTwo"))));
       return;
@@ -70,8 +86,7 @@ export class CompareView {
     this.stopped = true;
   }
 
-  async renderPicker() {
-    const page = await get(`/evaluate/runs${query({ limit: 200 })}`);
+  async renderPicker(page) {
     const runs = page.items.map((run) => run.run_id);
     for (const id of [this.base, this.other]) if (id && !runs.includes(id)) runs.unshift(id);
     const label = new Map(page.items.map((run) => [run.run_id, `${run.run_id.slice(0, 12)} · ${run.metrics.join(", ")}`]));
@@ -90,23 +105,33 @@ export class CompareView {
       h("label", { for: "c-other" }, t("cmp.candidate")), other, swap));
   }
 
+  /** The row table and scatter of `metric`, asked now (before the statistics answer). */
+  detailFrame(metric) {
+    this.params.set("metric", metric);
+    this.pairsBox = h("div", { id: "pairs-body", "aria-live": "polite" });
+    this.scatterBox = h("figure", { id: "compare-scatter", class: "scatter-box" });
+    this.controls = h("div", {});
+    this.detail.replaceChildren(this.controls, h("div", { class: "compare-grid" }, this.pairsBox, this.scatterBox));
+    this.shownMetric = metric;
+    this.pending = Promise.all([this.loadPairs(), this.loadScatter()]);
+  }
+
   async load() {
-    const path = `/evaluate/runs/${encodeURIComponent(this.base)}/compare/${encodeURIComponent(this.other)}`;
     try {
-      this.comparison = await get(path);
+      this.comparison = await this.asked;
     } catch (error) {
       if (this.stopped || error.status === 401) return;
       this.summary.replaceChildren(h("p", { class: "error", role: "alert" }, t("error", { message: error.message })));
+      this.detail.replaceChildren();
       return;
     }
     if (this.stopped) return;
-    this.path = path;
     this.summary.replaceChildren(this.metricTable());
     const names = this.comparison.map((c) => c.metric_name);
     if (!names.includes(this.params.get("metric"))) this.params.set("metric", names[0]);
-    this.detail.replaceChildren(this.rowControls(names), h("div", { class: "compare-grid" },
-      h("div", { id: "pairs-body", "aria-live": "polite" }), h("figure", { id: "compare-scatter", class: "scatter-box" })));
-    await Promise.all([this.loadPairs(), this.loadScatter()]);
+    if (this.shownMetric !== this.params.get("metric")) this.detailFrame(this.params.get("metric"));
+    this.controls.replaceChildren(this.rowControls(names));
+    await this.pending;
   }
 
   metricTable() {
@@ -153,7 +178,7 @@ export class CompareView {
   }
 
   async loadPairs() {
-    const body = document.getElementById("pairs-body");
+    const body = this.pairsBox;
     const pageNo = Math.max(Number(this.params.get("page") || 1), 1);
     const ask = { metric: this.params.get("metric"), offset: (pageNo - 1) * PAGE, limit: PAGE,
       regressions_only: this.params.get("worse") === "1" ? "true" : "" };
@@ -205,7 +230,7 @@ export class CompareView {
   }
 
   async loadScatter() {
-    const box = document.getElementById("compare-scatter");
+    const box = this.scatterBox;
     const metric = this.params.get("metric");
     let found;
     try {
