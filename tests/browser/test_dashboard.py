@@ -205,6 +205,19 @@ def test_cancel_and_resume_a_running_run(
     shoot(page, "dashboard-run-resumed")
 
 
+def test_a_view_that_cannot_start_replaces_the_one_before(
+    page: Page, service: ServiceProcess, shoot: Shoot
+) -> None:
+    """Going from the runs list to a run that does not exist shows the error alone: the list
+    is not left on screen under the new address."""
+    _open(page, service)
+    expect(page.locator("table.runs tbody tr").first).to_be_visible()
+    page.goto(f"{service.url}/#/runs/no-such-run")
+    expect(page.locator("#main .error")).to_contain_text("no-such-run")
+    expect(page.locator("table.runs")).to_have_count(0)
+    shoot(page, "dashboard-run-missing")
+
+
 def test_the_empty_state(page: Page, tmp_path: Path, shoot: Shoot) -> None:
     with ServiceProcess(tmp_path / "empty", keys=None) as server:
         _open(page, server)

@@ -39,8 +39,11 @@ function show() {
   }
   if (name === "runs" && id && rest[0] === "rows") view = new RowView(main, id, params, rest[1] || "");
   else view = id ? new View(main, id, params) : new View(main, params);
-  view.start().catch((error) => {
-    main.append(h("p", { class: "error", role: "alert" }, t("error", { message: error.message })));
+  const current = view;
+  current.start().catch((error) => {
+    if (view !== current) return; // the user has moved on
+    // never leave the previous view's content under the new address
+    main.replaceChildren(h("p", { class: "error", role: "alert" }, t("error", { message: error.message })));
   });
 }
 
