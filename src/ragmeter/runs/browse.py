@@ -8,13 +8,14 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel
-from sqlalchemy import String, and_, cast, exists, func, or_, select
+from sqlalchemy import String, and_, cast, func, or_, select
 from sqlalchemy.orm import aliased
 
 from ragmeter.datasets import Row
 from ragmeter.errors import ConfigError, NotFoundError, clip
 from ragmeter.metrics.retrieval.ranking import judge_rows
 from ragmeter.store import ResultRow, Store
+from ragmeter.store.db import plain_rows
 from ragmeter.store.lookup import LIKE_ESCAPE, like_pattern
 from ragmeter.wire import (
     MetricDistribution,
@@ -98,13 +99,12 @@ def _order(anchor: Any, run_id: str, chosen: RowFilter) -> list[Any]:
     if chosen.failures_first:
         if chosen.metric is not None:
             failed = or_(anchor.score.is_(None), anchor.passing.is_(False))
-        else:
-            other = aliased(ResultRow)
-            failed = exists().where(
-                other.run_id == run_id,
-                other.row_index == anchor.row_index,
-                or_(other.score.is_(None), other.passing.is_(False)),
+        else:  # one list of the failed rows, not a lookup per row
+            failing = select(ResultRow.row_index).where(
+                ResultRow.run_id == run_id,
+                or_(ResultRow.score.is_(None), ResultRow.passing.is_(False)),
             )
+            failed = anchor.row_index.in_(failing)
         order.append(failed.desc())
     descending = chosen.order == "desc"
     if chosen.sort == "score":
@@ -182,8 +182,10 @@ def distribution(store: Store, run_id: str, metric: str, bins: int) -> MetricDis
     where = [ResultRow.run_id == run_id, ResultRow.metric_name == metric]
     reason = func.substr(ResultRow.error, 1, _REASON_CHARS)
     with store.session() as session:
-        scores = session.scalars(select(ResultRow.score).where(*where, ResultRow.score.isnot(None)))
-        values = np.fromiter(scores, dtype=np.float64)
+        scores = plain_rows(
+            session, select(ResultRow.score).where(*where, ResultRow.score.isnot(None))
+        )
+        values = np.fromiter((score for (score,) in scores), dtype=np.float64, count=len(scores))
         nulls = session.scalar(
             select(func.count()).select_from(ResultRow).where(*where, ResultRow.score.is_(None))
         )
