@@ -226,32 +226,38 @@ def test_bad_parameters_are_4xx_naming_them(
 # -- the store directly: a large scatter, the query plan -----------------------------------
 
 
+def _mrr_run(runs: RunStore, run_id: str, scores: list[float]) -> None:
+    """A run of one mrr result per score (row ``i`` has id ``i``), written as a run writes
+    them."""
+    config = EvaluationConfig(metrics=("mrr",))
+    runs.create(config, ["mrr"], runs.dataset("d").id, len(scores), {}, run_id=run_id)
+    records = [
+        ResultRecord(
+            row_index=i,
+            metric_name="mrr",
+            score=score,
+            passing=None,
+            feedback=None,
+            error=None,
+            prediction=None,
+            contexts=None,
+            prediction_cost=0,
+            query=f"q{i}",
+            raw_dataset={"id": i, "query": f"q{i}"},
+        )
+        for i, score in enumerate(scores)
+    ]
+    runs.commit_rows(run_id, records, {})
+
+
 def _store_with_runs(path: Path, rows: int, seed: int) -> tuple[Store, RunStore]:
-    """Two runs of ``rows`` rows with random mrr scores, written as a run writes them."""
+    """Two runs (a, b) of ``rows`` rows with random mrr scores."""
     store = Store(f"sqlite:///{path}")
     runs = RunStore(store)
-    dataset = runs.add_dataset([{"query": "q"}], name="d")
+    runs.add_dataset([{"query": "q"}], name="d")
     rng = random.Random(seed)
     for run_id in ("a", "b"):
-        config = EvaluationConfig(metrics=("mrr",))
-        runs.create(config, ["mrr"], dataset.id, rows, {}, run_id=run_id)
-        records = [
-            ResultRecord(
-                row_index=i,
-                metric_name="mrr",
-                score=rng.random(),
-                passing=None,
-                feedback=None,
-                error=None,
-                prediction=None,
-                contexts=None,
-                prediction_cost=0,
-                query=f"q{i}",
-                raw_dataset={"id": i, "query": f"q{i}"},
-            )
-            for i in range(rows)
-        ]
-        runs.commit_rows(run_id, records, {})
+        _mrr_run(runs, run_id, [rng.random() for _ in range(rows)])
     return store, runs
 
 
@@ -408,25 +414,7 @@ def test_a_run_made_again_under_its_id_is_compared_afresh(tmp_path: Path) -> Non
     before = compare_runs(store, *pair)
     assert compare_runs(store, *pair) == before
     runs.delete_run("b")
-    config = EvaluationConfig(metrics=("mrr",))
-    runs.create(config, ["mrr"], runs.dataset("d").id, 30, {}, run_id="b")
-    same = [
-        ResultRecord(
-            row_index=i,
-            metric_name="mrr",
-            score=0.0,
-            passing=None,
-            feedback=None,
-            error=None,
-            prediction=None,
-            contexts=None,
-            prediction_cost=0,
-            query=f"q{i}",
-            raw_dataset={"id": i, "query": f"q{i}"},
-        )
-        for i in range(30)
-    ]
-    runs.commit_rows("b", same, {})
+    _mrr_run(runs, "b", [0.0] * 30)
     runs.start("b")
     runs.finish("b", "done")
     (after,) = compare_runs(store, *pair)
