@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from itertools import repeat
 from typing import Any
 
+from ragmeter.datasets.agent import AGENT_FIELDS
 from ragmeter.datasets.row import FIELD_ALIASES, LIST_FIELDS, Row, _scan, row_from_mapping
 from ragmeter.datasets.table import FIELDS, Dataset
 
@@ -22,6 +23,7 @@ __all__ = ["dataset_from_raws"]
 
 _NONE = type(None)
 _TEXT_FIELDS = ("reference", "response")
+_AGENT = frozenset({*AGENT_FIELDS, "tools_called"})
 
 
 def dataset_from_raws(
@@ -83,8 +85,8 @@ def _columns(raws: Sequence[Any], max_depth: int) -> tuple[dict[str, list[Any]],
             return None
         else:
             named[field] = key
-    if "query" not in named:
-        return None
+    if "query" not in named or named.keys() & _AGENT:
+        return None  # agent rows are read one by one (datasets.agent)
     columns: dict[str, list[Any]] = {}
     doubtful: set[int] = set()
     for field in FIELDS:

@@ -4,11 +4,30 @@ from __future__ import annotations
 
 import math
 import reprlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_serializer,
+    field_validator,
+)
 
+from ragmeter.datasets.agent import (
+    AgentFormatError,
+    Message,
+    Tool,
+    ToolCall,
+    first_user_text,
+    plain_items,
+    read_messages,
+    read_tool_calls,
+    read_tools,
+    turns_from_tools_called,
+)
 from ragmeter.errors import DatasetError
 
 __all__ = [
@@ -41,6 +60,21 @@ FIELD_ALIASES: dict[str, str] = {
     "retrieved_ids": "retrieved_ids",
     "reference_ids": "reference_ids",
     "metadata": "metadata",
+    # agents (ragmeter.datasets.agent): OpenAI / Anthropic / RAGAS / DeepEval names
+    "messages": "messages",
+    "conversation": "messages",
+    "turns": "messages",
+    "reference_tool_calls": "reference_tool_calls",
+    "expected_tools": "reference_tool_calls",
+    "reference_topics": "reference_topics",
+    "available_tools": "available_tools",
+    "tools": "available_tools",
+    "tools_called": "tools_called",
+    # DeepEval's test case
+    "input": "query",
+    "actual_output": "response",
+    "expected_output": "reference",
+    "retrieval_context": "retrieved_contexts",
 }
 
 _EXPECTED: dict[str, str] = {
@@ -53,6 +87,7 @@ _EXPECTED: dict[str, str] = {
     "retrieved_ids": "a list of strings (ids)",
     "reference_ids": "a list of strings (ids)",
     "metadata": "an object (dict)",
+    "reference_topics": "a list of strings",
 }
 
 #: how deep a row may nest (the row object is level 1) unless a caller gives its own limit;
@@ -79,8 +114,20 @@ class TooLongNumber:
 
 
 LIST_FIELDS = frozenset(
-    {"reference_contexts", "retrieved_contexts", "retrieved_ids", "reference_ids"}
+    {
+        "reference_contexts",
+        "retrieved_contexts",
+        "retrieved_ids",
+        "reference_ids",
+        "reference_topics",
+    }
 )
+#: agent fields read into their models before the row is validated
+_AGENT_READERS = {
+    "messages": read_messages,
+    "reference_tool_calls": read_tool_calls,
+    "available_tools": read_tools,
+}
 
 
 class Row(BaseModel):
@@ -96,6 +143,10 @@ class Row(BaseModel):
     retrieved_contexts: list[str] | None = None
     retrieved_ids: list[str] | None = None
     reference_ids: list[str] | None = None
+    messages: tuple[Message, ...] | None = None
+    reference_tool_calls: tuple[ToolCall, ...] | None = None
+    reference_topics: list[str] | None = None
+    available_tools: tuple[Tool, ...] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     extra: dict[str, Any] = Field(default_factory=dict)
 
@@ -106,6 +157,10 @@ class Row(BaseModel):
         if isinstance(value, list | tuple):
             return [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
         return value
+
+    @field_serializer("messages", "reference_tool_calls", "available_tools")
+    def _plain(self, value: Sequence[BaseModel] | None) -> list[dict[str, Any]] | None:
+        return None if value is None else plain_items(value)
 
     def to_raw(self) -> dict[str, Any]:
         """The row as a plain dict with canonical names, absent fields left out."""
@@ -272,8 +327,10 @@ def row_from_mapping(
             source=source,
             line=line,
         )
-    _check_values(raw, max_depth, depth_setting, {"row": row, "source": source, "line": line})
+    where = {"row": row, "source": source, "line": line}
+    _check_values(raw, max_depth, depth_setting, where)
     fields = _canonical_fields(raw, row)
+    _agent_fields(fields, where)
     if "query" not in fields:
         raise DatasetError(
             "missing; every row needs a query (aliases: question, user_input)",
@@ -296,6 +353,47 @@ def row_from_mapping(
         raise DatasetError(detail, row=row, field=field, source=source, line=line) from None
     _check_ids_align(validated, row, source, line)
     return validated
+
+
+def _agent_fields(fields: dict[str, Any], where: dict[str, Any]) -> None:
+    """The agent fields in their one form (``datasets.agent``), in place: a conversation
+    given as RAGAS's multi-turn ``user_input`` or DeepEval's ``tools_called`` becomes
+    ``messages``; a row without a query takes its first user message's text."""
+    if isinstance(fields.get("query"), list | tuple):
+        if "messages" in fields:
+            raise DatasetError(
+                "is a conversation, and messages are given too", field="query", **where
+            )
+        fields["messages"] = fields.pop("query")
+    for name, read in _AGENT_READERS.items():
+        if name in fields:
+            try:
+                fields[name] = read(fields[name])
+            except AgentFormatError as exc:
+                raise DatasetError(exc.message, field=f"{name}{exc.path}", **where) from None
+    if "tools_called" in fields:
+        calls = fields.pop("tools_called")
+        if "messages" in fields:
+            raise DatasetError(
+                "give the calls inside messages, not beside them", field="tools_called", **where
+            )
+        if isinstance(fields.get("query"), str):
+            try:
+                fields["messages"] = turns_from_tools_called(
+                    fields["query"], calls, fields.get("response")
+                )
+            except AgentFormatError as exc:
+                path = exc.path.replace("[1].tools_called", "", 1)
+                raise DatasetError(exc.message, field=f"tools_called{path}", **where) from None
+    if "query" not in fields and fields.get("messages"):
+        asked = first_user_text(fields["messages"])
+        if asked is None:
+            raise DatasetError(
+                "has no user message with text to take the row's query from; give a query",
+                field="messages",
+                **where,
+            )
+        fields["query"] = asked
 
 
 def _check_ids_align(row_obj: Row, row: int, source: str | None, line: int | None) -> None:

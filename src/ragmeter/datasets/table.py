@@ -8,6 +8,7 @@ from typing import Any, TypeVar, overload
 
 import numpy as np
 
+from ragmeter.datasets.agent import plain_items
 from ragmeter.datasets.row import Row
 
 __all__ = ["FIELDS", "Dataset", "LazyColumn"]
@@ -24,9 +25,15 @@ FIELDS: tuple[str, ...] = (
     "retrieved_contexts",
     "retrieved_ids",
     "reference_ids",
+    "messages",
+    "reference_tool_calls",
+    "reference_topics",
+    "available_tools",
     "metadata",
     "extra",
 )
+#: columns holding models (``datasets.agent``), made plain in ``raw``
+_MODEL_FIELDS = frozenset({"messages", "reference_tool_calls", "available_tools"})
 _DICT_FIELDS = frozenset({"metadata", "extra"})
 
 
@@ -179,6 +186,8 @@ class Dataset(Sequence[Row]):
         for name in self._order:
             value = self._columns[name][index]
             if value is not None:
+                if name in _MODEL_FIELDS:
+                    value = plain_items(value)
                 raw[name] = value
         extra = raw.pop("extra", None)
         if extra:

@@ -1,0 +1,195 @@
+"""Agent rows: one conversation read from OpenAI's, Anthropic's, RAGAS's and DeepEval's
+formats into the same messages; bad items named by row, field and path; rows written back
+and read again unchanged; files (JSONL, CSV cells holding JSON) load with line numbers."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragmeter.datasets.agent import final_answer, tool_calls_of
+from ragmeter.datasets.loader import load_dataset
+from ragmeter.datasets.row import row_from_mapping
+from ragmeter.errors import DatasetError
+
+OPENAI: dict[str, Any] = {
+    "messages": [
+        {"role": "system", "content": "You answer about the weather."},
+        {"role": "user", "content": "Weather in Paris and Rome?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function",
+                 "function": {"name": "weather", "arguments": '{"city": "Paris"}'}},
+                {"id": "c2", "type": "function",
+                 "function": {"name": "weather", "arguments": '{"city": "Rome", "days": 2}'}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c2", "content": "21C"},
+        {"role": "tool", "tool_call_id": "c1", "content": "18C"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Paris 18C, Rome 21C."}]},
+    ],
+    "reference_tool_calls": [
+        {"name": "weather", "arguments": {"city": "Paris"}},
+        {"name": "weather", "arguments": {"city": "Rome", "days": 2}},
+    ],
+    "available_tools": [
+        {"type": "function", "function": {"name": "weather", "description": "Forecast",
+                                          "parameters": {"type": "object"}}},
+    ],
+}  # fmt: skip
+
+ANTHROPIC: dict[str, Any] = {
+    "messages": [
+        {"role": "user", "content": "Weather in Paris and Rome?"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "c1", "name": "weather", "input": {"city": "Paris"}},
+                {"type": "tool_use", "id": "c2", "name": "weather",
+                 "input": {"city": "Rome", "days": 2}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "c2", "content": "21C"},
+                {"type": "tool_result", "tool_use_id": "c1",
+                 "content": [{"type": "text", "text": "18C"}]},
+            ],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": "Paris 18C, Rome 21C."}]},
+    ],
+    "tools": [{"name": "weather", "description": "Forecast", "input_schema": {"type": "object"}}],
+}  # fmt: skip
+
+
+def _shape(row: Any) -> list[tuple[Any, ...]]:
+    """What the metrics see of a conversation (system prompts aside)."""
+    return [
+        (m.role, m.content, [(c.name, c.arguments) for c in m.tool_calls], m.name)
+        for m in row.messages
+        if m.role != "system"
+    ]
+
+
+def test_openai_and_anthropic_conversations_read_the_same() -> None:
+    openai, anthropic = row_from_mapping(OPENAI, 0), row_from_mapping(ANTHROPIC, 1)
+    assert openai.query == anthropic.query == "Weather in Paris and Rome?"
+    assert _shape(openai) == _shape(anthropic)
+    calls = tool_calls_of(openai.messages)
+    assert [(c.name, c.arguments) for c in calls] == [
+        ("weather", {"city": "Paris"}),
+        ("weather", {"city": "Rome", "days": 2}),
+    ]
+    results = {m.tool_call_id: m.content for m in openai.messages if m.role == "tool"}
+    assert results == {"c1": "18C", "c2": "21C"}
+    assert final_answer(openai.messages) == "Paris 18C, Rome 21C."
+    assert openai.available_tools == anthropic.available_tools
+    assert (
+        openai.available_tools is not None and openai.available_tools[0].description == "Forecast"
+    )
+
+
+def test_ragas_and_deepeval_shapes_read_into_the_same_form() -> None:
+    ragas = row_from_mapping(
+        {
+            "user_input": [
+                {"type": "human", "content": "Weather in Paris?"},
+                {"type": "ai", "content": "", "tool_calls": [{"name": "weather",
+                                                             "args": {"city": "Paris"}}]},
+                {"type": "tool", "content": "18C"},
+                {"type": "ai", "content": "18C."},
+            ],
+            "reference_tool_calls": [{"name": "weather", "args": {"city": "Paris"}}],
+            "reference_topics": ["weather"],
+        },
+        0,
+    )  # fmt: skip
+    deepeval = row_from_mapping(
+        {
+            "input": "Weather in Paris?",
+            "actual_output": "18C.",
+            "tools_called": [
+                {"name": "weather", "input_parameters": {"city": "Paris"}, "output": "18C"}
+            ],
+            "expected_tools": [{"name": "weather", "input_parameters": {"city": "Paris"}}],
+        },
+        1,
+    )
+    assert _shape(ragas) == _shape(deepeval)
+    assert ragas.messages is not None and ragas.messages[2].name == "weather"
+    assert ragas.reference_tool_calls == deepeval.reference_tool_calls
+    assert ragas.reference_topics == ["weather"] and deepeval.response == "18C."
+
+
+@pytest.mark.parametrize(
+    ("row", "field", "says"),
+    [
+        (
+            {"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [
+                {"id": "1", "function": {"name": "f", "arguments": "{city: Paris}"}}]}]},
+            "messages[1].tool_calls[0].function.arguments",
+            "arguments are not valid JSON",
+        ),
+        (
+            {"messages": [{"role": "user", "content": "x"},
+                          {"role": "tool", "tool_call_id": "c9", "content": "18C"}]},
+            "messages[1]",
+            "a tool result with no call",
+        ),
+        (
+            {"messages": [{"role": "user", "content": "x"}, {"type": "tool", "content": "18C"}]},
+            "messages[1]",
+            "a tool result with no call",
+        ),
+        ({"messages": [{"role": "robot", "content": "x"}]}, "messages[0].role", "unknown role"),
+        ({"messages": [{"role": "assistant", "content": "x"}]}, "messages", "no user message"),
+        ({"messages": "not json"}, "messages", "not JSON"),
+        ({"query": "q", "reference_tool_calls": [{"arguments": {}}]},
+         "reference_tool_calls[0].name", "needs a name"),
+        ({"query": "q", "available_tools": [{"name": "f", "parameters": "x"}]},
+         "available_tools[0].parameters", "JSON schema"),
+        ({"query": "q", "reference_topics": "weather"}, "reference_topics", "a list of strings"),
+    ],
+)  # fmt: skip
+def test_a_bad_agent_row_names_row_field_and_item(
+    row: dict[str, Any], field: str, says: str
+) -> None:
+    with pytest.raises(DatasetError) as info:
+        row_from_mapping(row, 4, source="agents.jsonl", line=5)
+    assert info.value.field == field and info.value.row == 4 and info.value.line == 5
+    assert says in str(info.value) and "agents.jsonl line 5" in str(info.value)
+
+
+def test_a_row_written_back_reads_the_same() -> None:
+    for given in (OPENAI, ANTHROPIC):
+        row = row_from_mapping(given, 0)
+        raw = json.loads(json.dumps(row.to_raw()))
+        assert "tool_calls" not in raw["messages"][0]  # defaults are left out
+        assert row_from_mapping(raw, 0) == row
+
+
+def test_agent_files_load_with_lines_and_csv_cells_of_json(tmp_path: Path) -> None:
+    jsonl = tmp_path / "agents.jsonl"
+    bad = {"messages": [{"role": "user", "content": "x"}, {"role": "tool", "content": "r"}]}
+    jsonl.write_text("\n".join(json.dumps(r) for r in (OPENAI, ANTHROPIC, bad)) + "\n")
+    with pytest.raises(DatasetError, match=r"agents.jsonl line 3 \(row 2\) field 'messages\[1\]'"):
+        load_dataset(jsonl)
+    jsonl.write_text("\n".join(json.dumps(r) for r in (OPENAI, ANTHROPIC)) + "\n")
+    dataset = load_dataset(jsonl)
+    assert [_shape(r) for r in dataset] == [_shape(row_from_mapping(OPENAI, 0))] * 2
+    assert dataset.raw(0)["messages"][2]["tool_calls"][0]["name"] == "weather"
+    table = tmp_path / "agents.csv"
+    with table.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, ["messages", "reference_tool_calls"])
+        writer.writeheader()
+        writer.writerow({k: json.dumps(OPENAI[k]) for k in ("messages", "reference_tool_calls")})
+    (row,) = load_dataset(table)
+    assert _shape(row) == _shape(row_from_mapping(OPENAI, 0))
+    assert row.reference_tool_calls == row_from_mapping(OPENAI, 0).reference_tool_calls
