@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [
@@ -55,7 +56,14 @@ def shoot() -> Callable[[Page, str], Path]:
     def save(page: Page, name: str) -> Path:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         path = SCREENSHOTS / f"{name}.png"
-        page.screenshot(path=str(path), full_page=True)
+        for attempt in range(3):  # a busy Chromium now and then cannot capture at once
+            try:
+                page.screenshot(path=str(path), full_page=True)
+                break
+            except PlaywrightError:
+                if attempt == 2:
+                    raise
+                page.wait_for_timeout(500)
         return path
 
     return save
