@@ -157,7 +157,8 @@ def main() -> None:
     body = (
         f"{args.rows} rows (3-sentence answer, 3-5 contexts, reference), five metrics, scripted "
         f"judge at {args.latency_ms:g} ms per request, {args.concurrency} concurrent requests. "
-        f"ragmeter {version('ragmeter')} (openai {version('openai')}), ragas {ragas_version} "
+        f"ragmeter {version('ragmeter')} (judge over httpx {version('httpx')}), "
+        f"ragas {ragas_version} "
         "(LangchainLLMWrapper over ChatOpenAI, OpenAIEmbeddings). Tokens are counted by the "
         "server with the same approximate word-level counter for both sides. Python "
         f"{platform.python_version()}, {os.cpu_count()} CPUs.\n\n"

@@ -1,5 +1,5 @@
 """One retry policy for the judge, OpenAI-compatible embeddings and HTTP apps, through each
-real client (the openai SDK, httpx) against an endpoint on 127.0.0.1 that fails on script:
+real client (the judge's httpx transport, the openai SDK, httpx) against an endpoint on 127.0.0.1 that fails on script:
 a 429's Retry-After is waited and the request succeeds, a 400 is not retried, tries are
 bounded by each client's numbers, and a Retry-After is capped."""
 

@@ -112,8 +112,8 @@ def test_a_lazy_group_runs_as_an_added_group(name: str) -> None:
 def test_a_judged_run_without_a_space_loads_no_index_and_no_second_http_stack(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On the way to a stored run's first judge request: no FAISS (no space to search), and
-    the reach check (``GET /models``) needs no HTTP library of its own."""
+    """On the way to a stored run's first judge request: no FAISS (no space to search), no
+    SDK (the judge speaks HTTP with httpx alone), and nothing else heavy."""
     monkeypatch.setenv("RAGMETER_HOME", str(tmp_path))
     rows = tmp_path / "rows.jsonl"
     row = {
@@ -126,4 +126,4 @@ def test_a_judged_run_without_a_space_loads_no_index_and_no_second_http_stack(
         args = ["eval", str(rows), "-m", "faithfulness", "--judge-model", "scripted"]
         args += ["--judge-base-url", judge.url]
         loaded = loaded_after(CLI.format(args=args), ("faiss", "httpx", "openai", "sqlalchemy"))
-    assert loaded == ["openai", "sqlalchemy"]  # the judge's SDK and the store, nothing more
+    assert loaded == ["httpx", "sqlalchemy"]  # the judge's HTTP client and the store

@@ -1,6 +1,6 @@
 """Whether an HTTP endpoint answers at all: one ``GET`` over asyncio's own streams, so the
 check costs no HTTP library import (httpx takes ~0.1-0.2 s of CPU, on the path to a run's
-first judge request, while the SDK loads its own client stack)."""
+first judge request, while it loads on a thread for the judge's own requests)."""
 
 from __future__ import annotations
 

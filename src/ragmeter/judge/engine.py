@@ -27,7 +27,7 @@ from ragmeter.judge.tokens import count_tokens
 from ragmeter.judge.usage import Usage
 
 if TYPE_CHECKING:
-    import openai
+    from ragmeter.judge._chat import ChatClient, ChatConnectionError, ChatStatusError
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENCY",
@@ -35,7 +35,7 @@ __all__ = [
     "JudgeEngine",
     "JudgeSettings",
     "StructuredMode",
-    "import_sdk",
+    "import_transport",
     "reply_parts",
 ]
 
@@ -95,7 +95,7 @@ class JudgeEngine:
         self.cache = cache
         self.total = Usage()
         self._mode: StructuredMode = settings.structured
-        self._client: openai.AsyncOpenAI | None = None
+        self._client: ChatClient | None = None
         self._probe: asyncio.Lock | None = None
         self._reach_check: asyncio.Future[None] | None = None
         #: the endpoint answered (anything but a connection failure) at least once
@@ -113,26 +113,24 @@ class JudgeEngine:
         settings = self.settings
         return limiter_for(settings.base_url, settings.model, settings.max_concurrency)
 
-    async def _ensure_client(self) -> tuple[openai.AsyncOpenAI, asyncio.Lock]:
-        """The client and the probe lock, made on first use in the running event loop. The
-        SDK (its types take ~0.8 s to import) is imported on a worker thread meanwhile, so the
+    async def _ensure_client(self) -> tuple[ChatClient, asyncio.Lock]:
+        """The client and the probe lock, made on first use in the running event loop. Its
+        HTTP stack (httpx, ~0.15 s to import) is imported on a worker thread meanwhile, so the
         loop goes on with other work (rows' embeddings, a target) instead of stalling."""
         if self._client is None or self._probe is None:
             if self._reach_check is None and not self._reached:
                 self._reach_check = asyncio.ensure_future(self._check_reached())
-            sdk = await asyncio.wrap_future(import_sdk())
+            chat = await asyncio.wrap_future(import_transport())
             if self._client is None or self._probe is None:  # not made by another call meanwhile
-                self._client = sdk.AsyncOpenAI(
-                    base_url=self.settings.base_url,
-                    api_key=self.settings.api_key,
-                    max_retries=0,  # retries are ours: they must see the limiter and the counters
-                    timeout=self.settings.timeout,
+                # no retries of its own: ours must see the limiter and the counters
+                self._client = chat.ChatClient(
+                    self.settings.base_url, self.settings.api_key, self.settings.timeout
                 )
                 self._probe = asyncio.Lock()
         return self._client, self._probe
 
     async def _check_reached(self) -> None:
-        """While the SDK loads: ask the endpoint for its model list (``GET /models``, no
+        """While the HTTP stack loads: ask the endpoint for its model list (``GET /models``, no
         generation). Any HTTP answer means it is reached, so the first judge requests need not
         go one at a time; no answer leaves that to them (the probe)."""
         url = self.settings.base_url.rstrip("/") + "/models"
@@ -145,7 +143,7 @@ class JudgeEngine:
             self._reach_check.cancel()
             self._reach_check = None
         if self._client is not None:
-            await self._client.close()
+            await self._client.aclose()
             self._client = None
             self._probe = None
 
@@ -261,10 +259,9 @@ class JudgeEngine:
         self.total.add(delta)
 
     def _response_format(self, schema: dict[str, Any] | None, name: str) -> Any:
-        import openai  # heavy (its types take ~1 s): imported on first use
-
+        """The request's ``response_format``; None to leave it out."""
         if schema is None or self._mode == "prompt":
-            return openai.omit
+            return None
         if self._mode == "json_object":
             return {"type": "json_object"}
         return {
@@ -321,7 +318,7 @@ class JudgeEngine:
 
     async def _try(
         self,
-        client: openai.AsyncOpenAI,
+        client: ChatClient,
         messages: list[dict[str, str]],
         schema: dict[str, Any] | None,
         schema_name: str,
@@ -330,68 +327,68 @@ class JudgeEngine:
     ) -> tuple[str, int, int]:
         """One request under the limiter: the reply; TryAgain when another try may help,
         JudgeError when it cannot."""
-        import openai  # heavy (its types take ~1 s): imported on first use
+        from ragmeter.judge._chat import ChatConnectionError, ChatStatusError, ChatTimeout
 
         limiter = self.limiter
         await limiter.acquire()
         mode = self._mode
         started = time.perf_counter()
+        body: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": messages,
+            "temperature": self.settings.temperature,
+        }
+        response_format = self._response_format(schema, schema_name)
+        if response_format is not None:
+            body["response_format"] = response_format
         try:
-            # the raw reply: its content and usage are all we read, and building the SDK's
-            # typed response costs ~1 ms of CPU a request on the loop that sends the next
-            response = await client.chat.completions.with_raw_response.create(
-                model=self.settings.model,
-                messages=messages,  # type: ignore[arg-type]
-                temperature=self.settings.temperature,
-                response_format=self._response_format(schema, schema_name),
-            )
-        except openai.APITimeoutError:
+            content = await client.complete(body)
+        except ChatTimeout:
             self._reached = True  # something listens there; it is slow
             raise TryAgain(f"no reply within the {self.settings.timeout:g}s timeout") from None
-        except openai.APIConnectionError as exc:
+        except ChatConnectionError as exc:
             raise self._connection_failed(exc) from None
-        except openai.APIStatusError as exc:
+        except ChatStatusError as exc:
             self._reached = True
             raise self._refused(exc, mode, schema is not None, attempt) from None
         else:
             self._reached = True
             limiter.succeeded()
-            return self._read(response.content, messages, usage)
+            return self._read(content, messages, usage)
         finally:
             self._count(usage, requests=1, latency_s=time.perf_counter() - started)
             limiter.release()
 
     def _refused(
-        self, exc: openai.APIStatusError, mode: StructuredMode, structured: bool, attempt: int
+        self, exc: ChatStatusError, mode: StructuredMode, structured: bool, attempt: int
     ) -> TryAgain:
         """An HTTP error answer: the TryAgain to raise when the retry policy says another try
         may help, or JudgeError (``fatal`` for the endpoint)."""
-        import openai  # heavy (its types take ~1 s): imported on first use
-
-        if isinstance(exc, openai.RateLimitError):
-            pause = self.retry.delay(attempt, retry_after(exc.response.headers))
+        status = exc.status_code
+        if status == 429:
+            pause = self.retry.delay(attempt, retry_after(exc.headers))
             self.limiter.rate_limited(pause)
             # the limiter holds everyone back until the pause has passed
             return TryAgain(f"rate limited (429) {self.settings.max_retries + 1} times", wait=0.0)
-        if isinstance(exc, openai.BadRequestError):
+        if status == 400:
             if structured and self._downgrade(mode):
                 return TryAgain(f"endpoint refused the response format: {exc.message}", wait=0.0)
             raise JudgeError(f"judge refused the request (400): {exc.message}") from exc
-        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        if status in (401, 403):
             self.fatal = f"judge '{self.label}' refused the API key: {exc.message}"
             raise JudgeError(self.fatal) from exc
-        if isinstance(exc, openai.NotFoundError):
+        if status == 404 or 300 <= status < 400:
             self.fatal = f"judge '{self.label}' at {self._where}: {exc.message}"
             raise JudgeError(self.fatal) from exc
         problem = f"HTTP {exc.status_code} from the judge: {exc.message}"
         if not retryable_status(exc.status_code):
             raise JudgeError(f"judge refused the request: {problem}") from exc
-        return TryAgain(problem, retry_after=retry_after(exc.response.headers))
+        return TryAgain(problem, retry_after=retry_after(exc.headers))
 
-    def _connection_failed(self, exc: openai.APIConnectionError) -> TryAgain:
+    def _connection_failed(self, exc: ChatConnectionError) -> TryAgain:
         """No connection (refused, DNS, dropped): retried, unless the endpoint never answered
         and this has happened ``UNREACHABLE_AFTER`` times: then the endpoint is unreachable."""
-        reason = str(exc.__cause__ or exc)
+        reason = str(exc)
         if not self._reached:
             self._connect_failures += 1
             if self._connect_failures >= UNREACHABLE_AFTER:
@@ -429,16 +426,17 @@ class JudgeEngine:
         return True
 
 
-_sdk_lock = threading.Lock()
-_sdk: concurrent.futures.Future[ModuleType] | None = None
+_transport_lock = threading.Lock()
+_transport: concurrent.futures.Future[ModuleType] | None = None
 
 
-def import_sdk() -> concurrent.futures.Future[ModuleType]:
-    """The openai module, imported once per process on a thread of its own (its types take
-    ~0.8 s): started by the first call, awaited by every engine (of any thread or loop)."""
-    global _sdk
-    with _sdk_lock:
-        if _sdk is None:
+def import_transport() -> concurrent.futures.Future[ModuleType]:
+    """The chat transport (``ragmeter.judge._chat``, with httpx), imported once per process on
+    a thread of its own: started by the first call, awaited by every engine (of any thread or
+    loop)."""
+    global _transport
+    with _transport_lock:
+        if _transport is None:
             future: concurrent.futures.Future[ModuleType] = concurrent.futures.Future()
             # running: it cannot be cancelled. A cancelled run awaiting it (asyncio.wrap_future
             # passes a cancel on) would otherwise cancel the import for every later run.
@@ -446,19 +444,19 @@ def import_sdk() -> concurrent.futures.Future[ModuleType]:
 
             def load() -> None:
                 try:
-                    future.set_result(importlib.import_module("openai"))
+                    future.set_result(importlib.import_module("ragmeter.judge._chat"))
                 except BaseException as exc:  # raised by every await of it
                     future.set_exception(exc)
 
-            threading.Thread(target=load, name="ragmeter-import-openai", daemon=True).start()
-            _sdk = future
-        return _sdk
+            threading.Thread(target=load, name="ragmeter-import-http", daemon=True).start()
+            _transport = future
+        return _transport
 
 
 def reply_parts(body: bytes) -> tuple[str, int | None, int | None]:
     """A chat completion's first message content ("" when there is none) and its prompt and
     completion tokens (None when the server did not say), read from the raw JSON body as
-    leniently as the SDK reads it: a body that is not the expected shape has no content."""
+    leniently as OpenAI's SDK reads it: a body that is not the expected shape has no content."""
     try:
         reply = json.loads(body)
     except ValueError:

@@ -1,0 +1,101 @@
+"""One OpenAI-compatible chat completion over HTTP: ``POST {base_url}/chat/completions`` with
+httpx, the raw JSON body back. The engine reads only the reply's content and usage, so a typed
+SDK adds nothing here but its import (~0.8-1 s of CPU on the way to a run's first request) and
+~1 ms of CPU per request on the loop that sends the next one.
+
+Failures come back as three exceptions the engine's retry policy tells apart: no reply in time
+(``ChatTimeout``), no connection or a dropped one (``ChatConnectionError``), and an HTTP error
+status (``ChatStatusError``, with the server's own message). Redirects are not followed: an
+endpoint that moved says so instead of sending the key and the prompt somewhere else."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from ragmeter.errors import public_url
+
+__all__ = ["ChatClient", "ChatConnectionError", "ChatStatusError", "ChatTimeout"]
+
+#: characters of an error body quoted in a message
+_QUOTED = 300
+
+
+class ChatTimeout(Exception):
+    """No reply within the timeout."""
+
+
+class ChatConnectionError(Exception):
+    """No connection, or it dropped before the reply."""
+
+
+class ChatStatusError(Exception):
+    """An HTTP error status; ``message`` is what the server said (its ``error.message``)."""
+
+    def __init__(self, status_code: int, message: str, headers: Mapping[str, str]) -> None:
+        super().__init__(f"HTTP {status_code}: {message}")
+        self.status_code = status_code
+        self.message = message
+        self.headers = headers
+
+
+class ChatClient:
+    """Chat completions at one OpenAI-compatible ``base_url`` with one key."""
+
+    def __init__(self, base_url: str, api_key: str, timeout: float) -> None:
+        self._http = httpx.AsyncClient(
+            base_url=base_url.rstrip("/") + "/",
+            headers={"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"},
+            timeout=httpx.Timeout(timeout),
+            # concurrency is the engine's limiter's to bound, not the pool's
+            limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100),
+            follow_redirects=False,
+        )
+
+    async def complete(self, body: dict[str, Any]) -> bytes:
+        """The raw JSON reply to one chat completion request."""
+        try:
+            response = await self._http.post("chat/completions", content=json.dumps(body))
+        except httpx.TimeoutException as exc:
+            raise ChatTimeout(str(exc) or type(exc).__name__) from None
+        except httpx.TransportError as exc:
+            raise ChatConnectionError(_reason(exc)) from None
+        except httpx.InvalidURL as exc:  # nothing to connect to
+            raise ChatConnectionError(f"invalid URL: {exc}") from None
+        if response.status_code >= 300:
+            raise ChatStatusError(response.status_code, _message(response), response.headers)
+        return response.content
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+
+def _reason(exc: Exception) -> str:
+    cause = exc.__cause__ or exc.__context__
+    return str(exc) or str(cause or "") or type(exc).__name__
+
+
+def _message(response: httpx.Response) -> str:
+    """The server's own words: ``error.message`` (or ``message``, ``detail``) of a JSON body,
+    else the start of the body, else the status's reason; where a redirect pointed."""
+    if 300 <= response.status_code < 400:
+        where = response.headers.get("location", "")
+        to = f" to {public_url(where)}" if where else ""
+        return f"the endpoint redirects{to}; give its final URL as the base URL"
+    text = response.text
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict):
+            for key in ("message", "detail"):
+                if isinstance(error.get(key), str) and error[key]:
+                    return str(error[key])[:_QUOTED]
+        elif isinstance(error, str) and error:
+            return error[:_QUOTED]
+    return text.strip()[:_QUOTED] or response.reason_phrase or f"HTTP {response.status_code}"
