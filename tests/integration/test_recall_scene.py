@@ -12,6 +12,7 @@ import pytest
 
 import ragmeter
 from ragmeter.knowledge import KnowledgeBase, SpaceSearcher
+from ragmeter.runs.browse import row_detail
 from ragmeter.runs.targets import RecallTarget
 from tests.integration.helpers import dbgpt_docs, json_lines, run, write_corpus
 
@@ -88,6 +89,34 @@ def test_three_retrievers_side_by_side(recall_home: Path, in_home: KnowledgeBase
                 by_metric["RetrieverMRRMetric"]["raw_dataset"]["reference_contexts"]
             ) == sorted(relevant)
             assert 0.0 <= by_metric["RetrieverSimilarityMetric"]["score"] <= 1.0
+
+
+def test_a_stored_space_run_keeps_what_was_retrieved_for_the_row_view(
+    recall_home: Path, in_home: KnowledgeBase
+) -> None:
+    """The Row view of a run over a space: the chunks the space returned, in rank order with
+    their ids, relevance marked by id against the chunks the row's doc_name resolved to, as
+    hit_rate judged it."""
+    result = run(
+        "eval", str(recall_home.parent / "qa.jsonl"), "--space", "kb", "--top-k", "3",
+        "--retriever", "bm25", "-m", "hit_rate,mrr", home=recall_home,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    run_id = result.stdout.split("run ", 1)[1].split()[0]
+    hits = asyncio.run(
+        SpaceSearcher(in_home, "kb").search([r["query"] for r in QA], top_k=3, retriever="bm25")
+    )
+    relevant_rows = 0
+    for index in range(len(QA)):
+        row = row_detail(in_home.store, run_id, index)
+        assert row.match == "id"
+        assert [(c.rank, c.id, c.text) for c in row.contexts] == [
+            (rank, str(h.chunk_id), h.content) for rank, h in enumerate(hits[index], 1)
+        ]
+        hit_rate = next(r.score for r in row.results if r.metric_name == "hit_rate")
+        assert hit_rate == float(any(c.relevant for c in row.contexts))
+        relevant_rows += hit_rate == 1.0
+    assert relevant_rows >= 3  # bm25 finds most of these documents
 
 
 def test_stored_vectors_give_the_same_similarity(in_home: KnowledgeBase) -> None:

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from ragmeter._public import internal_reference
 from ragmeter.apps import AppError, AppPolicy
-from ragmeter.datasets import Dataset
+from ragmeter.datasets import Dataset, Row
 from ragmeter.errors import (
     ConfigError,
     EmbeddingError,
@@ -159,14 +159,31 @@ async def _score_batch(
     rows = plan.rows if whole else plan.rows.take(list(indices))
     _embed_ahead(plan, rows, batcher)
     produced: Any = rows
+    kept: Any = rows
     if plan.target is not None:
         target_progress = progress.target or (lambda _n: None)
         produced = await plan.target.produce(list(rows), ctx, target_progress)
+        kept = _with_retrieved(rows, produced)
     columns = await score_rows(plan.metrics, produced, ctx)
     fatal = getattr(plan.judge, "fatal", None)
     if fatal:  # the rows were not judged: leave them for a resume
         raise JudgeError(fatal)
-    return ScoredBatch(list(indices), rows, columns)
+    return ScoredBatch(list(indices), kept, columns)
+
+
+def _with_retrieved(rows: Dataset, produced: Sequence[Any]) -> Any:
+    """The rows as kept: the dataset's, with the contexts and chunk ids the target retrieved
+    in place of any the dataset had (the Row view marks relevance by those ids); the rows
+    themselves when the target retrieved none."""
+    fields = ("retrieved_contexts", "retrieved_ids")
+    if not any(isinstance(p, Row) and p.retrieved_ids is not None for p in produced):
+        return rows
+    return [
+        row.model_copy(update={name: getattr(made, name) for name in fields})
+        if isinstance(made, Row)
+        else row
+        for row, made in zip(rows, produced, strict=True)
+    ]
 
 
 async def _row_worker(
