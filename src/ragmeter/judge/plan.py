@@ -29,15 +29,29 @@ PlanKind = Literal["fused", "separate"]
 LanguageSetting = Literal["auto", "en", "zh"]
 
 #: tasks that read only the row; then tasks that read their outputs (and the contexts)
-FIRST = ("response_statements", "reference_statements", "questions")
+FIRST = (
+    "response_statements",
+    "reference_statements",
+    "questions",
+    "goal",
+    "task_outcome",
+    "topics",
+    "tool_arguments",
+    "turn_relevance",
+    "knowledge_retention",
+)
 SECOND = (
     "faithfulness",
     "context_usefulness",
     "reference_attribution",
     "response_in_reference",
     "reference_in_response",
+    "topic_refused",
+    "topic_in_reference",
 )
 DEPENDS: dict[str, tuple[str, ...]] = {
+    "topic_refused": ("topics",),
+    "topic_in_reference": ("topics",),
     "faithfulness": ("response_statements",),
     "reference_attribution": ("reference_statements",),
     "response_in_reference": ("response_statements", "reference_statements"),
@@ -98,12 +112,38 @@ class RowJudgement:
 
 
 def _inputs(row: Row) -> dict[str, Any]:
-    return {
+    inputs = {
         "question": row.query,
         "response": row.response,
         "reference": row.reference,
         "contexts": list(row.retrieved_contexts or []),
         "target": row.reference if row.reference is not None else row.response,
+    }
+    if row.messages is not None:  # an agent's conversation
+        inputs.update(conversation_inputs(row))
+    return inputs
+
+
+def conversation_inputs(row: Row) -> dict[str, Any]:
+    """The agent tasks' inputs of a row with ``messages``: the conversation in OpenAI's chat
+    form, its assistant replies with text, the tool calls made, the tools and topics given."""
+    messages = row.messages or ()
+    conversation = []
+    for m in messages:
+        turn: dict[str, Any] = {"role": m.role, "content": m.content}
+        if m.tool_calls:
+            turn["tool_calls"] = [{"name": c.name, "arguments": c.arguments} for c in m.tool_calls]
+        if m.role == "tool" and m.name:
+            turn["name"] = m.name
+        conversation.append(turn)
+    calls = [{"name": c.name, "arguments": c.arguments} for m in messages for c in m.tool_calls]
+    tools = row.available_tools
+    return {
+        "conversation": conversation,
+        "assistant_turns": [m.content for m in messages if m.role == "assistant" and m.content],
+        "tool_calls": calls,
+        "available_tools": None if tools is None else [t.model_dump() for t in tools],
+        "reference_topics": None if row.reference_topics is None else list(row.reference_topics),
     }
 
 

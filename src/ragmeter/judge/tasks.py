@@ -160,6 +160,119 @@ TASKS: dict[str, TaskSpec] = {
                 items="reference_statements", test="其事实是否由 `response_statements` 给出"
             ),
         ),
+        # -- agents and conversations: `conversation` is the row's messages in OpenAI's
+        # chat form (role, content, tool_calls as {name, arguments}), tool results included
+        TaskSpec(
+            "goal",
+            ("conversation", "reference"),
+            {"user_goal": str, "end_state": str, "goal_reached": Verdict},
+            None,
+            "read `conversation` (a user, an AI agent and its tools): state the `user_goal` "
+            "(what the user wants done) and the `end_state` (what the conversation actually "
+            "achieved, tool results included); then decide `goal_reached`: verdict true when "
+            "`end_state` is the same outcome as `reference` (the desired outcome) when it is "
+            "given, else as `user_goal`.",
+            "阅读 `conversation`（用户、AI 智能体及其工具）：写出 `user_goal`（用户想完成的事）"
+            "和 `end_state`（对话实际达成的结果，含工具结果）；再判断 `goal_reached`：给出了 "
+            "`reference`（期望结果）时，`end_state` 与它是同一结果则 verdict 为 true，"
+            "否则与 `user_goal` 比较。",
+        ),
+        TaskSpec(
+            "task_outcome",
+            ("conversation",),
+            {"task": str, "outcome": str, "task_completion": float},
+            None,
+            "read `conversation`: state the `task` the user gave the agent and the `outcome` "
+            "the agent produced (its answers and tool results); give `task_completion` from 0 "
+            "(the task is not done at all) to 1 (done completely and correctly).",
+            "阅读 `conversation`：写出用户交给智能体的 `task` 和智能体产出的 `outcome`（回答与工具"
+            "结果）；给出 `task_completion`，从 0（完全未完成）到 1（完整且正确地完成）。",
+        ),
+        TaskSpec(
+            "topics",
+            ("conversation",),
+            {"topics": list[str]},
+            None,
+            "list the distinct `topics` the user asks about in `conversation`, each as a short "
+            "phrase, in the order they come up.",
+            "按出现顺序列出用户在 `conversation` 中询问的各个不同 `topics`，每个用一个短语表示。",
+        ),
+        TaskSpec(
+            "topic_refused",
+            ("conversation", "topics"),
+            {"topic_refused": list[Verdict]},
+            "topics",
+            _VERDICTS_EN.format(
+                items="topics",
+                test="the AI refused or failed to answer the user about that topic in "
+                "`conversation` (verdict true) or answered it",
+            ),
+            _VERDICTS_ZH.format(
+                items="topics",
+                test="AI 在 `conversation` 中是否拒绝或未能回答用户关于该主题的问题（是则 verdict "
+                "为 true）",
+            ),
+        ),
+        TaskSpec(
+            "topic_in_reference",
+            ("topics", "reference_topics"),
+            {"topic_in_reference": list[Verdict]},
+            "topics",
+            _VERDICTS_EN.format(
+                items="topics", test="the topic falls under any of `reference_topics`"
+            ),
+            _VERDICTS_ZH.format(
+                items="topics", test="该主题是否属于 `reference_topics` 中的任一主题"
+            ),
+        ),
+        TaskSpec(
+            "tool_arguments",
+            ("conversation", "tool_calls", "available_tools"),
+            {"tool_arguments": list[Verdict]},
+            "tool_calls",
+            _VERDICTS_EN.format(
+                items="tool_calls",
+                test="its arguments are right for what the user asked in `conversation` and "
+                "fit the tool's parameters in `available_tools` (when given): no value missing, "
+                "wrong or made up",
+            ),
+            _VERDICTS_ZH.format(
+                items="tool_calls",
+                test="其参数是否符合用户在 `conversation` 中的要求、并符合 `available_tools` 中该"
+                "工具的参数定义（如有）：没有缺失、错误或编造的值",
+            ),
+        ),
+        TaskSpec(
+            "turn_relevance",
+            ("conversation", "assistant_turns"),
+            {"turn_relevance": list[Verdict]},
+            "assistant_turns",
+            _VERDICTS_EN.format(
+                items="assistant_turns",
+                test="that reply of the AI in `conversation` is relevant to what the user said "
+                "in the turns just before it",
+            ),
+            _VERDICTS_ZH.format(
+                items="assistant_turns",
+                test="AI 在 `conversation` 中的这条回复是否与用户在它之前几轮所说的内容相关",
+            ),
+        ),
+        TaskSpec(
+            "knowledge_retention",
+            ("conversation", "assistant_turns"),
+            {"knowledge_retention": list[Verdict]},
+            "assistant_turns",
+            _VERDICTS_EN.format(
+                items="assistant_turns",
+                test="that reply of the AI in `conversation` keeps what the user already told it "
+                "(verdict true) or forgets it: asks for it again or contradicts it",
+            ),
+            _VERDICTS_ZH.format(
+                items="assistant_turns",
+                test="AI 在 `conversation` 中的这条回复是否记住了用户此前告诉它的信息（是则 "
+                "verdict 为 true），还是遗忘了：再次询问或与之矛盾",
+            ),
+        ),
         TaskSpec(
             "criteria",
             ("criteria", "question", "response", "contexts"),
@@ -205,6 +318,8 @@ class JudgeRequest:
 
 
 _MODELS: dict[tuple[str, ...], type[BaseModel]] = {}
+#: outputs that are a score between 0 and 1
+_UNIT_OUTPUTS = frozenset({"score", "task_completion"})
 
 
 def _reply_model(tasks: Sequence[TaskSpec]) -> type[BaseModel]:
@@ -214,7 +329,7 @@ def _reply_model(tasks: Sequence[TaskSpec]) -> type[BaseModel]:
         fields: dict[str, Any] = {}
         for task in tasks:
             for out, kind in task.outputs.items():
-                bounded = out == "score"
+                bounded = out in _UNIT_OUTPUTS
                 fields[out] = (
                     kind,
                     Field(ge=0.0 if bounded else None, le=1.0 if bounded else None),

@@ -32,7 +32,17 @@ __all__ = [
 ]
 
 DetailKind = Literal[
-    "response_statements", "reference_statements", "questions", "contexts", "feedback"
+    "response_statements",
+    "reference_statements",
+    "questions",
+    "contexts",
+    "feedback",
+    "goal",
+    "task",
+    "topics_refused",
+    "topics_in_reference",
+    "tool_calls",
+    "turns",
 ]
 DETAIL_KINDS: tuple[str, ...] = (
     "response_statements",
@@ -40,6 +50,12 @@ DETAIL_KINDS: tuple[str, ...] = (
     "questions",
     "contexts",
     "feedback",
+    "goal",
+    "task",
+    "topics_refused",
+    "topics_in_reference",
+    "tool_calls",
+    "turns",
 )
 #: a statement's, question's or reason's characters kept
 TEXT_CHARS = 1000

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.testing._words import sentences, supported
+from ragmeter.testing._words import sentences, supported, words
 from ragmeter.testing.free_text import UNREADABLE, free_text_reply
 
 __all__ = ["answer_chat", "embed_text", "reply_keys"]
@@ -47,7 +47,126 @@ def _questions(response: str, count: int = 3) -> list[str]:
     return questions
 
 
+def _said(inputs: dict[str, Any], role: str) -> list[str]:
+    """The contents of the conversation's messages of ``role``."""
+    turns = inputs.get("conversation") or []
+    return [
+        str(m.get("content") or "") for m in turns if isinstance(m, dict) and m.get("role") == role
+    ]
+
+
+def _refused(text: str) -> bool:
+    lowered = text.lower()
+    return any(p in lowered for p in (*_NONCOMMITTAL, "can't help", "cannot help", "无法帮助"))
+
+
+def _agent_output(key: str, inputs: dict[str, Any]) -> Any:
+    """Agent and conversation tasks, from the conversation's words: the goal is the first
+    user message, the end state the last assistant message with the tool results."""
+    users, replies = _said(inputs, "user"), _said(inputs, "assistant")
+    results = _said(inputs, "tool")
+    end = " ".join([*results, replies[-1] if replies else ""]).strip()
+    goal = users[0] if users else ""
+    if key in ("user_goal", "task"):
+        return goal
+    if key in ("end_state", "outcome"):
+        return end
+    if key == "goal_reached":
+        wanted = inputs.get("reference") or goal
+        ok = supported(wanted, [end])
+        return {"reason": f"{'' if ok else 'not '}found in the end state", "verdict": ok}
+    if key == "task_completion":
+        asked = words(goal)
+        return round(len(asked & words(end)) / len(asked), 3) if asked else 0.0
+    if key == "topics":
+        return [" ".join(u.split()[:8]) for u in users if words(u)]
+    if key == "topic_refused":
+        verdicts = []
+        for topic in inputs.get("topics") or []:
+            # the reply after the user message that raised the topic
+            turns = inputs.get("conversation") or []
+            raised = next((i for i, m in enumerate(turns) if topic in str(m.get("content"))), -1)
+            replies_after = (
+                str(m.get("content"))
+                for m in turns[raised + 1 :]
+                if m.get("role") == "assistant" and m.get("content")
+            )
+            after = next(replies_after, "")
+            refused = raised < 0 or not after or _refused(after)
+            verdicts.append({"reason": "declined" if refused else "answered", "verdict": refused})
+        return verdicts
+    if key == "topic_in_reference":
+        allowed = [str(t) for t in inputs.get("reference_topics") or []]
+        return [
+            {"reason": "shares words with a reference topic", "verdict": True}
+            if any(words(str(topic)) & words(a) for a in allowed)
+            else {"reason": "outside the reference topics", "verdict": False}
+            for topic in inputs.get("topics") or []
+        ]
+    if key == "tool_arguments":
+        asked = set().union(*(words(u) for u in users)) if users else set()
+        out = []
+        for call in inputs.get("tool_calls") or []:
+            values = set().union(*(words(v) for v in _leaves((call or {}).get("arguments"))))
+            ok = values <= asked
+            out.append(
+                {
+                    "reason": f"{'every' if ok else 'not every'} value is in the request",
+                    "verdict": ok,
+                }
+            )
+        return out
+    if key in ("turn_relevance", "knowledge_retention"):
+        return _turn_verdicts(key, inputs.get("conversation") or [])
+    return None
+
+
+def _leaves(value: Any) -> list[str]:
+    """The scalar values inside a JSON value, as text (keys left out)."""
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    if isinstance(value, list):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [] if value is None else [str(value)]
+
+
+def _turn_verdicts(key: str, turns: list[Any]) -> list[dict[str, Any]]:
+    """Per assistant reply with text: relevant when it shares a word with the user's message
+    before it; retaining unless it asks a question whose words the user already gave."""
+    out = []
+    heard: set[str] = set()
+    last_user = ""
+    for m in turns:
+        if not isinstance(m, dict):
+            continue
+        content = str(m.get("content") or "")
+        if m.get("role") == "user":
+            last_user = content
+            heard |= words(content)
+        elif m.get("role") == "assistant" and content:
+            if key == "turn_relevance":
+                ok = bool(words(content) & words(last_user))
+                reason = "on the user's words" if ok else "off the user's words"
+            else:
+                asks = [q for q in sentences(content) if q.rstrip().endswith(("?", "？"))]
+                ok = not any(words(q) and words(q) <= heard for q in asks)
+                reason = "keeps what the user said" if ok else "asks again for what the user said"
+            out.append({"reason": reason, "verdict": ok})
+    return out
+
+
+_AGENT_KEYS = frozenset(
+    {
+        "user_goal", "end_state", "goal_reached", "task", "outcome", "task_completion",
+        "topics", "topic_refused", "topic_in_reference", "tool_arguments", "turn_relevance",
+        "knowledge_retention",
+    }
+)  # fmt: skip
+
+
 def _task_output(key: str, inputs: dict[str, Any]) -> Any:
+    if key in _AGENT_KEYS:
+        return _agent_output(key, inputs)
     contexts = inputs.get("contexts") or []
     response_statements = inputs.get("response_statements") or []
     reference_statements = inputs.get("reference_statements") or []

@@ -1,5 +1,14 @@
-"""LLM-judged metrics: the five RAGAS metrics, DB-GPT's AnswerRelevancyMetric and a rubric."""
+"""LLM-judged metrics: the five RAGAS metrics, DB-GPT's AnswerRelevancyMetric, a rubric, and
+the metrics of agents and conversations."""
 
+from ragmeter.metrics.llm.agent import (
+    AgentGoalAccuracyMetric,
+    ConversationRelevancyMetric,
+    KnowledgeRetentionMetric,
+    TaskCompletionMetric,
+    ToolArgumentCorrectnessMetric,
+    TopicAdherenceMetric,
+)
 from ragmeter.metrics.llm.dbgpt import (
     ANSWER_RELEVANCY_TEMPLATES,
     AnswerRelevancyMetric,
@@ -16,12 +25,18 @@ from ragmeter.metrics.llm.ragas import (
 
 __all__ = [
     "ANSWER_RELEVANCY_TEMPLATES",
+    "AgentGoalAccuracyMetric",
     "AnswerCorrectnessMetric",
     "AnswerRelevancyMetric",
     "ContextPrecisionMetric",
     "ContextRecallMetric",
+    "ConversationRelevancyMetric",
     "CriteriaMetric",
     "FaithfulnessMetric",
+    "KnowledgeRetentionMetric",
     "PlannedMetric",
     "ResponseRelevancyMetric",
+    "TaskCompletionMetric",
+    "ToolArgumentCorrectnessMetric",
+    "TopicAdherenceMetric",
 ]

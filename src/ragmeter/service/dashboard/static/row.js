@@ -16,12 +16,17 @@ const QUESTIONS = {
   contextrecall: { reference_statements: "detail.q.inContexts" },
   answercorrectness: { response_statements: "detail.q.inReference", reference_statements: "detail.q.inResponse" },
   contextprecision: { contexts: "detail.q.useful" },
+  agentgoalaccuracy: { goal: "detail.q.reached" },
+  topicadherence: { topics_refused: "detail.q.refused", topics_in_reference: "detail.q.inTopics" },
+  toolargumentcorrectness: { tool_calls: "detail.q.argsRight" },
+  conversationrelevancy: { turns: "detail.q.relevant" },
+  knowledgeretention: { turns: "detail.q.retains" },
 };
 
 /** Texts longer than this scroll in their own box (a focusable region, for the keyboard). */
 const LONG_TEXT = 600;
 const COUNTS = new Set(["tp", "fp", "fn"]);
-const FLAGS = new Set(["noncommittal", "judged_against_reference"]);
+const FLAGS = new Set(["noncommittal", "judged_against_reference", "against_reference"]);
 
 function fmt(value, digits = 3) {
   return value === null || value === undefined ? "–" : Number(value).toFixed(digits);
