@@ -130,4 +130,5 @@ def test_a_noncommittal_response_scores_zero_whatever_the_cosines() -> None:
         report.results("answer_relevancy")[0].feedback
         == "the judge found the response noncommittal"
     )
-    assert embedder.seen == []  # nothing to embed: the zero is the judge's verdict
+    # no question embedded: the zero is the judge's verdict (the query may be, ahead of it)
+    assert set(embedder.seen) <= {"q"}

@@ -155,7 +155,8 @@ def _run_worker(kind: str, data: bytes, limits: DocumentLimits, cpu: float) -> d
         )
     except OSError as exc:
         return {"error": "start", "detail": exc.strerror or str(exc)}
-    ended = _wait(worker, data, 2 * cpu + _WORKER_GRACE, limits.stop)
+    with worker:  # its pipes closed whatever happens (a killed worker's stdin included)
+        ended = _wait(worker, data, 2 * cpu + _WORKER_GRACE, limits.stop)
     if ended is None:
         return {"error": "stopped" if limits.stop is not None and limits.stop.is_set() else "time"}
     out, err = ended

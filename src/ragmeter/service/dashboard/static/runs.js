@@ -135,15 +135,17 @@ export class RunsView {
     const pageNo = Math.max(Number(p.get("page") || 1), 1);
     const ask = { offset: (pageNo - 1) * PAGE, limit: PAGE, summary: true, q: p.get("q"), state: p.get("state"), dataset_id: p.get("dataset") };
     const body = document.getElementById("runs-body");
+    // filters changed quickly send several requests: only the latest one's answer is shown
+    const ticket = (this.ticket = (this.ticket || 0) + 1);
     let page;
     try {
       page = await get(`/evaluate/runs${query(ask)}`);
     } catch (error) {
-      if (this.stopped || error.status === 401) return;
+      if (this.stopped || ticket !== this.ticket || error.status === 401) return;
       body.replaceChildren(h("p", { class: "error", role: "alert" }, t("error", { message: error.message })));
       return;
     }
-    if (this.stopped) return;
+    if (this.stopped || ticket !== this.ticket) return;
     body.replaceChildren(this.render(page, pageNo));
     if (page.items.some((run) => LIVE.has(run.state))) this.timer = setTimeout(() => this.load(), POLL_MS);
   }
