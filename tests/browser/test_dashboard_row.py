@@ -206,3 +206,66 @@ def test_a_row_that_is_not_there_says_so(
     server, run_id, _long = served
     _open(page, server, run_id, 7)
     expect(page.get_by_role("alert")).to_contain_text("no row 7")
+
+
+AGENT_ROW = {
+    "messages": [
+        {"role": "user", "content": "Weather in Paris, and Rome for 2 days?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "a", "type": "function",
+             "function": {"name": "weather", "arguments": '{"city": "Paris"}'}},
+            {"id": "b", "type": "function",
+             "function": {"name": "weather", "arguments": '{"days": 3, "city": "Rome"}'}},
+            {"id": "c", "type": "function",
+             "function": {"name": "news", "arguments": '{"topic": "Rome"}'}},
+        ]},
+        {"role": "tool", "tool_call_id": "a", "content": "Paris: 18C"},
+        {"role": "tool", "tool_call_id": "b", "content": "Rome: 21C, 22C, 20C"},
+        {"role": "tool", "tool_call_id": "c", "content": "no news"},
+        {"role": "assistant", "content": "Paris 18C; Rome 21C then 22C."},
+    ],
+    "reference_tool_calls": [
+        {"name": "weather", "arguments": {"city": "Paris"}},
+        {"name": "weather", "arguments": {"city": "Rome", "days": 2.0}},
+    ],
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def agent_run(served: tuple[ServiceProcess, str, str]) -> str:
+    server = served[0]
+    with server.client(None) as http:
+        context = {"model": "scripted"}
+        metrics = ["task_completion", "knowledge_retention"]
+        return _start(http, "agent", [AGENT_ROW], evaluate_metrics=metrics, context=context)
+
+
+def test_an_agent_row_shows_its_calls_side_by_side_and_its_steps(
+    page: Page, served: tuple[ServiceProcess, str, str], agent_run: str, shoot: Shoot
+) -> None:
+    server = served[0]
+    _open(page, server, agent_run, 0)
+    rows = page.locator("table.calls tbody tr")
+    expect(rows).to_have_count(3)
+    assert [rows.nth(i).get_attribute("data-status") for i in range(3)] == [
+        "match", "arguments", "extra",
+    ]  # fmt: skip
+    expect(rows.nth(0)).to_contain_text('weather({"city":"Paris"})')
+    # days 2.0 expected, 3 made: that argument is diffed, the equal city is not
+    diff = rows.nth(1).locator("ul.arg-diff li")
+    expect(diff).to_have_count(1)
+    expect(diff).to_have_text("days: 2 → 3")
+    expect(rows.nth(2).locator(".badge")).to_have_text("extra")
+    steps = page.locator("ol.steps > li")
+    expect(steps).to_have_count(6)
+    expect(steps.nth(1)).to_contain_text("Rome: 21C, 22C, 20C")  # each call with its result
+    expect(page.locator("#row-contexts")).to_have_count(0)  # the trajectory takes their place
+    expect(page.locator("section[aria-labelledby=row-response]")).to_contain_text(
+        "Paris 18C; Rome 21C then 22C."
+    )  # the agent's last reply
+    expect(page.locator(".result-card")).to_have_count(2)
+    shoot(page, "row-trajectory")
+    page.get_by_label("Language").select_option("zh")
+    expect(page.locator("#row-trajectory")).to_have_text("工具调用：期望与实际")
+    expect(rows.nth(2).locator(".badge")).to_have_text("多余")
+    shoot(page, "row-trajectory-zh")

@@ -14,6 +14,7 @@ from sqlalchemy.orm import aliased
 from ragmeter.datasets import Row
 from ragmeter.errors import ConfigError, NotFoundError, clip
 from ragmeter.metrics.retrieval.ranking import judge_rows
+from ragmeter.runs.trajectory import trajectory_of
 from ragmeter.store import ResultRow, Store
 from ragmeter.store.db import plain_rows
 from ragmeter.store.lookup import LIKE_ESCAPE, like_pattern
@@ -297,6 +298,10 @@ def row_detail(store: Store, run_id: str, row_index: int) -> RowDetail:
     texts, ids = _retrieved(raw, found)
     match, relevant, total = _relevance(first.query, raw, texts, ids)
     response = raw.get("response")
+    trajectory = trajectory_of(raw)
+    if not isinstance(response, str) and trajectory is not None:  # the agent's last reply
+        replies = [s.content for s in trajectory.steps if s.role == "assistant" and s.content]
+        response = replies[-1] if replies else None
     if not isinstance(response, str):
         response = next((r.prediction for r in found if isinstance(r.prediction, str)), None)
     reference = raw.get("reference")
@@ -323,4 +328,5 @@ def row_detail(store: Store, run_id: str, row_index: int) -> RowDetail:
         ],
         previous=previous,
         next=following,
+        trajectory=trajectory,
     )

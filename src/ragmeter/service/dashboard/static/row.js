@@ -138,6 +138,46 @@ function contextsCard(detail) {
     list);
 }
 
+const json = (value) => (value === undefined ? "" : JSON.stringify(value));
+
+function callText(call) {
+  return call ? `${call.name}(${json(call.arguments)})` : "–";
+}
+
+/** Expected and actual calls side by side, each argument diffed; then every step. */
+function trajectoryCard(trajectory) {
+  const pairs = trajectory.pairs.length
+    ? h("div", { class: "table-wrap" }, h("table", { class: "calls" },
+      h("caption", {}, t("row.calls.caption")),
+      h("thead", {}, h("tr", {},
+        h("th", { scope: "col" }, t("row.calls.expected")),
+        h("th", { scope: "col" }, t("row.calls.actual")),
+        h("th", { scope: "col" }, t("row.calls.status")))),
+      h("tbody", {}, trajectory.pairs.map((pair) => h("tr", { "data-status": pair.status },
+        h("td", { class: "mono small" }, callText(pair.expected)),
+        h("td", { class: "mono small" }, callText(pair.actual),
+          pair.arguments.some((a) => !a.equal)
+            ? h("ul", { class: "arg-diff" }, pair.arguments.filter((a) => !a.equal).map((a) => h("li", {},
+              h("span", { class: "mono" }, a.key || t("row.calls.args")), ": ",
+              h("del", {}, json(a.expected) || "–"), " → ", h("ins", {}, json(a.actual) || "–"))))
+            : null),
+        h("td", {}, h("span", { class: `badge call-${pair.status}` }, t(`row.calls.${pair.status}`))))))))
+    : h("p", { class: "muted small" }, t("row.calls.noneExpected"));
+  const steps = h("ol", { class: "steps" }, trajectory.steps.map((step) => h("li", { "data-role": step.role },
+    h("span", { class: "badge role" }, t(`row.role.${step.role}`)),
+    step.content ? textBlock(step.role, step.content.length, step.content) : null,
+    step.calls.length
+      ? h("ul", { class: "step-calls" }, step.calls.map((call) => h("li", {},
+        h("span", { class: "mono small" }, callText(call)),
+        call.result !== null ? h("span", { class: "muted small" }, ` → ${call.result}`) : null)))
+      : null)));
+  return h("section", { "aria-labelledby": "row-trajectory" },
+    h("h2", { id: "row-trajectory" }, t("row.trajectory")),
+    pairs,
+    h("h3", {}, t("row.steps")),
+    steps);
+}
+
 function verdictMark(verdict) {
   if (verdict === true) return h("span", { class: "verdict yes", role: "img", "aria-label": t("row.verdict.yes") }, "✓");
   if (verdict === false) return h("span", { class: "verdict no", role: "img", "aria-label": t("row.verdict.no") }, "✗");
@@ -148,6 +188,7 @@ function itemValue(kind, value) {
   if (value === null || value === undefined) return null;
   if (kind === "contexts") return h("span", { class: "num muted small" }, t("detail.rank", { n: value }));
   if (kind === "feedback") return h("span", { class: "num small" }, t("detail.score05", { n: fmt(value, 1) }));
+  if (kind === "task") return h("span", { class: "num small" }, t("detail.completion", { n: fmt(value) }));
   return h("span", { class: "num small" }, t("detail.cosine", { n: fmt(value) }));
 }
 
@@ -218,7 +259,7 @@ export class RowView {
         textCard(t("run.response"), detail.response, "row-response"),
         textCard(t("row.reference"), detail.reference, "row-reference"),
         diffCard(detail.response, detail.reference)),
-      contextsCard(detail),
+      detail.trajectory ? trajectoryCard(detail.trajectory) : contextsCard(detail),
       h("h2", {}, t("row.metrics")),
       h("div", { class: "metric-cards result-cards" }, detail.results.map(resultCard)));
     this.root.focus();
