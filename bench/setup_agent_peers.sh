@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The peers for tests/integration/test_agent_parity.py and bench/agents.py: ragas 0.4.3 and
 # deepeval in their own environment (.venv-agents), apart from ragmeter's (both pin their own
-# openai/langchain stacks). Prints the seconds it took.
+# openai/langchain stacks; ragas 0.4.3 imports a module langchain-community dropped in 0.4).
+# Prints the seconds it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)
@@ -11,7 +12,7 @@ rm -rf "$target"
 python3.11 -m venv "$target"
 "$target/bin/pip" install --quiet --upgrade pip
 "$target/bin/pip" install --quiet -c constraints.txt --find-links /opt/wheels \
-  "ragas==0.4.3" "deepeval==4.3.1"
+  "ragas==0.4.3" "deepeval==4.3.1" "langchain-community<0.4"
 if "$target/bin/pip" list 2>/dev/null | grep -qi nvidia; then
   echo "error: a CUDA package was pulled into $target" >&2
   exit 1
