@@ -19,23 +19,38 @@ from typing import Any
 from ragmeter.datasets.agent import ToolCall
 
 __all__ = [
+    "KeyedCalls",
     "Pair",
     "align_ordered",
     "align_unordered",
     "argument_accuracy",
     "call_key",
+    "keys_of",
     "typed_key",
 ]
 
 _BOOL, _LIST, _DICT, _OTHER = "\x00bool", "\x00list", "\x00dict", "\x00other"
+#: the types that are their own typed key (``bool`` is not among them: ``True == 1``)
+_PLAIN = frozenset({str, int, float, type(None)})
 
 
 def typed_key(value: Any) -> Hashable:
     """A hashable key of a JSON value under typed equality: numbers by value (``1`` and
     ``1.0`` alike), booleans apart from numbers, objects regardless of key order."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or value is None:
+        scalar: Hashable = value
+        return scalar
+    if kind is dict:
+        for item in value.values():
+            if type(item) not in _PLAIN:
+                return (_DICT, frozenset((k, typed_key(v)) for k, v in value.items()))
+        return (_DICT, frozenset(value.items()))  # flat: the values are their own keys
+    if kind is list:
+        return (_LIST, tuple(typed_key(v) for v in value))
     if isinstance(value, bool):
         return (_BOOL, value)
-    if value is None or isinstance(value, str | int | float):
+    if isinstance(value, str | int | float):
         return value
     if isinstance(value, Mapping):
         return (_DICT, frozenset((k, typed_key(v)) for k, v in value.items()))
@@ -47,6 +62,25 @@ def typed_key(value: Any) -> Hashable:
 def call_key(call: ToolCall, arguments: bool = True) -> Hashable:
     """A call's key: its name and (``arguments``) its typed arguments."""
     return (call.name, typed_key(call.arguments)) if arguments else call.name
+
+
+class KeyedCalls(list[ToolCall]):
+    """A row's calls that remember their keys: the agent metrics of one evaluation share
+    them, so each call's arguments are walked once."""
+
+    _keys: list[Hashable] | None = None
+
+    def typed_keys(self) -> list[Hashable]:
+        if self._keys is None:
+            self._keys = [call_key(c) for c in self]
+        return self._keys
+
+
+def keys_of(calls: Sequence[ToolCall]) -> list[Hashable]:
+    """Every call's key (name and typed arguments), in order."""
+    if isinstance(calls, KeyedCalls):
+        return calls.typed_keys()
+    return [call_key(c) for c in calls]
 
 
 def argument_accuracy(expected: Any, actual: Any) -> float:
@@ -128,10 +162,10 @@ def align_unordered(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) ->
     pairs: list[Pair] = []
     free_expected = set(range(len(expected)))
     free_actual: dict[Hashable, list[int]] = {}
-    for j, call in enumerate(actual):
-        free_actual.setdefault(call_key(call), []).append(j)
-    for i, call in enumerate(expected):
-        same = free_actual.get(call_key(call))
+    for j, key in enumerate(keys_of(actual)):
+        free_actual.setdefault(key, []).append(j)
+    for i, key in enumerate(keys_of(expected)):
+        same = free_actual.get(key)
         if same:
             pairs.append((i, same.pop(0), 1.0))
             free_expected.discard(i)

@@ -9,9 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter._gc import paused_gc
 from ragmeter.datasets import Dataset, LazyColumn, Row
 from ragmeter.datasets.agent import ToolCall, plain_items, read_tool_calls, tool_calls_of
 from ragmeter.errors import ErrorKind
+from ragmeter.metrics.agent._calls import KeyedCalls
 from ragmeter.metrics.base import BaseEvaluationResult, EvaluationMetric, overrides
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.reports.columns import ResultColumns
@@ -32,17 +34,18 @@ Outcome = tuple[float | None, str | None]
 
 def calls_of_rows(
     table: Dataset, ctx: EvaluationContext | None = None
-) -> tuple[list[list[ToolCall] | None], list[list[ToolCall] | None]]:
+) -> tuple[list[KeyedCalls | None], list[KeyedCalls | None]]:
     """Every row's actual and expected calls (None where the row lacks the field), read
     once per evaluation and shared by the agent metrics."""
 
-    def read() -> tuple[list[list[ToolCall] | None], list[list[ToolCall] | None]]:
+    def read() -> tuple[list[KeyedCalls | None], list[KeyedCalls | None]]:
         actual = [
-            None if messages is None else tool_calls_of(messages)
+            None if messages is None else KeyedCalls(tool_calls_of(messages))
             for messages in table.column("messages")
         ]
         expected = [
-            None if calls is None else list(calls) for calls in table.column("reference_tool_calls")
+            None if calls is None else KeyedCalls(calls)
+            for calls in table.column("reference_tool_calls")
         ]
         return actual, expected
 
@@ -114,8 +117,26 @@ class ToolCallMetric(EvaluationMetric[list[ToolCall], list[ToolCall]]):
         ):
             return await super().compute_rows(rows, ctx)
         table = Dataset.of(rows)
-        actual, expected = calls_of_rows(table, ctx)
-        scores = np.full(len(table), np.nan)
+        with paused_gc():  # many small keys, no cycles: see ragmeter._gc
+            actual, expected = calls_of_rows(table, ctx)
+            scores, errors, feedback = self._score_rows(actual, expected)
+        ctx.advance(len(table))
+        return ResultColumns(
+            self.metric_name,
+            scores,
+            errors=errors,
+            feedback=feedback,
+            prediction=LazyColumn(len(table), lambda i: _plain(actual[i])),
+            contexts=LazyColumn(len(table), lambda i: _plain(expected[i])),
+        )
+
+    def _score_rows(
+        self,
+        actual: Sequence[Sequence[ToolCall] | None],
+        expected: Sequence[Sequence[ToolCall] | None],
+    ) -> tuple[np.ndarray, dict[int, tuple[str, ErrorKind]], dict[int, str]]:
+        """Every row's score, the reasons of its nulls and its feedback."""
+        scores = np.full(len(actual), np.nan)
         errors: dict[int, tuple[str, ErrorKind]] = {}
         feedback: dict[int, str] = {}
         score_calls = self.score_calls
@@ -133,16 +154,8 @@ class ToolCallMetric(EvaluationMetric[list[ToolCall], list[ToolCall]]):
             scores[index] = score
             if said is not None:
                 feedback[index] = said
-        ctx.advance(len(table))
-        return ResultColumns(
-            self.metric_name,
-            scores,
-            errors=errors,
-            feedback=feedback,
-            prediction=LazyColumn(len(table), lambda i: _plain(actual[i])),
-            contexts=LazyColumn(len(table), lambda i: _plain(expected[i])),
-        )
+        return scores, errors, feedback
 
 
-def _plain(calls: list[ToolCall] | None) -> list[dict[str, Any]] | None:
+def _plain(calls: Sequence[ToolCall] | None) -> list[dict[str, Any]] | None:
     return None if calls is None else plain_items(calls)

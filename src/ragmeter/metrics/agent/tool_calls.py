@@ -13,7 +13,7 @@ from ragmeter.metrics.agent._calls import (
     Pair,
     align_ordered,
     align_unordered,
-    call_key,
+    keys_of,
 )
 from ragmeter.metrics.agent.base import Outcome, ToolCallMetric
 from ragmeter.metrics.registry import register_metric
@@ -156,8 +156,8 @@ class ToolCallAccuracyMetric(ToolCallMetric):
 def set_counts(actual: Sequence[ToolCall], expected: Sequence[ToolCall]) -> tuple[int, int, int]:
     """``(tp, fp, fn)`` of the distinct calls (name and typed arguments), as RAGAS counts
     them: a call made twice counts once."""
-    done = {call_key(c) for c in actual}
-    wanted = {call_key(c) for c in expected}
+    done = set(keys_of(actual))
+    wanted = set(keys_of(expected))
     tp = len(done & wanted)
     return tp, len(done) - tp, len(wanted) - tp
 
@@ -267,8 +267,10 @@ class TrajectoryMatchMetric(ToolCallMetric):
         self.arguments = _check_bool("arguments", arguments)
 
     def score_calls(self, actual: Sequence[ToolCall], expected: Sequence[ToolCall]) -> Outcome:
-        done = [call_key(c, self.arguments) for c in actual]
-        wanted = [call_key(c, self.arguments) for c in expected]
+        if self.arguments:
+            done, wanted = keys_of(actual), keys_of(expected)
+        else:
+            done, wanted = [c.name for c in actual], [c.name for c in expected]
         if self.mode == "strict":
             if done == wanted:
                 return 1.0, None
