@@ -30,6 +30,7 @@ warnings.filterwarnings("ignore")
 from deepeval.metrics import ToolCorrectnessMetric  # noqa: E402
 from deepeval.test_case import LLMTestCase, ToolCallParams  # noqa: E402
 from deepeval.test_case import ToolCall as DeepEvalCall  # noqa: E402
+from ragas import EvaluationDataset, evaluate  # noqa: E402
 from ragas.dataset_schema import MultiTurnSample  # noqa: E402
 from ragas.messages import AIMessage, HumanMessage, ToolCall, ToolMessage  # noqa: E402
 from ragas.metrics import ToolCallAccuracy, ToolCallF1  # noqa: E402
@@ -154,8 +155,9 @@ def _deepeval(rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
 async def _bench(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """RAGAS's deterministic agent metrics over the rows as its docs call them: a
     MultiTurnSample per row, then ``await metric.multi_turn_ascore(sample)`` per metric and
-    row. Building the samples from OpenAI messages is timed apart (``build``): RAGAS cannot
-    read them itself. A row RAGAS raises on counts as an error."""
+    row; and the dataset path, ``evaluate(EvaluationDataset(samples), metrics)``. Building
+    the samples from OpenAI messages is timed apart (``build``): RAGAS cannot read them
+    itself. A row RAGAS raises on counts as an error."""
     metrics = {
         "tool_call_accuracy": ToolCallAccuracy(),
         "tool_call_accuracy(strict_order=false)": ToolCallAccuracy(strict_order=False),
@@ -181,6 +183,20 @@ async def _bench(rows: list[dict[str, Any]]) -> dict[str, Any]:
             except Exception:
                 errors[name] += 1
         seconds[name] = time.perf_counter() - started
+    # the dataset path of RAGAS's docs: evaluate(EvaluationDataset, metrics)
+    started = time.perf_counter()
+    result = evaluate(
+        EvaluationDataset(samples=samples),
+        metrics=[
+            ToolCallAccuracy(),
+            ToolCallAccuracy(name="tool_call_accuracy_flexible", strict_order=False),
+            ToolCallF1(),
+        ],
+        show_progress=False,
+    )
+    frame = result.to_pandas()
+    seconds["evaluate"] = time.perf_counter() - started
+    errors["evaluate"] = int(frame.iloc[:, -3:].isna().sum().sum())
     return {"rows": len(rows), "seconds": seconds, "errors": errors, "ragas": version("ragas")}
 
 

@@ -11,7 +11,8 @@ RAGAS's, see tests/integration/test_agent_parity.py), its flexible form and ``to
   path (reading and checking the conversations, scoring, the report); and the scoring alone,
   each metric's batch pass over the loaded rows;
 - RAGAS: its metric objects called as its docs show (``MultiTurnSample`` per row, ``await
-  metric.multi_turn_ascore(sample)``) in its own environment (``.venv-agents``, made by
+  metric.multi_turn_ascore(sample)``), and its dataset path (``evaluate(EvaluationDataset,
+  metrics)``), in its own environment (``.venv-agents``, made by
   bench/setup_agent_peers.sh); building the samples from the OpenAI messages (RAGAS does not
   read them) is timed apart. Rows RAGAS raises on are counted as errors.
 
@@ -162,12 +163,21 @@ def main() -> None:
         f"| RAGAS: building `MultiTurnSample`s from the OpenAI messages | | | {ragas_build:.3f} "
         f"| {rate(n, ragas_build)} | |"
     )
+    ragas_dataset = ragas_build + min(t["seconds"]["evaluate"] for t in theirs)
+    lines.append(
+        f"| the dataset paths: ragmeter `evaluate(rows, metrics)` vs RAGAS building samples + "
+        f"`evaluate(EvaluationDataset(samples), metrics)` | {e2e:.3f} | {rate(n, e2e)} | "
+        f"{ragas_dataset:.3f} | {rate(n, ragas_dataset)} | **{ragas_dataset / e2e:.1f}x** |"
+    )
     crashed = errors["build"]
     lines += [
         "",
         f"RAGAS errors: {crashed:,} of {n:,} rows cannot become a `MultiTurnSample` (a call's "
         "arguments are valid JSON but not an object); on the samples it took, "
-        + ", ".join(f"`{k}` raised {v:,} times" for k, v in errors.items() if k != "build")
+        + ", ".join(
+            f"`{k}` raised {v:,} times" for k, v in errors.items() if k not in ("build", "evaluate")
+        )
+        + f", and its `evaluate` left {errors['evaluate']:,} scores empty"
         + f". ragmeter scored every row ({nulls} nulls).",
         "",
         f"Goal: at least {GOAL:.0f}x RAGAS's rows/s. "
