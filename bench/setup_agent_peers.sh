@@ -9,7 +9,7 @@ started=$(date +%s)
 target="${AGENT_PEERS_VENV:-.venv-agents}"
 # The marker file is written last, so a half-made environment is never taken as ready.
 rm -rf "$target"
-python3.11 -m venv "$target"
+"${PYTHON:-$(command -v python3.11 || command -v python3)}" -m venv "$target"
 "$target/bin/pip" install --quiet --upgrade pip
 "$target/bin/pip" install --quiet -c constraints.txt --find-links /opt/wheels \
   "ragas==0.4.3" "deepeval==4.3.1" "langchain-community<0.4"

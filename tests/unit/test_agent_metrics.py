@@ -332,3 +332,17 @@ def test_partial_credit_bounds(actual: list[ToolCall], expected: list[ToolCall])
             for n in {c.name for c in expected}
         )
         assert ours <= same_names / max(len(actual), len(expected)) + 1e-12
+
+
+def test_specs_with_several_parameters_split_as_one_text() -> None:
+    """A comma inside a spec's parentheses belongs to the spec (the command line's and the
+    API's comma-separated metric lists)."""
+    from ragmeter._specs import split_specs
+
+    text = "tool_correctness(should_exact_match=true,input_parameters=true), tool_call_f1,,"
+    assert split_specs(text) == [
+        "tool_correctness(should_exact_match=true,input_parameters=true)",
+        "tool_call_f1",
+    ]
+    report = ragmeter.evaluate([OPENAI_ROW], text)
+    assert report.scores("tool_correctness(should_exact_match=true,input_parameters=true)") == [1.0]
