@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ragmeter
-from ragmeter.datasets.agent import ToolCall
+from ragmeter.datasets.agent import ToolCall, tool_calls_of
 from ragmeter.metrics import create_metric
 from ragmeter.metrics.agent import (
     argument_accuracy,
@@ -346,3 +346,23 @@ def test_specs_with_several_parameters_split_as_one_text() -> None:
     ]
     report = ragmeter.evaluate([OPENAI_ROW], text)
     assert report.scores("tool_correctness(should_exact_match=true,input_parameters=true)") == [1.0]
+
+
+def test_random_trajectories_are_seeded_rows_in_openai_format() -> None:
+    from ragmeter.datasets import load_dataset
+    from ragmeter.testing.trajectories import random_trajectories
+
+    rows = random_trajectories(300, seed=5)
+    assert rows == random_trajectories(300, seed=5)
+    assert rows != random_trajectories(300, seed=6)
+    dataset = load_dataset(rows)  # every row reads: the generator writes valid conversations
+    assert len(dataset) == 300
+    calls = [c for m in dataset.column("messages") for c in tool_calls_of(m)]
+    kinds = {
+        type(v).__name__
+        for c in calls
+        if isinstance(c.arguments, dict)
+        for v in c.arguments.values()
+    }
+    assert {"int", "float", "str", "list", "dict", "bool"} <= kinds
+    assert any(not isinstance(c.arguments, dict) for c in calls)  # the peers' crash cases
