@@ -366,3 +366,29 @@ def test_random_trajectories_are_seeded_rows_in_openai_format() -> None:
     }
     assert {"int", "float", "str", "list", "dict", "bool"} <= kinds
     assert any(not isinstance(c.arguments, dict) for c in calls)  # the peers' crash cases
+
+
+def _best_ordered(expected: list[ToolCall], actual: list[ToolCall]) -> float:
+    """The largest total argument accuracy of non-crossing same-name pairs, by trying every
+    choice (small inputs only)."""
+    if not expected or not actual:
+        return 0.0
+    head, rest = expected[0], expected[1:]
+    best = _best_ordered(rest, actual)  # the first expected call left unpaired
+    for j, call in enumerate(actual):
+        if call.name == head.name:
+            paired = argument_accuracy(head.arguments, call.arguments)
+            best = max(best, paired + _best_ordered(rest, actual[j + 1 :]))
+    return best
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(CALLS, max_size=5), st.lists(CALLS, max_size=5))
+def test_ordered_alignment_is_the_best(actual: list[ToolCall], expected: list[ToolCall]) -> None:
+    from ragmeter.metrics.agent._calls import align_ordered
+
+    pairs = align_ordered(expected, actual)
+    assert [i for i, _, _ in pairs] == sorted({i for i, _, _ in pairs})  # each once, in order
+    assert [j for _, j, _ in pairs] == sorted({j for _, j, _ in pairs})
+    assert all(expected[i].name == actual[j].name for i, j, _ in pairs)
+    assert sum(w for _, _, w in pairs) == pytest.approx(_best_ordered(expected, actual))
