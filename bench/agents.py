@@ -69,8 +69,9 @@ def ours_end_to_end(rows: list[dict[str, Any]], metrics: list[str]) -> tuple[flo
 
 
 def ours_scoring(rows: list[dict[str, Any]], metrics: list[str]) -> dict[str, float]:
-    """Each metric's batch pass over rows loaded once (a fresh evaluation context per
-    metric, so no metric reuses another's work)."""
+    """Each metric's batch pass over rows loaded once, alone (a fresh evaluation context
+    per metric, so no metric reuses another's work); and under ``"together"`` all of them
+    in one context, as one evaluation scores them (the calls read from the messages once)."""
     dataset = load_dataset(rows)
     out = {}
     for spec in metrics:
@@ -78,6 +79,16 @@ def ours_scoring(rows: list[dict[str, Any]], metrics: list[str]) -> dict[str, fl
         started = time.perf_counter()
         asyncio.run(metric.compute_rows(dataset, EvaluationContext()))
         out[spec] = time.perf_counter() - started
+    built = [create_metric(spec) for spec in metrics]
+
+    async def together() -> None:
+        ctx = EvaluationContext()
+        for metric in built:
+            await metric.compute_rows(dataset, ctx)
+
+    started = time.perf_counter()
+    asyncio.run(together())
+    out["together"] = time.perf_counter() - started
     return out
 
 
@@ -133,7 +144,7 @@ def main() -> None:
     errors = theirs[0]["errors"]
     ragas_e2e = ragas_build + sum(ragas_metric.values())
     ragas_scoring = sum(ragas_metric.values())
-    ours_scoring_total = sum(alone.values())
+    ours_scoring_total = min(r["together"] for r in ours_alone)
     ratio_e2e = ragas_e2e / e2e
     ratio_scoring = ragas_scoring / ours_scoring_total
 
@@ -149,7 +160,8 @@ def main() -> None:
         f"| from the list of dicts to three scores per row (ragmeter: `evaluate`; RAGAS: "
         f"build samples + 3 metrics) | {e2e:.3f} | {rate(n, e2e)} | {ragas_e2e:.3f} | "
         f"{rate(n, ragas_e2e)} | **{ratio_e2e:.1f}x** |",
-        f"| scoring alone, 3 metrics (rows already read) | {ours_scoring_total:.3f} | "
+        f"| scoring alone, 3 metrics in one evaluation (rows already read) | "
+        f"{ours_scoring_total:.3f} | "
         f"{rate(n, ours_scoring_total)} | {ragas_scoring:.3f} | {rate(n, ragas_scoring)} | "
         f"**{ratio_scoring:.1f}x** |",
     ]
