@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import typer
 
+from ragmeter._specs import split_specs
 from ragmeter.cli._body import apply_request_body
 from ragmeter.cli._common import console, err_console
 from ragmeter.cli._render import (
@@ -103,7 +104,7 @@ def eval_config(request: EvalRequest, retriever: str | None = None) -> Evaluatio
             max_concurrency=request.max_concurrency,
         )
     return EvaluationConfig(
-        metrics=tuple(m.strip() for m in request.metrics.split(",") if m.strip()),
+        metrics=tuple(split_specs(request.metrics)),
         target=_target(request, retriever),
         judge=judge,
         judge_prompt=request.judge_prompt,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from ragmeter._specs import split_specs
 from ragmeter.cli._common import console
 from ragmeter.cli._render import progress_bars
 from ragmeter.client import ClientError
@@ -106,7 +107,7 @@ def _body(
     return {
         "scene_key": scene,
         "scene_value": value,
-        "evaluate_metrics": [m.strip() for m in request.metrics.split(",") if m.strip()],
+        "evaluate_metrics": split_specs(request.metrics),
         "context": {k: v for k, v in context.items() if v is not None},
         "datasets": rows,
         "parallel_num": min(request.max_concurrency, MAX_PARALLEL),

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from itertools import repeat
 from typing import Any
 
+from ragmeter._gc import paused_gc
 from ragmeter.datasets.agent import AGENT_FIELDS
 from ragmeter.datasets.row import FIELD_ALIASES, LIST_FIELDS, Row, _scan, row_from_mapping
 from ragmeter.datasets.table import FIELDS, Dataset
@@ -46,13 +47,14 @@ def dataset_from_raws(
             depth_setting=depth_setting,
         )
 
-    found = _columns(raws, max_depth)
-    if found is None:  # nothing to gain from columns here: every row is checked alone
-        return Dataset([alone(i) for i in range(len(raws))], source, lines or ())
-    columns, doubtful = found
-    for index in sorted(doubtful):
-        _put(columns, index, alone(index), len(raws))
-    return Dataset.from_columns(columns, len(raws), source, lines or ())
+    with paused_gc():  # many small objects, no cycles: see ragmeter._gc
+        found = _columns(raws, max_depth)
+        if found is None:  # nothing to gain from columns here: every row is checked alone
+            return Dataset([alone(i) for i in range(len(raws))], source, lines or ())
+        columns, doubtful = found
+        for index in sorted(doubtful):
+            _put(columns, index, alone(index), len(raws))
+        return Dataset.from_columns(columns, len(raws), source, lines or ())
 
 
 def _put(columns: dict[str, list[Any]], index: int, row: Row, length: int) -> None:

@@ -263,16 +263,21 @@ def _digits(item: Any) -> int | None:
 def _scan(value: Any, limit: int) -> tuple[int, int | None]:
     """One walk of ``value`` without recursion: how deep it nests (up to ``limit + 1``) and
     the digits of the first integer too long to write down, or None. Strings and the other
-    scalars a row is made of are passed over at once (this runs for every row)."""
+    scalars a row is made of are passed over at once, never put on the walk's stack (this
+    runs for every row)."""
     deepest = 0
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
         kind = type(item)
-        if kind is str or kind is float or item is None or kind is bool:
-            continue
-        if isinstance(item, Mapping):
+        if kind is dict:
             children: Any = [*item.keys(), *item.values()]
+        elif kind is list or kind is tuple:
+            children = item
+        elif kind is str or kind is float or item is None or kind is bool:
+            continue
+        elif isinstance(item, Mapping):
+            children = [*item.keys(), *item.values()]
         elif isinstance(item, list | tuple | set | frozenset):
             children = item
         else:
@@ -284,7 +289,13 @@ def _scan(value: Any, limit: int) -> tuple[int, int | None]:
         if depth > limit:
             return depth, None
         deepest = max(deepest, depth)
-        stack.extend((child, depth) for child in children)
+        for child in children:
+            kind = type(child)
+            if kind is str or kind is float or child is None or kind is bool:
+                continue
+            if kind is int and -_INT_CAP < child < _INT_CAP:
+                continue  # an integer short enough: nothing to walk or check
+            stack.append((child, depth))
     return deepest, None
 
 

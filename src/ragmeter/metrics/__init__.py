@@ -1,5 +1,16 @@
 """Metrics: the DB-GPT-shaped hierarchy, the registry and the built-in metrics."""
 
+from ragmeter.metrics.agent import (
+    AppLinkMetric,
+    ArgumentAccuracyMetric,
+    IntentMetric,
+    ToolCallAccuracyMetric,
+    ToolCallF1Metric,
+    ToolCallPrecisionMetric,
+    ToolCallRecallMetric,
+    ToolCorrectnessMetric,
+    TrajectoryMatchMetric,
+)
 from ragmeter.metrics.base import (
     BaseEvaluationResult,
     EvaluationMetric,
@@ -40,6 +51,8 @@ from ragmeter.metrics.retrieval import (
 __all__ = [
     "AnswerCorrectnessMetric",
     "AnswerRelevancyMetric",
+    "AppLinkMetric",
+    "ArgumentAccuracyMetric",
     "BaseEvaluationResult",
     "ContextPrecisionMetric",
     "ContextRecallMetric",
@@ -47,6 +60,7 @@ __all__ = [
     "EvaluationContext",
     "EvaluationMetric",
     "FaithfulnessMetric",
+    "IntentMetric",
     "LLMEvaluationMetric",
     "MetricSpec",
     "PlannedMetric",
@@ -59,6 +73,12 @@ __all__ = [
     "RetrieverPrecisionMetric",
     "RetrieverRecallMetric",
     "RetrieverSimilarityMetric",
+    "ToolCallAccuracyMetric",
+    "ToolCallF1Metric",
+    "ToolCallPrecisionMetric",
+    "ToolCallRecallMetric",
+    "ToolCorrectnessMetric",
+    "TrajectoryMatchMetric",
     "UnknownMetricError",
     "create_metric",
     "metric_entries",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 from pydantic import ValidationError
 
+from ragmeter._specs import split_specs
 from ragmeter._sync import run_sync
 from ragmeter.datasets import load_dataset
 from ragmeter.embeddings import Embedder
@@ -124,7 +125,7 @@ def config_from_options(
     _check_choices(options)
     objects: set[ObjectPart] = set()
     given = Given(target=options.get("target"))
-    items = metrics.split(",") if isinstance(metrics, str) else list(metrics)
+    items = split_specs(metrics) if isinstance(metrics, str) else list(metrics)
     if any(not isinstance(m, str) for m in items):
         given.metrics = resolve_metrics(items, top_k=options.get("top_k"))
         specs = tuple(m.metric_name for m in given.metrics)

@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ragmeter._specs import split_specs
 from ragmeter.datasets import Dataset, Row
 from ragmeter.errors import ConfigError, DatasetError, MetricError, error_kind
 from ragmeter.judge.usage import Usage
@@ -37,11 +38,7 @@ def resolve_metrics(
     metrics: str | Iterable[MetricLike], *, top_k: int | None = None
 ) -> list[EvaluationMetric[Any, Any]]:
     """Turn names (``"mrr@10,ndcg@10"`` or a list), instances or classes into metric instances."""
-    items: list[Any] = (
-        [m.strip() for m in metrics.split(",") if m.strip()]
-        if isinstance(metrics, str)
-        else list(metrics)
-    )
+    items: list[Any] = split_specs(metrics) if isinstance(metrics, str) else list(metrics)
     if not items:
         raise MetricError("no metrics given")
     resolved: list[EvaluationMetric[Any, Any]] = []
