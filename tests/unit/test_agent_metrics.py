@@ -1,5 +1,5 @@
 """Deterministic agent metrics: hand-worked examples from each formula, the rows' path
-(OpenAI and Anthropic conversations through ``evaluate``), nulls naming the missing field,
+(OpenAI and Anthropic conversations through ``evaluate``), errors naming the missing field,
 and Hypothesis invariants (scores in [0, 1], identical trajectories score 1, the unordered
 modes unchanged by a permutation)."""
 
@@ -203,15 +203,19 @@ def test_openai_and_anthropic_rows_evaluate() -> None:
     assert got["tool_correctness"] == [1.0, 1.0]
 
 
-def test_a_row_lacking_a_field_gets_a_null_naming_it() -> None:
+def test_a_row_lacking_a_field_stops_before_any_work_naming_it() -> None:
     plain = {"query": "What is RAG?", "response": "Retrieval-augmented generation."}
     no_reference = {"messages": OPENAI_ROW["messages"]}
-    report = ragmeter.evaluate([plain, no_reference, OPENAI_ROW], ["tool_call_f1", "IntentMetric"])
-    assert report.scores("tool_call_f1") == [None, None, 1.0]
-    reasons = [r.error or "" for r in report.results("tool_call_f1")]
-    assert "'messages'" in reasons[0] and "'reference_tool_calls'" in reasons[1]
-    intent = [r.error or "" for r in report.results("IntentMetric")]
-    assert "'retrieved_contexts'" in intent[0] and "'response'" in intent[1]
+    for rows, where in (
+        ([OPENAI_ROW, plain], r"row 1\) field 'messages'"),
+        ([OPENAI_ROW, no_reference], r"row 1\) field 'reference_tool_calls'"),
+    ):
+        with pytest.raises(ragmeter.errors.DatasetError, match=where):
+            ragmeter.evaluate(rows, ["tool_call_f1"])
+    with pytest.raises(ragmeter.errors.DatasetError, match=r"row 0\) field 'retrieved_contexts"):
+        ragmeter.evaluate([plain], ["IntentMetric"])
+    with pytest.raises(ragmeter.errors.DatasetError, match=r"row 0\) field 'response'"):
+        ragmeter.evaluate([{"query": "q", "retrieved_contexts": ["a"]}], ["AppLinkMetric"])
 
 
 def test_bad_parameters_are_refused() -> None:

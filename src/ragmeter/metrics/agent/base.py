@@ -70,18 +70,21 @@ class ToolCallMetric(EvaluationMetric[list[ToolCall], list[ToolCall]]):
     """A metric of actual against expected tool calls. ``prediction`` is the actual calls
     (in order), ``contexts`` the expected ones. Subclasses implement ``score_calls``.
 
-    A row without ``messages`` or ``reference_tool_calls`` gets a null score whose reason
-    names the field (never a 0): an evaluation may mix agent rows with others."""
+    A row without ``messages`` or ``reference_tool_calls`` stops the evaluation before any
+    work with an error naming the row and the field, as every metric's missing input does."""
 
     def score_calls(self, actual: Sequence[ToolCall], expected: Sequence[ToolCall]) -> Outcome:
         """(score, feedback) of one row's calls."""
         raise NotImplementedError
 
     def missing_fields(self, row: Row) -> str | None:
-        return None
+        if row.messages is None:
+            return "messages"
+        return "reference_tool_calls" if row.reference_tool_calls is None else None
 
     def lacking(self, rows: Dataset) -> np.ndarray | None:
-        return np.zeros(len(rows), dtype=bool)
+        mask: np.ndarray = rows.lacking("messages") | rows.lacking("reference_tool_calls")
+        return mask
 
     def row_inputs(self, row: Row, ctx: EvaluationContext) -> tuple[Any, Any, str | None]:
         actual = None if row.messages is None else tool_calls_of(row.messages)

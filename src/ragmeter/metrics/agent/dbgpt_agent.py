@@ -38,8 +38,17 @@ class JsonFieldMetric(EvaluationMetric[str, str]):
 
     key: ClassVar[str]
 
+    def missing_fields(self, row: Row) -> str | None:
+        if row.response is None:
+            return "response"
+        if row.retrieved_contexts is None and row.reference_contexts is None:
+            return "retrieved_contexts (or reference_contexts)"
+        return None
+
     def lacking(self, rows: Dataset) -> np.ndarray | None:
-        return np.zeros(len(rows), dtype=bool)
+        no_contexts = rows.lacking("retrieved_contexts") & rows.lacking("reference_contexts")
+        mask: np.ndarray = rows.lacking("response") | no_contexts
+        return mask
 
     def row_inputs(self, row: Row, ctx: EvaluationContext) -> tuple[Any, Any, str | None]:
         contexts = row.retrieved_contexts
