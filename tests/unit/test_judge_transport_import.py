@@ -14,7 +14,7 @@ from ragmeter.judge.engine import import_transport
 async def main():
     waiter = asyncio.ensure_future(asyncio.wrap_future(import_transport()))
     await asyncio.sleep(0)
-    assert "ragmeter.judge._chat" not in sys.modules or not import_transport().done()
+    assert "ragmeter.judge.chat" not in sys.modules or not import_transport().done()
     waiter.cancel()  # a run cancelled while the transport loads
     try:
         await waiter
@@ -32,4 +32,4 @@ def test_a_run_cancelled_while_the_transport_loads_leaves_it_loading_for_the_nex
         [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["ragmeter.judge._chat", "False"]
+    assert done.stdout.split() == ["ragmeter.judge.chat", "False"]

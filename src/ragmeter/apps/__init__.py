@@ -1,5 +1,6 @@
 """Apps, the targets of the ``app`` scene: ``RagApp`` (space + prompt + model), ``HttpApp``
-(the user's endpoint) and ``CallableApp`` (a Python function).
+(the user's endpoint), ``CallableApp`` (a Python function) and ``ToolAgent`` (a chat model
+calling the user's tools).
 
 Names load on first use: a run with no app target needs only the error and policy types."""
 
@@ -11,6 +12,7 @@ from ragmeter._lazy import lazy_names
 
 if TYPE_CHECKING:
     from ragmeter.apps._hosts import HostPolicy
+    from ragmeter.apps.agent import ToolAgent
     from ragmeter.apps.base import App, AppAnswer, AppError, AppRefused, CallableApp, as_answer
     from ragmeter.apps.configs import AppConfig, CallableAppConfig, HttpAppConfig, RagAppConfig
     from ragmeter.apps.http import HttpApp
@@ -22,6 +24,7 @@ __getattr__ = lazy_names(
     __name__,
     {
         "ragmeter.apps._hosts": ["HostPolicy"],
+        "ragmeter.apps.agent": ["ToolAgent"],
         "ragmeter.apps.base": [
             "App",
             "AppAnswer",
@@ -59,6 +62,7 @@ __all__ = [
     "HttpAppConfig",
     "RagApp",
     "RagAppConfig",
+    "ToolAgent",
     "as_answer",
     "build_app",
 ]

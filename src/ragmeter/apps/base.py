@@ -9,6 +9,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ragmeter.datasets.agent import (
+    AgentFormatError,
+    Message,
+    ToolCall,
+    final_answer,
+    read_messages,
+    read_tool_calls,
+)
 from ragmeter.errors import ConfigError, RagmeterError
 
 __all__ = ["App", "AppAnswer", "AppError", "AppRefused", "CallableApp", "as_answer"]
@@ -25,10 +33,15 @@ class AppRefused(ConfigError):
 
 @dataclass(frozen=True, slots=True)
 class AppAnswer:
-    """An app's reply: the answer text and the retrieved contexts, in rank order."""
+    """An app's reply: the answer text and the retrieved contexts, in rank order; an agent's
+    also its conversation (``messages``, normalised) or only the ``tool_calls`` it made, and
+    per step its latency and tokens (``steps``)."""
 
     answer: str
     contexts: list[str] = field(default_factory=list)
+    messages: tuple[Message, ...] | None = None
+    tool_calls: tuple[ToolCall, ...] | None = None
+    steps: tuple[dict[str, float], ...] = ()
 
 
 @runtime_checkable
@@ -77,15 +90,32 @@ def as_answer(value: Any, where: str = "the app") -> AppAnswer:
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
         return AppAnswer(value[0], _contexts(value[1], where))
     if isinstance(value, Mapping):
+        messages, calls = _agent_parts(value, where)
         answer = next((value[k] for k in ("answer", "response", "prediction") if k in value), None)
+        if answer is None and messages is not None:
+            answer = final_answer(messages) or ""
         if not isinstance(answer, str):
             raise AppError(f"{where} returned a dict without a string 'answer'")
         contexts = next((value[k] for k in ("contexts", "retrieved_contexts") if k in value), None)
-        return AppAnswer(answer, _contexts(contexts, where))
+        return AppAnswer(answer, _contexts(contexts, where), messages=messages, tool_calls=calls)
     raise AppError(
         f"{where} returned {type(value).__name__}; return a string, (answer, contexts) "
         "or {'answer': ..., 'contexts': [...]}"
     )
+
+
+def _agent_parts(
+    value: Mapping[str, Any], where: str
+) -> tuple[tuple[Message, ...] | None, tuple[ToolCall, ...] | None]:
+    """An agent's ``messages`` (any format the dataset readers take) or ``tool_calls``."""
+    try:
+        messages = read_messages(value["messages"]) if value.get("messages") is not None else None
+        calls = (
+            read_tool_calls(value["tool_calls"]) if value.get("tool_calls") is not None else None
+        )
+    except AgentFormatError as exc:
+        raise AppError(f"{where} returned unreadable agent steps: {exc}") from None
+    return messages, calls
 
 
 class CallableApp:

@@ -194,17 +194,26 @@ class HttpApp:
         except (ValueError, RecursionError):  # not JSON, not UTF-8, an integer too long
             problem = f"did not answer usable JSON ({reply.describe(quote)})"
             raise AppError(f"{self.where} {problem}") from None
+        steps = {
+            k: data[k]
+            for k in ("messages", "tool_calls")
+            if isinstance(data, Mapping) and k in data
+        }
         answer = dig(data, self.answer_key)
-        if answer is MISSING:
+        if answer is MISSING and "messages" in steps:  # an agent's reply: its last message
+            answer = None
+        elif answer is MISSING:
             found = ""
             if quote:  # a local user may see the reply's keys; the service shows nothing of it
                 keys = list(data)[:20] if isinstance(data, Mapping) else [type(data).__name__]
                 found = f" (it has: {', '.join(map(str, keys))})"
             raise AppError(f"the reply has no '{self.answer_key}'{found}")
-        if not isinstance(answer, str):
+        if answer is not None and not isinstance(answer, str):
             raise AppError(f"'{self.answer_key}' in the reply is not a string")
         contexts = dig(data, self.contexts_key)
-        value = {"answer": answer, "contexts": None if contexts is MISSING else contexts}
+        value: dict[str, Any] = {"contexts": None if contexts is MISSING else contexts, **steps}
+        if answer is not None:
+            value["answer"] = answer
         return as_answer(value, f"the reply of {self.where}")
 
     async def aclose(self) -> None:

@@ -27,7 +27,7 @@ from ragmeter.judge.tokens import count_tokens
 from ragmeter.judge.usage import Usage
 
 if TYPE_CHECKING:
-    from ragmeter.judge._chat import ChatClient, ChatConnectionError, ChatStatusError
+    from ragmeter.judge.chat import ChatClient, ChatConnectionError, ChatStatusError
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENCY",
@@ -327,7 +327,7 @@ class JudgeEngine:
     ) -> tuple[str, int, int]:
         """One request under the limiter: the reply; TryAgain when another try may help,
         JudgeError when it cannot."""
-        from ragmeter.judge._chat import ChatConnectionError, ChatStatusError, ChatTimeout
+        from ragmeter.judge.chat import ChatConnectionError, ChatStatusError, ChatTimeout
 
         limiter = self.limiter
         await limiter.acquire()
@@ -431,7 +431,7 @@ _transport: concurrent.futures.Future[ModuleType] | None = None
 
 
 def import_transport() -> concurrent.futures.Future[ModuleType]:
-    """The chat transport (``ragmeter.judge._chat``, with httpx), imported once per process on
+    """The chat transport (``ragmeter.judge.chat``, with httpx), imported once per process on
     a thread of its own: started by the first call, awaited by every engine (of any thread or
     loop)."""
     global _transport
@@ -444,7 +444,7 @@ def import_transport() -> concurrent.futures.Future[ModuleType]:
 
             def load() -> None:
                 try:
-                    future.set_result(importlib.import_module("ragmeter.judge._chat"))
+                    future.set_result(importlib.import_module("ragmeter.judge.chat"))
                 except BaseException as exc:  # raised by every await of it
                     future.set_exception(exc)
 

@@ -172,18 +172,25 @@ async def _score_batch(
 
 
 def _with_retrieved(rows: Dataset, produced: Sequence[Any]) -> Any:
-    """The rows as kept: the dataset's, with the contexts and chunk ids the target retrieved
-    in place of any the dataset had (the Row view marks relevance by those ids); the rows
-    themselves when the target retrieved none."""
-    fields = ("retrieved_contexts", "retrieved_ids")
-    if not any(isinstance(p, Row) and p.retrieved_ids is not None for p in produced):
-        return rows
-    return [
-        row.model_copy(update={name: getattr(made, name) for name in fields})
-        if isinstance(made, Row)
-        else row
-        for row, made in zip(rows, produced, strict=True)
-    ]
+    """The rows as kept: the dataset's, with what the target found for them in place of any
+    the dataset had: the contexts and chunk ids a space retrieved (the Row view marks relevance
+    by those ids), an agent's conversation and its steps; the rows themselves when the target
+    filled none of these."""
+    kept: list[Row] = []
+    changed = False
+    for row, made in zip(rows, produced, strict=True):
+        update: dict[str, Any] = {}
+        if isinstance(made, Row):
+            if made.retrieved_ids is not None:
+                update["retrieved_contexts"] = made.retrieved_contexts
+                update["retrieved_ids"] = made.retrieved_ids
+            if made.messages is not None and made.messages != row.messages:
+                update["messages"] = made.messages
+            if made.metadata != row.metadata:
+                update["metadata"] = made.metadata
+        changed = changed or bool(update)
+        kept.append(row.model_copy(update=update) if update else row)
+    return Dataset(kept, rows.source, rows.lines) if changed else rows
 
 
 async def _row_worker(

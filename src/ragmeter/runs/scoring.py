@@ -95,6 +95,7 @@ _PLACEHOLDERS: dict[str, Any] = {
     "retrieved_ids": [],
     "reference_contexts": [],
     "reference_ids": [],
+    "messages": (),
 }
 
 

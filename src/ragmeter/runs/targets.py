@@ -180,7 +180,7 @@ class RecallTarget:
 class AppTarget:
     """Runs an app on every row, ``max_concurrency`` at a time (or through its batch call)."""
 
-    provides = frozenset({"response", "retrieved_contexts"})
+    provides = frozenset({"response", "retrieved_contexts", "messages"})
 
     def __init__(
         self,
@@ -205,45 +205,64 @@ class AppTarget:
         return resolve_doc_names(self.searcher, dataset)
 
     async def _answers(
-        self, queries: Sequence[str], progress: Progress
+        self, rows: Sequence[Row], progress: Progress
     ) -> list[AppAnswer | BaseException]:
         many = getattr(self.app, "answer_many", None)
         if many is not None:
-            answers: list[AppAnswer | BaseException] = await many(queries, progress)
+            answers: list[AppAnswer | BaseException] = await many(
+                [row.query for row in rows], progress
+            )
             return answers
         semaphore = asyncio.Semaphore(self.max_concurrency)
+        # an agent reads the whole row (its available_tools), other apps the query
+        answer_row = getattr(self.app, "answer_row", None)
 
-        async def one(query: str) -> AppAnswer | BaseException:
+        async def one(row: Row) -> AppAnswer | BaseException:
             async with semaphore:
                 try:
-                    return await self.app.answer(query)
+                    if answer_row is not None:
+                        answered: AppAnswer = await answer_row(row)
+                        return answered
+                    return await self.app.answer(row.query)
                 except Exception as exc:  # the row's failure is data
                     return exc
                 finally:
                     progress(1)
 
-        return list(await asyncio.gather(*(one(q) for q in queries)))
+        return list(await asyncio.gather(*(one(row) for row in rows)))
 
     async def produce(
         self, rows: Sequence[Row], ctx: EvaluationContext, progress: Progress
     ) -> list[Produced]:
         from ragmeter.apps import AppAnswer
 
-        answers = await self._answers([row.query for row in rows], progress)
+        answers = await self._answers(rows, progress)
         failure = getattr(self.app, "failure", None)
         if failure is not None:  # it cannot answer at all: stop, naming why
             raise failure
         out: list[Produced] = []
         for row, answer in zip(rows, answers, strict=True):
             if isinstance(answer, AppAnswer):
-                out.append(
-                    row.model_copy(
-                        update={"response": answer.answer, "retrieved_contexts": answer.contexts}
-                    )
-                )
+                out.append(row.model_copy(update=_answered(row, answer)))
             else:
                 out.append(_failure(self.app.name, answer))
         return out
+
+
+def _answered(row: Row, answer: AppAnswer) -> dict[str, Any]:
+    """The row's fields an app's answer fills: the response and contexts; an agent's
+    conversation (or one made of its tool calls), and its steps' latency and tokens."""
+    from ragmeter.datasets.agent import plain_items, turns_from_tools_called
+
+    update: dict[str, Any] = {"response": answer.answer, "retrieved_contexts": answer.contexts}
+    if answer.messages is not None:
+        update["messages"] = answer.messages
+    elif answer.tool_calls is not None:
+        calls = plain_items(answer.tool_calls)
+        update["messages"] = turns_from_tools_called(row.query, calls, answer.answer)
+    if answer.steps:
+        update["metadata"] = {**row.metadata, "agent_steps": list(answer.steps)}
+    return update
 
 
 def _failure(app: str, exc: BaseException) -> RowFailure:

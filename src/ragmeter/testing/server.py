@@ -19,6 +19,7 @@ from typing import Any
 
 from ragmeter.errors import ConfigError
 from ragmeter.judge.tokens import count_tokens
+from ragmeter.testing.agent_play import agent_message
 from ragmeter.testing.answers import answer_chat, embed_text, reply_keys
 
 __all__ = ["FaultPlan", "ScriptedJudgeServer", "parse_faults"]
@@ -154,7 +155,12 @@ class ScriptedJudgeServer:
     # -- replies --------------------------------------------------------------------------
 
     def chat(self, body: dict[str, Any]) -> tuple[dict[str, Any], int, int]:
-        content = answer_chat(body)
+        if body.get("tools"):  # a model asked to act as an agent
+            message = agent_message(body)
+            content = str(message.get("content") or "") + json.dumps(message.get("tool_calls"))
+        else:
+            content = answer_chat(body)
+            message = {"role": "assistant", "content": content}
         with self._lock:
             self.prompts.append("\n".join(str(m.get("content") or "") for m in body["messages"]))
         prompt_tokens = sum(count_tokens(str(m.get("content") or "")) for m in body["messages"])
@@ -168,8 +174,8 @@ class ScriptedJudgeServer:
             "choices": [
                 {
                     "index": i,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
                 }
                 for i in range(n)
             ],
@@ -267,8 +273,8 @@ def _handler(server: ScriptedJudgeServer) -> type[BaseHTTPRequestHandler]:
             if fault == "hang":
                 time.sleep(server.faults.hang_seconds)
             reply, prompt_tokens, completion_tokens = server.chat(body)
-            if fault == "malformed":
-                content = reply["choices"][0]["message"]["content"]
+            content = reply["choices"][0]["message"]["content"]
+            if fault == "malformed" and isinstance(content, str):
                 for choice in reply["choices"]:
                     choice["message"]["content"] = content[: max(1, len(content) // 2)]
             server.count(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
