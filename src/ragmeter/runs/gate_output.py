@@ -1,0 +1,169 @@
+"""A gate's result written out: JUnit XML (each rule a test case, a failed rule's rows in its
+failure), a markdown summary for a pull request (the rules, then the rows that regressed
+most) and plain text (an assertion's message)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable
+from pathlib import Path
+
+from ragmeter.errors import ConfigError
+from ragmeter.runs.gate import GateResult, GateRow, RuleOutcome
+
+__all__ = ["failure_text", "junit_xml", "markdown", "value_text", "write_text"]
+
+
+def value_text(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def _score(value: float | None) -> str:
+    return "null" if value is None else f"{value:.4g}"
+
+
+def _row_line(row: GateRow) -> str:
+    """One row in one line: place, scores, query, response and reason."""
+    scores = f"score {_score(row.score)}"
+    if row.baseline_score is not None:
+        delta = f"{row.delta:+.4g}" if row.delta is not None else "n/a"
+        scores = f"baseline {_score(row.baseline_score)} -> {_score(row.score)} ({delta})"
+    parts = [f"row {row.row_index}: {scores}", f"query: {row.query!r}"]
+    if row.response is not None:
+        parts.append(f"response: {row.response!r}")
+    if row.reason:
+        parts.append(f"reason: {row.reason}")
+    return "; ".join(parts)
+
+
+def _heading(result: GateResult) -> str:
+    failed = len(result.failed)
+    verdict = "passed" if result.passed else f"failed ({failed} of {len(result.outcomes)} rules)"
+    against = f" against baseline {result.baseline}" if result.baseline else ""
+    return f"ragmeter gate {verdict}: candidate {result.candidate}{against}"
+
+
+def failure_text(result: GateResult, rows: int = 5) -> str:
+    """The failed rules with their numbers and worst rows, as an assertion's message."""
+    lines = [_heading(result)]
+    for outcome in result.failed:
+        lines.append(
+            f"FAILED {outcome.rule.name}: value {value_text(outcome.value)} "
+            f"(bound {outcome.rule.bound:g}); {outcome.detail}"
+        )
+        lines.extend(f"    {_row_line(row)}" for row in outcome.rows[:rows])
+    for outcome in result.outcomes:
+        if outcome.passed:
+            lines.append(f"passed {outcome.rule.name}: value {value_text(outcome.value)}")
+    return "\n".join(lines)
+
+
+def _case(suite: ET.Element, outcome: RuleOutcome) -> None:
+    case = ET.SubElement(suite, "testcase", classname="ragmeter.gate", name=outcome.rule.name)
+    ET.SubElement(case, "system-out").text = (
+        f"value {value_text(outcome.value)} {outcome.rule.op} bound {outcome.rule.bound:g}: "
+        f"{outcome.verdict}; {outcome.detail}"
+    )
+    if not outcome.passed:
+        failure = ET.SubElement(
+            case,
+            "failure",
+            message=f"{outcome.rule.name}: value {value_text(outcome.value)}",
+            type="GateRuleFailed",
+        )
+        failure.text = "\n".join([outcome.detail, *(_row_line(r) for r in outcome.rows)])
+
+
+def junit_xml(result: GateResult) -> str:
+    """The result as JUnit XML: one test suite, each rule a test case; a failed rule's
+    failure holds its detail and its rows, one per line."""
+    root = ET.Element("testsuites")
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name="ragmeter gate",
+        tests=str(len(result.outcomes)),
+        failures=str(len(result.failed)),
+        errors="0",
+        skipped="0",
+    )
+    properties = ET.SubElement(suite, "properties")
+    for name, value in (("candidate", result.candidate), ("baseline", result.baseline)):
+        if value:
+            ET.SubElement(properties, "property", name=name, value=value)
+    for outcome in result.outcomes:
+        _case(suite, outcome)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _cell(text: object) -> str:
+    """Text for a markdown table cell: one line, pipes escaped, cut to 160 characters."""
+    value = " ".join(str(text).split()).replace("|", "\\|")
+    return value if len(value) <= 160 else value[:159] + "…"
+
+
+def _table(head: Iterable[str], rows: Iterable[Iterable[object]]) -> list[str]:
+    head = list(head)
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines.extend("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows)
+    return lines
+
+
+def _rows_section(outcome: RuleOutcome, rows: int) -> list[str]:
+    compared = outcome.rule.needs_baseline
+    title = "rows that regressed most" if compared else "rows behind it"
+    lines = ["", f"### `{outcome.rule.name}`: {title}", ""]
+    if not outcome.rows:
+        return [*lines, "No row to show."]
+    if compared:
+        head = ["row", "query", "response", "baseline", "candidate", "delta", "judge's reason"]
+        body = [
+            [r.row_index, r.query, r.response or "", _score(r.baseline_score), _score(r.score),
+             f"{r.delta:+.4g}" if r.delta is not None else "", r.reason or ""]
+            for r in outcome.rows[:rows]
+        ]  # fmt: skip
+    else:
+        head = ["row", "query", "response", "score", "judge's reason"]
+        body = [
+            [r.row_index, r.query, r.response or "", _score(r.score), r.reason or ""]
+            for r in outcome.rows[:rows]
+        ]
+    return lines + _table(head, body)
+
+
+def markdown(result: GateResult, rows: int = 10) -> str:
+    """A summary to post on a pull request: verdict, rules table, unpaired rows and, per
+    failed rule, its worst rows with the judge's reason."""
+    mark = "✅" if result.passed else "❌"
+    lines = [f"## {mark} {_heading(result)}", ""]
+    if result.paired_by is not None:
+        lines.append(f"Rows pair by {'row id' if result.paired_by == 'id' else 'query text'}.")
+        unpaired = {m: n for m, n in result.unpaired.items() if any(n)}
+        for metric, (base, cand) in unpaired.items():
+            lines.append(f"- {metric}: {base} baseline and {cand} candidate rows found no pair.")
+        lines.append("")
+    lines += _table(
+        ["rule", "value", "bound", "verdict", "detail"],
+        [
+            [f"`{o.rule.name}`", value_text(o.value), f"{o.rule.op} {o.rule.bound:g}",
+             "pass" if o.passed else "**FAIL**", o.detail]
+            for o in result.outcomes
+        ],
+    )  # fmt: skip
+    for outcome in result.failed:
+        lines += _rows_section(outcome, rows)
+    return "\n".join(lines) + "\n"
+
+
+def write_text(path: Path, text: str, option: str) -> Path:
+    """``text`` written to ``path`` (folders made); ConfigError naming ``option`` when it
+    cannot be written."""
+    if path.is_dir():
+        raise ConfigError(f"{option} {path} is a folder: name the file to write")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{option} {path}: cannot write it ({exc.strerror or exc})") from None
+    return path
