@@ -383,7 +383,16 @@ def judge_server_command(
     retry_after: Annotated[
         float, typer.Option(min=0, help="Retry-After seconds sent with a 429.")
     ] = 1.0,
-    seed: Annotated[int, typer.Option(help="Seed of the fault draws.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the fault and noise draws.")] = 0,
+    noise: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Share of verdicts flipped, fixed per request and --seed: another seed "
+            "judges like another sample of a model (for gates against judge noise).",
+        ),
+    ] = 0.0,
     quiet: Annotated[
         bool, typer.Option("--quiet", help="Do not print a line per request.")
     ] = False,
@@ -398,7 +407,9 @@ def judge_server_command(
     plan = parse_faults(faults, hang_seconds=hang_seconds, retry_after=retry_after, seed=seed)
     log = None if quiet else (lambda line: console.print(line, highlight=False))
     try:
-        server = ScriptedJudgeServer(host, port, latency_ms=latency_ms, faults=plan, log=log)
+        server = ScriptedJudgeServer(
+            host, port, latency_ms=latency_ms, faults=plan, log=log, noise=noise, noise_seed=seed
+        )
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise ConfigError(
