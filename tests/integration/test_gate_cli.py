@@ -188,3 +188,32 @@ def test_eval_gates_right_after_the_run(runs: Runs) -> None:
     )  # fmt: skip
     assert bad.returncode == 2 and "gate rule 'x >= 1'" in bad.stderr
     assert runs.judge_b.snapshot().get("chat_requests", 0) == before  # no judge was asked
+
+
+def test_repeats_gate_the_mean_and_list_the_rows_whose_judgements_disagree(runs: Runs) -> None:
+    summary = runs.home / "repeats.md"
+    args = [
+        "eval", str(runs.home / "grounded.jsonl"), "-m", "faithfulness", "--judge-model",
+        "scripted", "--judge-base-url", runs.judge_b.url, "--repeats", "3", "--no-store",
+        "--baseline", str(runs.base), "--rule", RULE, "--markdown", str(summary),
+    ]  # fmt: skip
+    before = runs.judge_b.snapshot().get("chat_requests", 0)
+    done = run(*args, home=runs.home)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # the first repeat is the cached single judgement; the two others ask with their seeds
+    asked = runs.judge_b.snapshot().get("chat_requests", 0) - before
+    single = re.search(r"judge: (\d+) requests", done.stdout)
+    assert single is not None and asked > 0 and asked == int(single.group(1))
+    found = re.search(r"mean of 3 repeats; (\d+) result\(s\) disagree", done.stdout)
+    assert found is not None and int(found.group(1)) > 0
+    assert re.search(r"^  - row \d+ faithfulness \([\d.]+, [\d.]+, [\d.]+\): ", done.stdout, re.M)
+    page = summary.read_text(encoding="utf-8")
+    assert f"### Results whose repeats disagree ({found.group(1)})" in page
+    assert "gate passed" in done.stdout
+    # each repeat's replies are cached under its own seed: the same command asks nothing
+    again = run(*args, home=runs.home)
+    assert again.returncode == 0 and runs.judge_b.snapshot()["chat_requests"] == before + asked
+    # repeats need a judge to repeat
+    bad = run("eval", str(runs.home / "grounded.jsonl"), "-m", "faithfulness", "--repeats",
+              "2", home=runs.home)  # fmt: skip
+    assert bad.returncode == 2 and "judge" in bad.stderr

@@ -204,6 +204,16 @@ def eval_command(
     markdown: Annotated[
         Path | None, typer.Option(help="Write the gate's markdown summary (for a PR) here.")
     ] = None,
+    repeats: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=20,
+            help="Judge every row this many times (each repeat's requests with their own "
+            "seed, cached apart), report and gate the mean, and list the rows whose repeats "
+            "disagree. Only the first repeat is stored.",
+        ),
+    ] = 1,
 ) -> None:
     """Evaluate a dataset with metrics; print a summary table and write the results.
 
@@ -215,7 +225,7 @@ def eval_command(
     input.
     """
     from ragmeter.cli.eval_request import EvalRequest
-    from ragmeter.cli.evaluate import run_eval
+    from ragmeter.cli.evaluate import evaluate_request
     from ragmeter.cli.gate import GateRequest
 
     gating = GateRequest(tuple(rule or ()), baseline, junit, markdown)
@@ -226,7 +236,7 @@ def eval_command(
         if retriever is not None and len([r for r in retriever.split(",") if r.strip()]) > 1:
             raise ConfigError("--rule gates one evaluation: give one --retriever")
         prepared = gate_after_eval(gating)
-    reports = run_eval(
+    reports, flaky = evaluate_request(
         EvalRequest(
             data=data,
             metrics=metrics or "",
@@ -250,12 +260,13 @@ def eval_command(
             app=app_name,
             server=server,
             no_store=no_store,
+            repeats=repeats,
         )
     )
     if prepared is not None:
         from ragmeter.cli.gate import judge_eval
 
-        judge_eval(prepared, reports[0][1], gating)
+        judge_eval(prepared, reports[0][1], gating, flaky)
 
 
 @app.command("gate")

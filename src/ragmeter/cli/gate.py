@@ -4,7 +4,8 @@ summary, and exit 0 when every rule passes, 1 when one fails (2: bad input, as a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import typer
@@ -24,6 +25,7 @@ from ragmeter.runs.gate_output import (
 )
 from ragmeter.runs.gate_rules import Rule, parse_rules
 from ragmeter.runs.gate_sources import load_results
+from ragmeter.runs.repeats import Disagreement
 
 __all__ = ["EXIT_FAILED", "GateRequest", "gate_after_eval", "run_gate"]
 
@@ -107,7 +109,7 @@ def _print(result: GateResult) -> None:
 
 
 def _finish(result: GateResult, request: GateRequest) -> GateResult:
-    _print(result)
+    _print(result)  # eval has printed the rows whose repeats disagree
     if request.junit is not None:
         write_text(request.junit, junit_xml(result), "--junit")
         console.print(f"junit: {request.junit}", highlight=False)
@@ -143,10 +145,13 @@ def judge_eval(
     prepared: tuple[_Plan, EvaluationReport | None, str | None],
     report: EvaluationReport,
     request: GateRequest,
+    flaky: Sequence[Disagreement] = (),
 ) -> None:
-    """Gate ``ragmeter eval``'s report; exit 1 when a rule failed."""
+    """Gate ``ragmeter eval``'s report (with ``--repeats``, the mean over the repeats and the
+    rows whose repeats disagree); exit 1 when a rule failed."""
     plan, base, base_name = prepared
     name = report.run_id or "this evaluation"
-    result = _finish(gate_reports(report, plan.rules, base, names=(name, base_name)), request)
+    result = gate_reports(report, plan.rules, base, names=(name, base_name))
+    result = _finish(replace(result, flaky=tuple(flaky)), request)
     if not result.passed:
         raise typer.Exit(EXIT_FAILED)

@@ -30,6 +30,7 @@ from ragmeter.reports.stats import bootstrap_mean_ci
 from ragmeter.runs.compare import TIE, Pairing, compare_scores, pair_positions
 from ragmeter.runs.gate_rules import Rule, parse_rules
 from ragmeter.runs.gate_sources import load_results
+from ragmeter.runs.repeats import Disagreement
 from ragmeter.store.pairing import is_row_id
 from ragmeter.wire import MetricComparison
 
@@ -79,7 +80,8 @@ class RuleOutcome:
 @dataclass(frozen=True)
 class GateResult:
     """Every rule's outcome for a candidate (and baseline); ``unpaired`` counts per metric
-    the scored rows of the baseline and of the candidate that found no pair."""
+    the scored rows of the baseline and of the candidate that found no pair; ``flaky`` lists
+    the results whose repeated judgements disagree (``ragmeter eval --repeats``)."""
 
     candidate: str
     baseline: str | None
@@ -87,6 +89,9 @@ class GateResult:
     comparison: tuple[MetricComparison, ...] = ()
     unpaired: dict[str, tuple[int, int]] = field(default_factory=dict)
     paired_by: Pairing | None = None
+    #: with repeated judgements, the results whose repeats disagree (the scores gated are
+    #: the repeats' mean)
+    flaky: tuple[Disagreement, ...] = ()
 
     @property
     def passed(self) -> bool:

@@ -11,7 +11,7 @@ from pathlib import Path
 from ragmeter.errors import ConfigError
 from ragmeter.runs.gate import GateResult, GateRow, RuleOutcome
 
-__all__ = ["failure_text", "junit_xml", "markdown", "value_text", "write_text"]
+__all__ = ["failure_text", "flaky_lines", "junit_xml", "markdown", "value_text", "write_text"]
 
 
 def value_text(value: float | None) -> str:
@@ -43,6 +43,21 @@ def _heading(result: GateResult) -> str:
     return f"ragmeter gate {verdict}: candidate {result.candidate}{against}"
 
 
+def _scores(values: tuple[float | None, ...]) -> str:
+    return ", ".join(_score(v) for v in values)
+
+
+def flaky_lines(result: GateResult, rows: int = 10) -> list[str]:
+    """The results whose repeated judgements disagree, a line each (``rows`` at most)."""
+    if not result.flaky:
+        return []
+    head = f"{len(result.flaky)} result(s) disagree between repeats (the scores gated are means):"
+    return [head] + [
+        f"    row {f.row_index} {f.metric_name} ({_scores(f.scores)}): {f.query!r}"
+        for f in result.flaky[:rows]
+    ]
+
+
 def failure_text(result: GateResult, rows: int = 5) -> str:
     """The failed rules with their numbers and worst rows, as an assertion's message."""
     lines = [_heading(result)]
@@ -55,7 +70,7 @@ def failure_text(result: GateResult, rows: int = 5) -> str:
     for outcome in result.outcomes:
         if outcome.passed:
             lines.append(f"passed {outcome.rule.name}: value {value_text(outcome.value)}")
-    return "\n".join(lines)
+    return "\n".join(lines + flaky_lines(result, rows))
 
 
 def _case(suite: ET.Element, outcome: RuleOutcome) -> None:
@@ -93,6 +108,8 @@ def junit_xml(result: GateResult) -> str:
             ET.SubElement(properties, "property", name=name, value=value)
     for outcome in result.outcomes:
         _case(suite, outcome)
+    if result.flaky:
+        ET.SubElement(suite, "system-out").text = "\n".join(flaky_lines(result, rows=100))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
@@ -153,6 +170,12 @@ def markdown(result: GateResult, rows: int = 10) -> str:
     )  # fmt: skip
     for outcome in result.failed:
         lines += _rows_section(outcome, rows)
+    if result.flaky:
+        lines += ["", f"### Results whose repeats disagree ({len(result.flaky)})", ""]
+        lines += _table(
+            ["row", "metric", "scores per repeat", "query"],
+            [[f.row_index, f.metric_name, _scores(f.scores), f.query] for f in result.flaky[:rows]],
+        )
     return "\n".join(lines) + "\n"
 
 
