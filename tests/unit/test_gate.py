@@ -6,6 +6,8 @@ rows fails naming those rows and seeded noise of the same size on every row pass
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -237,3 +239,27 @@ def test_results_files_are_read_and_bad_lines_named(tmp_path: Path) -> None:
         gate("0123abcd", ["mrr.mean >= 0.7"])
     with pytest.raises(ConfigError, match=r"gate rule 'mrr\.mean >= x'"):
         gate("0123abcd", ["mrr.mean >= x"])  # the rule is named before any run is read
+
+
+def test_outputs_keep_hostile_row_text_as_text() -> None:
+    from ragmeter.runs.gate_output import failure_text, junit_xml, markdown
+
+    base = _report({"grade": [1.0, 1.0]})
+    records = list(_report({"grade": [0.0, 1.0]}))
+    records[0] = replace(
+        records[0],
+        query="<script>x</script> | a\x00b\nnext",
+        feedback="bad \x1b[31m | <b>",
+    )
+    result = gate_reports(EvaluationReport(records, ["grade"], 2, 0.0), ["grade: delta >= 0"], base)
+    assert not result.passed
+    root = ET.fromstring(junit_xml(result).split("?>", 1)[1])  # the XML parses
+    failure = root.find("testsuite/testcase/failure")
+    assert failure is not None and "\ufffd" in (failure.text or "")
+    assert "<script>" in (failure.text or "")  # escaped by the XML writer, read back as text
+    page = markdown(result)
+    row = next(line for line in page.splitlines() if line.startswith("| 0 |"))
+    assert "&lt;script&gt;x&lt;/script&gt; \\| a\ufffdb next" in row
+    assert row.count(" | ") == 6  # seven cells: no pipe of the texts splits one
+    assert "`grade: delta >= 0`" in page  # rule names stay readable in their code span
+    assert "row 0: baseline 1 -> 0 (-1)" in failure_text(result)

@@ -4,6 +4,7 @@ most) and plain text (an assertion's message)."""
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
@@ -12,6 +13,14 @@ from ragmeter.errors import ConfigError
 from ragmeter.runs.gate import GateResult, GateRow, RuleOutcome
 
 __all__ = ["failure_text", "flaky_lines", "junit_xml", "markdown", "value_text", "write_text"]
+
+
+#: characters XML 1.0 cannot hold (a row's text may carry them): written as U+FFFD
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
 
 
 def value_text(value: float | None) -> str:
@@ -75,7 +84,7 @@ def failure_text(result: GateResult, rows: int = 5) -> str:
 
 def _case(suite: ET.Element, outcome: RuleOutcome) -> None:
     case = ET.SubElement(suite, "testcase", classname="ragmeter.gate", name=outcome.rule.name)
-    ET.SubElement(case, "system-out").text = (
+    ET.SubElement(case, "system-out").text = _xml(
         f"value {value_text(outcome.value)} {outcome.rule.op} bound {outcome.rule.bound:g}: "
         f"{outcome.verdict}; {outcome.detail}"
     )
@@ -86,7 +95,7 @@ def _case(suite: ET.Element, outcome: RuleOutcome) -> None:
             message=f"{outcome.rule.name}: value {value_text(outcome.value)}",
             type="GateRuleFailed",
         )
-        failure.text = "\n".join([outcome.detail, *(_row_line(r) for r in outcome.rows)])
+        failure.text = _xml("\n".join([outcome.detail, *(_row_line(r) for r in outcome.rows)]))
 
 
 def junit_xml(result: GateResult) -> str:
@@ -105,25 +114,32 @@ def junit_xml(result: GateResult) -> str:
     properties = ET.SubElement(suite, "properties")
     for name, value in (("candidate", result.candidate), ("baseline", result.baseline)):
         if value:
-            ET.SubElement(properties, "property", name=name, value=value)
+            ET.SubElement(properties, "property", name=name, value=_xml(value))
     for outcome in result.outcomes:
         _case(suite, outcome)
     if result.flaky:
-        ET.SubElement(suite, "system-out").text = "\n".join(flaky_lines(result, rows=100))
+        ET.SubElement(suite, "system-out").text = _xml("\n".join(flaky_lines(result, rows=100)))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def _cell(text: object) -> str:
-    """Text for a markdown table cell: one line, pipes escaped, cut to 160 characters."""
-    value = " ".join(str(text).split()).replace("|", "\\|")
-    return value if len(value) <= 160 else value[:159] + "…"
+def _cell(text: object, limit: int = 160) -> str:
+    """Text for a markdown table cell: one line, pipes escaped, cut to ``limit`` characters."""
+    value = " ".join(str(text).split())
+    value = value if len(value) <= limit else value[: limit - 1] + "…"
+    return value.replace("|", "\\|")
+
+
+def _text(text: object) -> str:
+    """A row's text for a cell: cut, control characters replaced and HTML's angle brackets
+    escaped, so that it stays text on the pull request whatever it holds."""
+    return _xml(_cell(text)).replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _table(head: Iterable[str], rows: Iterable[Iterable[object]]) -> list[str]:
     head = list(head)
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines.extend("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows)
+    lines.extend("| " + " | ".join(map(str, row)) + " |" for row in rows)
     return lines
 
 
@@ -136,16 +152,18 @@ def _rows_section(outcome: RuleOutcome, rows: int) -> list[str]:
     if compared:
         head = ["row", "query", "response", "baseline", "candidate", "delta", "judge's reason"]
         body = [
-            [r.row_index, r.query, r.response or "", _score(r.baseline_score), _score(r.score),
-             f"{r.delta:+.4g}" if r.delta is not None else "", r.reason or ""]
+            [r.row_index, _text(r.query), _text(r.response or ""), _score(r.baseline_score),
+             _score(r.score), f"{r.delta:+.4g}" if r.delta is not None else "",
+             _text(r.reason or "")]
             for r in outcome.rows[:rows]
         ]  # fmt: skip
     else:
         head = ["row", "query", "response", "score", "judge's reason"]
         body = [
-            [r.row_index, r.query, r.response or "", _score(r.score), r.reason or ""]
+            [r.row_index, _text(r.query), _text(r.response or ""), _score(r.score),
+             _text(r.reason or "")]
             for r in outcome.rows[:rows]
-        ]
+        ]  # fmt: skip
     return lines + _table(head, body)
 
 
@@ -164,7 +182,7 @@ def markdown(result: GateResult, rows: int = 10) -> str:
         ["rule", "value", "bound", "verdict", "detail"],
         [
             [f"`{o.rule.name}`", value_text(o.value), f"{o.rule.op} {o.rule.bound:g}",
-             "pass" if o.passed else "**FAIL**", o.detail]
+             "pass" if o.passed else "**FAIL**", _cell(o.detail, 1000)]
             for o in result.outcomes
         ],
     )  # fmt: skip
@@ -174,7 +192,10 @@ def markdown(result: GateResult, rows: int = 10) -> str:
         lines += ["", f"### Results whose repeats disagree ({len(result.flaky)})", ""]
         lines += _table(
             ["row", "metric", "scores per repeat", "query"],
-            [[f.row_index, f.metric_name, _scores(f.scores), f.query] for f in result.flaky[:rows]],
+            [
+                [f.row_index, f.metric_name, _scores(f.scores), _text(f.query)]
+                for f in result.flaky[:rows]
+            ],
         )
     return "\n".join(lines) + "\n"
 
