@@ -14,11 +14,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+import ragmeter
 from ragmeter.errors import ConfigError, DatasetError, NotFoundError
 from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.reports.stats import bootstrap_mean_ci
-from ragmeter.runs.gate import gate, gate_reports
 from ragmeter.runs.gate_rules import parse_rule, parse_rules
+from ragmeter.runs.gating import gate, gate_reports
 
 
 def _record(i: int, metric: str, score: float | None, **extra: Any) -> ResultRecord:
@@ -216,7 +217,8 @@ def test_unpaired_rows_are_counted() -> None:
 def test_results_files_are_read_and_bad_lines_named(tmp_path: Path) -> None:
     report = _report({"mrr": [1.0, 0.5, None]})
     good = report.to_jsonl(tmp_path / "results.jsonl")
-    result = gate(good, ["mrr.mean >= 0.7", "mrr.null_rate <= 0.5"])
+    result = ragmeter.gate(good, ["mrr.mean >= 0.7", "mrr.null_rate <= 0.5"])
+    assert isinstance(result, ragmeter.runs.GateResult)
     assert result.candidate == str(good)
     assert [o.value for o in result.outcomes] == [0.75, pytest.approx(1 / 3)]
     bad = tmp_path / "bad.jsonl"

@@ -16,7 +16,6 @@ from ragmeter.cli._common import console
 from ragmeter.config import load_settings
 from ragmeter.errors import ConfigError
 from ragmeter.reports import EvaluationReport
-from ragmeter.runs.gate import GateResult, gate_reports
 from ragmeter.runs.gate_output import (
     junit_xml,
     markdown,
@@ -25,6 +24,7 @@ from ragmeter.runs.gate_output import (
 )
 from ragmeter.runs.gate_rules import Rule, parse_rules
 from ragmeter.runs.gate_sources import load_results
+from ragmeter.runs.gating import GateResult, gate_reports
 from ragmeter.runs.repeats import Disagreement
 
 __all__ = ["EXIT_FAILED", "GateRequest", "gate_after_eval", "run_gate"]

@@ -20,10 +20,10 @@ from typing import Any
 from ragmeter.config import ragmeter_home
 from ragmeter.errors import ConfigError
 from ragmeter.reports import EvaluationReport
-from ragmeter.runs.gate import GateResult, gate_reports
 from ragmeter.runs.gate_output import failure_text
 from ragmeter.runs.gate_rules import Rule, parse_rules
 from ragmeter.runs.gate_sources import load_results
+from ragmeter.runs.gating import GateResult, gate_reports
 
 __all__ = ["GateFailed", "assert_metrics", "evaluate_once", "metrics_of"]
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from ragmeter.runs.gate import GateResult
+    from ragmeter.runs.gating import GateResult
 
 __all__ = ["RagmeterFixture"]
 
