@@ -8,6 +8,7 @@ and no request is sent twice."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -160,3 +161,31 @@ def test_the_row_marker_needs_a_ragmeter_row_argument(tmp_path: Path) -> None:
     done = _pytest(tmp_path, tmp_path / "home")
     assert done.returncode != 0
     assert "gives each row as the ragmeter_row argument" in done.stdout + done.stderr
+
+
+def test_repeats_gate_the_mean_and_name_the_rows_whose_repeats_disagree(tmp_path: Path) -> None:
+    folder, home = tmp_path, tmp_path / "home"
+    write_rows(folder / "rows.jsonl", grounded_rows()[:40])
+    tests = textwrap.dedent(
+        """
+        def test_mean_of_repeats(ragmeter):
+            result = ragmeter.assert_metrics("rows.jsonl", ["faithfulness.mean >= 0.5"], repeats=3)
+            assert result.flaky and all(len(f.scores) == 3 for f in result.flaky)
+            assert result.outcomes[0].value < 1.0
+
+        def test_a_failed_gate_names_them(ragmeter):
+            ragmeter.assert_metrics("rows.jsonl", ["faithfulness.mean >= 0.999"], repeats=3)
+        """
+    )
+    (folder / "test_repeats.py").write_text(tests, encoding="utf-8")
+    with ScriptedJudgeServer(noise=0.1, noise_seed=4) as judge:
+        write_models(home, judge.url)
+        done = _pytest(folder, home, "--ragmeter-judge", "scripted")
+        asked = judge.snapshot().get("chat_requests", 0)
+    output = done.stdout + done.stderr
+    assert done.returncode == 1 and "1 failed, 1 passed" in output, output
+    assert "FAILED faithfulness.mean >= 0.999" in output
+    assert re.search(r"\d+ result\(s\) disagree between repeats", output)
+    assert re.search(r"row \d+ faithfulness \([\d.]+, [\d.]+, [\d.]+\): '", output)
+    cache = JudgeCache(open_store(f"sqlite:///{home / 'ragmeter.db'}"))
+    assert asked == cache.count() and asked > 0  # three repeats, each asked once

@@ -14,6 +14,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +25,17 @@ from ragmeter.runs.gate_output import failure_text
 from ragmeter.runs.gate_rules import Rule, parse_rules
 from ragmeter.runs.gate_sources import load_results
 from ragmeter.runs.gating import GateResult, gate_reports
+from ragmeter.runs.repeats import (
+    MAX_REPEATS,
+    Disagreement,
+    combine_repeats,
+    disagreements,
+    seeded,
+)
 
-__all__ = ["GateFailed", "assert_metrics", "evaluate_once", "metrics_of"]
+__all__ = ["Evaluated", "GateFailed", "assert_metrics", "evaluate_once", "metrics_of"]
 
-_memo: dict[str, EvaluationReport] = {}
+_memo: dict[str, Evaluated] = {}
 _memo_lock = threading.Lock()
 
 
@@ -68,12 +76,13 @@ def _locked(key: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _judge(options: dict[str, Any]) -> dict[str, Any]:
-    """``judge`` with ``judge_base_url``: the model id at that endpoint, as an engine."""
+def _judge(options: dict[str, Any], repeats: int) -> dict[str, Any]:
+    """``judge`` with ``judge_base_url``: the model id at that endpoint, as an engine; with
+    ``repeats`` the judge is made an engine whatever names it (each repeat seeds it)."""
     base_url = options.pop("judge_base_url", None)
-    if base_url is None:
-        return options
     model = options.get("judge")
+    if base_url is None and (repeats == 1 or not isinstance(model, str)):
+        return options
     if not isinstance(model, str):
         raise ConfigError("judge_base_url needs judge, the model id to ask there")
     from ragmeter.judge.from_config import judge_from_config
@@ -81,11 +90,38 @@ def _judge(options: dict[str, Any]) -> dict[str, Any]:
     return {**options, "judge": judge_from_config(model, base_url=base_url)}
 
 
-def evaluate_once(rows: Any, metrics: list[str], **options: Any) -> EvaluationReport:
-    """``ragmeter.evaluate(rows, metrics, **options)``, done once per identical call in this
+@dataclass(frozen=True)
+class Evaluated:
+    """An evaluation of ``evaluate_once``: the report (the mean over the repeats when there
+    are several) and the results whose repeats disagree."""
+
+    report: EvaluationReport
+    flaky: tuple[Disagreement, ...] = ()
+
+
+def _evaluate(dataset: Any, metrics: list[str], options: dict[str, Any]) -> Evaluated:
+    from ragmeter.runs.api import evaluate
+
+    repeats = int(options.pop("repeats", 1) or 1)
+    if not 1 <= repeats <= MAX_REPEATS:
+        raise ConfigError(f"repeats must be between 1 and {MAX_REPEATS}, not {repeats}")
+    options = _judge(options, repeats)
+    if repeats == 1:
+        return Evaluated(evaluate(dataset, ",".join(metrics), **options))
+    if options.get("judge") is None:
+        raise ConfigError("repeats repeats the judge's verdicts: give judge, a judge model")
+    reports = [
+        evaluate(dataset, ",".join(metrics), **{**options, "judge": seeded(options["judge"], r)})
+        for r in range(repeats)
+    ]
+    return Evaluated(combine_repeats(reports), tuple(disagreements(reports)))
+
+
+def evaluate_once(rows: Any, metrics: list[str], **options: Any) -> Evaluated:
+    """``ragmeter.evaluate(rows, metrics, **options)`` (``repeats=N``: N times, each repeat's
+    judge requests with their own seed, combined), done once per identical call in this
     process and, across processes, one at a time (the first fills the judge cache)."""
     from ragmeter.datasets import load_dataset
-    from ragmeter.runs.api import evaluate
 
     dataset = load_dataset(rows)
     described = {k: v if isinstance(v, str | int | float | bool | None) else repr(v)
@@ -102,10 +138,10 @@ def evaluate_once(rows: Any, metrics: list[str], **options: Any) -> EvaluationRe
     if found is not None:
         return found
     with _locked(key):
-        report = evaluate(dataset, ",".join(metrics), **_judge(dict(options)))
+        evaluated = _evaluate(dataset, metrics, dict(options))
     with _memo_lock:
-        _memo[key] = report
-    return report
+        _memo[key] = evaluated
+    return evaluated
 
 
 def assert_metrics(
@@ -119,24 +155,27 @@ def assert_metrics(
     finished ``EvaluationReport`` is gated as it is) with the metrics the ``rules`` name,
     then judge the rules, against ``baseline`` (a stored run, a results file or a report)
     for delta rules. ``options`` go to ``ragmeter.evaluate`` (``judge``, ``embedder``...;
-    ``judge_base_url`` makes ``judge`` the model id at that endpoint). Raises
+    ``judge_base_url`` makes ``judge`` the model id at that endpoint; ``repeats=N`` judges
+    every row N times and gates the mean, the result's ``flaky`` listing the results whose
+    repeats disagree). Raises
     ``GateFailed`` (an AssertionError) naming the failed rules, their numbers and worst
     rows; returns the result otherwise."""
     parsed = _rules(rules)
     if not parsed:
         raise ConfigError("assert_metrics needs at least one rule, e.g. 'faithfulness.mean >= 0.8'")
     if isinstance(rows_or_dataset, EvaluationReport):
-        report = rows_or_dataset
+        evaluated = Evaluated(rows_or_dataset)
     else:
         metrics = metrics_of(parsed)
         if not metrics:
             raise ConfigError(
                 "the rules name no metric to evaluate: add one, e.g. 'faithfulness.mean >= 0.8'"
             )
-        report = evaluate_once(rows_or_dataset, metrics, **options)
+        evaluated = evaluate_once(rows_or_dataset, metrics, **options)
     base, base_name = (None, None) if baseline is None else load_results(baseline)
-    name = report.run_id or "these rows"
-    result = gate_reports(report, parsed, base, names=(name, base_name))
+    name = evaluated.report.run_id or "these rows"
+    result = gate_reports(evaluated.report, parsed, base, names=(name, base_name))
+    result = replace(result, flaky=evaluated.flaky)
     if not result.passed:
         raise GateFailed(result)
     return result

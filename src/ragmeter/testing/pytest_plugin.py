@@ -114,7 +114,7 @@ class RagmeterFixture:
         from ragmeter.testing.assertions import evaluate_once
 
         names = [m.strip() for m in metrics.split(",")] if isinstance(metrics, str) else metrics
-        return evaluate_once(rows, list(names), **self._with(options))
+        return evaluate_once(rows, list(names), **self._with(options)).report
 
     def assert_metrics(
         self, rows_or_dataset: Any, rules: Any, *, baseline: Any = None, **options: Any
