@@ -265,3 +265,25 @@ def test_outputs_keep_hostile_row_text_as_text() -> None:
     assert row.count(" | ") == 6  # seven cells: no pipe of the texts splits one
     assert "`grade: delta >= 0`" in page  # rule names stay readable in their code span
     assert "row 0: baseline 1 -> 0 (-1)" in failure_text(result)
+
+
+def _shifted_pairs(rng: np.random.Generator, shift: float) -> tuple[list[float], list[float]]:
+    """100 paired scores whose differences are drawn around exactly ``shift``."""
+    base = rng.uniform(0.3, 0.7, size=100)
+    return list(base), list(base + shift + rng.normal(0.0, 0.3, size=100))
+
+
+def test_a_change_exactly_at_the_margin_passes_in_about_2_5_percent_of_400_simulations() -> None:
+    """The bound is a one-sided 97.5% bound: a candidate whose true difference is exactly the
+    margin passes only when noise pushes the whole CI above it; one no worse than the
+    baseline passes most of the time (the power at 100 pairs and a margin of 0.1)."""
+    rng = np.random.default_rng(2024)
+    rule = ["grade: delta >= -0.1"]
+    at_margin = equal = 0
+    for _ in range(400):
+        base, cand = _shifted_pairs(rng, -0.1)
+        at_margin += gate_reports(_report({"grade": cand}), rule, _report({"grade": base})).passed
+        base, cand = _shifted_pairs(rng, 0.0)
+        equal += gate_reports(_report({"grade": cand}), rule, _report({"grade": base})).passed
+    assert at_margin / 400 <= 0.05  # 2.5% expected; 3 standard errors above it
+    assert equal / 400 >= 0.8  # ~91% expected
