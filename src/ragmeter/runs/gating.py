@@ -16,7 +16,8 @@ A rule's value, per statistic (null scores are left out of every one but ``null_
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import heapq
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -149,16 +150,24 @@ def _metric(report: EvaluationReport, rule: Rule, which: str) -> list[ResultReco
     return report.results(rule.metric)
 
 
-def _judged(rule: Rule, value: float | None, detail: str, rows: Sequence[GateRow]) -> RuleOutcome:
+def _judged(
+    rule: Rule, value: float | None, detail: str, rows: Callable[[], Sequence[GateRow]]
+) -> RuleOutcome:
+    """The outcome; ``rows`` (the worst first) are made only when the rule fails."""
     passed = value is not None and rule.holds(value)
-    kept = () if passed else tuple(rows[:ROWS_PER_RULE])
+    kept = () if passed else tuple(rows()[:ROWS_PER_RULE])
     return RuleOutcome(rule, value, "pass" if passed else "fail", detail, kept)
 
 
 def _lowest(records: Sequence[ResultRecord]) -> list[GateRow]:
-    """Lowest scores first, then nulls, ties in row order."""
-    scored = sorted((r for r in records if r.score is not None), key=lambda r: r.score or 0.0)
-    return [_row(r) for r in [*scored, *(r for r in records if r.score is None)]]
+    """The ``ROWS_PER_RULE`` lowest scores, then nulls, ties in row order."""
+    scored = heapq.nsmallest(
+        ROWS_PER_RULE,
+        (r for r in records if r.score is not None),
+        key=lambda r: (r.score, r.row_index),
+    )
+    missing = [r for r in records if r.score is None][: ROWS_PER_RULE - len(scored)]
+    return [_row(r) for r in [*scored, *missing]]
 
 
 def _absolute(report: EvaluationReport, rule: Rule) -> RuleOutcome:
@@ -168,7 +177,7 @@ def _absolute(report: EvaluationReport, rule: Rule) -> RuleOutcome:
         value = len(missing) / len(records) if records else 0.0
         where = f"of {rule.metric}" if rule.metric else "of all metrics"
         detail = f"{len(missing)} of {len(records)} results {where} have no score"
-        return _judged(rule, value, detail, [_row(r) for r in missing])
+        return _judged(rule, value, detail, lambda: [_row(r) for r in missing[:ROWS_PER_RULE]])
     scores = _metric(report, rule, "run")
     nulls = sum(r.score is None for r in scores)
     if rule.stat == "pass_rate":
@@ -181,17 +190,17 @@ def _absolute(report: EvaluationReport, rule: Rule) -> RuleOutcome:
         failing = [r for r in judged if not r.passing]
         value = 1.0 - len(failing) / len(judged)
         detail = f"{len(judged) - len(failing)} of {len(judged)} rows pass"
-        return _judged(rule, value, detail, _lowest(failing))
+        return _judged(rule, value, detail, lambda: _lowest(failing))
     values = np.array([r.score for r in scores if r.score is not None], dtype=np.float64)
     if not len(values):
         detail = f"no scored row ({nulls} null)"
-        return _judged(rule, None, detail, _lowest(scores))
+        return _judged(rule, None, detail, lambda: _lowest(scores))
     low, high = bootstrap_mean_ci(values)
     mean = float(values.mean())
     value = {"mean": mean, "ci95_low": low, "ci95_high": high}[rule.stat]
     detail = f"mean {mean:.4f}, 95% CI [{low:.4f}, {high:.4f}] over {len(values)} rows"
     detail += f" ({nulls} null)" if nulls else ""
-    return _judged(rule, value, detail, _lowest(scores))
+    return _judged(rule, value, detail, lambda: _lowest(scores))
 
 
 def _scored(report: EvaluationReport) -> list[tuple[str, str, float | None, Any]]:
@@ -207,7 +216,8 @@ def _pairing(base: EvaluationReport, candidate: EvaluationReport) -> Pairing:
 def _regressed(
     base: EvaluationReport, candidate: EvaluationReport, metric: str, by: Pairing
 ) -> list[GateRow]:
-    """The pairs of ``metric`` that got worse, the largest drop first (row order on ties)."""
+    """The ``ROWS_PER_RULE`` pairs of ``metric`` that got worse most, the largest drop first
+    (the candidate's row order on ties)."""
     a, b = base.results(metric), candidate.results(metric)
     codes: dict[Any, int] = {}
 
@@ -215,15 +225,15 @@ def _regressed(
         found = [(r.raw_dataset or {}).get("id") if by == "id" else r.query for r in records]
         return np.array([codes.setdefault(k, len(codes)) for k in found], dtype=np.int64)
 
+    def scores(records: list[ResultRecord]) -> np.ndarray:
+        return np.array([np.nan if r.score is None else r.score for r in records], np.float64)
+
     ia, ib = pair_positions(keys(a), keys(b))
-    pairs = [
-        (a[i], b[j])
-        for i, j in zip(ia.tolist(), ib.tolist(), strict=True)
-        if a[i].score is not None and b[j].score is not None
-    ]
-    worse = [(old, new) for old, new in pairs if (new.score or 0.0) - (old.score or 0.0) < -TIE]
-    worse.sort(key=lambda p: ((p[1].score or 0.0) - (p[0].score or 0.0), p[1].row_index))
-    return [_row(new, old) for old, new in worse]
+    delta = scores(b)[ib] - scores(a)[ia]  # NaN where either is null
+    worse = np.flatnonzero(delta < -TIE)
+    rows = np.array([r.row_index for r in b], dtype=np.int64)[ib]
+    order = worse[np.lexsort((rows[worse], delta[worse]))][:ROWS_PER_RULE]
+    return [_row(b[int(ib[k])], a[int(ia[k])]) for k in order]
 
 
 def _delta(
@@ -239,7 +249,7 @@ def _delta(
         _metric(candidate, rule, "candidate")
         raise ConfigError(f"gate rule '{clip(rule.text, 80)}': the runs share no such metric")
     if item.delta is None or item.ci95_low is None or item.ci95_high is None:
-        return _judged(rule, None, item.note or "no pair", [])
+        return _judged(rule, None, item.note or "no pair", list)
     value = item.ci95_low if rule.op in (">=", ">") else item.ci95_high
     detail = (
         f"delta {item.delta:+.4f}, 95% CI [{item.ci95_low:+.4f}, {item.ci95_high:+.4f}] over "
@@ -249,7 +259,7 @@ def _delta(
     )
     if item.base_unpaired or item.other_unpaired:
         detail += f"; unpaired: {item.base_unpaired} baseline, {item.other_unpaired} candidate"
-    return _judged(rule, value, detail, _regressed(base, candidate, item.metric_name, by))
+    return _judged(rule, value, detail, lambda: _regressed(base, candidate, item.metric_name, by))
 
 
 def gate_reports(
