@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import tomllib
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -189,3 +190,38 @@ def test_repeats_gate_the_mean_and_name_the_rows_whose_repeats_disagree(tmp_path
     assert re.search(r"row \d+ faithfulness \([\d.]+, [\d.]+, [\d.]+\): '", output)
     cache = JudgeCache(open_store(f"sqlite:///{home / 'ragmeter.db'}"))
     assert asked == cache.count() and asked > 0  # three repeats, each asked once
+
+
+def _entry_points_on_path(folder: Path) -> Path:
+    """A distribution on ``folder`` declaring pyproject.toml's pytest11 entry points, as an
+    installed ragmeter does (without installing into the shared environment)."""
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    plugins = declared["project"]["entry-points"]["pytest11"]
+    info = folder / "ragmeter_entry_points-0.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: ragmeter-entry-points\nVersion: 0.0\n", encoding="utf-8"
+    )
+    lines = "".join(f"{name} = {target}\n" for name, target in plugins.items())
+    (info / "entry_points.txt").write_text(f"[pytest11]\n{lines}", encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("extra", [[], ["-p", PLUGIN]], ids=["entry point", "and -p"])
+def test_the_entry_point_loads_the_plugin_alone_or_beside_p(
+    tmp_path: Path, extra: list[str]
+) -> None:
+    site = _entry_points_on_path(tmp_path / "site")
+    (tmp_path / "test_loaded.py").write_text(
+        "def test_fixture(ragmeter):\n    assert ragmeter.options == {'judge': 'j'}\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "RAGMETER_HOME": str(tmp_path / "home")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(site)])
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *extra,
+         "--ragmeter-judge", "j", "test_loaded.py"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
