@@ -220,7 +220,7 @@ def eval_command(
     With --space the rows' queries are first searched in a knowledge space (scene recall);
     with --app they are first answered by an app (scene app). With --rule, --baseline,
     --junit or --markdown the results are then gated as 'ragmeter gate' does (rules from
-    --rule, else [gate] in ragmeter.toml). Exit codes: 0 done (and every rule passed), 1 a
+    --rule, else \\[gate] in ragmeter.toml). Exit codes: 0 done (and every rule passed), 1 a
     rule failed or any other failure, including a run where no result has a score, 2 bad
     input.
     """
@@ -286,14 +286,14 @@ def gate_command(
             "-r",
             help="A rule (repeatable): METRIC.STAT OP NUMBER with STAT mean, ci95_low, "
             "ci95_high, pass_rate or null_rate (null_rate alone: every metric), or "
-            "'METRIC: delta >= NUMBER' against --baseline. Default: [gate] rules.",
+            "'METRIC: delta >= NUMBER' against --baseline. Default: \\[gate] rules.",
         ),
     ] = None,
     baseline: Annotated[
         str | None,
         typer.Option(
             help="The baseline: a stored run (id or name) or a results file; rows pair by "
-            "id, else by query. Default: [gate] baseline."
+            "id, else by query. Default: \\[gate] baseline."
         ),
     ] = None,
     junit: Annotated[
@@ -308,7 +308,7 @@ def gate_command(
     """Judge rules on a run: absolute bounds on its scores, and non-inferiority against a
     baseline judged on the paired difference's 95% confidence bound (not the point estimate).
 
-    Rules come from --rule, else from [gate] rules in ragmeter.toml. Exit codes: 0 every rule
+    Rules come from --rule, else from \\[gate] rules in ragmeter.toml. Exit codes: 0 every rule
     passed, 1 a rule failed, 2 bad input or configuration.
     """
     from ragmeter.cli.gate import GateRequest, run_gate
