@@ -144,9 +144,17 @@ def test_workers_share_one_judge_cache_and_send_no_request_twice(tmp_path: Path)
     (folder / "test_workers.py").write_text(tests, encoding="utf-8")
     with ScriptedJudgeServer(latency_ms=5) as judge:
         write_models(home, judge.url)
-        done = _pytest(folder, home, "-n", "3", "--ragmeter-judge", "scripted")
+        summary = folder / "gates.md"
+        done = _pytest(
+            folder, home, "-n", "3", "--ragmeter-judge", "scripted",
+            "--ragmeter-markdown", str(summary),
+        )  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
         assert "6 passed" in done.stdout
+        # the workers' gates reach the controller's summary, one section each
+        page = summary.read_text(encoding="utf-8")
+        assert page.count("\n## `test_workers.py::test_same_rows[") == 6
+        assert page.count("### ✅ ragmeter gate passed") == 6
         asked = judge.snapshot().get("chat_requests", 0)
     cache = JudgeCache(open_store(f"sqlite:///{home / 'ragmeter.db'}"))
     assert asked > 0 and asked == cache.count()  # every request a distinct, cached one
