@@ -231,11 +231,11 @@ def eval_command(
     gating = GateRequest(tuple(rule or ()), baseline, junit, markdown)
     prepared = None
     if gating.asked:
-        from ragmeter.cli.gate import gate_after_eval
+        from ragmeter.cli.gate import prepare_gate
 
         if retriever is not None and len([r for r in retriever.split(",") if r.strip()]) > 1:
             raise ConfigError("--rule gates one evaluation: give one --retriever")
-        prepared = gate_after_eval(gating)
+        prepared = prepare_gate(gating)
     reports, flaky = evaluate_request(
         EvalRequest(
             data=data,
@@ -264,9 +264,10 @@ def eval_command(
         )
     )
     if prepared is not None:
-        from ragmeter.cli.gate import judge_eval
+        from ragmeter.cli.gate import judge
 
-        judge_eval(prepared, reports[0][1], gating, flaky)
+        report = reports[0][1]
+        judge(prepared, report, report.run_id or "this evaluation", gating, flaky)
 
 
 @app.command("gate")

@@ -27,7 +27,7 @@ from ragmeter.runs.gate_sources import load_results
 from ragmeter.runs.gating import GateResult, gate_reports
 from ragmeter.runs.repeats import Disagreement
 
-__all__ = ["EXIT_FAILED", "GateRequest", "gate_after_eval", "run_gate"]
+__all__ = ["EXIT_FAILED", "GateRequest", "PreparedGate", "judge", "prepare_gate", "run_gate"]
 
 #: exit code when a rule fails
 EXIT_FAILED = 1
@@ -53,14 +53,19 @@ class GateRequest:
 
 
 @dataclass(frozen=True)
-class _Plan:
+class PreparedGate:
+    """The rules, parsed, and the baseline, read: what is checked before a run is read or
+    evaluated, so that a bad rule or baseline costs nothing."""
+
     rules: list[Rule]
-    baseline: str | None
+    baseline: EvaluationReport | None
+    baseline_name: str | None
 
 
-def _plan(request: GateRequest) -> _Plan:
+def prepare_gate(request: GateRequest) -> PreparedGate:
     """The rules (``--rule``, else ``[gate] rules``) and the baseline (``--baseline``, else
-    ``[gate] baseline``), parsed before anything is read or evaluated."""
+    ``[gate] baseline``), parsed and read; ConfigError (or NotFoundError) naming what is
+    wrong."""
     settings = load_settings()
     texts = list(request.rules) or list(settings.gate.rules)
     if not texts:
@@ -80,7 +85,10 @@ def _plan(request: GateRequest) -> _Plan:
     for option, path in (("--junit", request.junit), ("--markdown", request.markdown)):
         if path is not None and path.is_dir():
             raise ConfigError(f"{option} {path} is a folder: name the file to write")
-    return _Plan(rules, baseline)
+    if baseline is None:
+        return PreparedGate(rules, None, None)
+    report, name = load_results(baseline)
+    return PreparedGate(rules, report, name)
 
 
 def _print(result: GateResult) -> None:
@@ -121,37 +129,27 @@ def _finish(result: GateResult, request: GateRequest) -> GateResult:
     return result
 
 
-def run_gate(candidate: str, request: GateRequest) -> GateResult:
-    """Judge the rules on ``candidate``; print and write the outcome. Exits 1 when a rule
-    failed (after every output is written)."""
-    plan = _plan(request)
-    report, name = load_results(candidate)
-    base, base_name = (None, None) if plan.baseline is None else load_results(plan.baseline)
-    result = _finish(gate_reports(report, plan.rules, base, names=(name, base_name)), request)
+def judge(
+    prepared: PreparedGate,
+    report: EvaluationReport,
+    name: str,
+    request: GateRequest,
+    flaky: Sequence[Disagreement] = (),
+) -> GateResult:
+    """Judge the prepared rules on ``report`` (with ``--repeats``, the mean over the repeats
+    and ``flaky``, the results whose repeats disagree); print and write the outcome. Exits 1
+    when a rule failed, after every output is written."""
+    result = gate_reports(
+        report, prepared.rules, prepared.baseline, names=(name, prepared.baseline_name)
+    )
+    result = _finish(replace(result, flaky=tuple(flaky)), request)
     if not result.passed:
         raise typer.Exit(EXIT_FAILED)
     return result
 
 
-def gate_after_eval(request: GateRequest) -> tuple[_Plan, EvaluationReport | None, str | None]:
-    """What ``ragmeter eval`` checks before it evaluates: the rules parse and the baseline
-    can be read (so a bad rule costs no judge request)."""
-    plan = _plan(request)
-    base, base_name = (None, None) if plan.baseline is None else load_results(plan.baseline)
-    return plan, base, base_name
-
-
-def judge_eval(
-    prepared: tuple[_Plan, EvaluationReport | None, str | None],
-    report: EvaluationReport,
-    request: GateRequest,
-    flaky: Sequence[Disagreement] = (),
-) -> None:
-    """Gate ``ragmeter eval``'s report (with ``--repeats``, the mean over the repeats and the
-    rows whose repeats disagree); exit 1 when a rule failed."""
-    plan, base, base_name = prepared
-    name = report.run_id or "this evaluation"
-    result = gate_reports(report, plan.rules, base, names=(name, base_name))
-    result = _finish(replace(result, flaky=tuple(flaky)), request)
-    if not result.passed:
-        raise typer.Exit(EXIT_FAILED)
+def run_gate(candidate: str, request: GateRequest) -> GateResult:
+    """``ragmeter gate``: the rules on a stored run or results file."""
+    prepared = prepare_gate(request)
+    report, name = load_results(candidate)
+    return judge(prepared, report, name, request)
