@@ -255,6 +255,11 @@ def _check_repeats(request: EvalRequest, plans: list[RunPlan]) -> None:
         raise ConfigError(f"--repeats must be between 1 and {MAX_REPEATS}, not {request.repeats}")
     if request.repeats > 1 and len(plans) > 1:
         raise ConfigError("--repeats repeats one evaluation: give one --retriever")
+    if request.repeats > 1 and request.app is not None:
+        raise ConfigError(
+            "--repeats judges the same answers again, and an app would answer anew: give "
+            "rows that carry the app's answers (response) instead of --app"
+        )
     if request.repeats > 1 and plans[0].judge is None:
         raise ConfigError(
             "--repeats repeats the judge's verdicts: give a judged metric and --judge-model"
