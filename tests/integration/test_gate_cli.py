@@ -35,6 +35,7 @@ class Runs:
     judge_b: ScriptedJudgeServer
     base_id: str
     noise_id: str
+    worse_id: str
     base: Path
     noise: Path
     worse: Path
@@ -62,9 +63,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     ):
         base_id = _eval(home, grounded, judge_a, home / "base.results.jsonl")
         noise_id = _eval(home, grounded, judge_b, home / "noise.results.jsonl")
-        _eval(home, worse, judge_b, home / "worse.results.jsonl")
+        worse_id = _eval(home, worse, judge_b, home / "worse.results.jsonl")
         yield Runs(
-            home, judge_a, judge_b, base_id, noise_id,
+            home, judge_a, judge_b, base_id, noise_id, worse_id,
             home / "base.results.jsonl", home / "noise.results.jsonl",
             home / "worse.results.jsonl",
         )  # fmt: skip
@@ -217,3 +218,20 @@ def test_repeats_gate_the_mean_and_list_the_rows_whose_judgements_disagree(runs:
     bad = run("eval", str(runs.home / "grounded.jsonl"), "-m", "faithfulness", "--repeats",
               "2", home=runs.home)  # fmt: skip
     assert bad.returncode == 2 and "judge" in bad.stderr
+
+
+def test_stored_runs_gate_as_their_results_files_do(runs: Runs) -> None:
+    """A stored run is read in one query of its scores; the rows a failed rule shows are then
+    read whole: the same rows, texts and reasons as from the results files."""
+    pages = []
+    for candidate, baseline in ((runs.worse_id, runs.base_id), (str(runs.worse), str(runs.base))):
+        summary = runs.home / f"stored-{len(pages)}.md"
+        done = run(
+            "gate", candidate, "--baseline", baseline, "-r", RULE, "-r", "faithfulness.mean >= 0.99",
+            "--markdown", str(summary), home=runs.home,
+        )  # fmt: skip
+        assert done.returncode == 1, done.stdout + done.stderr
+        pages.append(summary.read_text(encoding="utf-8"))
+    stored, files = (page.split("\n", 1)[1] for page in pages)  # the heading names the sources
+    assert stored == files
+    assert "It was first described in the year 1850" in stored and "not supported" in stored

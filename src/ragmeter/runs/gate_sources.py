@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import select
+
 from ragmeter.errors import ConfigError, DatasetError, NotFoundError, clip
 from ragmeter.reports import EvaluationReport, ResultRecord
+from ragmeter.runs.store import RunStore
+from ragmeter.store import ResultRow, open_store
 
-__all__ = ["LABEL_KEYS", "load_results", "read_results_file"]
+__all__ = ["LABEL_KEYS", "StoredResults", "full_records", "load_results", "read_results_file"]
 
 #: keys ``ragmeter eval --out`` adds to tell several retrievers' or apps' results apart
 LABEL_KEYS = ("retriever", "app")
@@ -35,9 +40,6 @@ def load_results(
     text = str(source)
     if _looks_like_file(text):
         raise NotFoundError(f"no results file '{clip(text, 200)}'")
-    from ragmeter.runs.store import RunStore
-    from ragmeter.store import open_store
-
     runs = RunStore(open_store(store))
     try:
         record = runs.get(text)
@@ -51,9 +53,71 @@ def load_results(
             f"run {record.id} is {record.state} ({record.done_rows}/{record.total_rows} rows): "
             f"gate a finished run (finish it with 'ragmeter runs resume {record.id}')"
         )
-    report = runs.report(record.id)
-    report.run_id = record.id
-    return report, record.id
+    return StoredResults.read(runs, record.id), record.id
+
+
+#: what the gate reads of every stored result (the texts of the rows it shows are read after)
+_LIGHT = (
+    ResultRow.row_index,
+    ResultRow.metric_name,
+    ResultRow.score,
+    ResultRow.passing,
+    ResultRow.query,
+    ResultRow.raw_dataset["id"],
+    ResultRow.error,
+    ResultRow.error_kind,
+)
+
+
+class StoredResults(EvaluationReport):
+    """A stored run's results as the gate reads them: scores, verdicts, queries, row ids and
+    null reasons of every result, in one query; ``full`` reads the rest (response, feedback,
+    reasoning) of the few rows a gate shows."""
+
+    runs: RunStore
+
+    @classmethod
+    def read(cls, runs: RunStore, run_id: str) -> StoredResults:
+        record = runs.get(run_id)
+        query = (
+            select(*_LIGHT)
+            .where(ResultRow.run_id == run_id)
+            .order_by(ResultRow.row_index, ResultRow.id)
+        )
+        with runs.store.session() as session:
+            found = session.execute(query).all()
+        records = [
+            ResultRecord(
+                row_index=i, metric_name=m, score=s, passing=p, feedback=None, error=e,
+                prediction=None, contexts=None, prediction_cost=0, query=q or "",
+                raw_dataset={} if row_id is None else {"id": row_id}, error_kind=k,
+            )
+            for i, m, s, p, q, row_id, e, k in found
+        ]  # fmt: skip
+        names = list(record.spec.get("metric_names") or record.spec.get("metrics", []))
+        names = list(dict.fromkeys([*names, *(r.metric_name for r in records)]))
+        report = cls(records, names, record.done_rows, 0.0, dict(record.usage or {}))
+        report.run_id = run_id
+        report.runs = runs
+        return report
+
+    def full(self, records: Sequence[ResultRecord]) -> list[ResultRecord]:
+        """``records`` (of this run) read whole, in the order given."""
+        if not records:
+            return []
+        wanted = {(r.metric_name, r.row_index) for r in records}
+        query = select(ResultRow).where(
+            ResultRow.run_id == self.run_id,
+            ResultRow.row_index.in_({r.row_index for r in records}),
+            ResultRow.metric_name.in_({r.metric_name for r in records}),
+        )
+        with self.runs.store.session() as session:
+            found = {
+                (row.metric_name, row.row_index): ResultRecord.from_attributes(row)
+                for row in session.scalars(query)
+                if (row.metric_name, row.row_index) in wanted
+            }
+        return [found.get((r.metric_name, r.row_index), r) for r in records]
 
 
 def _number(value: Any, path: Path, line: int, field: str) -> float | None:
@@ -136,3 +200,11 @@ def read_results_file(path: Path) -> EvaluationReport:
     names = list(dict.fromkeys(r.metric_name for r in records))
     rows = len({r.row_index for r in records})
     return EvaluationReport(records, names, rows, 0.0)
+
+
+def full_records(report: EvaluationReport, records: Sequence[ResultRecord]) -> list[ResultRecord]:
+    """``records`` of ``report`` with all their fields: read from the store for a stored
+    run's results, as they are otherwise."""
+    if isinstance(report, StoredResults):
+        return report.full(records)
+    return list(records)

@@ -30,7 +30,7 @@ from ragmeter.reports.details import cut_text
 from ragmeter.reports.stats import bootstrap_mean_ci
 from ragmeter.runs.compare import TIE, Pairing, compare_scores, pair_positions
 from ragmeter.runs.gate_rules import Rule, parse_rules
-from ragmeter.runs.gate_sources import load_results
+from ragmeter.runs.gate_sources import full_records, load_results
 from ragmeter.runs.repeats import Disagreement
 from ragmeter.store.pairing import is_row_id
 from ragmeter.wire import MetricComparison
@@ -159,7 +159,11 @@ def _judged(
     return RuleOutcome(rule, value, "pass" if passed else "fail", detail, kept)
 
 
-def _lowest(records: Sequence[ResultRecord]) -> list[GateRow]:
+def _rows(report: EvaluationReport, records: Sequence[ResultRecord]) -> list[GateRow]:
+    return [_row(r) for r in full_records(report, records)]
+
+
+def _lowest(report: EvaluationReport, records: Sequence[ResultRecord]) -> list[GateRow]:
     """The ``ROWS_PER_RULE`` lowest scores, then nulls, ties in row order."""
     scored = heapq.nsmallest(
         ROWS_PER_RULE,
@@ -167,7 +171,7 @@ def _lowest(records: Sequence[ResultRecord]) -> list[GateRow]:
         key=lambda r: (r.score, r.row_index),
     )
     missing = [r for r in records if r.score is None][: ROWS_PER_RULE - len(scored)]
-    return [_row(r) for r in [*scored, *missing]]
+    return _rows(report, [*scored, *missing])
 
 
 def _absolute(report: EvaluationReport, rule: Rule) -> RuleOutcome:
@@ -177,7 +181,7 @@ def _absolute(report: EvaluationReport, rule: Rule) -> RuleOutcome:
         value = len(missing) / len(records) if records else 0.0
         where = f"of {rule.metric}" if rule.metric else "of all metrics"
         detail = f"{len(missing)} of {len(records)} results {where} have no score"
-        return _judged(rule, value, detail, lambda: [_row(r) for r in missing[:ROWS_PER_RULE]])
+        return _judged(rule, value, detail, lambda: _rows(report, missing[:ROWS_PER_RULE]))
     scores = _metric(report, rule, "run")
     nulls = sum(r.score is None for r in scores)
     if rule.stat == "pass_rate":
@@ -190,17 +194,17 @@ def _absolute(report: EvaluationReport, rule: Rule) -> RuleOutcome:
         failing = [r for r in judged if not r.passing]
         value = 1.0 - len(failing) / len(judged)
         detail = f"{len(judged) - len(failing)} of {len(judged)} rows pass"
-        return _judged(rule, value, detail, lambda: _lowest(failing))
+        return _judged(rule, value, detail, lambda: _lowest(report, failing))
     values = np.array([r.score for r in scores if r.score is not None], dtype=np.float64)
     if not len(values):
         detail = f"no scored row ({nulls} null)"
-        return _judged(rule, None, detail, lambda: _lowest(scores))
+        return _judged(rule, None, detail, lambda: _lowest(report, scores))
     low, high = bootstrap_mean_ci(values)
     mean = float(values.mean())
     value = {"mean": mean, "ci95_low": low, "ci95_high": high}[rule.stat]
     detail = f"mean {mean:.4f}, 95% CI [{low:.4f}, {high:.4f}] over {len(values)} rows"
     detail += f" ({nulls} null)" if nulls else ""
-    return _judged(rule, value, detail, lambda: _lowest(scores))
+    return _judged(rule, value, detail, lambda: _lowest(report, scores))
 
 
 def _scored(report: EvaluationReport) -> list[tuple[str, str, float | None, Any]]:
@@ -233,7 +237,9 @@ def _regressed(
     worse = np.flatnonzero(delta < -TIE)
     rows = np.array([r.row_index for r in b], dtype=np.int64)[ib]
     order = worse[np.lexsort((rows[worse], delta[worse]))][:ROWS_PER_RULE]
-    return [_row(b[int(ib[k])], a[int(ia[k])]) for k in order]
+    news = full_records(candidate, [b[int(ib[k])] for k in order])
+    olds = full_records(base, [a[int(ia[k])] for k in order])
+    return [_row(new, old) for new, old in zip(news, olds, strict=True)]
 
 
 def _delta(
