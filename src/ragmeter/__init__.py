@@ -22,7 +22,7 @@ from ragmeter.errors import (
 if TYPE_CHECKING:
     from ragmeter.datasets import Dataset, Row, load_dataset
     from ragmeter.reports import EvaluationReport, ResultRecord
-    from ragmeter.runs import aevaluate, evaluate, load_run
+    from ragmeter.runs import aevaluate, evaluate, gate, load_run
 
 __version__ = "0.1.0"
 
@@ -31,7 +31,7 @@ __getattr__ = lazy_names(
     {
         "ragmeter.datasets": ("Dataset", "Row", "load_dataset"),
         "ragmeter.reports": ("EvaluationReport", "ResultRecord"),
-        "ragmeter.runs": ("aevaluate", "evaluate", "load_run"),
+        "ragmeter.runs": ("aevaluate", "evaluate", "gate", "load_run"),
     },
 )
 
@@ -52,6 +52,7 @@ __all__ = [
     "__version__",
     "aevaluate",
     "evaluate",
+    "gate",
     "load_dataset",
     "load_run",
 ]

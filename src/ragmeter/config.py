@@ -20,6 +20,10 @@
     allow_app_hosts = ["10.0.0.0/8"]   # private hosts HttpApps may reach (names, IPs, networks)
     # every size, count, depth and time a request controls is capped; see docs/security.md
 
+    [gate]   # ragmeter gate and ragmeter eval --rule: used when no --rule is given
+    rules = ["faithfulness.mean >= 0.8", "null_rate <= 0.02", "faithfulness: delta >= -0.02"]
+    baseline = "baseline.jsonl"   # a stored run's id or name, or a results file (optional)
+
 Requests refused by a ``[server]`` limit answer a 4xx that names the limit.
 """
 
@@ -35,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ragmeter.errors import ConfigError
 
 __all__ = [
+    "GateConfig",
     "KnowledgeConfig",
     "ModelConfig",
     "ServerConfig",
@@ -169,6 +174,17 @@ class ServerConfig(BaseModel):
         return [k for k in dict.fromkeys(keys) if k]
 
 
+class GateConfig(BaseModel):
+    """``[gate]``: the rules ``ragmeter gate`` (and ``ragmeter eval``) judge when no
+    ``--rule`` is given, and the baseline when no ``--baseline`` is (``runs.gate_rules``
+    has the rules' grammar)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rules: list[str] = Field(default_factory=list)
+    baseline: str | None = None
+
+
 class Settings(BaseModel):
     """The parsed ``ragmeter.toml``; every section is optional."""
 
@@ -178,6 +194,7 @@ class Settings(BaseModel):
     store: StoreConfig = Field(default_factory=StoreConfig)
     knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
+    gate: GateConfig = Field(default_factory=GateConfig)
     source: str | None = None
 
     def model(

@@ -1,5 +1,5 @@
-"""The ``ragmeter`` command line: ``eval``, ``serve``, ``runs``, ``space``, ``prompt``,
-``app``, ``model``, ``metrics``, ``demo``, ``judge-server``."""
+"""The ``ragmeter`` command line: ``eval``, ``gate``, ``serve``, ``runs``, ``space``,
+``prompt``, ``app``, ``model``, ``metrics``, ``demo``, ``report``, ``judge-server``."""
 
 from __future__ import annotations
 
@@ -186,17 +186,57 @@ def eval_command(
             "'ragmeter runs list').",
         ),
     ] = False,
+    rule: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--rule",
+            help="Gate the results on this rule (repeatable), e.g. 'faithfulness.mean >= 0.8' "
+            "or 'faithfulness: delta >= -0.02' with --baseline; see 'ragmeter gate --help'.",
+        ),
+    ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(help="Gate against this stored run (id or name) or results file."),
+    ] = None,
+    junit: Annotated[
+        Path | None, typer.Option(help="Write the gate's outcome as JUnit XML here.")
+    ] = None,
+    markdown: Annotated[
+        Path | None, typer.Option(help="Write the gate's markdown summary (for a PR) here.")
+    ] = None,
+    repeats: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=20,
+            help="Judge every row this many times (each repeat's requests with their own "
+            "seed, cached apart), report and gate the mean, and list the rows whose repeats "
+            "disagree. Only the first repeat is stored.",
+        ),
+    ] = 1,
 ) -> None:
     """Evaluate a dataset with metrics; print a summary table and write the results.
 
     With --space the rows' queries are first searched in a knowledge space (scene recall);
-    with --app they are first answered by an app (scene app). Exit codes: 0 done, 2 bad
-    input, 1 any other failure, including a run where no result has a score.
+    with --app they are first answered by an app (scene app). With --rule, --baseline,
+    --junit or --markdown the results are then gated as 'ragmeter gate' does (rules from
+    --rule, else \\[gate] in ragmeter.toml). Exit codes: 0 done (and every rule passed), 1 a
+    rule failed or any other failure, including a run where no result has a score, 2 bad
+    input.
     """
     from ragmeter.cli.eval_request import EvalRequest
-    from ragmeter.cli.evaluate import run_eval
+    from ragmeter.cli.evaluate import evaluate_request
+    from ragmeter.cli.gate import GateRequest
 
-    run_eval(
+    gating = GateRequest(tuple(rule or ()), baseline, junit, markdown)
+    prepared = None
+    if gating.asked:
+        from ragmeter.cli.gate import prepare_gate
+
+        if retriever is not None and len([r for r in retriever.split(",") if r.strip()]) > 1:
+            raise ConfigError("--rule gates one evaluation: give one --retriever")
+        prepared = prepare_gate(gating)
+    reports, flaky = evaluate_request(
         EvalRequest(
             data=data,
             metrics=metrics or "",
@@ -220,8 +260,61 @@ def eval_command(
             app=app_name,
             server=server,
             no_store=no_store,
+            repeats=repeats,
         )
     )
+    if prepared is not None:
+        from ragmeter.cli.gate import judge
+
+        report = reports[0][1]
+        judge(prepared, report, report.run_id or "this evaluation", gating, flaky)
+
+
+@app.command("gate")
+@handles_errors
+def gate_command(
+    candidate: Annotated[
+        str,
+        typer.Argument(
+            help="The candidate: a stored run (id or name) or a results file (JSONL of "
+            "'ragmeter eval --out' or 'ragmeter runs results')."
+        ),
+    ],
+    rule: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--rule",
+            "-r",
+            help="A rule (repeatable): METRIC.STAT OP NUMBER with STAT mean, ci95_low, "
+            "ci95_high, pass_rate or null_rate (null_rate alone: every metric), or "
+            "'METRIC: delta >= NUMBER' against --baseline. Default: \\[gate] rules.",
+        ),
+    ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            help="The baseline: a stored run (id or name) or a results file; rows pair by "
+            "id, else by query. Default: \\[gate] baseline."
+        ),
+    ] = None,
+    junit: Annotated[
+        Path | None,
+        typer.Option(help="Write JUnit XML here: each rule a test case, failed rows listed."),
+    ] = None,
+    markdown: Annotated[
+        Path | None,
+        typer.Option(help="Write a markdown summary here (to post on a pull request)."),
+    ] = None,
+) -> None:
+    """Judge rules on a run: absolute bounds on its scores, and non-inferiority against a
+    baseline judged on the paired difference's 95% confidence bound (not the point estimate).
+
+    Rules come from --rule, else from \\[gate] rules in ragmeter.toml. Exit codes: 0 every rule
+    passed, 1 a rule failed, 2 bad input or configuration.
+    """
+    from ragmeter.cli.gate import GateRequest, run_gate
+
+    run_gate(candidate, GateRequest(tuple(rule or ()), baseline, junit, markdown))
 
 
 @app.command("metrics")
@@ -302,7 +395,16 @@ def judge_server_command(
     retry_after: Annotated[
         float, typer.Option(min=0, help="Retry-After seconds sent with a 429.")
     ] = 1.0,
-    seed: Annotated[int, typer.Option(help="Seed of the fault draws.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the fault and noise draws.")] = 0,
+    noise: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Share of verdicts flipped, fixed per request and --seed: another seed "
+            "judges like another sample of a model (for gates against judge noise).",
+        ),
+    ] = 0.0,
     quiet: Annotated[
         bool, typer.Option("--quiet", help="Do not print a line per request.")
     ] = False,
@@ -317,7 +419,9 @@ def judge_server_command(
     plan = parse_faults(faults, hang_seconds=hang_seconds, retry_after=retry_after, seed=seed)
     log = None if quiet else (lambda line: console.print(line, highlight=False))
     try:
-        server = ScriptedJudgeServer(host, port, latency_ms=latency_ms, faults=plan, log=log)
+        server = ScriptedJudgeServer(
+            host, port, latency_ms=latency_ms, faults=plan, log=log, noise=noise, noise_seed=seed
+        )
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise ConfigError(

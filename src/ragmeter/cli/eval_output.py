@@ -16,8 +16,12 @@ from ragmeter.cli.eval_request import EvalRequest
 from ragmeter.errors import RagmeterError
 from ragmeter.reports import EvaluationReport
 from ragmeter.runs.config import DEFAULT_RECALL_TOP_K
+from ragmeter.runs.repeats import Disagreement
 
-__all__ = ["Reports", "check_scored", "print_reports"]
+__all__ = ["Reports", "check_scored", "print_disagreements", "print_reports"]
+
+#: rows listed under "repeats disagree"
+_FLAKY_SHOWN = 10
 
 
 def _print_report(report: EvaluationReport, title: str, judged: bool) -> None:
@@ -100,3 +104,21 @@ def check_scored(reports: Reports) -> None:
             )
     if empty:
         raise RagmeterError("no score at all for " + "; ".join(empty))
+
+
+def print_disagreements(flaky: Sequence[Disagreement], repeats: int) -> None:
+    """The rows whose ``repeats`` judgements disagree (the table above is their mean)."""
+    if not flaky:
+        console.print(f"scores are the mean of {repeats} repeats; every repeat agreed")
+        return
+    console.print(
+        f"[yellow]scores are the mean of {repeats} repeats; {len(flaky)} result(s) "
+        "disagree between repeats:[/]"
+    )
+    for item in flaky[:_FLAKY_SHOWN]:
+        scores = ", ".join("null" if s is None else f"{s:.3g}" for s in item.scores)
+        console.print(
+            f"  [yellow]-[/] row {item.row_index} {escape(item.metric_name)} ({scores}): "
+            f"{escape(item.query[:80])}",
+            highlight=False,
+        )

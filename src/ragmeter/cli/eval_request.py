@@ -44,6 +44,9 @@ class EvalRequest:
     server: str | None = None
     #: keep nothing in the store (a throwaway run, not resumable)
     no_store: bool = False
+    #: score the rows this many times, each repeat's judge requests with their own seed,
+    #: and report the mean (``runs.repeats``)
+    repeats: int = 1
 
 
 #: how the command line names a judge, added to "metrics X need a judge model"

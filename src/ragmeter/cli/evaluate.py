@@ -13,7 +13,7 @@ from ragmeter.cli._common import console, err_console
 from ragmeter.cli._render import (
     progress_bars,
 )
-from ragmeter.cli.eval_output import Reports, check_scored, print_reports
+from ragmeter.cli.eval_output import Reports, check_scored, print_disagreements, print_reports
 from ragmeter.cli.eval_request import JUDGE_HINT, EvalRequest, load_rows
 from ragmeter.errors import ConfigError
 from ragmeter.reports import EvaluationReport
@@ -33,8 +33,16 @@ if TYPE_CHECKING:
     from ragmeter.embeddings.process import ProcessEmbedder
     from ragmeter.knowledge import KnowledgeBase
     from ragmeter.runs.plan import RunPlan
+    from ragmeter.runs.repeats import Disagreement
 
-__all__ = ["JUDGE_HINT", "EvalRequest", "load_rows", "print_reports", "run_eval"]
+__all__ = [
+    "JUDGE_HINT",
+    "EvalRequest",
+    "evaluate_request",
+    "load_rows",
+    "print_reports",
+    "run_eval",
+]
 
 
 def _check(request: EvalRequest) -> None:
@@ -62,20 +70,29 @@ def run_eval(request: EvalRequest) -> Reports:
     """Load, check and evaluate; print the summary; write the results. Returns the reports
     with their labels (retriever or app name; empty without a target). Raises when a metric
     has no score in any row, after printing and writing the results."""
+    return evaluate_request(request)[0]
+
+
+def evaluate_request(request: EvalRequest) -> tuple[Reports, list[Disagreement]]:
+    """``run_eval``, and with ``--repeats`` the rows whose repeats disagree (the reports
+    then hold the mean over the repeats)."""
     request = apply_request_body(request)
     if not request.metrics.strip():
         raise ConfigError(
             "no metrics: give --metrics (e.g. -m mrr,ndcg@10), or evaluate_metrics in a "
             "DB-GPT request body"
         )
+    flaky: list[Disagreement] = []
     if request.server is not None:
         from ragmeter.cli.remote import run_remote
 
+        if request.repeats > 1:
+            raise ConfigError("--repeats runs the evaluation here: leave out --server")
         reports = run_remote(request, request.server)
     else:
-        reports = _run_local(request)
+        reports, flaky = _run_local(request)
     check_scored(reports)
-    return reports
+    return reports, flaky
 
 
 def _target(request: EvalRequest, retriever: str | None) -> TargetConfig:
@@ -215,7 +232,42 @@ def _embed_in_helper(plans: list[RunPlan]) -> ProcessEmbedder | None:
     return helper
 
 
-def _run_local(request: EvalRequest) -> Reports:
+def _repeat(
+    request: EvalRequest, plans: list[RunPlan], first: EvaluationReport, kb: KnowledgeBase | None
+) -> tuple[EvaluationReport, list[Disagreement]]:
+    """Repeats 2..N of the one plan, in memory, each judge request with the repeat's seed;
+    the mean report and the rows whose repeats disagree."""
+    from ragmeter.runs.plan import build_plan
+    from ragmeter.runs.repeats import combine_repeats, disagreements, seeded
+
+    reports = [first]
+    for repeat in range(1, request.repeats):
+        plan = build_plan(plans[0].config, plans[0].dataset, kb, judge_hint=JUDGE_HINT)
+        plan.judge = seeded(plan.judge, repeat)
+        plan.embedder = plans[0].embedder
+        reports.append(_execute(plan, f"repeat {repeat + 1} of {request.repeats}", None))
+    return combine_repeats(reports), disagreements(reports)
+
+
+def _check_repeats(request: EvalRequest, plans: list[RunPlan]) -> None:
+    from ragmeter.runs.repeats import MAX_REPEATS
+
+    if not 1 <= request.repeats <= MAX_REPEATS:
+        raise ConfigError(f"--repeats must be between 1 and {MAX_REPEATS}, not {request.repeats}")
+    if request.repeats > 1 and len(plans) > 1:
+        raise ConfigError("--repeats repeats one evaluation: give one --retriever")
+    if request.repeats > 1 and request.app is not None:
+        raise ConfigError(
+            "--repeats judges the same answers again, and an app would answer anew: give "
+            "rows that carry the app's answers (response) instead of --app"
+        )
+    if request.repeats > 1 and plans[0].judge is None:
+        raise ConfigError(
+            "--repeats repeats the judge's verdicts: give a judged metric and --judge-model"
+        )
+
+
+def _run_local(request: EvalRequest) -> tuple[Reports, list[Disagreement]]:
     from ragmeter.knowledge import KnowledgeBase, parse_retrievers
     from ragmeter.runs.plan import build_plan
 
@@ -228,11 +280,15 @@ def _run_local(request: EvalRequest) -> Reports:
     needs_kb = not request.no_store or configs[0].target.kind != "none"
     kb = KnowledgeBase() if needs_kb or request.judge_prompt is not None else None
     plans = [build_plan(c, dataset, kb, judge_hint=JUDGE_HINT) for c in configs]
+    _check_repeats(request, plans)
     helper = _embed_in_helper(plans)
     reports: Reports = []
+    flaky: list[Disagreement] = []
     try:
         for plan in plans:
             report = _execute(plan, _label(plan), None if request.no_store else kb)
+            if request.repeats > 1:
+                report, flaky = _repeat(request, plans, report, kb)
             reports.append((report.target or "", report))
     finally:
         if helper is not None:
@@ -240,4 +296,6 @@ def _run_local(request: EvalRequest) -> Reports:
     print_reports(request, reports, len(dataset), _target_name(plans[0]))
     for plan in plans:
         _app_usage(plan)
-    return reports
+    if request.repeats > 1:
+        print_disagreements(flaky, request.repeats)
+    return reports, flaky

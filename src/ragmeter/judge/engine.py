@@ -67,6 +67,10 @@ class JudgeSettings(BaseModel):
     max_retries: int = Field(default=4, ge=0)
     max_reasks: int = Field(default=2, ge=0)
     temperature: float = 0.0
+    #: the sample of a repeated judgement (``ragmeter eval --repeats``): sent as the request's
+    #: ``seed`` and part of the cache key, so each repeat has its own cached replies; None,
+    #: the usual single judgement, sends none
+    seed: int | None = None
     structured: StructuredMode = "auto"
     retry_base_delay: float = Field(default=0.5, ge=0)
     retry_max_delay: float = Field(default=30.0, ge=0)
@@ -207,7 +211,9 @@ class JudgeEngine:
         if self.fatal is not None:
             raise JudgeError(self.fatal)
         _check_size(messages)
-        parameters = {"temperature": self.settings.temperature}
+        parameters: dict[str, Any] = {"temperature": self.settings.temperature}
+        if self.settings.seed is not None:
+            parameters["seed"] = self.settings.seed
         key = cache_key(
             model=self.settings.model,
             base_url=self.settings.base_url,
@@ -341,6 +347,8 @@ class JudgeEngine:
         response_format = self._response_format(schema, schema_name)
         if response_format is not None:
             body["response_format"] = response_format
+        if self.settings.seed is not None:
+            body["seed"] = self.settings.seed
         try:
             content = await client.complete(body)
         except ChatTimeout:

@@ -11,6 +11,7 @@ from ragmeter._lazy import lazy_names
 if TYPE_CHECKING:
     from ragmeter.runs.api import aevaluate, evaluate
     from ragmeter.runs.config import EvaluationConfig
+    from ragmeter.runs.gating import GateResult, gate
     from ragmeter.runs.scoring import MetricLike, check_rows, resolve_metrics
     from ragmeter.runs.stored import StoredRun, load_run
 
@@ -19,6 +20,7 @@ __getattr__ = lazy_names(
     {
         "ragmeter.runs.api": ("aevaluate", "evaluate"),
         "ragmeter.runs.config": ("EvaluationConfig",),
+        "ragmeter.runs.gating": ("GateResult", "gate"),
         "ragmeter.runs.scoring": ("MetricLike", "check_rows", "resolve_metrics"),
         "ragmeter.runs.stored": ("StoredRun", "load_run"),
     },
@@ -27,11 +29,13 @@ __getattr__ = lazy_names(
 
 __all__ = [
     "EvaluationConfig",
+    "GateResult",
     "MetricLike",
     "StoredRun",
     "aevaluate",
     "check_rows",
     "evaluate",
+    "gate",
     "load_run",
     "resolve_metrics",
 ]

@@ -268,8 +268,30 @@ def _embedded_schema_reply(prompt: str) -> str | None:
     return json.dumps(_schema_instance(schema, schema.get("$defs", {}), inputs, ""))
 
 
-def answer_chat(body: dict[str, Any]) -> str:
-    """The reply content for a chat completion request."""
+def _draw(*parts: object) -> float:
+    """A number in [0, 1) fixed by ``parts``: the same request draws the same number."""
+    digest = hashlib.blake2b(repr(parts).encode("utf-8", "surrogatepass"), digest_size=8)
+    return int.from_bytes(digest.digest(), "big") / 2.0**64
+
+
+def _noisy(key: str, output: Any, noise: float, salt: tuple[object, ...]) -> Any:
+    """``output`` with each verdict flipped with probability ``noise``: a judge that reads
+    the same statement differently from one sample to the next. The flips are fixed by the
+    request and ``salt`` (the seed), so a repeated request gets the same reply."""
+    if noise <= 0.0 or not isinstance(output, list):
+        return output
+    flipped = []
+    for index, item in enumerate(output):
+        judged = isinstance(item, dict) and isinstance(item.get("verdict"), bool)
+        if judged and _draw(*salt, key, index, item.get("reason")) < noise:
+            item = {"reason": f"{item['reason']} (read again)", "verdict": not item["verdict"]}
+        flipped.append(item)
+    return flipped
+
+
+def answer_chat(body: dict[str, Any], *, noise: float = 0.0, seed: int = 0) -> str:
+    """The reply content for a chat completion request; ``noise`` is the share of verdicts
+    flipped (fixed per request, ``seed`` and the request's own ``seed`` parameter)."""
     messages = body.get("messages") or []
     users = [m.get("content") or "" for m in messages if m.get("role") == "user"]
     first_user = users[0] if users else ""
@@ -279,7 +301,9 @@ def answer_chat(body: dict[str, Any]) -> str:
             inputs = json.loads(first_user)
         except json.JSONDecodeError:
             inputs = {}
-        return json.dumps({k: _task_output(k, inputs) for k in keys}, ensure_ascii=False)
+        salt = (seed, body.get("seed"), first_user)
+        outputs = {k: _noisy(k, _task_output(k, inputs), noise, salt) for k in keys}
+        return json.dumps(outputs, ensure_ascii=False)
     prompt = "\n".join(str(m.get("content") or "") for m in messages)
     reply = _embedded_schema_reply(prompt)
     if reply is None:

@@ -84,8 +84,16 @@ class ScriptedJudgeServer:
         faults: FaultPlan | None = None,
         log: Callable[[str], None] | None = None,
         refuse_json_schema: bool = False,
+        noise: float = 0.0,
+        noise_seed: int = 0,
     ) -> None:
+        if not 0.0 <= noise <= 1.0:
+            raise ConfigError(f"noise is a share of verdicts between 0 and 1, not {noise:g}")
         self.latency_s = latency_ms / 1000
+        #: share of ragmeter task verdicts flipped, fixed per request and ``noise_seed``: two
+        #: servers with other seeds judge like two samples of a model at temperature > 0
+        self.noise = noise
+        self.noise_seed = noise_seed
         #: answer 400 to ``response_format: json_schema``, like endpoints without it
         self.refuse_json_schema = refuse_json_schema
         self.faults = faults or FaultPlan()
@@ -159,7 +167,7 @@ class ScriptedJudgeServer:
             message = agent_message(body)
             content = str(message.get("content") or "") + json.dumps(message.get("tool_calls"))
         else:
-            content = answer_chat(body)
+            content = answer_chat(body, noise=self.noise, seed=self.noise_seed)
             message = {"role": "assistant", "content": content}
         with self._lock:
             self.prompts.append("\n".join(str(m.get("content") or "") for m in body["messages"]))
