@@ -6,7 +6,7 @@
   as a substring nor ``SELF_ANSWER_SHARE`` or more of the answer's words.
 - ``language``: question and answer are in the language asked (``detect_language``).
 - ``grounded``: every statement of the answer is supported by the source chunks, judged by
-  the faithfulness tasks (``response_statements`` + ``faithfulness``) in one request.
+  the Faithfulness metric's tasks and plan (statements, then verdicts: two requests).
 - ``duplicate``: the normalised question equals one kept before (exact), or
   ``near_duplicate``: the cosine of its embedding with a kept one's is over the threshold.
 """
@@ -19,12 +19,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ragmeter.datasets import Row
 from ragmeter.judge.engine import JudgeEngine
-from ragmeter.judge.tasks import Language, build_request, detect_language
+from ragmeter.judge.plan import TaskPlan
+from ragmeter.judge.tasks import Language, detect_language
 from ragmeter.judge.usage import Usage
 
 __all__ = [
     "GATES",
+    "GROUNDED_TASKS",
     "SELF_ANSWER_SHARE",
     "DuplicateFilter",
     "grounded",
@@ -36,6 +39,8 @@ __all__ = [
 
 #: every gate in the order a candidate meets them
 GATES = ("standalone", "self_answer", "language", "grounded", "duplicate", "near_duplicate")
+#: the Faithfulness metric's judge tasks, asked of (question, answer, source chunks)
+GROUNDED_TASKS = ("response_statements", "faithfulness")
 #: share of the answer's words found in the question at which it gives its answer away
 SELF_ANSWER_SHARE = 0.8
 
@@ -119,22 +124,22 @@ async def grounded(
     usage: Usage,
 ) -> str | None:
     """Why the answer is not supported by ``contexts`` (a statement the judge finds
-    unsupported, or no statement at all), or None when every statement is."""
-    request = build_request(
-        ("response_statements", "faithfulness"),
-        {"question": question, "response": answer, "contexts": list(contexts)},
-        language,
-    )
-    reply = await judge.ask(request.system, request.user, request.reply_model, usage)
-    statements: list[str] = reply.response_statements  # type: ignore[attr-defined]
-    verdicts = reply.faithfulness  # type: ignore[attr-defined]
+    unsupported, or no statement at all), or None when every statement is. The Faithfulness
+    metric's own tasks and plan: the answer's statements, then one verdict per statement."""
+    plan = TaskPlan(judge, {task: {"groundedness"} for task in GROUNDED_TASKS}, language=language)
+    row = Row(query=question, response=answer, retrieved_contexts=list(contexts))
+    judged = await plan.judgement(0, row)
+    usage.add(judged.cost.get("groundedness", Usage()))
+    failure = judged.failure(GROUNDED_TASKS)
+    if failure is not None:
+        return f"the judge failed: {failure[0]}"
+    statements: list[str] = judged.outputs["response_statements"]
+    verdicts: list[dict[str, object]] = judged.outputs["faithfulness"]
     if not statements:
         return "the judge found no statement in the answer"
-    if len(verdicts) != len(statements):
-        return f"{len(verdicts)} verdicts for {len(statements)} statements"
     for statement, verdict in zip(statements, verdicts, strict=True):
-        if not verdict.verdict:
-            return f"unsupported: {statement!r} ({verdict.reason or 'no reason'})"
+        if not verdict["verdict"]:
+            return f"unsupported: {statement!r} ({verdict.get('reason') or 'no reason'})"
     return None
 
 

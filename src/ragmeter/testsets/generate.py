@@ -3,8 +3,8 @@ generation request each, the gates, replacement of rejected candidates until the
 budget is reached. Accepted rows are handed out as they pass (``on_row``), so a run cut short
 keeps them and a later run with the same seed resumes after them.
 
-Requests per accepted question with no rejection: 1 (generation) + 1 (groundedness: the
-answer's statements and their verdicts in one request); the other gates cost no request.
+Requests per accepted question with no rejection: 1 (generation) + 2 (groundedness: the
+answer's statements, then their verdicts); the other gates cost no request.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from ragmeter.knowledge.models import ChunkInfo
 from ragmeter.knowledge.search import SpaceSearcher
 from ragmeter.testsets.config import TestsetConfig, type_quotas
 from ragmeter.testsets.gates import (
+    GROUNDED_TASKS,
     DuplicateFilter,
     grounded,
     language_problem,
@@ -38,7 +39,7 @@ from ragmeter.testsets.selection import Candidate, ChunkPool, body_of
 __all__ = ["Estimate", "TestsetGenerator", "TestsetReport"]
 
 #: chat requests one candidate costs when nothing is re-asked
-REQUESTS_PER_CANDIDATE = 2
+REQUESTS_PER_CANDIDATE = 3
 _PAGE = 1000
 
 
@@ -91,11 +92,13 @@ class _Outcome:
 
 class TestsetGenerator:
     """Writes ``config.size`` questions from the chunks of ``searcher``'s space with
-    ``judge``; see the module doc for the steps."""
+    ``judge`` (None: only ``estimate``); see the module doc for the steps."""
 
     __test__ = False
 
-    def __init__(self, searcher: SpaceSearcher, judge: JudgeEngine, config: TestsetConfig) -> None:
+    def __init__(
+        self, searcher: SpaceSearcher, judge: JudgeEngine | None, config: TestsetConfig
+    ) -> None:
         self.searcher = searcher
         self.judge = judge
         self.config = config
@@ -165,18 +168,23 @@ class TestsetGenerator:
         return styles[number % len(styles)]
 
     def _prompt_tokens(self, candidate: Candidate, style: str) -> int:
-        """Prompt tokens of the candidate's generation request and of its groundedness
-        request (with the first sentence-sized piece of the anchor as the answer)."""
+        """Prompt tokens of the candidate's generation request and of its two groundedness
+        requests, with the first sentence-sized piece of the anchor standing in for the
+        answer and for its one statement."""
         language = self._language(candidate)
         passages = [c.content for c in candidate.chunks]
         prompt = generation_prompt(candidate.kind, passages, language, style)
         answer = body_of(candidate.chunks[0])[:200]
-        gate = build_request(
-            ("response_statements", "faithfulness"),
-            {"question": answer[:80], "response": answer, "contexts": passages},
-            language,
-        )
-        texts = (prompt.system, prompt.user, gate.system, gate.user)
+        inputs = {
+            "question": answer[:80],
+            "response": answer,
+            "contexts": passages,
+            "response_statements": [answer],
+        }
+        texts = [prompt.system, prompt.user]
+        for task in GROUNDED_TASKS:
+            request = build_request((task,), inputs, language)
+            texts += [request.system, request.user]
         return sum(count_tokens(t) for t in texts)
 
     # -- the estimate -----------------------------------------------------------------------
@@ -221,13 +229,13 @@ class TestsetGenerator:
 
     # -- generation ------------------------------------------------------------------------
 
-    async def _write(self, candidate: Candidate, style: str) -> _Outcome:
+    async def _write(self, judge: JudgeEngine, candidate: Candidate, style: str) -> _Outcome:
         outcome = _Outcome(candidate, style, Usage())
         language = self._language(candidate)
         passages = [c.content for c in candidate.chunks]
         prompt = generation_prompt(candidate.kind, passages, language, style)
         try:
-            qa = await self.judge.ask(prompt.system, prompt.user, GeneratedQA, outcome.usage)
+            qa = await judge.ask(prompt.system, prompt.user, GeneratedQA, outcome.usage)
         except JudgeError as exc:
             outcome.gate, outcome.reason = "generation_failed", str(exc)
             return outcome
@@ -243,9 +251,7 @@ class TestsetGenerator:
                 outcome.gate, outcome.reason = gate, problem
                 return outcome
         try:
-            problem = await grounded(
-                self.judge, question, answer, passages, language, outcome.usage
-            )
+            problem = await grounded(judge, question, answer, passages, language, outcome.usage)
         except JudgeError as exc:
             problem = f"the judge failed: {exc}"
         if problem is not None:
@@ -279,7 +285,9 @@ class TestsetGenerator:
         """Generate until ``config.size`` rows (``existing`` ones count: a resumed file) or
         the budget ends. ``on_row`` gets each new row as it passes; ``progress`` the number
         of rows so far."""
-        config = self.config
+        config, judge = self.config, self.judge
+        if judge is None:
+            raise ConfigError("generating a test set needs a judge (--judge-model)")
         report = TestsetReport()
         quotas = type_quotas(config.types, config.size)
         duplicates = DuplicateFilter(config.duplicate_threshold)
@@ -309,7 +317,7 @@ class TestsetGenerator:
             if not wave:
                 break
             number += len(wave)
-            outcomes = await asyncio.gather(*(self._write(c, s) for c, s in wave))
+            outcomes = await asyncio.gather(*(self._write(judge, c, s) for c, s in wave))
             await self._keep(outcomes, quotas, duplicates, report, on_row)
             if progress is not None:
                 progress(report.accepted)
