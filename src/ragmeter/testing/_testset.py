@@ -17,7 +17,7 @@ from typing import Any
 from ragmeter.judge.tasks import detect_language
 from ragmeter.testing._words import words
 
-__all__ = ["testset_reply"]
+__all__ = ["scripted_testset_reply"]
 
 _HEADER = re.compile(r'^"([^"\n]{0,300})":\s*')
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
@@ -61,7 +61,7 @@ def _pick(passages: Sequence[str], kind: str) -> list[tuple[str, str]]:
     return picked
 
 
-def testset_reply(inputs: dict[str, Any]) -> dict[str, str]:
+def scripted_testset_reply(inputs: dict[str, Any]) -> dict[str, str]:
     """``{"question", "answer"}`` for a ``testset_question`` request."""
     passages = [str(p) for p in inputs.get("passages") or []]
     kind = str(inputs.get("kind") or "single")

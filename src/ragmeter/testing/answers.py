@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.testing._testset import testset_reply
+from ragmeter.testing._testset import scripted_testset_reply
 from ragmeter.testing._words import sentences, supported
 from ragmeter.testing.free_text import UNREADABLE, free_text_reply
 
@@ -162,7 +162,7 @@ def answer_chat(body: dict[str, Any]) -> str:
         except json.JSONDecodeError:
             inputs = {}
         if isinstance(inputs, dict) and inputs.get("task") == "testset_question":
-            return json.dumps(testset_reply(inputs), ensure_ascii=False)
+            return json.dumps(scripted_testset_reply(inputs), ensure_ascii=False)
         return json.dumps({k: _task_output(k, inputs) for k in keys}, ensure_ascii=False)
     prompt = "\n".join(str(m.get("content") or "") for m in messages)
     reply = _embedded_schema_reply(prompt)
