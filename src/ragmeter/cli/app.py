@@ -45,6 +45,11 @@ class _Commands(LazyGroup):
             "runs_app",
             "Stored runs (from ragmeter eval and serve): list, show, results, cancel, resume.",
         ),
+        "testset": LazyTyper(
+            "ragmeter.cli.testset",
+            "testset_app",
+            "Test sets generated from a knowledge space, with chunk ids as relevance labels.",
+        ),
         "model": LazyTyper(
             "ragmeter.cli.models",
             "model_app",

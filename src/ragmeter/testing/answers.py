@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter.testing._testset import scripted_testset_reply
 from ragmeter.testing._words import sentences, supported, words
 from ragmeter.testing.free_text import UNREADABLE, free_text_reply
 
@@ -301,6 +302,8 @@ def answer_chat(body: dict[str, Any], *, noise: float = 0.0, seed: int = 0) -> s
             inputs = json.loads(first_user)
         except json.JSONDecodeError:
             inputs = {}
+        if isinstance(inputs, dict) and inputs.get("task") == "testset_question":
+            return json.dumps(scripted_testset_reply(inputs), ensure_ascii=False)
         salt = (seed, body.get("seed"), first_user)
         outputs = {k: _noisy(k, _task_output(k, inputs), noise, salt) for k in keys}
         return json.dumps(outputs, ensure_ascii=False)

@@ -1,0 +1,257 @@
+"""``ragmeter testset generate``: write a gated, labelled test set from a knowledge space."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.table import Table
+
+from ragmeter._sync import run_sync
+from ragmeter.cli._common import console, handles_errors
+from ragmeter.errors import ConfigError, DatasetError
+
+if TYPE_CHECKING:
+    from ragmeter.testsets import Estimate, TestsetConfig, TestsetReport
+
+__all__ = ["testset_app"]
+
+testset_app = typer.Typer(
+    name="testset",
+    help="Test sets generated from a knowledge space, with chunk ids as relevance labels.",
+    no_args_is_help=True,
+)
+
+
+def _read_existing(out: Path) -> list[dict[str, Any]]:
+    """Rows of a file a previous run of the same generation left (resume), or none."""
+    if not out.exists():
+        return []
+    rows: list[dict[str, Any]] = []
+    for number, line in enumerate(out.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(
+                f"cannot resume: not a JSON row ({exc.msg}); remove the file or choose "
+                "another --out",
+                source=str(out),
+                line=number,
+            ) from None
+        if not isinstance(row, dict) or "query" not in row or "reference_ids" not in row:
+            raise DatasetError(
+                "cannot resume: not a generated test set row (needs query and "
+                "reference_ids); remove the file or choose another --out",
+                source=str(out),
+                line=number,
+            )
+        rows.append(row)
+    return rows
+
+
+def _estimate_table(estimate: Estimate, config: TestsetConfig) -> Table:
+    table = Table(title="dry run: what the generation would send", title_justify="left")
+    table.add_column("", style="bold")
+    table.add_column("value", justify="right")
+    table.add_row("questions", str(estimate.questions))
+    table.add_row("usable chunks", str(estimate.usable_chunks))
+    for reason, count in sorted(estimate.skipped.items()):
+        table.add_row(f"skipped: {reason}", str(count))
+    table.add_row("chat requests (all pass)", str(estimate.requests))
+    table.add_row("prompt tokens (all pass)", f"{estimate.prompt_tokens:,}")
+    table.add_row("requests per rejected candidate", str(estimate.per_candidate_requests))
+    for label, limit in (
+        ("--max-requests", config.max_requests),
+        ("--max-tokens", config.max_tokens),
+    ):
+        if limit is not None:
+            table.add_row(label, f"{limit:,}")
+    return table
+
+
+def _summary_table(report: TestsetReport, size: int) -> Table:
+    from ragmeter.testsets import GATES
+
+    table = Table(title="test set generation", title_justify="left")
+    table.add_column("", style="bold")
+    table.add_column("count", justify="right")
+    table.add_column("example", overflow="fold")
+    table.add_row("accepted", f"{report.accepted} of {size}", "")
+    if report.resumed:
+        table.add_row("resumed from the file", str(report.resumed), "")
+    table.add_row("candidates tried", str(report.candidates), "")
+    for gate in (*GATES, "generation_failed"):
+        table.add_row(
+            f"rejected: {gate}", str(report.rejected.get(gate, 0)), report.examples.get(gate, "")
+        )
+    for reason, count in sorted(report.skipped.items()):
+        table.add_row(f"chunks skipped: {reason}", str(count), "")
+    usage = report.usage
+    table.add_row("chat requests", f"{usage.requests:g} (+{usage.cached:g} cached)", "")
+    table.add_row("tokens", f"{usage.prompt_tokens:g} prompt, {usage.completion_tokens:g} out", "")
+    return table
+
+
+@testset_app.command("generate")
+@handles_errors
+def generate_command(
+    space: Annotated[str, typer.Option(help="Knowledge space to write questions from.")],
+    size: Annotated[int, typer.Option(help="Questions to write.")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            help="JSONL file; rows are appended as they pass, and a file left by "
+            "a run cut short is resumed.",
+        ),
+    ],
+    judge_model: Annotated[
+        str | None,
+        typer.Option(
+            help="Judge: a \\[models.NAME] of ragmeter.toml, or the id at --judge-base-url."
+        ),
+    ] = None,
+    judge_base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible endpoint of the judge.")
+    ] = None,
+    judge_api_key_env: Annotated[
+        str | None, typer.Option(help="Environment variable holding the judge's API key.")
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option(help="Also keep the rows in the store as this named dataset.")
+    ] = None,
+    types: Annotated[
+        str, typer.Option(help="Question types and their shares: single, multi, abstract.")
+    ] = "single=0.6,multi=0.3,abstract=0.1",
+    language: Annotated[
+        str, typer.Option(help="auto (the source chunks' language), en or zh.")
+    ] = "auto",
+    docs: Annotated[
+        list[str] | None, typer.Option("--docs", help="Only these documents (repeat the option).")
+    ] = None,
+    styles: Annotated[
+        str,
+        typer.Option(help="Query styles in turn: plain, concise, conversational, keywords, typos."),
+    ] = "plain",
+    seed: Annotated[int, typer.Option(help="Seed of the chunk order (same seed, same set).")] = 0,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the requests and tokens it expects; send none.")
+    ] = False,
+    max_requests: Annotated[
+        int | None, typer.Option(help="Stop after this many chat requests, keeping what passed.")
+    ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(help="Stop after this many tokens, keeping what passed.")
+    ] = None,
+    max_concurrency: Annotated[
+        int, typer.Option(min=1, max=256, help="Candidates written at once.")
+    ] = 8,
+) -> None:
+    """Write SIZE questions with reference answers from a space's chunks, each with the ids of
+    the chunks it came from (reference_ids), so 'ragmeter eval --space' judges retrieval by id."""
+    from ragmeter.testsets import TestsetConfig, parse_styles, parse_types
+
+    if size < 1:
+        raise ConfigError(f"--size must be at least 1, got {size}")
+    if language not in ("auto", "en", "zh"):
+        raise ConfigError(f"--language must be auto, en or zh, got {language!r}")
+    config = TestsetConfig.build(
+        size=size,
+        types=parse_types(types),
+        language=language,
+        docs=tuple(docs or ()),
+        styles=parse_styles(styles),
+        seed=seed,
+        max_requests=max_requests,
+        max_tokens=max_tokens,
+        concurrency=max_concurrency,
+    )
+    if not dry_run and judge_model is None:
+        raise ConfigError("--judge-model is required (or --dry-run to see the cost first)")
+    run_sync(
+        _generate(config, space, out, judge_model, judge_base_url, judge_api_key_env, name, dry_run)
+    )
+
+
+async def _generate(
+    config: TestsetConfig,
+    space: str,
+    out: Path,
+    judge_model: str | None,
+    judge_base_url: str | None,
+    judge_api_key_env: str | None,
+    name: str | None,
+    dry_run: bool,
+) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ragmeter.judge.from_config import judge_from_config
+    from ragmeter.knowledge import KnowledgeBase, SpaceSearcher
+    from ragmeter.testsets import TestsetGenerator
+
+    kb = KnowledgeBase()
+    searcher = SpaceSearcher(kb, space)
+    if dry_run:
+        generator = TestsetGenerator(searcher, None, config)
+        console.print(_estimate_table(generator.estimate(), config))
+        return
+    assert judge_model is not None
+    judge = judge_from_config(
+        judge_model, base_url=judge_base_url, api_key_env=judge_api_key_env, settings=kb.settings
+    )
+    existing = _read_existing(out)
+    if existing:
+        console.print(f"resuming: {len(existing)} rows already in {out}", highlight=False)
+    generator = TestsetGenerator(searcher, judge, config)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    columns = (
+        TextColumn("[bold]questions"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    try:
+        with (
+            out.open("a", encoding="utf-8") as sink,
+            Progress(*columns, console=console, transient=True) as bar,
+        ):
+            task = bar.add_task("questions", total=config.size)
+
+            def on_row(row: dict[str, Any]) -> None:
+                sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+                sink.flush()
+
+            report = await generator.generate(
+                existing=existing,
+                on_row=on_row,
+                progress=lambda n: bar.update(task, completed=n),
+            )
+    finally:
+        await judge.aclose()
+        aclose = getattr(searcher.embedder, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    console.print(_summary_table(report, config.size))
+    console.print(f"wrote {report.accepted} rows to {out}", highlight=False)
+    if report.stopped and report.accepted < config.size:
+        console.print(f"stopped early: {report.stopped}", highlight=False)
+    if name is not None:
+        _store(report.rows, name, out)
+
+
+def _store(rows: list[dict[str, Any]], name: str, out: Path) -> None:
+    from ragmeter.config import load_settings
+    from ragmeter.datasets.row import row_from_mapping
+    from ragmeter.runs.store import RunStore
+    from ragmeter.store import open_store
+
+    checked = (row_from_mapping(r, i, source=str(out)).to_raw() for i, r in enumerate(rows))
+    record = RunStore(open_store(load_settings().store_url())).add_dataset(
+        checked, name=name, source=str(out)
+    )
+    console.print(f"stored as dataset '{name}' ({record.row_count} rows)", highlight=False)

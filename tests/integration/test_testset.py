@@ -1,0 +1,248 @@
+"""``ragmeter testset generate`` on the demo space, offline with the scripted judge: the
+asked number of rows with chunk-id labels, the same file for the same seed, budget and resume,
+bad input exiting 2, and the generated set scored end to end by the space's hybrid retriever."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ragmeter.testing import ScriptedJudgeServer
+from tests.integration.helpers import json_lines, run
+
+FIELDS = {"query", "reference", "reference_contexts", "reference_ids", "doc_name", "type"}
+
+
+@pytest.fixture(scope="module")
+def judge() -> Iterator[ScriptedJudgeServer]:
+    with ScriptedJudgeServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A home holding the demo space (built once by ``ragmeter demo``)."""
+    home = tmp_path_factory.mktemp("testset-home")
+    built = run("demo", home=home)
+    assert built.returncode == 0, built.stderr
+    return home
+
+
+def _generate(home: Path, judge: ScriptedJudgeServer, out: Path, *args: str):  # type: ignore[no-untyped-def]
+    return run(
+        "testset",
+        "generate",
+        "--space",
+        "ragmeter-demo",
+        "--judge-model",
+        "scripted",
+        "--judge-base-url",
+        judge.url,
+        "--out",
+        str(out),
+        *args,
+        home=home,
+    )
+
+
+def _chunks(home: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The demo space's chunks by id."""
+    from ragmeter.knowledge import KnowledgeBase
+
+    monkeypatch.setenv("RAGMETER_HOME", str(home))
+    chunks, _ = KnowledgeBase().space_chunks("ragmeter-demo", 0, 1000)
+    return {str(c.id): c.content for c in chunks}
+
+
+def test_generates_the_asked_rows_with_chunk_labels(
+    demo_home: Path, judge: ScriptedJudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "qa.jsonl"
+    result = _generate(demo_home, judge, out, "--size", "12", "--seed", "3")
+    assert result.returncode == 0, result.stderr
+    assert "accepted" in result.stdout and "12 of 12" in result.stdout
+    assert "rejected: grounded" in result.stdout
+    rows = json_lines(out.read_text(encoding="utf-8"))
+    assert len(rows) == 12
+    chunks = _chunks(demo_home, monkeypatch)
+    types = {row["type"] for row in rows}
+    assert {"single", "multi"} <= types
+    for row in rows:
+        assert set(row) >= FIELDS
+        assert row["language"] in ("en", "zh") and row["style"] == "plain"
+        assert row["cost"]["requests"] + row["cost"]["cached"] >= 3
+        assert [chunks[i] for i in row["reference_ids"]] == row["reference_contexts"]
+        assert row["reference"]  # every answer passed the groundedness gate
+        if row["type"] == "single":
+            assert len(row["reference_ids"]) == 1
+        else:
+            assert 2 <= len(row["reference_ids"]) <= 3
+    assert len({row["query"] for row in rows}) == 12
+    assert {row["language"] for row in rows} == {"en", "zh"}
+
+
+def test_same_seed_same_file_other_seed_other_file(
+    demo_home: Path, judge: ScriptedJudgeServer, tmp_path: Path
+) -> None:
+    files = []
+    for name, seed in (("a", "7"), ("b", "7"), ("c", "8")):
+        out = tmp_path / f"{name}.jsonl"
+        result = _generate(demo_home, judge, out, "--size", "6", "--seed", seed)
+        assert result.returncode == 0, result.stderr
+        files.append(
+            [{k: v for k, v in r.items() if k != "cost"} for r in json_lines(out.read_text())]
+        )
+    assert files[0] == files[1]
+    assert files[0] != files[2]
+
+
+def test_eval_scores_the_generated_set_by_id_with_hybrid(
+    demo_home: Path, judge: ScriptedJudgeServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "qa.jsonl"
+    assert _generate(demo_home, judge, out, "--size", "10").returncode == 0
+    results = tmp_path / "results.jsonl"
+    scored = run(
+        "eval",
+        str(out),
+        "--space",
+        "ragmeter-demo",
+        "-m",
+        "hit_rate,mrr",
+        "--retriever",
+        "hybrid",
+        "--out",
+        str(results),
+        home=demo_home,
+    )
+    assert scored.returncode == 0, scored.stderr
+    records = json_lines(results.read_text())
+    by_metric: dict[str, list[float]] = {}
+    for record in records:
+        by_metric.setdefault(record["metric_name"], []).append(record["score"])
+    assert set(by_metric) == {"hit_rate", "mrr"}
+    assert len(by_metric["hit_rate"]) == 10
+    assert sum(by_metric["hit_rate"]) / 10 >= 0.7
+    # relevance comes from the ids: a row's retrieved ids are judged against its reference_ids
+    first = records[0]
+    raw = first["raw_dataset"]
+    assert raw["reference_ids"] and len(raw["reference_ids"]) <= 3
+
+
+def test_dry_run_sends_nothing_and_shows_the_cost(
+    demo_home: Path, judge: ScriptedJudgeServer, tmp_path: Path
+) -> None:
+    before = judge.snapshot().get("chat_requests", 0)
+    result = _generate(demo_home, judge, tmp_path / "qa.jsonl", "--size", "5", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert "chat requests (all pass)" in result.stdout
+    line = next(x for x in result.stdout.splitlines() if "chat requests (all pass)" in x)
+    assert "15" in line  # three per question
+    assert judge.snapshot().get("chat_requests", 0) == before
+    assert not (tmp_path / "qa.jsonl").exists()
+
+
+def test_budget_stops_and_keeps_what_passed_then_resume_completes(
+    demo_home: Path, judge: ScriptedJudgeServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "qa.jsonl"
+    cut = _generate(
+        demo_home,
+        judge,
+        out,
+        "--size",
+        "8",
+        "--seed",
+        "11",
+        "--types",
+        "single",
+        "--max-requests",
+        "9",
+        "--max-concurrency",
+        "1",
+    )
+    assert cut.returncode == 0, cut.stderr
+    assert "stopped early: --max-requests 9 reached" in cut.stdout
+    kept = json_lines(out.read_text())
+    assert 1 <= len(kept) < 8
+    resumed = _generate(demo_home, judge, out, "--size", "8", "--seed", "11", "--types", "single")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming: {len(kept)} rows" in resumed.stdout
+    rows = json_lines(out.read_text())
+    assert len(rows) == 8 and rows[: len(kept)] == kept
+    assert len({tuple(r["reference_ids"]) for r in rows}) == 8
+    fresh = tmp_path / "fresh.jsonl"
+    assert (
+        _generate(
+            demo_home, judge, fresh, "--size", "8", "--seed", "11", "--types", "single"
+        ).returncode
+        == 0
+    )
+    strip = lambda rs: [{k: v for k, v in r.items() if k != "cost"} for r in rs]  # noqa: E731
+    assert strip(rows) == strip(json_lines(fresh.read_text()))
+
+
+def test_named_dataset_is_stored(
+    demo_home: Path, judge: ScriptedJudgeServer, tmp_path: Path
+) -> None:
+    result = _generate(
+        demo_home, judge, tmp_path / "qa.jsonl", "--size", "3", "--name", "garden-gen"
+    )
+    assert result.returncode == 0, result.stderr
+    assert "stored as dataset 'garden-gen' (3 rows)" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (("--size", "0"), "--size"),
+        (("--size", "3", "--types", "single=1,cloze=1"), "--types"),
+        (("--size", "3", "--language", "fr"), "--language"),
+        (("--size", "3", "--max-requests", "2"), "--max-requests"),
+        (("--size", "3", "--max-tokens", "50"), "--max-tokens"),
+        (("--size", "3", "--docs", "nowhere.md"), "nowhere.md"),
+    ],
+)
+def test_bad_input_exits_2_naming_the_fix(
+    demo_home: Path, judge: ScriptedJudgeServer, tmp_path: Path, args: tuple[str, ...], named: str
+) -> None:
+    result = _generate(demo_home, judge, tmp_path / "qa.jsonl", *args)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert named in result.stderr
+
+
+def test_unknown_and_empty_spaces_exit_2(
+    demo_home: Path, judge: ScriptedJudgeServer, tmp_path: Path
+) -> None:
+    out = str(tmp_path / "qa.jsonl")
+    base = (
+        "testset",
+        "generate",
+        "--size",
+        "2",
+        "--judge-model",
+        "scripted",
+        "--judge-base-url",
+        judge.url,
+        "--out",
+        out,
+    )
+    unknown = run(*base, "--space", "no-such-space", home=demo_home)
+    assert unknown.returncode == 2 and "no-such-space" in unknown.stderr
+    assert run("space", "create", "empty-space", home=demo_home).returncode == 0
+    empty = run(*base, "--space", "empty-space", home=demo_home)
+    assert empty.returncode == 2 and "ragmeter space add empty-space" in empty.stderr
+    missing = run(
+        "testset",
+        "generate",
+        "--space",
+        "ragmeter-demo",
+        "--size",
+        "2",
+        "--out",
+        out,
+        home=demo_home,
+    )
+    assert missing.returncode == 2 and "--judge-model" in missing.stderr
