@@ -117,8 +117,8 @@ def test_absolute_rules_read_mean_ci_pass_rate_and_null_rate() -> None:
     assert pass_rate.value == pytest.approx(5 / 7) and pass_rate.passed
     assert null_rate.value == pytest.approx(1 / 8) and not null_rate.passed
     assert not result.passed and [o.rule.stat for o in result.failed] == ["ci95_low", "null_rate"]
-    # the rows behind a failed rule: lowest scores first, nulls last, with the reason
-    assert [r.row_index for r in low.rows] == [2, 7, 1, 5, 0, 3, 6, 4]
+    # the rows behind a failed rule: those below its bound, lowest first, nulls last
+    assert [r.row_index for r in low.rows] == [2, 7, 4]
     assert low.rows[0].query == "question 2?" and low.rows[0].response == "answer 2"
     (null_row,) = null_rate.rows
     assert null_row.row_index == 4 and null_row.reason == "judge timed out"
@@ -287,3 +287,16 @@ def test_a_change_exactly_at_the_margin_passes_in_about_2_5_percent_of_400_simul
         equal += gate_reports(_report({"grade": cand}), rule, _report({"grade": base})).passed
     assert at_margin / 400 <= 0.05  # 2.5% expected; 3 standard errors above it
     assert equal / 400 >= 0.8  # ~91% expected
+
+
+def test_a_null_rate_over_every_metric_names_each_rows_metric() -> None:
+    from ragmeter.runs.gate_output import failure_text, markdown
+
+    report = _report({"mrr": [1.0, None, 0.5], "grade": [None, 0.5, 0.5]})
+    (outcome,) = gate_reports(report, ["null_rate <= 0.1"]).outcomes
+    assert [(r.row_index, r.metric_name) for r in outcome.rows] == [(0, "grade"), (1, "mrr")]
+    text = failure_text(gate_reports(report, ["null_rate <= 0.1"]))
+    assert "row 0 grade: score null" in text and "row 1 mrr: score null" in text
+    page = markdown(gate_reports(report, ["null_rate <= 0.1"]))
+    assert "| row | metric | query | response | score | judge's reason |" in page
+    assert "| 1 | mrr | question 1? | answer 1 | null | judge timed out |" in page

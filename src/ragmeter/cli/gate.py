@@ -110,8 +110,10 @@ def _print(result: GateResult) -> None:
             if row.baseline_score is not None:
                 score = f"{row.baseline_score:.4g} -> {score}"
             reason = f" · {row.reason}" if row.reason else ""
+            metric = f" {row.metric_name}" if o.rule.metric is None else ""
             console.print(
-                f"  row {row.row_index} ({score}) {escape(row.query)}{escape(reason)}",
+                f"  row {row.row_index}{escape(metric)} ({score}) {escape(row.query)}"
+                f"{escape(reason)}",
                 highlight=False,
             )
 

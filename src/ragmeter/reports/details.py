@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 __all__ = [
     "CONTEXT_CHARS",
@@ -44,19 +44,7 @@ DetailKind = Literal[
     "tool_calls",
     "turns",
 ]
-DETAIL_KINDS: tuple[str, ...] = (
-    "response_statements",
-    "reference_statements",
-    "questions",
-    "contexts",
-    "feedback",
-    "goal",
-    "task",
-    "topics_refused",
-    "topics_in_reference",
-    "tool_calls",
-    "turns",
-)
+DETAIL_KINDS: tuple[str, ...] = get_args(DetailKind)
 #: a statement's, question's or reason's characters kept
 TEXT_CHARS = 1000
 #: a retrieved context's characters kept (the row holds the whole context)

@@ -31,13 +31,15 @@ def _score(value: float | None) -> str:
     return "null" if value is None else f"{value:.4g}"
 
 
-def _row_line(row: GateRow) -> str:
-    """One row in one line: place, scores, query, response and reason."""
+def _row_line(row: GateRow, metric: bool = False) -> str:
+    """One row in one line: place (and ``metric``, for a rule over every metric), scores,
+    query, response and reason."""
     scores = f"score {_score(row.score)}"
     if row.baseline_score is not None:
         delta = f"{row.delta:+.4g}" if row.delta is not None else "n/a"
         scores = f"baseline {_score(row.baseline_score)} -> {_score(row.score)} ({delta})"
-    parts = [f"row {row.row_index}: {scores}", f"query: {row.query!r}"]
+    place = f"row {row.row_index} {row.metric_name}" if metric else f"row {row.row_index}"
+    parts = [f"{place}: {scores}", f"query: {row.query!r}"]
     if row.response is not None:
         parts.append(f"response: {row.response!r}")
     if row.reason:
@@ -75,7 +77,8 @@ def failure_text(result: GateResult, rows: int = 5) -> str:
             f"FAILED {outcome.rule.name}: value {value_text(outcome.value)} "
             f"(bound {outcome.rule.bound:g}); {outcome.detail}"
         )
-        lines.extend(f"    {_row_line(row)}" for row in outcome.rows[:rows])
+        every = outcome.rule.metric is None
+        lines.extend(f"    {_row_line(row, every)}" for row in outcome.rows[:rows])
     for outcome in result.outcomes:
         if outcome.passed:
             lines.append(f"passed {outcome.rule.name}: value {value_text(outcome.value)}")
@@ -95,7 +98,9 @@ def _case(suite: ET.Element, outcome: RuleOutcome) -> None:
             message=f"{outcome.rule.name}: value {value_text(outcome.value)}",
             type="GateRuleFailed",
         )
-        failure.text = _xml("\n".join([outcome.detail, *(_row_line(r) for r in outcome.rows)]))
+        every = outcome.rule.metric is None
+        lines = [outcome.detail, *(_row_line(r, every) for r in outcome.rows)]
+        failure.text = _xml("\n".join(lines))
 
 
 def junit_xml(result: GateResult) -> str:
@@ -158,10 +163,10 @@ def _rows_section(outcome: RuleOutcome, rows: int) -> list[str]:
             for r in outcome.rows[:rows]
         ]  # fmt: skip
     else:
-        head = ["row", "query", "response", "score", "judge's reason"]
+        head = ["row", "metric", "query", "response", "score", "judge's reason"]
         body = [
-            [r.row_index, _text(r.query), _text(r.response or ""), _score(r.score),
-             _text(r.reason or "")]
+            [r.row_index, r.metric_name, _text(r.query), _text(r.response or ""),
+             _score(r.score), _text(r.reason or "")]
             for r in outcome.rows[:rows]
         ]  # fmt: skip
     return lines + _table(head, body)

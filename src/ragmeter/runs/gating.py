@@ -54,6 +54,8 @@ class GateRow:
     score: float | None
     baseline_score: float | None = None
     reason: str | None = None
+    #: the metric of the result (a null_rate rule over every metric lists several)
+    metric_name: str = ""
 
     @property
     def delta(self) -> float | None:
@@ -138,6 +140,7 @@ def _row(record: ResultRecord, baseline: ResultRecord | None = None) -> GateRow:
         score=record.score,
         baseline_score=None if baseline is None else baseline.score,
         reason=judge_reason(record),
+        metric_name=record.metric_name,
     )
 
 
@@ -204,7 +207,9 @@ def _absolute(report: EvaluationReport, rule: Rule) -> RuleOutcome:
     value = {"mean": mean, "ci95_low": low, "ci95_high": high}[rule.stat]
     detail = f"mean {mean:.4f}, 95% CI [{low:.4f}, {high:.4f}] over {len(values)} rows"
     detail += f" ({nulls} null)" if nulls else ""
-    return _judged(rule, value, detail, lambda: _lowest(report, scores))
+    # the rows on the wrong side of the bound themselves (all rows when none is)
+    against = [r for r in scores if r.score is None or not rule.holds(r.score)]
+    return _judged(rule, value, detail, lambda: _lowest(report, against or scores))
 
 
 def _scored(report: EvaluationReport) -> list[tuple[str, str, float | None, Any]]:

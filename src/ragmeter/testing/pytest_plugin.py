@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from ragmeter.reports import EvaluationReport
     from ragmeter.runs.gating import GateResult
 
 __all__ = ["RagmeterFixture"]
@@ -109,7 +110,7 @@ class RagmeterFixture:
     def _with(self, options: dict[str, Any]) -> dict[str, Any]:
         return {**self.options, **options}
 
-    def evaluate(self, rows: Any, metrics: str | list[str], **options: Any) -> Any:
+    def evaluate(self, rows: Any, metrics: str | list[str], **options: Any) -> EvaluationReport:
         """``ragmeter.evaluate`` of ``rows`` with the session's judge (cached, shared)."""
         from ragmeter.testing.assertions import evaluate_once
 
@@ -118,7 +119,7 @@ class RagmeterFixture:
 
     def assert_metrics(
         self, rows_or_dataset: Any, rules: Any, *, baseline: Any = None, **options: Any
-    ) -> Any:
+    ) -> GateResult:
         """``ragmeter.testing.assert_metrics`` with the session's judge and embedder."""
         from ragmeter.testing.assertions import GateFailed, assert_metrics
 
