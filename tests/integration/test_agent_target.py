@@ -10,6 +10,7 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -211,3 +212,39 @@ def test_an_http_app_may_answer_with_its_conversation(model: ScriptedJudgeServer
         httpd.server_close()
     assert report.scores("tool_call_f1") == [1.0, 0.0]
     assert report.scores("trajectory_match") == [1.0, 0.0]
+
+
+def test_an_agent_app_registered_and_run_from_the_command_line(
+    model: ScriptedJudgeServer, tmp_path: Path
+) -> None:
+    """``ragmeter app add bot --tools URL --model ...`` then ``ragmeter eval --app bot``."""
+    from tests.integration.helpers import run
+
+    tools = _Tools()
+    rows = tmp_path / "agent.jsonl"
+    rows.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    home = tmp_path / "home"
+    try:
+        added = run(
+            "app", "add", "bot", "--tools", tools.url, "--model", "scripted",
+            "--model-base-url", model.url, "--max-steps", "4", home=home,
+        )  # fmt: skip
+        assert added.returncode == 0, added.stderr
+        assert "added agent app 'bot'" in added.stdout
+        out = tmp_path / "out.jsonl"
+        done = run(
+            "eval", str(rows), "--app", "bot", "-m", "tool_call_f1,trajectory_match",
+            "--out", str(out), home=home,
+        )  # fmt: skip
+    finally:
+        tools.httpd.shutdown()
+        tools.httpd.server_close()
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert sorted((x["metric_name"], x["score"]) for x in lines) == [
+        ("tool_call_f1", 1.0), ("tool_call_f1", 1.0),
+        ("trajectory_match", 1.0), ("trajectory_match", 1.0),
+    ]  # fmt: skip
+    assert len(tools.calls) == 2
+    refused = run("app", "add", "bot2", "--tools", tools.url, home=home)
+    assert refused.returncode == 2 and "needs --model" in refused.stderr

@@ -176,6 +176,11 @@ def test_prompts_and_apps(service: ServiceProcess) -> None:
         assert "oops" in message
         callable_app = {"name": "rce", "config": {"kind": "callable", "target": "os:system"}}
         failure(http.post("/apps", json=callable_app), 422)  # never over HTTP
+        agent_app = {
+            "name": "agent",
+            "config": {"kind": "agent", "model": "m", "tools": "http://127.0.0.1:9/tools"},
+        }
+        failure(http.post("/apps", json=agent_app), 422)  # its tools are the operator's to set
         http_app = {"name": "web", "config": {"kind": "http", "url": "http://127.0.0.1:9/x"}}
         assert "allow_app_hosts" in failure(http.post("/apps", json=http_app), 400)
         public = {"name": "web", "config": {"kind": "http", "url": "http://93.184.216.34/x"}}

@@ -9,7 +9,15 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from ragmeter.knowledge.models import RetrieverName
 
-__all__ = ["APP_CONFIG", "AppConfig", "CallableAppConfig", "HttpAppConfig", "RagAppConfig"]
+__all__ = [
+    "APP_CONFIG",
+    "AgentAppConfig",
+    "AnyAppConfig",
+    "AppConfig",
+    "CallableAppConfig",
+    "HttpAppConfig",
+    "RagAppConfig",
+]
 
 
 class RagAppConfig(BaseModel):
@@ -52,5 +60,22 @@ class CallableAppConfig(BaseModel):
     target: str = Field(pattern=r"^[\w.]+:[\w.]+$")
 
 
-AppConfig = Annotated[RagAppConfig | HttpAppConfig | CallableAppConfig, Field(discriminator="kind")]
-APP_CONFIG: TypeAdapter[RagAppConfig | HttpAppConfig | CallableAppConfig] = TypeAdapter(AppConfig)
+class AgentAppConfig(BaseModel):
+    """``ToolAgent``: ``model`` (a [models.NAME], or an id at ``base_url``) acting with the
+    row's tools, run by ``tools``: an http(s) URL taking ``{"name", "arguments"}``, or a Python
+    function ``module:function`` of (name, arguments); at most ``max_steps`` model turns."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["agent"] = "agent"
+    model: str = Field(max_length=200)
+    base_url: str | None = Field(default=None, max_length=2000)
+    api_key_env: str | None = Field(default=None, max_length=200)
+    tools: str = Field(pattern=r"^(https?://.+|[\w.]+:[\w.]+)$", max_length=2000)
+    max_steps: int = Field(default=8, ge=1, le=100)
+    system_prompt: str | None = Field(default=None, max_length=20_000)
+
+
+AnyAppConfig = RagAppConfig | HttpAppConfig | CallableAppConfig | AgentAppConfig
+AppConfig = Annotated[AnyAppConfig, Field(discriminator="kind")]
+APP_CONFIG: TypeAdapter[AnyAppConfig] = TypeAdapter(AppConfig)

@@ -9,7 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ragmeter.apps.configs import CallableAppConfig, HttpAppConfig, RagAppConfig
+from ragmeter.apps.configs import (
+    AgentAppConfig,
+    AnyAppConfig,
+    CallableAppConfig,
+    HttpAppConfig,
+    RagAppConfig,
+)
 from ragmeter.config import Settings
 from ragmeter.errors import ConfigError, LimitError
 
@@ -90,17 +96,19 @@ class AppPolicy:
         bound = None if config.api_key_env is None else self._bound(config.api_key_env)
         return self.hosts if bound is None else bound
 
-    def check(
-        self, config: RagAppConfig | HttpAppConfig | CallableAppConfig, *, creating: bool = True
-    ) -> None:
+    def check(self, config: AnyAppConfig, *, creating: bool = True) -> None:
         """Refuse settings an app made (``creating``) or run by the service may not have. A
         callable app can only be registered on the server itself, so the service runs one."""
-        if isinstance(config, CallableAppConfig):
-            if not creating:
+        if isinstance(config, CallableAppConfig | AgentAppConfig):
+            if not creating:  # registered on the server itself: the operator chose its tools
+                if isinstance(config, AgentAppConfig) and config.base_url is None:
+                    self.check_model(config.model, "config.model")
                 return
+            how = "--callable" if isinstance(config, CallableAppConfig) else "--tools"
+            what = "runs code" if how == "--callable" else "calls tools"
             raise ConfigError(
-                "config.kind: a callable app runs code on the server; register it with "
-                "'ragmeter app add --callable' on the server itself"
+                f"config.kind: a {config.kind} app {what} on the server's behalf; register it "
+                f"with 'ragmeter app add {how}' on the server itself"
             )
         if isinstance(config, RagAppConfig):
             if config.base_url is not None:

@@ -15,6 +15,8 @@ from sqlalchemy import select
 from ragmeter.apps.base import App, CallableApp
 from ragmeter.apps.configs import (
     APP_CONFIG,
+    AgentAppConfig,
+    AnyAppConfig,
     AppConfig,
     CallableAppConfig,
     HttpAppConfig,
@@ -48,7 +50,7 @@ class AppStore:
     def add(
         self,
         name: str,
-        config: RagAppConfig | HttpAppConfig | CallableAppConfig,
+        config: AnyAppConfig,
         *,
         replace: bool = False,
     ) -> AppRecord:
@@ -75,7 +77,7 @@ class AppStore:
                 session, AppRecord, app, what="app", hint="ragmeter app add NAME ..."
             )
 
-    def config(self, app: str | int) -> RagAppConfig | HttpAppConfig | CallableAppConfig:
+    def config(self, app: str | int) -> AnyAppConfig:
         record = self.get(app)
         try:
             return APP_CONFIG.validate_python(record.config)
@@ -122,7 +124,7 @@ def _function(target: str) -> Any:
 
 def build_app(
     name: str,
-    config: RagAppConfig | HttpAppConfig | CallableAppConfig,
+    config: AnyAppConfig,
     *,
     kb: KnowledgeBase | None = None,
     cache: bool = True,
@@ -149,6 +151,26 @@ def build_app(
     if isinstance(config, CallableAppConfig):
         return CallableApp(_function(config.target), name)
     from ragmeter.judge.from_config import judge_from_config
+
+    if isinstance(config, AgentAppConfig):
+        from ragmeter.apps.agent import ToolAgent
+
+        settings = kb.settings if kb is not None else None
+        engine = judge_from_config(
+            config.model,
+            base_url=config.base_url,
+            api_key_env=config.api_key_env,
+            cache=False,
+            settings=settings,
+        )
+        tools = config.tools if "://" in config.tools else _function(config.tools)
+        return ToolAgent(
+            name,
+            engine.settings,
+            tools,
+            max_steps=config.max_steps,
+            system_prompt=config.system_prompt,
+        )
 
     kb = kb or KnowledgeBase()
     searcher = SpaceSearcher(kb, config.space)

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from ragmeter.apps import AppStore, CallableAppConfig, HttpAppConfig, RagAppConfig
+from ragmeter.apps.configs import AgentAppConfig, AnyAppConfig
 from ragmeter.cli._common import console, handles_errors, validation_message
 from ragmeter.config import load_settings
 from ragmeter.errors import ConfigError, ConflictError
@@ -87,19 +88,30 @@ def add_command(
     function: Annotated[
         str | None, typer.Option("--callable", help="A Python function as module:function.")
     ] = None,
+    tools: Annotated[
+        str | None,
+        typer.Option(
+            help="Agent (with --model): the tools the model calls, an http(s) URL taking "
+            '{"name", "arguments"} or a Python function module:function(name, arguments).'
+        ),
+    ] = None,
+    max_steps: Annotated[
+        int, typer.Option(min=1, max=100, help="Agent: model turns per row at most.")
+    ] = 8,
     replace: Annotated[
         bool, typer.Option("--replace", help="Overwrite an app of the same name.")
     ] = False,
 ) -> None:
-    """Register an app: --space with --model (RagApp), --url (HttpApp) or --callable."""
-    chosen = [
-        flag
-        for flag, value in (("--space", space), ("--url", url), ("--callable", function))
-        if value
-    ]
+    """Register an app: --space with --model (RagApp), --url (HttpApp), --callable, or
+    --tools with --model (an agent: the model calls the rows' tools through --tools)."""
+    given = (("--space", space), ("--url", url), ("--callable", function), ("--tools", tools))
+    chosen = [flag for flag, value in given if value]
     if len(chosen) != 1:
-        raise ConfigError("give exactly one of --space (with --model), --url or --callable")
-    config: RagAppConfig | HttpAppConfig | CallableAppConfig
+        raise ConfigError(
+            "give exactly one of --space (with --model), --url, --callable or --tools (with "
+            "--model)"
+        )
+    config: AnyAppConfig
     try:
         if space is not None:
             config = _rag_config(
@@ -113,6 +125,16 @@ def add_command(
                 contexts_key=contexts_key,
                 api_key_env=api_key_env,
                 timeout=timeout,
+            )
+        elif tools is not None:
+            if model is None:
+                raise ConfigError("an agent needs --model: a [models.NAME] of ragmeter.toml")
+            config = AgentAppConfig(
+                model=model,
+                base_url=model_base_url,
+                api_key_env=api_key_env,
+                tools=tools,
+                max_steps=max_steps,
             )
         else:
             config = CallableAppConfig(target=function or "")
