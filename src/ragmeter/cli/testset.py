@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ragmeter._sync import run_sync
 from ragmeter.cli._common import console, handles_errors
-from ragmeter.errors import ConfigError, DatasetError
+from ragmeter.errors import ConfigError, DatasetError, clip
 
 if TYPE_CHECKING:
     from ragmeter.testsets import Estimate, TestsetConfig, TestsetReport
@@ -86,7 +86,9 @@ def _summary_table(report: TestsetReport, size: int) -> Table:
     table.add_row("candidates tried", str(report.candidates), "")
     for gate in (*GATES, "generation_failed"):
         table.add_row(
-            f"rejected: {gate}", str(report.rejected.get(gate, 0)), report.examples.get(gate, "")
+            f"rejected: {gate}",
+            str(report.rejected.get(gate, 0)),
+            clip(report.examples.get(gate, ""), 80),
         )
     for reason, count in sorted(report.skipped.items()):
         table.add_row(f"chunks skipped: {reason}", str(count), "")
@@ -102,14 +104,14 @@ def generate_command(
     space: Annotated[str, typer.Option(help="Knowledge space to write questions from.")],
     size: Annotated[int, typer.Option(help="Questions to write.")],
     out: Annotated[
-        Path,
+        Path | None,
         typer.Option(
             "--out",
             "-o",
-            help="JSONL file; rows are appended as they pass, and a file left by "
-            "a run cut short is resumed.",
+            help="JSONL file; rows are appended as they pass, and a file left by a run cut "
+            "short is resumed (needed unless --dry-run).",
         ),
-    ],
+    ] = None,
     judge_model: Annotated[
         str | None,
         typer.Option(
@@ -173,6 +175,8 @@ def generate_command(
     )
     if not dry_run and judge_model is None:
         raise ConfigError("--judge-model is required (or --dry-run to see the cost first)")
+    if not dry_run and out is None:
+        raise ConfigError("--out is required: the JSONL file to write the rows to")
     run_sync(
         _generate(config, space, out, judge_model, judge_base_url, judge_api_key_env, name, dry_run)
     )
@@ -181,7 +185,7 @@ def generate_command(
 async def _generate(
     config: TestsetConfig,
     space: str,
-    out: Path,
+    out: Path | None,
     judge_model: str | None,
     judge_base_url: str | None,
     judge_api_key_env: str | None,
@@ -200,7 +204,8 @@ async def _generate(
         generator = TestsetGenerator(searcher, None, config)
         console.print(_estimate_table(generator.estimate(), config))
         return
-    assert judge_model is not None
+    assert judge_model is not None  # checked by the command
+    assert out is not None
     judge = judge_from_config(
         judge_model, base_url=judge_base_url, api_key_env=judge_api_key_env, settings=kb.settings
     )
