@@ -34,6 +34,8 @@ __all__ = ["TestsetJobs"]
 
 #: generations kept in memory for GET (the oldest finished ones are forgotten first)
 _KEEP = 200
+#: generations running at once in one server
+MAX_RUNNING = 4
 
 
 class TestsetJobs:
@@ -80,6 +82,13 @@ class TestsetJobs:
         )
         job = TestsetJob(id=uuid.uuid4().hex, space=info.name, state="running", size=body.size)
         with self._lock:
+            running = sum(j.state == "running" for j in self._jobs.values())
+            if running >= MAX_RUNNING:
+                raise LimitError(
+                    f"{running} test set generations are running; try again when one is done",
+                    setting=f"at most {MAX_RUNNING} at once",
+                    status=429,
+                )
             self._forget_old()
             self._jobs[job.id] = job
         name = body.name or f"testset-{info.name}-{job.id[:8]}"
