@@ -23,6 +23,7 @@ from ragmeter.testsets.gates import (
     normalise,
     self_answer_problem,
     standalone_problem,
+    unused_source_problem,
 )
 from ragmeter.testsets.prompts import generation_prompt
 from ragmeter.testsets.selection import ChunkPool
@@ -195,6 +196,15 @@ def test_a_question_holding_its_answer_is_rejected() -> None:
         self_answer_problem("绿茶用八十度的水冲泡吗？绿茶用八十度的水冲泡", "绿茶用八十度的水冲泡")
         is not None
     )
+
+
+def test_a_multi_answer_must_use_every_chunk() -> None:
+    tea = '"Tea-Green": Green tea is brewed with water at eighty degrees for two minutes.'
+    assert unused_source_problem("Microbes need nitrogen and carbon.", [PROSE, tea]) == (
+        "the answer uses nothing of source chunk 2 of 2"
+    )
+    both = "Microbes need nitrogen and carbon. Green tea is brewed at eighty degrees."
+    assert unused_source_problem(both, [PROSE, tea]) is None
 
 
 def test_language_must_match() -> None:

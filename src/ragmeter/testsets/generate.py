@@ -32,6 +32,7 @@ from ragmeter.testsets.gates import (
     language_problem,
     self_answer_problem,
     standalone_problem,
+    unused_source_problem,
 )
 from ragmeter.testsets.prompts import GeneratedQA, generation_prompt
 from ragmeter.testsets.selection import Candidate, ChunkPool, body_of
@@ -245,6 +246,10 @@ class TestsetGenerator:
             ("standalone", standalone_problem(question)),
             ("self_answer", self_answer_problem(question, answer)),
             ("language", language_problem(question, answer, language)),
+            (
+                "uses_all",
+                unused_source_problem(answer, passages) if candidate.kind == "multi" else None,
+            ),
         )
         for gate, problem in checks:
             if problem is not None:
