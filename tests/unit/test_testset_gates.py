@@ -127,11 +127,11 @@ def test_multi_groups_share_named_terms_with_their_vector_neighbours() -> None:
     base /= np.linalg.norm(base, axis=1, keepdims=True)
     by_id = {c.id: base[i] for i, c in enumerate(chunks)}
     pool = ChunkPool.build(chunks, lambda ids: np.stack([by_id[i] for i in ids]))
-    groups = {tuple(sorted(int(i) for i in g.key)) for g in pool.multis()}
+    groups = {tuple(sorted(int(i) for i in g.key)) for g in list(pool.multis())}
     assert (0, 1) in groups
     assert all(len(g) <= 3 for g in groups)
     # BM25 must also find the partner: a lexical search that finds nothing leaves no group
-    assert pool.multis(lambda query, k: []) == []
+    assert list(pool.multis(lambda query, k: [])) == []
 
 
 # -- options and mix -----------------------------------------------------------------------
@@ -270,3 +270,15 @@ def test_scripted_generation_answers_from_the_chunk(language: str) -> None:
     assert standalone_problem(reply["question"]) is None
     assert self_answer_problem(reply["question"], reply["answer"]) is None
     assert language_problem(reply["question"], reply["answer"], language) is None  # type: ignore[arg-type]
+
+
+def test_a_type_without_groups_hands_its_share_to_single() -> None:
+    from ragmeter.testsets.generate import TestsetReport, _hand_to_single, _take
+    from ragmeter.testsets.selection import Candidate
+
+    singles = [Candidate("single", (_chunk(i, PROSE),), "en") for i in range(5)]
+    picked = _take({"multi": iter([]), "single": iter(singles)}, {"single": 2, "multi": 2})
+    assert [c.kind for c in picked] == ["single"] * 4
+    quotas, report = {"single": 1, "multi": 3}, TestsetReport()
+    _hand_to_single("multi", quotas, 1, report)  # one multi still in flight
+    assert quotas == {"single": 3, "multi": 1} and report.moved == {"multi": 2}

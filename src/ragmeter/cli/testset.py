@@ -92,6 +92,8 @@ def _summary_table(report: TestsetReport, size: int) -> Table:
         )
     for reason, count in sorted(report.skipped.items()):
         table.add_row(f"chunks skipped: {reason}", str(count), "")
+    for kind, count in sorted(report.moved.items()):
+        table.add_row(f"written as single: too few {kind} groups", str(count), "")
     usage = report.usage
     table.add_row("chat requests", f"{usage.requests:g} (+{usage.cached:g} cached)", "")
     table.add_row("tokens", f"{usage.prompt_tokens:g} prompt, {usage.completion_tokens:g} out", "")

@@ -10,6 +10,7 @@ answer's statements, then their verdicts); the other gates cost no request.
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -70,7 +71,10 @@ class TestsetReport:
     skipped: Counter[str] = field(default_factory=Counter)
     usage: Usage = field(default_factory=Usage)
     stopped: str | None = None
+    #: questions a type still needed when every chosen chunk had been tried
     short: dict[str, int] = field(default_factory=dict)
+    #: questions of a type written as ``single`` instead: the type ran out of groups
+    moved: dict[str, int] = field(default_factory=dict)
 
     @property
     def accepted(self) -> int:
@@ -145,15 +149,16 @@ class TestsetGenerator:
             self._pool = pool
         return self._pool
 
-    def streams(self) -> dict[str, list[Candidate]]:
-        """Candidates of each question type, in the order they are tried."""
+    def streams(self) -> dict[str, Iterator[Candidate]]:
+        """Candidates of each question type (``single`` always), in the order they are
+        tried, made as they are asked for."""
         pool = self.pool()
         indexes = self.searcher.indexes()
 
         def lexical(query: str, k: int) -> list[tuple[int, float]]:
             return indexes.lexical.search([query], k)[0]
 
-        makers: Mapping[str, Callable[[], list[Candidate]]] = {
+        makers: Mapping[str, Callable[[], Iterator[Candidate]]] = {
             "single": pool.singles,
             "multi": lambda: pool.multis(lexical),
             "abstract": pool.abstracts,
@@ -193,8 +198,7 @@ class TestsetGenerator:
     def estimate(self) -> Estimate:
         """Requests and prompt tokens of the candidates the generation would send first (one
         per question asked, as if all passed)."""
-        streams = self.streams()
-        picked = list(_first(streams, type_quotas(self.config.types, self.config.size)))
+        picked = _take(self.streams(), type_quotas(self.config.types, self.config.size))
         tokens = sum(self._prompt_tokens(c, self._style(i)) for i, c in enumerate(picked))
         pool = self.pool()
         return Estimate(
@@ -307,13 +311,10 @@ class TestsetGenerator:
             kept = [str(r["query"]) for r in report.rows]
             for text, vector in zip(kept, await self.searcher.embed_queries(kept), strict=True):
                 duplicates.keep(text, vector)
-        streams = self.streams()
+        iterators = self.streams()
+        quotas.setdefault("single", 0)
         report.skipped = Counter(self.pool().skipped)
-        _fold_short(streams, quotas, report)
-        iterators = {kind: iter(streams[kind]) for kind in quotas}
-        first = next(iter(_first(streams, {k: 1 for k in quotas if quotas[k] > 0})), None)
-        if first is not None:
-            self._check_budget(first)
+        self._check_budget(next(self.pool().singles()))
         if progress is not None:
             progress(report.accepted)
         number = report.resumed
@@ -347,11 +348,13 @@ class TestsetGenerator:
         in all, within the budget (else ``report.stopped`` says why)."""
         wave: list[tuple[Candidate, str]] = []
         planned_tokens = 0
-        for kind in list(quotas):
+        for kind in sorted(quotas, key=lambda k: k == "single"):  # single last: it takes over
             taken = 0
             while taken < quotas[kind] and len(wave) < self.config.concurrency:
                 candidate = next(iterators[kind], None)
                 if candidate is None:
+                    if kind != "single":
+                        _hand_to_single(kind, quotas, taken, report)
                     break
                 if candidate.key in done:
                     continue
@@ -403,23 +406,27 @@ class TestsetGenerator:
                 on_row(row)
 
 
-def _first(
-    streams: Mapping[str, Sequence[Candidate]], quotas: Mapping[str, int]
-) -> Iterator[Candidate]:
+def _take(streams: Mapping[str, Iterator[Candidate]], quotas: Mapping[str, int]) -> list[Candidate]:
+    """The first candidates of each type as many as its quota; a type with too few hands
+    the rest to ``single``."""
+    picked: list[Candidate] = []
+    extra = 0
     for kind, need in quotas.items():
-        yield from list(streams.get(kind, []))[: max(need, 0)]
+        if kind == "single":
+            continue
+        got = list(itertools.islice(streams[kind], max(need, 0)))
+        picked += got
+        extra += max(need, 0) - len(got)
+    picked += itertools.islice(streams["single"], max(quotas.get("single", 0), 0) + extra)
+    return picked
 
 
-def _fold_short(
-    streams: dict[str, list[Candidate]], quotas: dict[str, int], report: TestsetReport
-) -> None:
-    """A type with fewer candidates than it needs hands the rest to ``single``."""
-    for kind in ("multi", "abstract"):
-        need, have = quotas.get(kind, 0), len(streams.get(kind, []))
-        if need > have:
-            quotas[kind] = have
-            quotas["single"] = quotas.get("single", 0) + need - have
-            report.examples.setdefault(
-                f"{kind}_short",
-                f"{need - have} {kind} question(s) written as single: too few groups",
-            )
+def _hand_to_single(kind: str, quotas: dict[str, int], taken: int, report: TestsetReport) -> None:
+    """``kind`` has no candidate left: what it still needs beyond ``taken`` (in flight)
+    becomes ``single`` questions."""
+    moved = quotas[kind] - taken
+    if moved <= 0:
+        return
+    quotas[kind] = taken
+    quotas["single"] = quotas.get("single", 0) + moved
+    report.moved[kind] = report.moved.get(kind, 0) + moved

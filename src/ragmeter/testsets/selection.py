@@ -18,7 +18,7 @@ import math
 import random
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -165,23 +165,28 @@ class ChunkPool:
     def named_terms(self, index: int) -> set[str]:
         return self._named[index]
 
-    def singles(self) -> list[Candidate]:
-        return [Candidate("single", (c,), _language(c)) for c in self.chunks]
+    def singles(self) -> Iterator[Candidate]:
+        for chunk in self.chunks:
+            yield Candidate("single", (chunk,), _language(chunk))
 
-    def multis(self, lexical_search: object | None = None) -> list[Candidate]:
-        """Groups of two or three chunks around each anchor, in pool order; an anchor with no
-        neighbour sharing a named term gives none. ``lexical_search(query, k)`` is the
-        space's BM25 search ([(chunk id, score)]); without it term overlap alone decides."""
-        out: list[Candidate] = []
+    def multis(self, lexical_search: object | None = None) -> Iterator[Candidate]:
+        """Groups of two or three chunks around each anchor, in pool order, made as they are
+        asked for (one anchor's neighbours cost one pass over the vectors and one BM25
+        search); an anchor with no neighbour sharing a named term gives none.
+        ``lexical_search(query, k)`` is the space's BM25 search ([(chunk id, score)]);
+        without it term overlap alone decides."""
         if len(self.chunks) < 2:
-            return out
+            return
         position = {c.id: i for i, c in enumerate(self.chunks)}
-        similarity = self.vectors @ self.vectors.T
+        depth = min(_NEIGHBOURS, len(self.chunks) - 1)
         for i, anchor in enumerate(self.chunks):
             named = self._named[i]
             if not named:
                 continue
-            nearest = [int(j) for j in np.argsort(-similarity[i]) if int(j) != i][:_NEIGHBOURS]
+            scores = self.vectors @ self.vectors[i]
+            scores[i] = -np.inf
+            top = np.argpartition(-scores, depth - 1)[:depth]
+            nearest = sorted((int(j) for j in top), key=lambda j: (-float(scores[j]), j))
             lexical: set[int] | None = None
             if lexical_search is not None:
                 query = " ".join(sorted(named))
@@ -196,15 +201,13 @@ class ChunkPool:
             ][:2]
             if partners:
                 group = (anchor, *(self.chunks[j] for j in partners))
-                out.append(Candidate("multi", group, _language(anchor)))
-        return out
+                yield Candidate("multi", group, _language(anchor))
 
-    def abstracts(self) -> list[Candidate]:
+    def abstracts(self) -> Iterator[Candidate]:
         """The anchor with the next usable chunks of its document (two or three in all)."""
         by_document: dict[str, list[ChunkInfo]] = {}
         for chunk in sorted(self.chunks, key=lambda c: (c.document, c.position)):
             by_document.setdefault(chunk.document, []).append(chunk)
-        out: list[Candidate] = []
         for anchor in self.chunks:
             siblings = by_document[anchor.document]
             at = siblings.index(anchor)
@@ -212,8 +215,7 @@ class ChunkPool:
             if len(group) < 2:
                 group = tuple(siblings[max(0, at - 2) : at + 1])
             if len(group) >= 2:
-                out.append(Candidate("abstract", group, _language(anchor)))
-        return out
+                yield Candidate("abstract", group, _language(anchor))
 
 
 def _language(chunk: ChunkInfo) -> Language:
