@@ -173,6 +173,8 @@ def test_budget_stops_and_keeps_what_passed_then_resume_completes(
     rows = json_lines(out.read_text())
     assert len(rows) == 8 and rows[: len(kept)] == kept
     assert len({tuple(r["reference_ids"]) for r in rows}) == 8
+    other_seed = _generate(demo_home, judge, out, "--size", "9", "--seed", "12")
+    assert other_seed.returncode == 2 and "--seed 11, not 12" in other_seed.stderr
     fresh = tmp_path / "fresh.jsonl"
     assert (
         _generate(

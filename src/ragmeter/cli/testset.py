@@ -53,6 +53,18 @@ def _read_existing(out: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def _check_same_generation(rows: list[dict[str, Any]], config: TestsetConfig, out: Path) -> None:
+    """A file is resumed only by the generation that wrote it (the same seed)."""
+    for number, row in enumerate(rows, start=1):
+        metadata = row.get("metadata")
+        seed = metadata.get("seed") if isinstance(metadata, dict) else None
+        if seed != config.seed:
+            raise ConfigError(
+                f"{out} row {number} was generated with --seed {seed}, not {config.seed}: "
+                "resume with the same --seed, or choose another --out"
+            )
+
+
 def _estimate_table(estimate: Estimate, config: TestsetConfig) -> Table:
     table = Table(title="dry run: what the generation would send", title_justify="left")
     table.add_column("", style="bold")
@@ -212,6 +224,7 @@ async def _generate(
         judge_model, base_url=judge_base_url, api_key_env=judge_api_key_env, settings=kb.settings
     )
     existing = _read_existing(out)
+    _check_same_generation(existing, config, out)
     if existing:
         console.print(f"resuming: {len(existing)} rows already in {out}", highlight=False)
     generator = TestsetGenerator(searcher, judge, config)
