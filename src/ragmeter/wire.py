@@ -586,6 +586,7 @@ class TestsetCreate(BaseModel):
     language: Literal["auto", "en", "zh"] = "auto"
     docs: list[str] = Field(default_factory=list, max_length=1000)
     styles: list[str] = Field(default_factory=lambda: ["plain"], max_length=5)
+    personas: list[str] = Field(default_factory=list, max_length=20)
     seed: int = 0
     max_requests: int | None = Field(default=None, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)

@@ -248,3 +248,19 @@ def test_unknown_and_empty_spaces_exit_2(
         home=demo_home,
     )
     assert missing.returncode == 2 and "--judge-model" in missing.stderr
+
+
+def test_styles_and_personas_are_taken_in_turn(
+    demo_home: Path, judge: ScriptedJudgeServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "qa.jsonl"
+    result = _generate(
+        demo_home, judge, out, "--size", "4", "--types", "single",
+        "--styles", "plain,keywords", "--personas", "a new gardener",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = json_lines(out.read_text())
+    assert {r["style"] for r in rows} == {"plain", "keywords"}
+    assert {r["persona"] for r in rows} == {"a new gardener"}
+    keywords = [r["query"] for r in rows if r["style"] == "keywords"]
+    assert keywords and not any(q.endswith(("?", "？")) for q in keywords)

@@ -282,3 +282,12 @@ def test_a_type_without_groups_hands_its_share_to_single() -> None:
     quotas, report = {"single": 1, "multi": 3}, TestsetReport()
     _hand_to_single("multi", quotas, 1, report)  # one multi still in flight
     assert quotas == {"single": 3, "multi": 1} and report.moved == {"multi": 2}
+
+
+def test_a_persona_and_a_style_are_in_the_prompt() -> None:
+    en = generation_prompt("single", [PROSE], "en", "keywords", persona="a new gardener")
+    zh = generation_prompt("multi", [PROSE, PROSE], "zh", "typos", persona="新手")
+    assert "keyword search query" in en.system and "a new gardener" in en.system
+    assert "错别字" in zh.system and "新手" in zh.system
+    with pytest.raises(ConfigError, match="--personas"):
+        TestsetConfig.build(size=1, personas=("",))

@@ -154,6 +154,12 @@ def generate_command(
         str,
         typer.Option(help="Query styles in turn: plain, concise, conversational, keywords, typos."),
     ] = "plain",
+    personas: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--personas", help="Who asks, e.g. 'a new user' (repeat for several, taken in turn)."
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the chunk order (same seed, same set).")] = 0,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the requests and tokens it expects; send none.")
@@ -182,6 +188,7 @@ def generate_command(
         language=language,
         docs=tuple(docs or ()),
         styles=parse_styles(styles),
+        personas=tuple(personas or ()),
         seed=seed,
         max_requests=max_requests,
         max_tokens=max_tokens,

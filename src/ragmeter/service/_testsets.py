@@ -76,6 +76,7 @@ class TestsetJobs:
             language=body.language,
             docs=tuple(body.docs),
             styles=parse_styles(",".join(body.styles)),
+            personas=tuple(body.personas),
             seed=body.seed,
             max_requests=body.max_requests,
             max_tokens=body.max_tokens,

@@ -46,6 +46,8 @@ class TestsetConfig(BaseModel):
     language: LanguageChoice = "auto"
     docs: tuple[str, ...] = ()
     styles: tuple[Style, ...] = ("plain",)
+    #: who asks (taken in turn, e.g. "a new user", "an operator on call"); none by default
+    personas: tuple[str, ...] = Field(default=(), max_length=20)
     seed: int = 0
     max_requests: int | None = Field(default=None, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)
@@ -66,6 +68,14 @@ class TestsetConfig(BaseModel):
         if total <= 0:
             raise ValueError("the question type shares must add up to more than 0")
         return {name: share / total for name, share in value.items() if share > 0}
+
+    @field_validator("personas")
+    @classmethod
+    def _personas(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for persona in value:
+            if not persona.strip() or len(persona) > 200:
+                raise ValueError("a persona is a description of 1 to 200 characters")
+        return tuple(p.strip() for p in value)
 
     @classmethod
     def build(cls, **values: object) -> TestsetConfig:

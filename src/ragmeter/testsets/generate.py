@@ -85,10 +85,18 @@ class TestsetReport:
         self.examples.setdefault(gate, reason)
 
 
+@dataclass(frozen=True, slots=True)
+class Voice:
+    """How a question is worded: its style and, optionally, the persona asking it."""
+
+    style: str
+    persona: str | None = None
+
+
 @dataclass
 class _Outcome:
     candidate: Candidate
-    style: str
+    style: Voice
     usage: Usage
     qa: GeneratedQA | None = None
     gate: str | None = None
@@ -169,17 +177,22 @@ class TestsetGenerator:
         chosen = self.config.language
         return candidate.language if chosen == "auto" else chosen
 
-    def _style(self, number: int) -> str:
-        styles = self.config.styles
-        return styles[number % len(styles)]
+    def _style(self, number: int) -> Voice:
+        """The style (and persona, when some are given) of the ``number``-th candidate: each
+        list taken in turn."""
+        styles, personas = self.config.styles, self.config.personas
+        persona = personas[number % len(personas)] if personas else None
+        return Voice(styles[number % len(styles)], persona)
 
-    def _prompt_tokens(self, candidate: Candidate, style: str) -> int:
+    def _prompt_tokens(self, candidate: Candidate, style: Voice) -> int:
         """Prompt tokens of the candidate's generation request and of its two groundedness
         requests, with the first sentence-sized piece of the anchor standing in for the
         answer and for its one statement."""
         language = self._language(candidate)
         passages = [c.content for c in candidate.chunks]
-        prompt = generation_prompt(candidate.kind, passages, language, style)
+        prompt = generation_prompt(
+            candidate.kind, passages, language, style.style, persona=style.persona
+        )
         answer = body_of(candidate.chunks[0])[:200]
         inputs = {
             "question": answer[:80],
@@ -234,11 +247,13 @@ class TestsetGenerator:
 
     # -- generation ------------------------------------------------------------------------
 
-    async def _write(self, judge: JudgeEngine, candidate: Candidate, style: str) -> _Outcome:
+    async def _write(self, judge: JudgeEngine, candidate: Candidate, style: Voice) -> _Outcome:
         outcome = _Outcome(candidate, style, Usage())
         language = self._language(candidate)
         passages = [c.content for c in candidate.chunks]
-        prompt = generation_prompt(candidate.kind, passages, language, style)
+        prompt = generation_prompt(
+            candidate.kind, passages, language, style.style, persona=style.persona
+        )
         try:
             qa = await judge.ask(prompt.system, prompt.user, GeneratedQA, outcome.usage)
         except JudgeError as exc:
@@ -278,7 +293,8 @@ class TestsetGenerator:
             "reference_ids": [str(c.id) for c in chunks],
             "doc_name": documents[0] if len(documents) == 1 else documents,
             "type": outcome.candidate.kind,
-            "style": outcome.style,
+            "style": outcome.style.style,
+            **({"persona": outcome.style.persona} if outcome.style.persona else {}),
             "language": self._language(outcome.candidate),
             "cost": outcome.usage.to_dict(),
             "metadata": {"generator": "ragmeter testset", "seed": self.config.seed},
@@ -343,10 +359,10 @@ class TestsetGenerator:
         done: set[tuple[str, ...]],
         number: int,
         report: TestsetReport,
-    ) -> list[tuple[Candidate, str]]:
+    ) -> list[tuple[Candidate, Voice]]:
         """The next candidates: as many per type as it still needs, at most ``concurrency``
         in all, within the budget (else ``report.stopped`` says why)."""
-        wave: list[tuple[Candidate, str]] = []
+        wave: list[tuple[Candidate, Voice]] = []
         planned_tokens = 0
         for kind in sorted(quotas, key=lambda k: k == "single"):  # single last: it takes over
             taken = 0
