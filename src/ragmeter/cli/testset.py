@@ -152,12 +152,16 @@ def generate_command(
     ] = None,
     styles: Annotated[
         str,
-        typer.Option(help="Query styles in turn: plain, concise, conversational, keywords, typos."),
+        typer.Option(
+            help="Query styles, spread over the questions: plain, concise, conversational, "
+            "keywords, typos."
+        ),
     ] = "plain",
     personas: Annotated[
         list[str] | None,
         typer.Option(
-            "--personas", help="Who asks, e.g. 'a new user' (repeat for several, taken in turn)."
+            "--personas",
+            help="Who asks, e.g. 'a new user' (repeat for several, spread over the questions).",
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the chunk order (same seed, same set).")] = 0,

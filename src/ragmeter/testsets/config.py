@@ -46,7 +46,8 @@ class TestsetConfig(BaseModel):
     language: LanguageChoice = "auto"
     docs: tuple[str, ...] = ()
     styles: tuple[Style, ...] = ("plain",)
-    #: who asks (taken in turn, e.g. "a new user", "an operator on call"); none by default
+    #: who asks (e.g. "a new user", "an operator on call"), spread over the candidates like
+    #: the styles; none by default
     personas: tuple[str, ...] = Field(default=(), max_length=20)
     seed: int = 0
     max_requests: int | None = Field(default=None, ge=1)
@@ -109,7 +110,7 @@ def parse_types(text: str) -> dict[str, float]:
 
 
 def parse_styles(text: str) -> tuple[Style, ...]:
-    """``"concise,typos"`` -> the styles questions are worded in, in turn."""
+    """``"concise,typos"`` -> the styles questions are worded in."""
     names = [p.strip() for p in text.split(",") if p.strip()]
     for name in names:
         if name not in STYLES:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -177,12 +178,14 @@ class TestsetGenerator:
         chosen = self.config.language
         return candidate.language if chosen == "auto" else chosen
 
-    def _style(self, number: int) -> Voice:
-        """The style (and persona, when some are given) of the ``number``-th candidate: each
-        list taken in turn."""
+    def _style(self, candidate: Candidate) -> Voice:
+        """The style (and persona, when some are given) of a candidate, spread over the
+        candidates by their chunk ids: the same candidate gets the same wording in a resumed
+        run as in an uninterrupted one."""
         styles, personas = self.config.styles, self.config.personas
-        persona = personas[number % len(personas)] if personas else None
-        return Voice(styles[number % len(styles)], persona)
+        spread = zlib.crc32(",".join(candidate.key).encode())
+        persona = personas[(spread // len(styles)) % len(personas)] if personas else None
+        return Voice(styles[spread % len(styles)], persona)
 
     def _prompt_tokens(self, candidate: Candidate, style: Voice) -> int:
         """Prompt tokens of the candidate's generation request and of its two groundedness
@@ -212,7 +215,7 @@ class TestsetGenerator:
         """Requests and prompt tokens of the candidates the generation would send first (one
         per question asked, as if all passed)."""
         picked = _take(self.streams(), type_quotas(self.config.types, self.config.size))
-        tokens = sum(self._prompt_tokens(c, self._style(i)) for i, c in enumerate(picked))
+        tokens = sum(self._prompt_tokens(c, self._style(c)) for c in picked)
         pool = self.pool()
         return Estimate(
             questions=len(picked),
@@ -224,7 +227,7 @@ class TestsetGenerator:
 
     def _check_budget(self, first: Candidate) -> None:
         config = self.config
-        tokens = self._prompt_tokens(first, self._style(0))
+        tokens = self._prompt_tokens(first, self._style(first))
         too_few_requests = config.max_requests is not None and (
             config.max_requests < REQUESTS_PER_CANDIDATE
         )
@@ -333,12 +336,10 @@ class TestsetGenerator:
         self._check_budget(next(self.pool().singles()))
         if progress is not None:
             progress(report.accepted)
-        number = report.resumed
         while any(need > 0 for need in quotas.values()):
-            wave = self._wave(iterators, quotas, done, number, report)
+            wave = self._wave(iterators, quotas, done, report)
             if not wave:
                 break
-            number += len(wave)
             outcomes = await asyncio.gather(*(self._write(judge, c, s) for c, s in wave))
             await self._keep(outcomes, quotas, duplicates, report, on_row)
             if progress is not None:
@@ -357,7 +358,6 @@ class TestsetGenerator:
         iterators: dict[str, Iterator[Candidate]],
         quotas: dict[str, int],
         done: set[tuple[str, ...]],
-        number: int,
         report: TestsetReport,
     ) -> list[tuple[Candidate, Voice]]:
         """The next candidates: as many per type as it still needs, at most ``concurrency``
@@ -374,7 +374,7 @@ class TestsetGenerator:
                     break
                 if candidate.key in done:
                     continue
-                style = self._style(number + len(wave))
+                style = self._style(candidate)
                 tokens = self._prompt_tokens(candidate, style)
                 planned = REQUESTS_PER_CANDIDATE * (len(wave) + 1)
                 stop = self._over_budget(report.usage, planned, planned_tokens + tokens)
