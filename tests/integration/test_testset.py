@@ -236,6 +236,13 @@ def test_unknown_and_empty_spaces_exit_2(
     assert run("space", "create", "empty-space", home=demo_home).returncode == 0
     empty = run(*base, "--space", "empty-space", home=demo_home)
     assert empty.returncode == 2 and "ragmeter space add empty-space" in empty.stderr
+    code = tmp_path / "code.md"
+    code.write_text("# Setup\n\n```bash\npip install dbgpt\ndbgpt start webserver\n```\n")
+    assert run("space", "create", "code-only", home=demo_home).returncode == 0
+    assert run("space", "add", "code-only", str(code), home=demo_home).returncode == 0
+    boilerplate = run(*base, "--space", "code-only", home=demo_home)
+    assert boilerplate.returncode == 2, boilerplate.stderr
+    assert "no chunk to write questions from (skipped: 1 code_only)" in boilerplate.stderr
     missing = run(
         "testset",
         "generate",
