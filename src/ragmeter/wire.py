@@ -596,8 +596,9 @@ class TestsetCreate(BaseModel):
 
 
 class TestsetJob(BaseModel):
-    """A generation as the API shows it, like a run: its state and progress; the rows are
-    kept as the dataset ``dataset_id`` (``dataset_name``) once it is done."""
+    """A generation as the API shows it, like a run: its state and progress. Its rows are
+    kept in the dataset ``dataset_id`` (``dataset_name``) as they pass, so a stopped server
+    loses none; a generation that kept nothing leaves no dataset."""
 
     __test__ = False
 

@@ -9,7 +9,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from ragmeter.client import AsyncClient, Client, ClientError, ClientNotFoundError
+from ragmeter.client import (
+    AsyncClient,
+    Client,
+    ClientConflictError,
+    ClientError,
+    ClientNotFoundError,
+)
 from ragmeter.demo import demo_corpus_path
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import write_models
@@ -41,6 +47,7 @@ def test_generation_is_followed_and_kept_as_a_dataset(service: ServiceProcess, g
     with Client(service.api, api_key=KEY) as client:
         started = client.spaces.generate_testset(garden, 6, "scripted", seed=2, name="garden-qa")
         assert started.state == "running" and started.size == 6
+        assert started.dataset_name == "garden-qa"  # rows are kept there as they pass
         job = client.spaces.wait_testset(started.id, timeout=120)
         assert job.state == "done", job.error
         assert job.accepted == 6 and job.candidates >= 6
@@ -79,6 +86,11 @@ def test_bad_requests_name_the_field(service: ServiceProcess, garden: str) -> No
         client.spaces.create("bare", embedder="hashed")
         with pytest.raises(ClientError, match="no chunks"):
             client.spaces.generate_testset("bare", 3, "scripted")
+        client.spaces.generate_testset(garden, 1, "scripted", name="taken")
+        with pytest.raises(ClientConflictError, match="taken"):
+            client.spaces.generate_testset(garden, 1, "scripted", name="taken")
         starved = client.spaces.generate_testset(garden, 3, "scripted", max_requests=2)
+        assert starved.dataset_id is not None
         job = client.spaces.wait_testset(starved.id, timeout=60)
     assert job.state == "failed" and job.error and "--max-requests" in job.error
+    assert job.dataset_id is None  # nothing kept: the empty dataset is gone

@@ -1,5 +1,5 @@
 """Test set generations the service runs, one thread each, shown like runs: state, progress
-(accepted of size), gate counts and cost; the rows are kept as a named dataset at the end."""
+(accepted of size), gate counts and cost; each row is kept in a named dataset as it passes."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ragmeter.errors import ConfigError, LimitError, NotFoundError, RagmeterError, clip, redact
+from ragmeter.store.lookup import check_name
 from ragmeter.wire import TestsetCreate, TestsetJob
 
 if TYPE_CHECKING:
@@ -16,7 +17,6 @@ if TYPE_CHECKING:
     from ragmeter.config import Settings
     from ragmeter.knowledge import KnowledgeBase
     from ragmeter.runs.store import RunStore
-    from ragmeter.testsets import TestsetReport
 
 
 class Services(Protocol):
@@ -81,7 +81,7 @@ class TestsetJobs:
             max_requests=body.max_requests,
             max_tokens=body.max_tokens,
         )
-        job = TestsetJob(id=uuid.uuid4().hex, space=info.name, state="running", size=body.size)
+        job_id = uuid.uuid4().hex
         with self._lock:
             running = sum(j.state == "running" for j in self._jobs.values())
             if running >= MAX_RUNNING:
@@ -90,12 +90,22 @@ class TestsetJobs:
                     setting=f"at most {MAX_RUNNING} at once",
                     status=429,
                 )
+            name = body.name or f"testset-{info.name}-{job_id[:8]}"
+            check_name(name, "dataset")
+            dataset = svc.runs.add_dataset([], name=name, source=f"testset of space {info.name}")
+            job = TestsetJob(
+                id=job_id,
+                space=info.name,
+                state="running",
+                size=body.size,
+                dataset_id=dataset.id,
+                dataset_name=dataset.name,
+            )
             self._forget_old()
             self._jobs[job.id] = job
-        name = body.name or f"testset-{info.name}-{job.id[:8]}"
         thread = threading.Thread(
             target=self._run,
-            args=(svc, job.id, info.id, config, body.judge_model, name),
+            args=(svc, job.id, info.id, config, body.judge_model, dataset.id),
             name=f"testset-{job.id[:8]}",
             daemon=True,
         )
@@ -113,22 +123,31 @@ class TestsetJobs:
             self._jobs[job_id] = job.model_copy(update=values)
 
     def _run(
-        self, svc: Services, job_id: str, space_id: int, config: Any, judge: str, name: str
+        self, svc: Services, job_id: str, space_id: int, config: Any, judge: str, dataset: int
     ) -> None:
         try:
-            report = asyncio.run(self._generate(svc, job_id, space_id, config, judge))
-            rows = (_checked(r, i) for i, r in enumerate(report.rows))
-            record = svc.runs.add_dataset(rows, name=name, source=f"testset {job_id}")
+            asyncio.run(self._generate(svc, job_id, space_id, config, judge, dataset))
         except RagmeterError as exc:
             self._update(job_id, state="failed", error=str(exc))
         except Exception as exc:  # the job's failure, shown by GET
             self._update(job_id, state="failed", error=redact(f"{type(exc).__name__}: {exc}"))
         else:
-            self._update(job_id, state="done", dataset_id=record.id, dataset_name=record.name)
+            self._update(job_id, state="done")
+        if self.get(job_id).accepted == 0:  # nothing kept: the name is free again
+            svc.runs.delete_dataset(dataset)
+            self._update(job_id, dataset_id=None, dataset_name=None)
 
     async def _generate(
-        self, svc: Services, job_id: str, space_id: int, config: Any, judge_name: str
-    ) -> TestsetReport:
+        self,
+        svc: Services,
+        job_id: str,
+        space_id: int,
+        config: Any,
+        judge_name: str,
+        dataset: int,
+    ) -> None:
+        """Generate, keeping each row in the dataset as it passes (a stopped server loses
+        none)."""
         from ragmeter.judge.from_config import judge_from_config
         from ragmeter.knowledge import SpaceSearcher
         from ragmeter.testsets import TestsetGenerator
@@ -136,8 +155,13 @@ class TestsetJobs:
         searcher = SpaceSearcher(svc.kb, space_id)
         judge = judge_from_config(judge_name, settings=svc.settings)
         generator = TestsetGenerator(searcher, judge, config)
+
+        def keep(row: dict[str, Any]) -> None:
+            count = svc.runs.append_dataset_rows(dataset, [_checked(row, 0)])
+            self._update(job_id, accepted=count)
+
         try:
-            report = await generator.generate(progress=lambda n: self._update(job_id, accepted=n))
+            report = await generator.generate(on_row=keep)
         finally:
             await judge.aclose()
         self._update(
@@ -154,7 +178,6 @@ class TestsetJobs:
                 f"no question passed the gates ({report.stopped or 'nothing tried'}); "
                 "raise the budget or choose other documents"
             )
-        return report
 
 
 def _checked(row: dict[str, Any], index: int) -> dict[str, Any]:
