@@ -291,3 +291,13 @@ def test_a_persona_and_a_style_are_in_the_prompt() -> None:
     assert "错别字" in zh.system and "新手" in zh.system
     with pytest.raises(ConfigError, match="--personas"):
         TestsetConfig.build(size=1, personas=("",))
+
+
+def test_the_duplicate_filter_grows_past_its_first_block() -> None:
+    keep = DuplicateFilter(threshold=0.95)
+    basis = np.eye(64, dtype=np.float32)
+    for i in range(40):
+        keep.keep(f"question {i}", basis[i])
+    assert keep.problem("another question", basis[39])[0] == "near_duplicate"  # type: ignore[index]
+    assert keep.problem("another question", basis[0])[0] == "near_duplicate"  # type: ignore[index]
+    assert keep.problem("another question", basis[50]) is None

@@ -172,24 +172,34 @@ async def grounded(
 
 
 class DuplicateFilter:
-    """The questions kept so far: exact normalised text and unit embedding vectors."""
+    """The questions kept so far: exact normalised text and unit embedding vectors (one
+    matrix, grown by doubling, so each check is one matrix-vector product)."""
 
     def __init__(self, threshold: float) -> None:
         self.threshold = threshold
         self._texts: set[str] = set()
-        self._vectors: list[np.ndarray] = []
+        self._vectors: np.ndarray | None = None
+        self._count = 0
 
     def problem(self, question: str, vector: np.ndarray | None) -> tuple[str, str] | None:
         """(gate, reason) when ``question`` duplicates a kept one, else None."""
         if normalise(question) in self._texts:
             return "duplicate", "the same question (normalised) was kept before"
-        if vector is not None and self._vectors:
-            cosine = float(np.max(np.stack(self._vectors) @ vector))
+        if vector is not None and self._vectors is not None and self._count:
+            cosine = float(np.max(self._vectors[: self._count] @ vector))
             if cosine > self.threshold:
                 return "near_duplicate", f"cosine {cosine:.3f} with a kept question"
         return None
 
     def keep(self, question: str, vector: np.ndarray | None) -> None:
         self._texts.add(normalise(question))
-        if vector is not None:
-            self._vectors.append(vector)
+        if vector is None:
+            return
+        if self._vectors is None:
+            self._vectors = np.zeros((16, len(vector)), dtype=np.float32)
+        elif self._count == len(self._vectors):
+            grown = np.zeros((2 * len(self._vectors), self._vectors.shape[1]), dtype=np.float32)
+            grown[: self._count] = self._vectors
+            self._vectors = grown
+        self._vectors[self._count] = vector
+        self._count += 1

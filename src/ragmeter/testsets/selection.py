@@ -18,7 +18,7 @@ import math
 import random
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,6 +43,8 @@ NAMED_SHARE = 0.1
 #: vector neighbours looked at for a multi-chunk group
 _NEIGHBOURS = 8
 SKIP_REASONS = ("image_only", "code_only", "navigation", "too_short")
+#: the space's BM25 search of one query: (chunk id, score), best first
+LexicalSearch = Callable[[str, int], list[tuple[int, float]]]
 
 _HEADER_PREFIX = re.compile(r'^"[^"\n]{0,300}":\s*')
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
@@ -124,7 +126,7 @@ class ChunkPool:
     def build(
         cls,
         all_chunks: Sequence[ChunkInfo],
-        vectors_of: object,
+        vectors_of: Callable[[list[int]], np.ndarray],
         *,
         seed: int = 0,
         language: str = "auto",
@@ -149,7 +151,7 @@ class ChunkPool:
         order = sorted(range(len(usable)), key=lambda i: -keys[i])
         chunks = [usable[i] for i in order]
         ids = [c.id for c in chunks]
-        vectors = np.asarray(vectors_of(ids), dtype=np.float32) if ids else np.zeros((0, 1))  # type: ignore[operator]
+        vectors = np.asarray(vectors_of(ids), dtype=np.float32) if ids else np.zeros((0, 1))
         pool = cls(chunks=chunks, vectors=vectors, skipped=skipped, seed=seed)
         pool._index_terms()
         return pool
@@ -169,7 +171,7 @@ class ChunkPool:
         for chunk in self.chunks:
             yield Candidate("single", (chunk,), _language(chunk))
 
-    def multis(self, lexical_search: object | None = None) -> Iterator[Candidate]:
+    def multis(self, lexical_search: LexicalSearch | None = None) -> Iterator[Candidate]:
         """Groups of two or three chunks around each anchor, in pool order, made as they are
         asked for (one anchor's neighbours cost one pass over the vectors and one BM25
         search); an anchor with no neighbour sharing a named term gives none.
@@ -190,7 +192,7 @@ class ChunkPool:
             lexical: set[int] | None = None
             if lexical_search is not None:
                 query = " ".join(sorted(named))
-                hits = lexical_search(query, 2 * _NEIGHBOURS)  # type: ignore[operator]
+                hits = lexical_search(query, 2 * _NEIGHBOURS)
                 lexical = {position[c] for c, _ in hits if c in position}
             partners = [
                 j
