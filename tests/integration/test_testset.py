@@ -271,3 +271,18 @@ def test_styles_and_personas_are_taken_in_turn(
     assert {r["persona"] for r in rows} == {"a new gardener"}
     keywords = [r["query"] for r in rows if r["style"] == "keywords"]
     assert keywords and not any(q.endswith(("?", "？")) for q in keywords)
+
+
+def test_docs_and_language_restrict_the_sources(
+    demo_home: Path, judge: ScriptedJudgeServer, tmp_path: Path
+) -> None:
+    one_doc = tmp_path / "tea.jsonl"
+    result = _generate(demo_home, judge, one_doc, "--size", "3", "--docs", "tea.md")
+    assert result.returncode == 0, result.stderr
+    assert {str(r["doc_name"]) for r in json_lines(one_doc.read_text())} == {"zh/tea.md"}
+    english = tmp_path / "en.jsonl"
+    result = _generate(demo_home, judge, english, "--size", "5", "--language", "en")
+    assert result.returncode == 0, result.stderr
+    assert "other_language" in result.stdout  # the Chinese chunks, counted as skipped
+    rows = json_lines(english.read_text())
+    assert len(rows) == 5 and {r["language"] for r in rows} == {"en"}
