@@ -137,6 +137,9 @@ def test_demo_builds_a_space_and_compares_three_retrievers(tmp_path: Path) -> No
     assert header.index("vector") < header.index("bm25") < header.index("hybrid")
     for text in ("24 rows", "RetrieverMRRMetric", "RetrieverSimilarityMetric", "by query language"):
         assert text in result.stdout
+    # the test set step: 8 questions generated offline and scored by chunk id
+    assert "A generated test set: 8 questions" in result.stdout
+    assert "relevance by chunk id" in result.stdout and "hit_rate" in result.stdout
     again = run_home("demo", home=env_home)
     assert "added 0, updated 0, unchanged 6" in again.stdout
     search = run_home(

@@ -173,6 +173,8 @@ def test_budget_stops_and_keeps_what_passed_then_resume_completes(
     rows = json_lines(out.read_text())
     assert len(rows) == 8 and rows[: len(kept)] == kept
     assert len({tuple(r["reference_ids"]) for r in rows}) == 8
+    other_seed = _generate(demo_home, judge, out, "--size", "9", "--seed", "12")
+    assert other_seed.returncode == 2 and "--seed 11, not 12" in other_seed.stderr
     fresh = tmp_path / "fresh.jsonl"
     assert (
         _generate(
@@ -234,6 +236,13 @@ def test_unknown_and_empty_spaces_exit_2(
     assert run("space", "create", "empty-space", home=demo_home).returncode == 0
     empty = run(*base, "--space", "empty-space", home=demo_home)
     assert empty.returncode == 2 and "ragmeter space add empty-space" in empty.stderr
+    code = tmp_path / "code.md"
+    code.write_text("# Setup\n\n```bash\npip install dbgpt\ndbgpt start webserver\n```\n")
+    assert run("space", "create", "code-only", home=demo_home).returncode == 0
+    assert run("space", "add", "code-only", str(code), home=demo_home).returncode == 0
+    boilerplate = run(*base, "--space", "code-only", home=demo_home)
+    assert boilerplate.returncode == 2, boilerplate.stderr
+    assert "no chunk to write questions from (skipped: 1 code_only)" in boilerplate.stderr
     missing = run(
         "testset",
         "generate",
@@ -246,3 +255,34 @@ def test_unknown_and_empty_spaces_exit_2(
         home=demo_home,
     )
     assert missing.returncode == 2 and "--judge-model" in missing.stderr
+
+
+def test_styles_and_personas_are_taken_in_turn(
+    demo_home: Path, judge: ScriptedJudgeServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "qa.jsonl"
+    result = _generate(
+        demo_home, judge, out, "--size", "4", "--types", "single",
+        "--styles", "plain,keywords", "--personas", "a new gardener",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = json_lines(out.read_text())
+    assert {r["style"] for r in rows} == {"plain", "keywords"}
+    assert {r["persona"] for r in rows} == {"a new gardener"}
+    keywords = [r["query"] for r in rows if r["style"] == "keywords"]
+    assert keywords and not any(q.endswith(("?", "？")) for q in keywords)
+
+
+def test_docs_and_language_restrict_the_sources(
+    demo_home: Path, judge: ScriptedJudgeServer, tmp_path: Path
+) -> None:
+    one_doc = tmp_path / "tea.jsonl"
+    result = _generate(demo_home, judge, one_doc, "--size", "3", "--docs", "tea.md")
+    assert result.returncode == 0, result.stderr
+    assert {str(r["doc_name"]) for r in json_lines(one_doc.read_text())} == {"zh/tea.md"}
+    english = tmp_path / "en.jsonl"
+    result = _generate(demo_home, judge, english, "--size", "5", "--language", "en")
+    assert result.returncode == 0, result.stderr
+    assert "other_language" in result.stdout  # the Chinese chunks, counted as skipped
+    rows = json_lines(english.read_text())
+    assert len(rows) == 5 and {r["language"] for r in rows} == {"en"}

@@ -23,6 +23,7 @@ from ragmeter.testsets.gates import (
     normalise,
     self_answer_problem,
     standalone_problem,
+    unused_source_problem,
 )
 from ragmeter.testsets.prompts import generation_prompt
 from ragmeter.testsets.selection import ChunkPool
@@ -126,11 +127,11 @@ def test_multi_groups_share_named_terms_with_their_vector_neighbours() -> None:
     base /= np.linalg.norm(base, axis=1, keepdims=True)
     by_id = {c.id: base[i] for i, c in enumerate(chunks)}
     pool = ChunkPool.build(chunks, lambda ids: np.stack([by_id[i] for i in ids]))
-    groups = {tuple(sorted(int(i) for i in g.key)) for g in pool.multis()}
+    groups = {tuple(sorted(int(i) for i in g.key)) for g in list(pool.multis())}
     assert (0, 1) in groups
     assert all(len(g) <= 3 for g in groups)
     # BM25 must also find the partner: a lexical search that finds nothing leaves no group
-    assert pool.multis(lambda query, k: []) == []
+    assert list(pool.multis(lambda query, k: [])) == []
 
 
 # -- options and mix -----------------------------------------------------------------------
@@ -197,6 +198,15 @@ def test_a_question_holding_its_answer_is_rejected() -> None:
     )
 
 
+def test_a_multi_answer_must_use_every_chunk() -> None:
+    tea = '"Tea-Green": Green tea is brewed with water at eighty degrees for two minutes.'
+    assert unused_source_problem("Microbes need nitrogen and carbon.", [PROSE, tea]) == (
+        "the answer uses nothing of source chunk 2 of 2"
+    )
+    both = "Microbes need nitrogen and carbon. Green tea is brewed at eighty degrees."
+    assert unused_source_problem(both, [PROSE, tea]) is None
+
+
 def test_language_must_match() -> None:
     assert language_problem("What is green tea?", "A tea.", "en") is None
     assert language_problem("绿茶是什么？", "一种茶。", "en") is not None
@@ -260,3 +270,34 @@ def test_scripted_generation_answers_from_the_chunk(language: str) -> None:
     assert standalone_problem(reply["question"]) is None
     assert self_answer_problem(reply["question"], reply["answer"]) is None
     assert language_problem(reply["question"], reply["answer"], language) is None  # type: ignore[arg-type]
+
+
+def test_a_type_without_groups_hands_its_share_to_single() -> None:
+    from ragmeter.testsets.generate import TestsetReport, _hand_to_single, _take
+    from ragmeter.testsets.selection import Candidate
+
+    singles = [Candidate("single", (_chunk(i, PROSE),), "en") for i in range(5)]
+    picked = _take({"multi": iter([]), "single": iter(singles)}, {"single": 2, "multi": 2})
+    assert [c.kind for c in picked] == ["single"] * 4
+    quotas, report = {"single": 1, "multi": 3}, TestsetReport()
+    _hand_to_single("multi", quotas, 1, report)  # one multi still in flight
+    assert quotas == {"single": 3, "multi": 1} and report.moved == {"multi": 2}
+
+
+def test_a_persona_and_a_style_are_in_the_prompt() -> None:
+    en = generation_prompt("single", [PROSE], "en", "keywords", persona="a new gardener")
+    zh = generation_prompt("multi", [PROSE, PROSE], "zh", "typos", persona="新手")
+    assert "keyword search query" in en.system and "a new gardener" in en.system
+    assert "错别字" in zh.system and "新手" in zh.system
+    with pytest.raises(ConfigError, match="--personas"):
+        TestsetConfig.build(size=1, personas=("",))
+
+
+def test_the_duplicate_filter_grows_past_its_first_block() -> None:
+    keep = DuplicateFilter(threshold=0.95)
+    basis = np.eye(64, dtype=np.float32)
+    for i in range(40):
+        keep.keep(f"question {i}", basis[i])
+    assert keep.problem("another question", basis[39])[0] == "near_duplicate"  # type: ignore[index]
+    assert keep.problem("another question", basis[0])[0] == "near_duplicate"  # type: ignore[index]
+    assert keep.problem("another question", basis[50]) is None

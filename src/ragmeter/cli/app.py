@@ -372,7 +372,8 @@ def demo_command(
         Path | None, typer.Option("--out", "-o", help="Also write the results as JSONL here.")
     ] = None,
 ) -> None:
-    """Build a space from bundled docs and compare vector, bm25 and hybrid retrieval, offline.
+    """Build a space from bundled docs and compare vector, bm25 and hybrid retrieval, offline;
+    then generate a small test set from it with the scripted judge and score it by chunk id.
 
     The space, 'ragmeter-demo', stays in the store to explore with 'ragmeter space'.
     """

@@ -1,9 +1,13 @@
 """``ragmeter demo``: build a knowledge space from the bundled corpus, then compare vector,
-BM25 and hybrid retrieval on the bundled QA set, offline, with no key."""
+BM25 and hybrid retrieval on the bundled QA set, then generate a small test set from the
+space with the scripted judge and score hybrid retrieval on it by chunk id; offline, with no
+key."""
 
 from __future__ import annotations
 
+import json
 import os
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -11,13 +15,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ragmeter._sync import run_sync
 from ragmeter.cli.eval_output import Reports
 from ragmeter.cli.eval_request import EvalRequest
 from ragmeter.cli.evaluate import run_eval
 from ragmeter.cli.space import add_with_progress
 from ragmeter.demo import DEMO_METRICS, DEMO_RETRIEVERS, DEMO_SPACE, demo_corpus_path, demo_qa_path
 from ragmeter.errors import NotFoundError
-from ragmeter.knowledge import ChunkingConfig, KnowledgeBase
+from ragmeter.knowledge import ChunkingConfig, KnowledgeBase, SpaceSearcher
 
 __all__ = ["run_demo"]
 
@@ -84,4 +89,61 @@ def run_demo(console: Console, out: Path | None = None) -> Reports:
         "本地嵌入模型只懂英文：中文文档请用中文查询，并加 --retriever bm25 或 hybrid。",
         highlight=False,
     )
+    _generated_test_set(console, kb, info.name)
     return reports
+
+
+#: questions the demo generates from its space with the scripted judge
+DEMO_TESTSET_SIZE = 8
+
+
+def _generated_test_set(console: Console, kb: KnowledgeBase, space: str) -> None:
+    """Generate a small test set from the space with the scripted judge (offline, in
+    process), then score the hybrid retriever on it by chunk id."""
+    from ragmeter.judge.from_config import judge_from_config
+    from ragmeter.testing import ScriptedJudgeServer
+    from ragmeter.testsets import TestsetConfig, TestsetGenerator, TestsetReport
+
+    async def generate(url: str) -> TestsetReport:
+        judge = judge_from_config("scripted", base_url=url, settings=kb.settings)
+        generator = TestsetGenerator(
+            SpaceSearcher(kb, space), judge, TestsetConfig(size=DEMO_TESTSET_SIZE)
+        )
+        try:
+            return await generator.generate()
+        finally:
+            await judge.aclose()
+
+    with ScriptedJudgeServer() as server, tempfile.TemporaryDirectory() as folder:
+        report = run_sync(generate(server.url))
+        path = Path(folder) / "generated.jsonl"
+        lines = (json.dumps(row, ensure_ascii=False) for row in report.rows)
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        console.print(
+            f"\n[bold]A generated test set[/]: {report.accepted} questions written from the "
+            f"space's chunks by the scripted judge ({report.candidates} candidates, "
+            f"{sum(report.rejected.values())} rejected by the gates), each labelled with the "
+            "ids of its source chunks:",
+            highlight=False,
+        )
+        first = report.rows[0] if report.rows else None
+        if first is not None:
+            console.print(
+                f"  [dim]{escape(first['query'])} -> chunks {', '.join(first['reference_ids'])}[/]",
+                highlight=False,
+            )
+        run_eval(
+            EvalRequest(
+                data=path,
+                metrics="hit_rate,mrr",
+                space=space,
+                retriever="hybrid",
+                top_k=5,
+                title=f"generated test set ({report.accepted} questions, relevance by chunk id)",
+            )
+        )
+    console.print(
+        f"Make your own: ragmeter testset generate --space {space} --size 20 "
+        "--judge-model NAME --out qa.jsonl (--dry-run first shows the cost).",
+        highlight=False,
+    )

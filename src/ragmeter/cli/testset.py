@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ragmeter._sync import run_sync
 from ragmeter.cli._common import console, handles_errors
-from ragmeter.errors import ConfigError, DatasetError
+from ragmeter.errors import ConfigError, DatasetError, clip
 
 if TYPE_CHECKING:
     from ragmeter.testsets import Estimate, TestsetConfig, TestsetReport
@@ -53,6 +53,18 @@ def _read_existing(out: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def _check_same_generation(rows: list[dict[str, Any]], config: TestsetConfig, out: Path) -> None:
+    """A file is resumed only by the generation that wrote it (the same seed)."""
+    for number, row in enumerate(rows, start=1):
+        metadata = row.get("metadata")
+        seed = metadata.get("seed") if isinstance(metadata, dict) else None
+        if seed != config.seed:
+            raise ConfigError(
+                f"{out} row {number} was generated with --seed {seed}, not {config.seed}: "
+                "resume with the same --seed, or choose another --out"
+            )
+
+
 def _estimate_table(estimate: Estimate, config: TestsetConfig) -> Table:
     table = Table(title="dry run: what the generation would send", title_justify="left")
     table.add_column("", style="bold")
@@ -86,10 +98,14 @@ def _summary_table(report: TestsetReport, size: int) -> Table:
     table.add_row("candidates tried", str(report.candidates), "")
     for gate in (*GATES, "generation_failed"):
         table.add_row(
-            f"rejected: {gate}", str(report.rejected.get(gate, 0)), report.examples.get(gate, "")
+            f"rejected: {gate}",
+            str(report.rejected.get(gate, 0)),
+            clip(report.examples.get(gate, ""), 80),
         )
     for reason, count in sorted(report.skipped.items()):
         table.add_row(f"chunks skipped: {reason}", str(count), "")
+    for kind, count in sorted(report.moved.items()):
+        table.add_row(f"written as single: too few {kind} groups", str(count), "")
     usage = report.usage
     table.add_row("chat requests", f"{usage.requests:g} (+{usage.cached:g} cached)", "")
     table.add_row("tokens", f"{usage.prompt_tokens:g} prompt, {usage.completion_tokens:g} out", "")
@@ -102,14 +118,14 @@ def generate_command(
     space: Annotated[str, typer.Option(help="Knowledge space to write questions from.")],
     size: Annotated[int, typer.Option(help="Questions to write.")],
     out: Annotated[
-        Path,
+        Path | None,
         typer.Option(
             "--out",
             "-o",
-            help="JSONL file; rows are appended as they pass, and a file left by "
-            "a run cut short is resumed.",
+            help="JSONL file; rows are appended as they pass, and a file left by a run cut "
+            "short is resumed (needed unless --dry-run).",
         ),
-    ],
+    ] = None,
     judge_model: Annotated[
         str | None,
         typer.Option(
@@ -136,8 +152,18 @@ def generate_command(
     ] = None,
     styles: Annotated[
         str,
-        typer.Option(help="Query styles in turn: plain, concise, conversational, keywords, typos."),
+        typer.Option(
+            help="Query styles, spread over the questions: plain, concise, conversational, "
+            "keywords, typos."
+        ),
     ] = "plain",
+    personas: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--personas",
+            help="Who asks, e.g. 'a new user' (repeat for several, spread over the questions).",
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the chunk order (same seed, same set).")] = 0,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the requests and tokens it expects; send none.")
@@ -166,6 +192,7 @@ def generate_command(
         language=language,
         docs=tuple(docs or ()),
         styles=parse_styles(styles),
+        personas=tuple(personas or ()),
         seed=seed,
         max_requests=max_requests,
         max_tokens=max_tokens,
@@ -173,6 +200,8 @@ def generate_command(
     )
     if not dry_run and judge_model is None:
         raise ConfigError("--judge-model is required (or --dry-run to see the cost first)")
+    if not dry_run and out is None:
+        raise ConfigError("--out is required: the JSONL file to write the rows to")
     run_sync(
         _generate(config, space, out, judge_model, judge_base_url, judge_api_key_env, name, dry_run)
     )
@@ -181,7 +210,7 @@ def generate_command(
 async def _generate(
     config: TestsetConfig,
     space: str,
-    out: Path,
+    out: Path | None,
     judge_model: str | None,
     judge_base_url: str | None,
     judge_api_key_env: str | None,
@@ -200,11 +229,13 @@ async def _generate(
         generator = TestsetGenerator(searcher, None, config)
         console.print(_estimate_table(generator.estimate(), config))
         return
-    assert judge_model is not None
+    assert judge_model is not None  # checked by the command
+    assert out is not None
     judge = judge_from_config(
         judge_model, base_url=judge_base_url, api_key_env=judge_api_key_env, settings=kb.settings
     )
     existing = _read_existing(out)
+    _check_same_generation(existing, config, out)
     if existing:
         console.print(f"resuming: {len(existing)} rows already in {out}", highlight=False)
     generator = TestsetGenerator(searcher, judge, config)

@@ -29,6 +29,8 @@ from ragmeter.wire import (
     RunInfo,
     SceneInfo,
     SpaceInfo,
+    TestsetCreate,
+    TestsetJob,
 )
 
 __all__ = ["Call", "ClientError", "RequestLike", "as_request", "read_envelope"]
@@ -200,6 +202,15 @@ def retrieve(
     if score_threshold is not None:
         body["score_threshold"] = score_threshold
     return Call("POST", f"/knowledge/spaces/{key}/retrieve", _model(list[HitOut]), json=body)
+
+
+def create_testset(key: str | int, body: TestsetCreate) -> Call[TestsetJob]:
+    path = f"/knowledge/spaces/{key}/testsets"
+    return Call("POST", path, _model(TestsetJob), json=body.model_dump(exclude_none=True))
+
+
+def testset(job_id: str) -> Call[TestsetJob]:
+    return Call("GET", f"/knowledge/testsets/{job_id}", _model(TestsetJob))
 
 
 # -- prompts, apps, datasets, models ---------------------------------------------------------

@@ -34,6 +34,8 @@ from ragmeter.wire import (
     RunInfo,
     SceneInfo,
     SpaceInfo,
+    TestsetCreate,
+    TestsetJob,
 )
 
 __all__ = ["AsyncApps", "AsyncClient", "AsyncDatasets", "AsyncPrompts", "AsyncRuns", "AsyncSpaces"]
@@ -225,6 +227,36 @@ class AsyncSpaces:
         retriever: str = "vector",
     ) -> builtins.list[HitOut]:
         return await self._c.send(calls.retrieve(space, query, top_k, score_threshold, retriever))
+
+    async def generate_testset(
+        self, space: str | int, size: int, judge_model: str, **options: Any
+    ) -> TestsetJob:
+        """Start generating ``size`` questions from the space's chunks with ``judge_model`` (a
+        model the server declares); ``options`` are ``TestsetCreate``'s (types, language, docs,
+        styles, seed, max_requests, max_tokens, name). Follow it with ``testset`` or
+        ``wait_testset``; its rows become the dataset ``dataset_id``."""
+        body = TestsetCreate(size=size, judge_model=judge_model, **options)
+        return await self._c.send(calls.create_testset(space, body))
+
+    async def testset(self, job_id: str) -> TestsetJob:
+        return await self._c.send(calls.testset(job_id))
+
+    async def wait_testset(
+        self,
+        job_id: str,
+        *,
+        poll: float = 0.5,
+        timeout: float | None = None,  # noqa: ASYNC109
+    ) -> TestsetJob:
+        """Poll until the generation is done or failed; a ClientError after ``timeout`` s."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            job = await self.testset(job_id)
+            if job.state != "running":
+                return job
+            if deadline is not None and time.monotonic() > deadline:
+                raise ClientError(f"test set '{job_id}' still running after {timeout:g} s")
+            await sleep(poll)
 
 
 class AsyncPrompts:

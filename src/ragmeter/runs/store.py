@@ -154,6 +154,28 @@ class RunStore:
             raise StoreError(f"cannot store dataset '{key}': {exc}") from exc
         return record
 
+    def append_dataset_rows(self, dataset_id: int, rows: Sequence[dict[str, Any]]) -> int:
+        """Add ``rows`` after a dataset's last row, in one transaction (a generator keeping
+        rows as they pass); the dataset's new row count."""
+        try:
+            with self.store.session() as session:
+                record = session.get(DatasetRecord, dataset_id)
+                if record is None:
+                    raise NotFoundError(f"no dataset {dataset_id}")
+                start = record.row_count
+                session.connection().execute(
+                    insert(DatasetRowRecord),
+                    [
+                        {"dataset_id": dataset_id, "position": start + i, "data": to_json(row)}
+                        for i, row in enumerate(rows)
+                    ],
+                )
+                record.row_count = start + len(rows)
+                session.commit()
+                return record.row_count
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot add rows to dataset {dataset_id}: {exc}") from exc
+
     def dataset(self, key: str | int) -> DatasetRecord:
         """A dataset by name or id (its rows stay in the store: ``dataset_rows``,
         ``iter_dataset_rows``)."""

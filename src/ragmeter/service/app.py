@@ -15,7 +15,7 @@ from ragmeter.config import Settings, load_settings
 from ragmeter.service.dashboard import GuessLimit, SessionStore, mount_dashboard
 from ragmeter.service.envelope import Result, install_error_handlers, ok
 from ragmeter.service.middleware import BearerAuth, BodyLimit, JsonDepthLimit, LoopbackHosts
-from ragmeter.service.routes import dbgpt_page, evaluate, knowledge, resources, runs
+from ragmeter.service.routes import dbgpt_page, evaluate, knowledge, resources, runs, testsets
 from ragmeter.service.state import Services
 
 __all__ = ["API_PREFIX", "create_app"]
@@ -91,6 +91,7 @@ def create_app(settings: Settings | None = None, *, any_host: bool = False) -> F
     app.include_router(evaluate.router, prefix="/api/v1/evaluate", include_in_schema=False)
     app.include_router(runs.router, prefix=f"{API_PREFIX}/evaluate")
     app.include_router(knowledge.router, prefix=f"{API_PREFIX}/knowledge")
+    app.include_router(testsets.router, prefix=f"{API_PREFIX}/knowledge")
     app.include_router(resources.router, prefix=API_PREFIX)
     # DB-GPT's built evaluation page (its /evaluation) and the calls of its frame
     app.include_router(dbgpt_page.router, prefix="/api/v1/evaluate", include_in_schema=False)

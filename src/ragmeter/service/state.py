@@ -17,6 +17,7 @@ from ragmeter.prompts import PromptStore
 from ragmeter.runs.executor import RunLimits
 from ragmeter.runs.manager import RunManager
 from ragmeter.runs.store import RunStore
+from ragmeter.service._testsets import TestsetJobs
 
 __all__ = ["Services", "services"]
 
@@ -46,6 +47,8 @@ class Services:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     #: set when the server starts stopping; long requests (uploads) stop at their next step
     stopping: threading.Event = field(default_factory=threading.Event)
+    #: test set generations (``POST /knowledge/spaces/{space}/testsets``)
+    testsets: TestsetJobs = field(default_factory=TestsetJobs)
 
     @classmethod
     def open(cls, settings: Settings) -> Services:

@@ -46,6 +46,9 @@ class TestsetConfig(BaseModel):
     language: LanguageChoice = "auto"
     docs: tuple[str, ...] = ()
     styles: tuple[Style, ...] = ("plain",)
+    #: who asks (e.g. "a new user", "an operator on call"), spread over the candidates like
+    #: the styles; none by default
+    personas: tuple[str, ...] = Field(default=(), max_length=20)
     seed: int = 0
     max_requests: int | None = Field(default=None, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)
@@ -66,6 +69,14 @@ class TestsetConfig(BaseModel):
         if total <= 0:
             raise ValueError("the question type shares must add up to more than 0")
         return {name: share / total for name, share in value.items() if share > 0}
+
+    @field_validator("personas")
+    @classmethod
+    def _personas(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for persona in value:
+            if not persona.strip() or len(persona) > 200:
+                raise ValueError("a persona is a description of 1 to 200 characters")
+        return tuple(p.strip() for p in value)
 
     @classmethod
     def build(cls, **values: object) -> TestsetConfig:
@@ -99,7 +110,7 @@ def parse_types(text: str) -> dict[str, float]:
 
 
 def parse_styles(text: str) -> tuple[Style, ...]:
-    """``"concise,typos"`` -> the styles questions are worded in, in turn."""
+    """``"concise,typos"`` -> the styles questions are worded in."""
     names = [p.strip() for p in text.split(",") if p.strip()]
     for name in names:
         if name not in STYLES:

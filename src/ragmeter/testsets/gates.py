@@ -5,6 +5,9 @@
 - ``self_answer``: the question does not contain its answer: neither the normalised answer
   as a substring nor ``SELF_ANSWER_SHARE`` or more of the answer's words.
 - ``language``: question and answer are in the language asked (``detect_language``).
+- ``uses_all``: a ``multi`` answer shares at least ``MIN_SHARED_TERMS`` BM25 terms with
+  every one of its source chunks (no request: a group whose answer ignores a chunk is not
+  a multi-chunk question).
 - ``grounded``: every statement of the answer is supported by the source chunks, judged by
   the Faithfulness metric's tasks and plan (statements, then verdicts: two requests).
 - ``duplicate``: the normalised question equals one kept before (exact), or
@@ -24,10 +27,13 @@ from ragmeter.judge.engine import JudgeEngine
 from ragmeter.judge.plan import TaskPlan
 from ragmeter.judge.tasks import Language, detect_language
 from ragmeter.judge.usage import Usage
+from ragmeter.knowledge.tokenize import tokenize
+from ragmeter.testsets.selection import body_of
 
 __all__ = [
     "GATES",
     "GROUNDED_TASKS",
+    "MIN_SHARED_TERMS",
     "SELF_ANSWER_SHARE",
     "DuplicateFilter",
     "grounded",
@@ -35,10 +41,21 @@ __all__ = [
     "normalise",
     "self_answer_problem",
     "standalone_problem",
+    "unused_source_problem",
 ]
 
 #: every gate in the order a candidate meets them
-GATES = ("standalone", "self_answer", "language", "grounded", "duplicate", "near_duplicate")
+GATES = (
+    "standalone",
+    "self_answer",
+    "language",
+    "uses_all",
+    "grounded",
+    "duplicate",
+    "near_duplicate",
+)
+#: terms a multi-chunk answer must share with each of its chunks
+MIN_SHARED_TERMS = 2
 #: the Faithfulness metric's judge tasks, asked of (question, answer, source chunks)
 GROUNDED_TASKS = ("response_statements", "faithfulness")
 #: share of the answer's words found in the question at which it gives its answer away
@@ -106,6 +123,17 @@ def self_answer_problem(question: str, answer: str) -> str | None:
     return None
 
 
+def unused_source_problem(answer: str, contexts: Sequence[str]) -> str | None:
+    """Why the answer does not use every one of ``contexts`` (it shares fewer than
+    ``MIN_SHARED_TERMS`` terms with one), or None."""
+    terms = set(tokenize(answer))
+    for number, context in enumerate(contexts, start=1):
+        shared = terms & set(tokenize(body_of(context)))
+        if len(shared) < MIN_SHARED_TERMS:
+            return f"the answer uses nothing of source chunk {number} of {len(contexts)}"
+    return None
+
+
 def language_problem(question: str, answer: str, language: Language) -> str | None:
     """Why the question or answer is not in ``language``, or None."""
     for what, text in (("question", question), ("answer", answer)):
@@ -144,24 +172,34 @@ async def grounded(
 
 
 class DuplicateFilter:
-    """The questions kept so far: exact normalised text and unit embedding vectors."""
+    """The questions kept so far: exact normalised text and unit embedding vectors (one
+    matrix, grown by doubling, so each check is one matrix-vector product)."""
 
     def __init__(self, threshold: float) -> None:
         self.threshold = threshold
         self._texts: set[str] = set()
-        self._vectors: list[np.ndarray] = []
+        self._vectors: np.ndarray | None = None
+        self._count = 0
 
     def problem(self, question: str, vector: np.ndarray | None) -> tuple[str, str] | None:
         """(gate, reason) when ``question`` duplicates a kept one, else None."""
         if normalise(question) in self._texts:
             return "duplicate", "the same question (normalised) was kept before"
-        if vector is not None and self._vectors:
-            cosine = float(np.max(np.stack(self._vectors) @ vector))
+        if vector is not None and self._vectors is not None and self._count:
+            cosine = float(np.max(self._vectors[: self._count] @ vector))
             if cosine > self.threshold:
                 return "near_duplicate", f"cosine {cosine:.3f} with a kept question"
         return None
 
     def keep(self, question: str, vector: np.ndarray | None) -> None:
         self._texts.add(normalise(question))
-        if vector is not None:
-            self._vectors.append(vector)
+        if vector is None:
+            return
+        if self._vectors is None:
+            self._vectors = np.zeros((16, len(vector)), dtype=np.float32)
+        elif self._count == len(self._vectors):
+            grown = np.zeros((2 * len(self._vectors), self._vectors.shape[1]), dtype=np.float32)
+            grown[: self._count] = self._vectors
+            self._vectors = grown
+        self._vectors[self._count] = vector
+        self._count += 1

@@ -10,6 +10,8 @@ answer's statements, then their verdicts); the other gates cost no request.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +34,7 @@ from ragmeter.testsets.gates import (
     language_problem,
     self_answer_problem,
     standalone_problem,
+    unused_source_problem,
 )
 from ragmeter.testsets.prompts import GeneratedQA, generation_prompt
 from ragmeter.testsets.selection import Candidate, ChunkPool, body_of
@@ -69,7 +72,10 @@ class TestsetReport:
     skipped: Counter[str] = field(default_factory=Counter)
     usage: Usage = field(default_factory=Usage)
     stopped: str | None = None
+    #: questions a type still needed when every chosen chunk had been tried
     short: dict[str, int] = field(default_factory=dict)
+    #: questions of a type written as ``single`` instead: the type ran out of groups
+    moved: dict[str, int] = field(default_factory=dict)
 
     @property
     def accepted(self) -> int:
@@ -80,10 +86,18 @@ class TestsetReport:
         self.examples.setdefault(gate, reason)
 
 
+@dataclass(frozen=True, slots=True)
+class Voice:
+    """How a question is worded: its style and, optionally, the persona asking it."""
+
+    style: str
+    persona: str | None = None
+
+
 @dataclass
 class _Outcome:
     candidate: Candidate
-    style: str
+    style: Voice
     usage: Usage
     qa: GeneratedQA | None = None
     gate: str | None = None
@@ -144,15 +158,16 @@ class TestsetGenerator:
             self._pool = pool
         return self._pool
 
-    def streams(self) -> dict[str, list[Candidate]]:
-        """Candidates of each question type, in the order they are tried."""
+    def streams(self) -> dict[str, Iterator[Candidate]]:
+        """Candidates of each question type (``single`` always), in the order they are
+        tried, made as they are asked for."""
         pool = self.pool()
         indexes = self.searcher.indexes()
 
         def lexical(query: str, k: int) -> list[tuple[int, float]]:
             return indexes.lexical.search([query], k)[0]
 
-        makers: Mapping[str, Callable[[], list[Candidate]]] = {
+        makers: Mapping[str, Callable[[], Iterator[Candidate]]] = {
             "single": pool.singles,
             "multi": lambda: pool.multis(lexical),
             "abstract": pool.abstracts,
@@ -163,17 +178,24 @@ class TestsetGenerator:
         chosen = self.config.language
         return candidate.language if chosen == "auto" else chosen
 
-    def _style(self, number: int) -> str:
-        styles = self.config.styles
-        return styles[number % len(styles)]
+    def _style(self, candidate: Candidate) -> Voice:
+        """The style (and persona, when some are given) of a candidate, spread over the
+        candidates by their chunk ids: the same candidate gets the same wording in a resumed
+        run as in an uninterrupted one."""
+        styles, personas = self.config.styles, self.config.personas
+        spread = zlib.crc32(",".join(candidate.key).encode())
+        persona = personas[(spread // len(styles)) % len(personas)] if personas else None
+        return Voice(styles[spread % len(styles)], persona)
 
-    def _prompt_tokens(self, candidate: Candidate, style: str) -> int:
+    def _prompt_tokens(self, candidate: Candidate, style: Voice) -> int:
         """Prompt tokens of the candidate's generation request and of its two groundedness
         requests, with the first sentence-sized piece of the anchor standing in for the
         answer and for its one statement."""
         language = self._language(candidate)
         passages = [c.content for c in candidate.chunks]
-        prompt = generation_prompt(candidate.kind, passages, language, style)
+        prompt = generation_prompt(
+            candidate.kind, passages, language, style.style, persona=style.persona
+        )
         answer = body_of(candidate.chunks[0])[:200]
         inputs = {
             "question": answer[:80],
@@ -192,9 +214,8 @@ class TestsetGenerator:
     def estimate(self) -> Estimate:
         """Requests and prompt tokens of the candidates the generation would send first (one
         per question asked, as if all passed)."""
-        streams = self.streams()
-        picked = list(_first(streams, type_quotas(self.config.types, self.config.size)))
-        tokens = sum(self._prompt_tokens(c, self._style(i)) for i, c in enumerate(picked))
+        picked = _take(self.streams(), type_quotas(self.config.types, self.config.size))
+        tokens = sum(self._prompt_tokens(c, self._style(c)) for c in picked)
         pool = self.pool()
         return Estimate(
             questions=len(picked),
@@ -206,7 +227,7 @@ class TestsetGenerator:
 
     def _check_budget(self, first: Candidate) -> None:
         config = self.config
-        tokens = self._prompt_tokens(first, self._style(0))
+        tokens = self._prompt_tokens(first, self._style(first))
         too_few_requests = config.max_requests is not None and (
             config.max_requests < REQUESTS_PER_CANDIDATE
         )
@@ -229,11 +250,13 @@ class TestsetGenerator:
 
     # -- generation ------------------------------------------------------------------------
 
-    async def _write(self, judge: JudgeEngine, candidate: Candidate, style: str) -> _Outcome:
+    async def _write(self, judge: JudgeEngine, candidate: Candidate, style: Voice) -> _Outcome:
         outcome = _Outcome(candidate, style, Usage())
         language = self._language(candidate)
         passages = [c.content for c in candidate.chunks]
-        prompt = generation_prompt(candidate.kind, passages, language, style)
+        prompt = generation_prompt(
+            candidate.kind, passages, language, style.style, persona=style.persona
+        )
         try:
             qa = await judge.ask(prompt.system, prompt.user, GeneratedQA, outcome.usage)
         except JudgeError as exc:
@@ -245,6 +268,10 @@ class TestsetGenerator:
             ("standalone", standalone_problem(question)),
             ("self_answer", self_answer_problem(question, answer)),
             ("language", language_problem(question, answer, language)),
+            (
+                "uses_all",
+                unused_source_problem(answer, passages) if candidate.kind == "multi" else None,
+            ),
         )
         for gate, problem in checks:
             if problem is not None:
@@ -269,7 +296,8 @@ class TestsetGenerator:
             "reference_ids": [str(c.id) for c in chunks],
             "doc_name": documents[0] if len(documents) == 1 else documents,
             "type": outcome.candidate.kind,
-            "style": outcome.style,
+            "style": outcome.style.style,
+            **({"persona": outcome.style.persona} if outcome.style.persona else {}),
             "language": self._language(outcome.candidate),
             "cost": outcome.usage.to_dict(),
             "metadata": {"generator": "ragmeter testset", "seed": self.config.seed},
@@ -302,21 +330,16 @@ class TestsetGenerator:
             kept = [str(r["query"]) for r in report.rows]
             for text, vector in zip(kept, await self.searcher.embed_queries(kept), strict=True):
                 duplicates.keep(text, vector)
-        streams = self.streams()
+        iterators = self.streams()
+        quotas.setdefault("single", 0)
         report.skipped = Counter(self.pool().skipped)
-        _fold_short(streams, quotas, report)
-        iterators = {kind: iter(streams[kind]) for kind in quotas}
-        first = next(iter(_first(streams, {k: 1 for k in quotas if quotas[k] > 0})), None)
-        if first is not None:
-            self._check_budget(first)
+        self._check_budget(next(self.pool().singles()))
         if progress is not None:
             progress(report.accepted)
-        number = report.resumed
         while any(need > 0 for need in quotas.values()):
-            wave = self._wave(iterators, quotas, done, number, report)
+            wave = self._wave(iterators, quotas, done, report)
             if not wave:
                 break
-            number += len(wave)
             outcomes = await asyncio.gather(*(self._write(judge, c, s) for c, s in wave))
             await self._keep(outcomes, quotas, duplicates, report, on_row)
             if progress is not None:
@@ -335,22 +358,23 @@ class TestsetGenerator:
         iterators: dict[str, Iterator[Candidate]],
         quotas: dict[str, int],
         done: set[tuple[str, ...]],
-        number: int,
         report: TestsetReport,
-    ) -> list[tuple[Candidate, str]]:
+    ) -> list[tuple[Candidate, Voice]]:
         """The next candidates: as many per type as it still needs, at most ``concurrency``
         in all, within the budget (else ``report.stopped`` says why)."""
-        wave: list[tuple[Candidate, str]] = []
+        wave: list[tuple[Candidate, Voice]] = []
         planned_tokens = 0
-        for kind in list(quotas):
+        for kind in sorted(quotas, key=lambda k: k == "single"):  # single last: it takes over
             taken = 0
             while taken < quotas[kind] and len(wave) < self.config.concurrency:
                 candidate = next(iterators[kind], None)
                 if candidate is None:
+                    if kind != "single":
+                        _hand_to_single(kind, quotas, taken, report)
                     break
                 if candidate.key in done:
                     continue
-                style = self._style(number + len(wave))
+                style = self._style(candidate)
                 tokens = self._prompt_tokens(candidate, style)
                 planned = REQUESTS_PER_CANDIDATE * (len(wave) + 1)
                 stop = self._over_budget(report.usage, planned, planned_tokens + tokens)
@@ -398,23 +422,27 @@ class TestsetGenerator:
                 on_row(row)
 
 
-def _first(
-    streams: Mapping[str, Sequence[Candidate]], quotas: Mapping[str, int]
-) -> Iterator[Candidate]:
+def _take(streams: Mapping[str, Iterator[Candidate]], quotas: Mapping[str, int]) -> list[Candidate]:
+    """The first candidates of each type as many as its quota; a type with too few hands
+    the rest to ``single``."""
+    picked: list[Candidate] = []
+    extra = 0
     for kind, need in quotas.items():
-        yield from list(streams.get(kind, []))[: max(need, 0)]
+        if kind == "single":
+            continue
+        got = list(itertools.islice(streams[kind], max(need, 0)))
+        picked += got
+        extra += max(need, 0) - len(got)
+    picked += itertools.islice(streams["single"], max(quotas.get("single", 0), 0) + extra)
+    return picked
 
 
-def _fold_short(
-    streams: dict[str, list[Candidate]], quotas: dict[str, int], report: TestsetReport
-) -> None:
-    """A type with fewer candidates than it needs hands the rest to ``single``."""
-    for kind in ("multi", "abstract"):
-        need, have = quotas.get(kind, 0), len(streams.get(kind, []))
-        if need > have:
-            quotas[kind] = have
-            quotas["single"] = quotas.get("single", 0) + need - have
-            report.examples.setdefault(
-                f"{kind}_short",
-                f"{need - have} {kind} question(s) written as single: too few groups",
-            )
+def _hand_to_single(kind: str, quotas: dict[str, int], taken: int, report: TestsetReport) -> None:
+    """``kind`` has no candidate left: what it still needs beyond ``taken`` (in flight)
+    becomes ``single`` questions."""
+    moved = quotas[kind] - taken
+    if moved <= 0:
+        return
+    quotas[kind] = taken
+    quotas["single"] = quotas.get("single", 0) + moved
+    report.moved[kind] = report.moved.get(kind, 0) + moved

@@ -108,13 +108,28 @@ class GenerationPrompt:
     user: str
 
 
+_PERSONA = {
+    "en": "Ask it as this person would: {persona}.",
+    "zh": "以这个身份提问：{persona}。",
+}
+
+
 def generation_prompt(
-    kind: str, passages: Sequence[str], language: Language, style: str = "plain"
+    kind: str,
+    passages: Sequence[str],
+    language: Language,
+    style: str = "plain",
+    *,
+    persona: str | None = None,
 ) -> GenerationPrompt:
-    """The request that writes one ``kind`` question in ``language`` from ``passages``."""
+    """The request that writes one ``kind`` question in ``language`` from ``passages``,
+    worded in ``style`` and, if given, as ``persona`` would ask it."""
+    wording = _STYLE[language][style]
+    if persona:
+        wording += " " + _PERSONA[language].format(persona=persona)
     system = "\n".join(
         (
-            _RULES[language].format(kind=_KIND[language][kind], style=_STYLE[language][style]),
+            _RULES[language].format(kind=_KIND[language][kind], style=wording),
             _REPLY[language],
         )
     )

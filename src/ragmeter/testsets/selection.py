@@ -18,7 +18,7 @@ import math
 import random
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,6 +43,8 @@ NAMED_SHARE = 0.1
 #: vector neighbours looked at for a multi-chunk group
 _NEIGHBOURS = 8
 SKIP_REASONS = ("image_only", "code_only", "navigation", "too_short")
+#: the space's BM25 search of one query: (chunk id, score), best first
+LexicalSearch = Callable[[str, int], list[tuple[int, float]]]
 
 _HEADER_PREFIX = re.compile(r'^"[^"\n]{0,300}":\s*')
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
@@ -124,7 +126,7 @@ class ChunkPool:
     def build(
         cls,
         all_chunks: Sequence[ChunkInfo],
-        vectors_of: object,
+        vectors_of: Callable[[list[int]], np.ndarray],
         *,
         seed: int = 0,
         language: str = "auto",
@@ -149,7 +151,7 @@ class ChunkPool:
         order = sorted(range(len(usable)), key=lambda i: -keys[i])
         chunks = [usable[i] for i in order]
         ids = [c.id for c in chunks]
-        vectors = np.asarray(vectors_of(ids), dtype=np.float32) if ids else np.zeros((0, 1))  # type: ignore[operator]
+        vectors = np.asarray(vectors_of(ids), dtype=np.float32) if ids else np.zeros((0, 1))
         pool = cls(chunks=chunks, vectors=vectors, skipped=skipped, seed=seed)
         pool._index_terms()
         return pool
@@ -165,27 +167,32 @@ class ChunkPool:
     def named_terms(self, index: int) -> set[str]:
         return self._named[index]
 
-    def singles(self) -> list[Candidate]:
-        return [Candidate("single", (c,), _language(c)) for c in self.chunks]
+    def singles(self) -> Iterator[Candidate]:
+        for chunk in self.chunks:
+            yield Candidate("single", (chunk,), _language(chunk))
 
-    def multis(self, lexical_search: object | None = None) -> list[Candidate]:
-        """Groups of two or three chunks around each anchor, in pool order; an anchor with no
-        neighbour sharing a named term gives none. ``lexical_search(query, k)`` is the
-        space's BM25 search ([(chunk id, score)]); without it term overlap alone decides."""
-        out: list[Candidate] = []
+    def multis(self, lexical_search: LexicalSearch | None = None) -> Iterator[Candidate]:
+        """Groups of two or three chunks around each anchor, in pool order, made as they are
+        asked for (one anchor's neighbours cost one pass over the vectors and one BM25
+        search); an anchor with no neighbour sharing a named term gives none.
+        ``lexical_search(query, k)`` is the space's BM25 search ([(chunk id, score)]);
+        without it term overlap alone decides."""
         if len(self.chunks) < 2:
-            return out
+            return
         position = {c.id: i for i, c in enumerate(self.chunks)}
-        similarity = self.vectors @ self.vectors.T
+        depth = min(_NEIGHBOURS, len(self.chunks) - 1)
         for i, anchor in enumerate(self.chunks):
             named = self._named[i]
             if not named:
                 continue
-            nearest = [int(j) for j in np.argsort(-similarity[i]) if int(j) != i][:_NEIGHBOURS]
+            scores = self.vectors @ self.vectors[i]
+            scores[i] = -np.inf
+            top = np.argpartition(-scores, depth - 1)[:depth]
+            nearest = sorted((int(j) for j in top), key=lambda j: (-float(scores[j]), j))
             lexical: set[int] | None = None
             if lexical_search is not None:
                 query = " ".join(sorted(named))
-                hits = lexical_search(query, 2 * _NEIGHBOURS)  # type: ignore[operator]
+                hits = lexical_search(query, 2 * _NEIGHBOURS)
                 lexical = {position[c] for c, _ in hits if c in position}
             partners = [
                 j
@@ -196,15 +203,13 @@ class ChunkPool:
             ][:2]
             if partners:
                 group = (anchor, *(self.chunks[j] for j in partners))
-                out.append(Candidate("multi", group, _language(anchor)))
-        return out
+                yield Candidate("multi", group, _language(anchor))
 
-    def abstracts(self) -> list[Candidate]:
+    def abstracts(self) -> Iterator[Candidate]:
         """The anchor with the next usable chunks of its document (two or three in all)."""
         by_document: dict[str, list[ChunkInfo]] = {}
         for chunk in sorted(self.chunks, key=lambda c: (c.document, c.position)):
             by_document.setdefault(chunk.document, []).append(chunk)
-        out: list[Candidate] = []
         for anchor in self.chunks:
             siblings = by_document[anchor.document]
             at = siblings.index(anchor)
@@ -212,8 +217,7 @@ class ChunkPool:
             if len(group) < 2:
                 group = tuple(siblings[max(0, at - 2) : at + 1])
             if len(group) >= 2:
-                out.append(Candidate("abstract", group, _language(anchor)))
-        return out
+                yield Candidate("abstract", group, _language(anchor))
 
 
 def _language(chunk: ChunkInfo) -> Language:
