@@ -125,17 +125,18 @@ class TestsetJobs:
     def _run(
         self, svc: Services, job_id: str, space_id: int, config: Any, judge: str, dataset: int
     ) -> None:
+        ended: dict[str, Any] = {"state": "done"}
         try:
             asyncio.run(self._generate(svc, job_id, space_id, config, judge, dataset))
         except RagmeterError as exc:
-            self._update(job_id, state="failed", error=str(exc))
+            ended = {"state": "failed", "error": str(exc)}
         except Exception as exc:  # the job's failure, shown by GET
-            self._update(job_id, state="failed", error=redact(f"{type(exc).__name__}: {exc}"))
-        else:
-            self._update(job_id, state="done")
+            ended = {"state": "failed", "error": redact(f"{type(exc).__name__}: {exc}")}
         if self.get(job_id).accepted == 0:  # nothing kept: the name is free again
             svc.runs.delete_dataset(dataset)
-            self._update(job_id, dataset_id=None, dataset_name=None)
+            ended.update(dataset_id=None, dataset_name=None)
+        # one update, once all is settled: whoever sees the end sees its dataset as it stays
+        self._update(job_id, **ended)
 
     async def _generate(
         self,
