@@ -135,6 +135,8 @@ class ServerConfig(BaseModel):
     max_top_k: int = Field(default=1000, ge=1)
     #: rows of one run evaluated at once (``parallel_num``)
     max_parallel: int = Field(default=64, ge=1)
+    #: test set generations running at once in one server
+    max_testset_jobs: int = Field(default=4, ge=1)
     # -- documents ---------------------------------------------------------------------------
     #: characters extracted from one document
     max_document_chars: int = Field(default=2_000_000, ge=1)

@@ -94,3 +94,27 @@ def test_bad_requests_name_the_field(service: ServiceProcess, garden: str) -> No
         job = client.spaces.wait_testset(starved.id, timeout=60)
     assert job.state == "failed" and job.error and "--max-requests" in job.error
     assert job.dataset_id is None  # nothing kept: the empty dataset is gone
+
+
+def test_generations_past_the_servers_cap_are_refused_naming_it(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """With ``[server] max_testset_jobs = 1`` a second generation while the first (a slow
+    judge) runs is a 429 naming the setting; once it is done, another may start."""
+    home = tmp_path_factory.mktemp("testset-cap-home")
+    corpus = demo_corpus_path()
+    files = sorted(corpus.rglob("*.md"))
+    with ScriptedJudgeServer(latency_ms=300) as judge:
+        write_models(home, judge.url)
+        with (home / "ragmeter.toml").open("a", encoding="utf-8") as config:
+            config.write("\n[server]\nmax_testset_jobs = 1\n")
+        with ServiceProcess(home) as server, Client(server.api, api_key=KEY) as client:
+            client.spaces.create("garden", embedder="hashed")
+            client.spaces.upload("garden", files, [str(f.relative_to(corpus)) for f in files])
+            first = client.spaces.generate_testset("garden", 3, "scripted")
+            with pytest.raises(ClientError, match=r"max_testset_jobs = 1") as refused:
+                client.spaces.generate_testset("garden", 1, "scripted")
+            assert refused.value.status == 429
+            assert client.spaces.wait_testset(first.id, timeout=120).state == "done"
+            again = client.spaces.generate_testset("garden", 1, "scripted")
+            assert client.spaces.wait_testset(again.id, timeout=120).state == "done"

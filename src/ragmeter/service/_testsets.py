@@ -34,8 +34,6 @@ __all__ = ["TestsetJobs"]
 
 #: generations kept in memory for GET (the oldest finished ones are forgotten first)
 _KEEP = 200
-#: generations running at once in one server
-MAX_RUNNING = 4
 
 
 class TestsetJobs:
@@ -84,10 +82,11 @@ class TestsetJobs:
         job_id = uuid.uuid4().hex
         with self._lock:
             running = sum(j.state == "running" for j in self._jobs.values())
-            if running >= MAX_RUNNING:
+            most = svc.settings.server.max_testset_jobs
+            if running >= most:
                 raise LimitError(
                     f"{running} test set generations are running; try again when one is done",
-                    setting=f"at most {MAX_RUNNING} at once",
+                    setting=f"[server] max_testset_jobs = {most}",
                     status=429,
                 )
             name = body.name or f"testset-{info.name}-{job_id[:8]}"
