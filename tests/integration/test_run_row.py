@@ -159,3 +159,23 @@ def test_a_store_from_before_details_reads_them_as_null(tmp_path: Path) -> None:
     assert [r["details"] for r in row["results"]] == [None, None]
     assert [r["judged"] for r in row["results"]] == [True, False]  # "not recorded" for one
     assert [c["relevant"] for c in row["contexts"]] == [True, False]
+
+
+def test_both_clients_read_a_row_in_full(served: tuple[ServiceProcess, str]) -> None:
+    import asyncio
+
+    from ragmeter.client import AsyncClient, Client
+
+    process, run_id = served
+    with process.client(None) as http:
+        raw = _row(http, run_id, 0)
+    with Client(api_base=process.api) as client:
+        row = client.runs.row(run_id, 0)
+
+    async def read() -> Any:
+        async with AsyncClient(api_base=process.api) as client:
+            return await client.runs.row(run_id, 0)
+
+    assert row == asyncio.run(read())
+    assert row.model_dump(mode="json") == raw
+    assert row.match == "id" and row.trajectory is None  # a RAG row: no conversation

@@ -25,6 +25,7 @@ from ragmeter.wire import (
     Page,
     PromptOut,
     ResultItem,
+    RowDetail,
     RunCreated,
     RunInfo,
     SceneInfo,
@@ -132,6 +133,10 @@ def list_runs(offset: int, limit: int, state: str | None) -> Call[Page[RunInfo]]
 def results_page(run_id: str, offset: int, limit: int) -> Call[Page[ResultItem]]:
     params = {"offset": offset, "limit": limit}
     return Call("GET", f"/evaluate/runs/{run_id}/results", _model(Page[ResultItem]), params=params)
+
+
+def run_row(run_id: str, row_index: int) -> Call[RowDetail]:
+    return Call("GET", f"/evaluate/runs/{run_id}/rows/{row_index}", _model(RowDetail))
 
 
 def compare_runs(

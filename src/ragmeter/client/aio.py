@@ -30,6 +30,7 @@ from ragmeter.wire import (
     Page,
     PromptOut,
     ResultItem,
+    RowDetail,
     RunCreated,
     RunInfo,
     SceneInfo,
@@ -124,6 +125,11 @@ class AsyncRuns:
         self, run_id: str, offset: int = 0, limit: int = 100
     ) -> Page[ResultItem]:
         return await self._c.send(calls.results_page(run_id, offset, limit))
+
+    async def row(self, run_id: str, row_index: int) -> RowDetail:
+        """One row of a run in full: every metric's result with the judge's reasoning, the
+        retrieved contexts with relevance, an agent row's trajectory."""
+        return await self._c.send(calls.run_row(run_id, row_index))
 
     async def results(self, run_id: str, page_size: int = 500) -> AsyncIterator[ResultItem]:
         """Every stored result of a run, fetched a page at a time."""

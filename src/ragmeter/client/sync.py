@@ -30,6 +30,7 @@ from ragmeter.wire import (
     Page,
     PromptOut,
     ResultItem,
+    RowDetail,
     RunCreated,
     RunInfo,
     SceneInfo,
@@ -118,6 +119,11 @@ class Runs:
 
     def results_page(self, run_id: str, offset: int = 0, limit: int = 100) -> Page[ResultItem]:
         return self._c.send(calls.results_page(run_id, offset, limit))
+
+    def row(self, run_id: str, row_index: int) -> RowDetail:
+        """One row of a run in full: every metric's result with the judge's reasoning, the
+        retrieved contexts with relevance, an agent row's trajectory."""
+        return self._c.send(calls.run_row(run_id, row_index))
 
     def results(self, run_id: str, page_size: int = 500) -> Iterator[ResultItem]:
         """Every stored result of a run, fetched a page at a time."""
