@@ -176,11 +176,13 @@ def test_noise_alone_is_the_same_and_swapping_keeps_the_choices(
     shoot(page, "dashboard-compare-noise-en")
     page.get_by_role("button", name="Swap").click()
     expect(page).to_have_url(re.compile(f"#/compare/{noisy}/{base}\\?metric=mrr&worse=1$"))
-    page.wait_for_selector("table.pairs")
-    rows = page.locator("table.pairs tbody tr").evaluate_all(
-        "rows => rows.map(r => Number(r.dataset.row))"
-    )
-    assert set(rows) == UP  # swapped: what got better is now what got worse
+    # the swapped comparison's rows replace the table once they arrive: wait for three
+    expect(page.locator("table.pairs tbody tr")).to_have_count(3)
+    page.wait_for_function(
+        "ids => [...document.querySelectorAll('table.pairs tbody tr')]"
+        ".map(r => Number(r.dataset.row)).sort((a, b) => a - b).join() === ids",
+        arg=",".join(map(str, sorted(UP))),
+    )  # swapped: what got better is now what got worse
 
 
 def test_the_view_asks_for_two_runs_and_the_pickers_open_a_comparison(
