@@ -158,6 +158,7 @@ def test_noise_alone_is_the_same_and_swapping_keeps_the_choices(
     assert (compared["mrr"]["worse"], compared["mrr"]["better"]) == (3, 3)
     assert _verdict(page, "mrr") == "same" == _verdict(page, "hit_rate")
     expect(page.locator('tr[data-metric="mrr"] .verdict')).to_have_text("= same")
+    expect(page.locator("table.pairs tbody tr")).to_have_count(50)  # the rows, once here
     rows = page.locator("table.pairs tbody tr").evaluate_all(
         "rows => rows.map(r => Number(r.dataset.row))"
     )
