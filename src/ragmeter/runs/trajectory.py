@@ -1,31 +1,26 @@
 """An agent row's trajectory for the Row view: its conversation step by step, each call with
 the result its tool gave, and the expected calls aligned with the calls made.
 
-The alignment keeps both orders: the longest common subsequence of the two call lists by
-name, preferring pairs whose arguments are equal too; what is left is missing (expected, not
-made) or extra (made, not expected), placed where it occurred. Arguments compare as JSON
-values (``1 == 1.0``, key order irrelevant)."""
+The alignment is the one ``tool_call_accuracy`` scores (``align_ordered``): same-named calls
+paired in order, of the largest total argument accuracy; what is left is missing (expected,
+not made) or extra (made, not expected), placed where it occurred. Arguments compare as typed
+JSON values (``typed_key``: ``1 == 1.0``, key order irrelevant, ``true`` is not ``1``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragmeter.datasets.agent import ToolCall
+from ragmeter.metrics.agent import align_ordered, typed_key
 from ragmeter.wire import ArgumentDiff, Trajectory, TrajectoryCall, TrajectoryPair, TrajectoryStep
 
 __all__ = ["align_calls", "same_json", "trajectory_of"]
 
 
 def same_json(a: Any, b: Any) -> bool:
-    """Equal as JSON values: numbers by value (``1 == 1.0``), booleans only to booleans,
-    objects whatever their key order, arrays item by item."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
+    """Equal as typed JSON values (see ``typed_key``)."""
+    return typed_key(a) == typed_key(b)
 
 
 def _dicts(value: Any) -> list[Mapping[str, Any]]:
@@ -70,33 +65,20 @@ def align_calls(
     expected: Sequence[TrajectoryCall], actual: Sequence[TrajectoryCall]
 ) -> list[TrajectoryPair]:
     """``expected`` and ``actual`` side by side (see the module's rule)."""
-    n, m = len(expected), len(actual)
-    # best[i][j]: (pairs by name, of them with equal arguments) over expected[i:], actual[j:]
-    best = [[(0, 0)] * (m + 1) for _ in range(n + 1)]
-    for i in range(n - 1, -1, -1):
-        for j in range(m - 1, -1, -1):
-            options = [best[i + 1][j], best[i][j + 1]]
-            if expected[i].name == actual[j].name:
-                pairs, equal = best[i + 1][j + 1]
-                same = same_json(expected[i].arguments, actual[j].arguments)
-                options.append((pairs + 1, equal + same))
-            best[i][j] = max(options)
+
+    def calls(side: Sequence[TrajectoryCall]) -> list[ToolCall]:
+        return [ToolCall(name=c.name or "?", arguments=c.arguments) for c in side]
+
     out: list[TrajectoryPair] = []
     i = j = 0
-    while i < n or j < m:
-        if i < n and j < m and expected[i].name == actual[j].name:
-            pairs, equal = best[i + 1][j + 1]
-            same = same_json(expected[i].arguments, actual[j].arguments)
-            if (pairs + 1, equal + same) == best[i][j]:
-                out.append(_pair(expected[i], actual[j]))
-                i, j = i + 1, j + 1
-                continue
-        if i < n and (j == m or best[i + 1][j] == best[i][j]):
-            out.append(TrajectoryPair(status="missing", expected=expected[i]))
-            i += 1
-        else:
-            out.append(TrajectoryPair(status="extra", actual=actual[j]))
-            j += 1
+    for e, a, _accuracy in [*align_ordered(calls(expected), calls(actual)), (None, None, 0.0)]:
+        stop_e = len(expected) if e is None else e
+        stop_a = len(actual) if a is None else a
+        out += [TrajectoryPair(status="missing", expected=c) for c in expected[i:stop_e]]
+        out += [TrajectoryPair(status="extra", actual=c) for c in actual[j:stop_a]]
+        if e is not None and a is not None:
+            out.append(_pair(expected[e], actual[a]))
+            i, j = e + 1, a + 1
     return out
 
 

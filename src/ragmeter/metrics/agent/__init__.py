@@ -1,7 +1,7 @@
 """Agent metrics with no judge: tool calls (accuracy, F1, precision, recall, arguments),
 trajectories, DeepEval's tool correctness and DB-GPT's IntentMetric and AppLinkMetric."""
 
-from ragmeter.metrics.agent._calls import argument_accuracy, typed_key
+from ragmeter.metrics.agent._calls import align_ordered, argument_accuracy, typed_key
 from ragmeter.metrics.agent.base import ToolCallMetric
 from ragmeter.metrics.agent.dbgpt_agent import AppLinkMetric, IntentMetric
 from ragmeter.metrics.agent.tool_calls import (
@@ -31,6 +31,7 @@ __all__ = [
     "ToolCallRecallMetric",
     "ToolCorrectnessMetric",
     "TrajectoryMatchMetric",
+    "align_ordered",
     "argument_accuracy",
     "deepeval_tool_correctness",
     "ragas_tool_call_accuracy",
