@@ -14,7 +14,7 @@ from ragmeter.datasets import Row
 from ragmeter.errors import ConfigError
 from ragmeter.judge.plan import RowJudgement
 from ragmeter.metrics.context import EvaluationContext
-from ragmeter.metrics.llm.ragas import PlannedMetric, ScoreOutcome
+from ragmeter.metrics.llm.ragas import PlannedMetric, ScoreOutcome, _misses, _ratio
 from ragmeter.metrics.registry import register_metric
 from ragmeter.reports.details import details, group, item, verdict_items
 
@@ -29,20 +29,6 @@ __all__ = [
 ]
 
 TopicMode = Literal["f1", "precision", "recall"]
-
-
-def _share(verdicts: Sequence[dict[str, Any]]) -> float:
-    return sum(bool(v["verdict"]) for v in verdicts) / len(verdicts)
-
-
-def _failed(texts: Sequence[str], verdicts: Sequence[dict[str, Any]], limit: int = 3) -> str:
-    missed = [
-        f"{text[:80]!r} ({v.get('reason') or 'no reason'})"
-        for text, v in zip(texts, verdicts, strict=False)
-        if not v["verdict"]
-    ]
-    more = f" and {len(missed) - limit} more" if len(missed) > limit else ""
-    return "; ".join(missed[:limit]) + more
 
 
 @register_metric("agent_goal_accuracy", aliases=("AgentGoalAccuracy",))
@@ -168,8 +154,8 @@ class ToolArgumentCorrectnessMetric(PlannedMetric):
         reasoning = details(group("tool_calls", verdict_items(calls, verdicts)))
         if not calls:
             return None, "the conversation has no tool calls to check", reasoning
-        missed = _failed(calls, verdicts)
-        return _share(verdicts), (f"wrong arguments: {missed}" if missed else ""), reasoning
+        missed = _misses(calls, verdicts, chars=80)
+        return _ratio(verdicts), (f"wrong arguments: {missed}" if missed else ""), reasoning
 
 
 def _arguments(arguments: Any) -> str:
@@ -190,8 +176,8 @@ class _TurnMetric(PlannedMetric):
         reasoning = details(group("turns", verdict_items(turns, verdicts)))
         if not turns:
             return None, "the conversation has no assistant reply with text", reasoning
-        missed = _failed(turns, verdicts)
-        return _share(verdicts), (f"{self.what}: {missed}" if missed else ""), reasoning
+        missed = _misses(turns, verdicts, chars=80)
+        return _ratio(verdicts), (f"{self.what}: {missed}" if missed else ""), reasoning
 
 
 @register_metric("conversation_relevancy", aliases=("ConversationRelevancy",))

@@ -55,9 +55,15 @@ def _ratio(verdicts: Sequence[dict[str, Any]]) -> float:
     return sum(bool(v["verdict"]) for v in verdicts) / len(verdicts)
 
 
-def _misses(items: Sequence[str], verdicts: Sequence[dict[str, Any]], limit: int = 3) -> str:
+def _misses(
+    items: Sequence[str],
+    verdicts: Sequence[dict[str, Any]],
+    limit: int = 3,
+    chars: int | None = None,
+) -> str:
+    """The first ``limit`` items judged no, each (cut to ``chars``) with the judge's reason."""
     missed = [
-        f"{item!r} ({v.get('reason') or 'no reason'})"
+        f"{item[:chars]!r} ({v.get('reason') or 'no reason'})"
         for item, v in zip(items, verdicts, strict=False)
         if not v["verdict"]
     ]
