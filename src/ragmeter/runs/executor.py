@@ -163,7 +163,7 @@ async def _score_batch(
     if plan.target is not None:
         target_progress = progress.target or (lambda _n: None)
         produced = await plan.target.produce(list(rows), ctx, target_progress)
-        kept = _with_retrieved(rows, produced)
+        kept = _as_kept(rows, produced)
     columns = await score_rows(plan.metrics, produced, ctx)
     fatal = getattr(plan.judge, "fatal", None)
     if fatal:  # the rows were not judged: leave them for a resume
@@ -171,7 +171,7 @@ async def _score_batch(
     return ScoredBatch(list(indices), kept, columns)
 
 
-def _with_retrieved(rows: Dataset, produced: Sequence[Any]) -> Any:
+def _as_kept(rows: Dataset, produced: Sequence[Any]) -> Any:
     """The rows as kept: the dataset's, with what the target found for them in place of any
     the dataset had: the contexts and chunk ids a space retrieved (the Row view marks relevance
     by those ids), an agent's conversation and its steps; the rows themselves when the target
