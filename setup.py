@@ -1,7 +1,8 @@
 """The compiled part of ragmeter (everything else is configured in pyproject.toml).
 
-The exact relevance judge is built when a C compiler is there; without one the install still
-succeeds and the same judgements come from the pure-Python path (slower).
+The exact relevance judge, the reader of the usual agent rows and the typed keys of tool
+calls are built when a C compiler is there; without one the install still succeeds and the
+same results come from the pure-Python paths (slower).
 """
 
 from setuptools import Extension, setup
@@ -12,6 +13,16 @@ setup(
             "ragmeter.metrics.retrieval._exact",
             sources=["src/ragmeter/metrics/retrieval/_exact.c"],
             optional=True,
-        )
+        ),
+        Extension(
+            "ragmeter.datasets._agent_read",
+            sources=["src/ragmeter/datasets/_agent_read.c"],
+            optional=True,
+        ),
+        Extension(
+            "ragmeter.metrics.agent._keys",
+            sources=["src/ragmeter/metrics/agent/_keys.c"],
+            optional=True,
+        ),
     ]
 )

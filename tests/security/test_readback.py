@@ -222,3 +222,41 @@ def test_upstream_errors_name_the_endpoint_without_its_password(tmp_path: Path) 
         message = failure(response, 502)
         assert "http://127.0.0.1:9/v1" in message
         assert "hunter2" not in response.text and "alice" not in response.text
+
+
+def _agent_row(arguments: str) -> dict[str, Any]:
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": arguments}}
+    return {
+        "messages": [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+        ],
+        "reference_tool_calls": [{"name": "f", "arguments": {}}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        (_raw_json(10_000), "nested deeper than 32 levels ([server] max_json_depth)"),
+        (_raw_json(30), "nested deeper than 32 levels ([server] max_json_depth)"),
+        ('{"n": ' + "9" * 2_000 + "}", "holds an integer of about 2,000 digits"),
+    ],
+)
+def test_tool_call_arguments_that_nest_or_grow_inside_their_json_text_are_400s(
+    service: ServiceProcess, arguments: str, says: str
+) -> None:
+    """A call's arguments arrive as JSON text, which the body's depth check sees as one
+    string: the row reader parses it and holds it to the same limits."""
+    body = {"scene_key": "dataset", "datasets": [_agent_row(arguments)],
+            "evaluate_metrics": ["tool_call_f1"]}  # fmt: skip
+    field = "field 'messages[1].tool_calls[0].function.arguments'"
+    with service.client() as http:
+        before = data(http.get("/evaluate/runs"))["total"]
+        for path in ("/evaluate/runs", "/evaluate/evaluation"):
+            message = failure(http.post(path, json=body), 400)
+            assert field in message and says in message
+        assert data(http.get("/evaluate/runs"))["total"] == before
+        fine = {**body, "datasets": [_agent_row(_raw_json(20))]}
+        run_id = data(http.post("/evaluate/runs", json=fine), 202)["run_id"]
+        assert wait_run(http, run_id)["state"] == "done"

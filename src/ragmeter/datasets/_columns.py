@@ -16,15 +16,27 @@ from itertools import repeat
 from typing import Any
 
 from ragmeter._gc import paused_gc
-from ragmeter.datasets.agent import AGENT_FIELDS
-from ragmeter.datasets.row import FIELD_ALIASES, LIST_FIELDS, Row, _scan, row_from_mapping
+from ragmeter.datasets._values import scan
+from ragmeter.datasets.agent import (
+    AgentFormatError,
+    first_user_text,
+    read_messages,
+    read_tool_calls,
+    read_tools,
+)
+from ragmeter.datasets.row import FIELD_ALIASES, LIST_FIELDS, Row, row_from_mapping
 from ragmeter.datasets.table import FIELDS, Dataset
 
 __all__ = ["dataset_from_raws"]
 
 _NONE = type(None)
 _TEXT_FIELDS = ("reference", "response")
-_AGENT = frozenset({*AGENT_FIELDS, "tools_called"})
+#: the agent fields read into their one form (``datasets.agent``), each value on its own
+_READERS = {
+    "messages": read_messages,
+    "reference_tool_calls": read_tool_calls,
+    "available_tools": read_tools,
+}
 
 
 def dataset_from_raws(
@@ -87,18 +99,23 @@ def _columns(raws: Sequence[Any], max_depth: int) -> tuple[dict[str, list[Any]],
             return None
         else:
             named[field] = key
-    if "query" not in named or named.keys() & _AGENT:
-        return None  # agent rows are read one by one (datasets.agent)
+    if "tools_called" in named or not named.keys() & {"query", "messages"}:
+        return None  # DeepEval's single-turn calls, or rows with no query at all
     columns: dict[str, list[Any]] = {}
     doubtful: set[int] = set()
     for field in FIELDS:
         if field in named:
             values = list(map(dict.get, raws, repeat(named[field])))
-            doubtful.update(_check(field, values, max_depth))
+            if field in _READERS:
+                values = _read(field, values, max_depth, doubtful)
+            else:
+                doubtful.update(_check(field, values, max_depth))
             if field == "metadata":  # an empty one is the column's None, as absent
                 values = [v if v else None for v in values]
             columns[field] = values
     doubtful.update(_misaligned(columns))
+    if "query" not in columns:  # a conversation's query: its first user message
+        columns["query"] = _asked(columns["messages"], doubtful)
     if unknown:
         columns["extra"] = _extra(raws, frozenset(unknown), max_depth, doubtful)
     return columns, doubtful
@@ -125,6 +142,29 @@ def _check(field: str, values: list[Any], max_depth: int) -> list[int]:
     return bad
 
 
+def _read(field: str, values: list[Any], max_depth: int, doubtful: set[int]) -> list[Any]:
+    """An agent column in its one form; a value the reader refuses makes its row doubtful
+    (the per-row check words the error)."""
+    read = _READERS[field]
+    out: list[Any] = []
+    for index, value in enumerate(values):
+        if value is not None:
+            try:
+                value = read(value, max_depth)
+            except AgentFormatError:
+                doubtful.add(index)
+                value = None
+        out.append(value)
+    return out
+
+
+def _asked(conversations: list[Any], doubtful: set[int]) -> list[str | None]:
+    """Each conversation's first user text; a row with none is doubtful."""
+    asked = [None if c is None else first_user_text(c) for c in conversations]
+    doubtful.update(i for i, text in enumerate(asked) if text is None)
+    return asked
+
+
 def _not_all_text(values: list[Any], only_lists: bool) -> list[int]:
     """Rows holding a list with an item that is not a string (one C-speed join a row)."""
     lists = values if only_lists else (v for v in values if type(v) is list)
@@ -141,7 +181,7 @@ def _not_all_text(values: list[Any], only_lists: bool) -> list[int]:
 
 def _nested_ok(value: Any, max_depth: int) -> bool:
     """Whether a field's value nests at most ``max_depth`` - 1 deep, with no over-long int."""
-    depth, digits = _scan(value, max_depth)
+    depth, digits = scan(value, max_depth)
     return 1 + depth <= max_depth and digits is None
 
 

@@ -9,15 +9,37 @@ message dicts (``type`` human / ai / tool, ``tool_calls`` of ``name`` and ``args
 DeepEval's turns and tool calls (``tools_called`` of ``name``, ``input_parameters``,
 ``output``). A malformed item raises ``AgentFormatError`` with its path inside the field
 (``[3].tool_calls[0].function.arguments``), which the row check names with row and field.
+
+The readers also hold the values they keep (arguments, schemas, outputs) to the row's limits:
+nesting at most ``max_depth`` levels counted from the row, and no integer too long to write.
+
+The usual rows (OpenAI's messages, expected calls as objects) take a faster path first
+(``datasets._agent_fast``); the items are named tuples (``datasets._agent_items``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from ragmeter.datasets._agent_fast import decode_json, openai_messages, plain_calls
+from ragmeter.datasets._agent_items import (
+    FIELD_LEVEL,
+    MESSAGE_LEVEL,
+    AgentFormatError,
+    Message,
+    Role,
+    Tool,
+    ToolCall,
+    dump_item,
+    final_answer,
+    first_user_text,
+    make,
+    plain_items,
+    tool_calls_of,
+)
+from ragmeter.datasets._values import MAX_DEPTH, MAX_INT_DIGITS, too_deep_or_long
 
 __all__ = [
     "AGENT_FIELDS",
@@ -36,7 +58,6 @@ __all__ = [
     "turns_from_tools_called",
 ]
 
-Role = Literal["system", "user", "assistant", "tool"]
 #: the row fields this module reads
 AGENT_FIELDS = ("messages", "reference_tool_calls", "reference_topics", "available_tools")
 _ROLES: dict[str, Role] = {
@@ -52,52 +73,20 @@ _ROLES: dict[str, Role] = {
 #: keys a tool call's arguments may come under (ours and OpenAI's, RAGAS's, Anthropic's,
 #: DeepEval's)
 _ARGUMENT_KEYS = ("arguments", "args", "input", "input_parameters")
+#: where an item sits inside its field, as parts: ``(3, "tool_calls", 0)`` is
+#: ``[3].tool_calls[0]`` (made into text only for an error)
+Where = tuple[str | int, ...]
 
 
-class AgentFormatError(ValueError):
-    """An agent field's item is malformed: ``path`` says where inside the field."""
-
-    def __init__(self, path: str, message: str) -> None:
-        self.path = path
-        self.message = message
-        super().__init__(f"{path}: {message}" if path else message)
-
-
-class ToolCall(BaseModel):
-    """One call of a tool: its name and arguments (a JSON value, usually an object)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str = Field(min_length=1)
-    arguments: Any = Field(default_factory=dict)
-    id: str | None = None
-
-
-class Message(BaseModel):
-    """One message of a conversation. An assistant message may call tools; a tool message
-    is the result of the call ``tool_call_id`` (of tool ``name``)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    role: Role
-    content: str = ""
-    tool_calls: tuple[ToolCall, ...] = ()
-    tool_call_id: str | None = None
-    name: str | None = None
-
-
-class Tool(BaseModel):
-    """A tool on offer: name, description and the JSON schema of its arguments."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str = Field(min_length=1)
-    description: str = ""
-    parameters: dict[str, Any] = Field(default_factory=dict)
+def _path(where: Where) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in where)
 
 
 def _plain(value: Any) -> Any:
-    """A message object of another library (a pydantic model) as a dict; others as given."""
+    """Our own items and another library's message objects (pydantic models) as dicts;
+    others as given."""
+    if isinstance(value, Message | ToolCall | Tool):
+        return dump_item(value)
     dump = getattr(value, "model_dump", None)
     return dump() if callable(dump) and not isinstance(value, type) else value
 
@@ -111,6 +100,8 @@ def _listed(value: Any, what: str) -> list[Any]:
             raise AgentFormatError(
                 "", f"expected a list of {what}, got text that is not JSON ({exc})"
             ) from None
+        except RecursionError:
+            raise AgentFormatError("", "nested too deeply to read", over_limit=True) from None
     if isinstance(value, tuple):
         value = list(value)
     if not isinstance(value, list):
@@ -137,44 +128,94 @@ def _text(value: Any, path: str) -> str:
     raise AgentFormatError(path, f"expected text, got {type(value).__name__}")
 
 
-def _arguments(value: Any, path: str) -> Any:
+def _within(value: Any, room: int, max_depth: int, at: Where) -> None:
+    """AgentFormatError unless ``value`` nests at most ``room`` levels (the row's
+    ``max_depth`` less where it sits) and holds no integer too long to write down."""
+    deep, digits = too_deep_or_long(value, room)
+    if deep:
+        raise AgentFormatError(_path(at), f"nested deeper than {max_depth} levels", over_limit=True)
+    if digits is not None:
+        raise AgentFormatError(
+            _path(at),
+            f"holds an integer of about {digits:,} digits; numbers in a row have at most "
+            f"{MAX_INT_DIGITS:,}",
+        )
+
+
+def _arguments(value: Any, room: int, max_depth: int, at: Where) -> Any:
     """A call's arguments as a JSON value: OpenAI's JSON text parsed, a dict kept."""
-    if isinstance(value, str):
-        if not value.strip():
+    if type(value) is str:
+        if not value or value.isspace():
             return {}
         try:
-            return json.loads(value)
+            parsed = decode_json(value)
         except ValueError as exc:
-            raise AgentFormatError(path, f"arguments are not valid JSON ({exc})") from None
-    return {} if value is None else value
+            raise AgentFormatError(_path(at), f"arguments are not valid JSON ({exc})") from None
+        except RecursionError:
+            raise AgentFormatError(
+                _path(at), f"nested deeper than {max_depth} levels", over_limit=True
+            ) from None
+        # a short text cannot nest deeper than it has brackets, nor hold a long integer
+        if len(value) > MAX_INT_DIGITS or value.count("{") + value.count("[") > room:
+            _within(parsed, room, max_depth, at)
+        return parsed
+    if value is None:
+        return {}
+    if isinstance(value, str):  # a subclass of str: as text
+        return _arguments(str(value), room, max_depth, at)
+    _within(value, room, max_depth, at)
+    return value
 
 
-def _call(raw: Any, path: str) -> ToolCall:
-    """One tool call in any of the shapes: ``{name, arguments}`` (or ``args``, ``input``,
-    ``input_parameters``), OpenAI's ``{id, function: {name, arguments}}``, Anthropic's
-    ``{type: tool_use, id, name, input}``."""
-    raw = _plain(raw)
-    if not isinstance(raw, Mapping):
-        raise AgentFormatError(path, f"expected a tool call object, got {type(raw).__name__}")
-    body, where = raw, path
-    if isinstance(raw.get("function"), Mapping):
-        body, where = raw["function"], f"{path}.function"
+def _call(raw: Any, at: Where, level: int, max_depth: int, number: int | None = None) -> ToolCall:
+    """One tool call (at ``at``, on nesting level ``level``) in any of the shapes: ``{name,
+    arguments}`` (or ``args``, ``input``, ``input_parameters``), OpenAI's ``{id, function:
+    {name, arguments}}``, Anthropic's ``{type: tool_use, id, name, input}``. A call without an
+    id gets ``call_<number>`` when a number is given."""
+    if type(raw) is not dict:
+        raw = _plain(raw)
+        if not isinstance(raw, Mapping):
+            raise AgentFormatError(
+                _path(at), f"expected a tool call object, got {type(raw).__name__}"
+            )
+    body = raw.get("function")
+    if type(body) is dict or isinstance(body, Mapping):
+        at, level = (*at, "function"), level + 1
+    else:
+        body = raw
     name = body.get("name")
-    if not isinstance(name, str) or not name:
-        raise AgentFormatError(f"{where}.name", "a tool call needs a name")
-    key = next((k for k in _ARGUMENT_KEYS if k in body), "arguments")
-    arguments = _arguments(body.get(key), f"{where}.{key}")
+    if type(name) is not str or not name:
+        if not isinstance(name, str) or not name:
+            raise AgentFormatError(_path((*at, "name")), "a tool call needs a name")
+        name = str(name)
+    if "arguments" in body:
+        key = "arguments"
+    else:
+        key = next((k for k in _ARGUMENT_KEYS if k in body), "arguments")
+    arguments = _arguments(body.get(key), max_depth - level, max_depth, (*at, key))
     call_id = raw.get("id")
-    return ToolCall(name=name, arguments=arguments, id=None if call_id is None else str(call_id))
+    if call_id is None:
+        call_id = None if number is None else f"call_{number}"
+    elif type(call_id) is not str:
+        call_id = str(call_id)
+    return make(ToolCall, (name, arguments, call_id))
 
 
-def read_tool_calls(value: Any) -> tuple[ToolCall, ...]:
+def read_tool_calls(value: Any, max_depth: int = MAX_DEPTH) -> tuple[ToolCall, ...]:
     """Expected tool calls (``reference_tool_calls``, DeepEval's ``expected_tools``), in
     order."""
-    return tuple(_call(item, f"[{i}]") for i, item in enumerate(_listed(value, "tool calls")))
+    items = _listed(value, "tool calls")
+    fast = plain_calls(items, max_depth)
+    return fast if fast is not None else calls_of(items, max_depth)
 
 
-def read_tools(value: Any) -> tuple[Tool, ...]:
+def calls_of(items: list[Any], max_depth: int) -> tuple[ToolCall, ...]:
+    """The general reader of expected calls: every shape, every error worded."""
+    level = FIELD_LEVEL + 1
+    return tuple(_call(item, (i,), level, max_depth) for i, item in enumerate(items))
+
+
+def read_tools(value: Any, max_depth: int = MAX_DEPTH) -> tuple[Tool, ...]:
     """Tools on offer: OpenAI's ``{type: function, function: {name, description,
     parameters}}``, Anthropic's ``{name, description, input_schema}`` or ``{name,
     description, parameters}``."""
@@ -183,15 +224,21 @@ def read_tools(value: Any) -> tuple[Tool, ...]:
         item = _plain(item)
         if not isinstance(item, Mapping):
             raise AgentFormatError(f"[{i}]", f"expected a tool object, got {type(item).__name__}")
-        body = item["function"] if isinstance(item.get("function"), Mapping) else item
+        level = FIELD_LEVEL + 1
+        body = item
+        if isinstance(item.get("function"), Mapping):
+            body, level = item["function"], level + 1
         name = body.get("name")
         if not isinstance(name, str) or not name:
             raise AgentFormatError(f"[{i}].name", "a tool needs a name")
-        schema = body.get("parameters", body.get("input_schema")) or {}
+        key = "parameters" if "parameters" in body else "input_schema"
+        schema = body.get(key) or {}
         if not isinstance(schema, Mapping):
             raise AgentFormatError(f"[{i}].parameters", "expected a JSON schema object")
+        schema = dict(schema)
+        _within(schema, max_depth - level, max_depth, (i, key))
         description = body.get("description") or ""
-        out.append(Tool(name=name, description=str(description), parameters=dict(schema)))
+        out.append(Tool(name=str(name), description=str(description), parameters=schema))
     return tuple(out)
 
 
@@ -199,161 +246,170 @@ class _Reader:
     """Messages read one by one, each tool result tied to its call: by id, else (RAGAS,
     DeepEval) to the oldest call not yet answered."""
 
-    def __init__(self) -> None:
+    __slots__ = ("calls", "max_depth", "messages", "waiting")
+
+    def __init__(self, max_depth: int) -> None:
+        self.max_depth = max_depth
         self.messages: list[Message] = []
         self.calls: dict[str, ToolCall] = {}
-        self.waiting: list[ToolCall] = []  # calls without a result yet, oldest first
+        self.waiting: dict[str, None] = {}  # ids of the calls without a result, oldest first
 
     def assistant(self, content: str, calls: Sequence[ToolCall]) -> None:
-        numbered = []
+        """An assistant message; its calls all have ids (``_call`` numbers the rest)."""
         for call in calls:
-            if call.id is None:  # id-less formats: an id by position, so results can say
-                call = call.model_copy(update={"id": f"call_{len(self.calls)}"})
             self.calls[call.id or ""] = call
-            self.waiting.append(call)
-            numbered.append(call)
-        self.messages.append(Message(role="assistant", content=content, tool_calls=tuple(numbered)))
+            self.waiting[call.id or ""] = None
+        self.messages.append(make(Message, ("assistant", content, tuple(calls), None, None)))
 
-    def result(self, content: str, call_id: Any, path: str) -> None:
+    def result(self, content: str, call_id: Any, at: Where) -> None:
         if call_id is not None:
-            call = self.calls.get(str(call_id))
-            if call is None:
+            key = call_id if type(call_id) is str else str(call_id)
+            found = self.calls.get(key)
+            if found is None:
                 raise AgentFormatError(
-                    path, f"a tool result with no call: no earlier tool call has id '{call_id}'"
+                    _path(at),
+                    f"a tool result with no call: no earlier tool call has id '{call_id}'",
                 )
+            self.waiting.pop(key, None)
         elif self.waiting:
-            call = self.waiting[0]
+            key = next(iter(self.waiting))
+            del self.waiting[key]
+            found = self.calls[key]
         else:
             raise AgentFormatError(
-                path, "a tool result with no call: no tool call before it waits for one"
+                _path(at), "a tool result with no call: no tool call before it waits for one"
             )
-        if call in self.waiting:
-            self.waiting.remove(call)
-        self.messages.append(
-            Message(role="tool", content=content, tool_call_id=call.id, name=call.name)
-        )
+        self.messages.append(make(Message, ("tool", content, (), found.id, found.name)))
 
     def plain(self, role: Role, content: str) -> None:
-        self.messages.append(Message(role=role, content=content))
+        self.messages.append(make(Message, (role, content, (), None, None)))
 
 
-def _blocks(reader: _Reader, role: Role, blocks: list[Any], path: str) -> None:
+def _blocks(reader: _Reader, role: Role, blocks: list[Any], index: int) -> None:
     """Anthropic's content blocks: text, ``tool_use`` (calls), ``tool_result`` (results)."""
     texts: list[str] = []
     calls: list[ToolCall] = []
+    level = MESSAGE_LEVEL + 2  # message, content list, block
     for j, block in enumerate(blocks):
-        where = f"{path}.content[{j}]"
+        where = (index, "content", j)
         kind = block.get("type") if isinstance(block, Mapping) else None
         if kind == "tool_use":
-            calls.append(_call(block, where))
+            calls.append(_call(block, where, level, reader.max_depth))
         elif kind == "tool_result":
-            reader.result(
-                _text(block.get("content"), f"{where}.content"), block.get("tool_use_id"), where
-            )
+            text = _text(block.get("content"), _path((*where, "content")))
+            reader.result(text, block.get("tool_use_id"), where)
         else:
-            texts.append(_text([block], f"{path}.content"))
+            texts.append(_text([block], f"[{index}].content"))
     if role == "assistant" and (texts or calls):
-        reader.assistant("\n".join(texts), calls)
+        reader.assistant("\n".join(texts), _numbered(calls, len(reader.calls)))
     elif texts:
         reader.plain(role, "\n".join(texts))
 
 
-def _message(reader: _Reader, raw: Any, path: str) -> None:
-    raw = _plain(raw)
-    if not isinstance(raw, Mapping):
-        raise AgentFormatError(path, f"expected a message object, got {type(raw).__name__}")
+def _numbered(calls: list[ToolCall], start: int) -> list[ToolCall]:
+    """Anthropic's calls in one message, ids given by position where a block had none."""
+    return [
+        c if c.id is not None else c._replace(id=f"call_{start + i}") for i, c in enumerate(calls)
+    ]
+
+
+def _message(reader: _Reader, raw: Any, index: int) -> None:
+    if type(raw) is not dict:
+        raw = _plain(raw)
+        if not isinstance(raw, Mapping):
+            raise AgentFormatError(
+                f"[{index}]", f"expected a message object, got {type(raw).__name__}"
+            )
     given = raw.get("role", raw.get("type"))
     role = _ROLES.get(given) if isinstance(given, str) else None
     if role is None:
         raise AgentFormatError(
-            f"{path}.role", f"unknown role {given!r} (expected system, user, assistant or tool)"
+            f"[{index}].role", f"unknown role {given!r} (expected system, user, assistant or tool)"
         )
     content = raw.get("content")
-    if isinstance(content, list) and any(
+    if type(content) is str:
+        text = content
+    elif isinstance(content, list) and any(
         isinstance(b, Mapping) and b.get("type") in ("tool_use", "tool_result") for b in content
     ):
-        _blocks(reader, role, content, path)
+        _blocks(reader, role, content, index)
         return
-    text = _text(content, f"{path}.content")
-    if role == "tool":
-        call_id = raw.get("tool_call_id", raw.get("tool_use_id"))
-        reader.result(text, call_id, path)
-    elif role == "assistant":
-        calls = _assistant_calls(reader, raw, path)
-        reader.assistant(text, calls)
-        for call, output in _outputs(raw, calls):
-            reader.result(output, call.id, path)
     else:
-        reader.plain(role, text)
+        text = _text(content, f"[{index}].content")
+    if role == "assistant":
+        calls = _assistant_calls(reader, raw, index)
+        reader.assistant(text, calls)
+        if "tools_called" in raw:
+            for call, output in _outputs(raw, calls, reader.max_depth, index):
+                reader.result(output, call.id, (index,))
+    elif role == "tool":
+        call_id = raw.get("tool_call_id", raw.get("tool_use_id"))
+        reader.result(text, call_id, (index,))
+    else:
+        reader.messages.append(make(Message, (role, text, (), None, None)))
 
 
-def _assistant_calls(reader: _Reader, raw: Mapping[str, Any], path: str) -> list[ToolCall]:
-    found = []
+def _assistant_calls(reader: _Reader, raw: Mapping[str, Any], index: int) -> list[ToolCall]:
+    found: list[ToolCall] = []
+    start, level, max_depth = len(reader.calls), MESSAGE_LEVEL + 2, reader.max_depth
     for key in ("tool_calls", "tools_called"):
-        if raw.get(key) is not None:
-            items = raw[key]
+        items = raw.get(key)
+        if items is not None:
             if not isinstance(items, list):
-                raise AgentFormatError(f"{path}.{key}", "expected a list of tool calls")
-            found += [_call(item, f"{path}.{key}[{k}]") for k, item in enumerate(items)]
+                raise AgentFormatError(f"[{index}].{key}", "expected a list of tool calls")
+            for k, item in enumerate(items):
+                found.append(_call(item, (index, key, k), level, max_depth, start + len(found)))
     if isinstance(raw.get("function_call"), Mapping):
-        found.append(_call(raw["function_call"], f"{path}.function_call"))
-    return [
-        c if c.id else c.model_copy(update={"id": f"call_{len(reader.calls) + i}"})
-        for i, c in enumerate(found)
-    ]
+        at = (index, "function_call")
+        found.append(_call(raw["function_call"], at, level - 1, max_depth, start + len(found)))
+    return found
 
 
-def _outputs(raw: Mapping[str, Any], calls: list[ToolCall]) -> list[tuple[ToolCall, str]]:
+def _outputs(
+    raw: Mapping[str, Any], calls: list[ToolCall], max_depth: int, index: int
+) -> list[tuple[ToolCall, str]]:
     """DeepEval's ``tools_called`` carry their output: each becomes a tool result."""
     items = raw.get("tools_called")
     if not isinstance(items, list):
         return []
     start = len(calls) - len(items)
     out = []
-    for call, item in zip(calls[start:], items, strict=True):
+    room = max_depth - (MESSAGE_LEVEL + 2)  # message, tools_called, call: the output's level
+    for k, (call, item) in enumerate(zip(calls[start:], items, strict=True)):
         output = _plain(item).get("output") if isinstance(_plain(item), Mapping) else None
-        if output is not None:
-            text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-            out.append((call, text))
+        if output is None:
+            continue
+        if isinstance(output, str):
+            out.append((call, output))
+        else:
+            _within(output, room, max_depth, (index, "tools_called", k, "output"))
+            out.append((call, json.dumps(output, ensure_ascii=False)))
     return out
 
 
-def read_messages(value: Any) -> tuple[Message, ...]:
-    """A conversation in any of the formats, in one form; AgentFormatError naming the item."""
-    reader = _Reader()
-    for i, item in enumerate(_listed(value, "messages")):
-        _message(reader, item, f"[{i}]")
+def read_messages(value: Any, max_depth: int = MAX_DEPTH) -> tuple[Message, ...]:
+    """A conversation in any of the formats, in one form; AgentFormatError naming the item.
+    ``max_depth`` is the row's nesting limit (the row object is level 1)."""
+    items = _listed(value, "messages")
+    fast = openai_messages(items, max_depth)
+    return fast if fast is not None else messages_of(items, max_depth)
+
+
+def messages_of(items: list[Any], max_depth: int) -> tuple[Message, ...]:
+    """The general reader of a conversation's items: every format, every error worded."""
+    reader = _Reader(max_depth)
+    for index, item in enumerate(items):
+        _message(reader, item, index)
     return tuple(reader.messages)
 
 
-def turns_from_tools_called(query: str, calls: Any, response: str | None) -> tuple[Message, ...]:
+def turns_from_tools_called(
+    query: str, calls: Any, response: str | None, max_depth: int = MAX_DEPTH
+) -> tuple[Message, ...]:
     """DeepEval's single-turn case (input, ``tools_called``, actual output) as messages."""
     turn: dict[str, Any] = {"role": "assistant", "content": "", "tools_called": calls}
     messages: list[Any] = [{"role": "user", "content": query}, turn]
     if response:
         messages.append({"role": "assistant", "content": response})
-    return read_messages(messages)
-
-
-def plain_items(items: Iterable[BaseModel]) -> list[dict[str, Any]]:
-    """Messages, calls or tools as plain dicts, what is at its default left out: how rows
-    are written and stored (and read back by the readers above)."""
-    return [item.model_dump(exclude_defaults=True) for item in items]
-
-
-def tool_calls_of(messages: Iterable[Message]) -> list[ToolCall]:
-    """Every tool call the assistant made, in order."""
-    return [call for m in messages if m.role == "assistant" for call in m.tool_calls]
-
-
-def first_user_text(messages: Iterable[Message]) -> str | None:
-    """The first user message's text (a conversation's query), None without one."""
-    return next((m.content for m in messages if m.role == "user" and m.content.strip()), None)
-
-
-def final_answer(messages: Sequence[Message]) -> str | None:
-    """The last assistant message's text, None when the assistant never answered in text."""
-    return next(
-        (m.content for m in reversed(messages) if m.role == "assistant" and m.content.strip()),
-        None,
-    )
+    # the calls sit two levels deeper in these messages than in the row they came from
+    return read_messages(messages, max_depth + 2)

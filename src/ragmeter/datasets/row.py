@@ -16,6 +16,15 @@ from pydantic import (
     field_validator,
 )
 
+from ragmeter.datasets._values import (
+    INT_CAP,
+    MAX_DEPTH,
+    MAX_INT_DIGITS,
+    TooLongNumber,
+    digits_of,
+    nesting_depth,
+    scan,
+)
 from ragmeter.datasets.agent import (
     AgentFormatError,
     Message,
@@ -90,29 +99,6 @@ _EXPECTED: dict[str, str] = {
     "reference_topics": "a list of strings",
 }
 
-#: how deep a row may nest (the row object is level 1) unless a caller gives its own limit;
-#: far below what Python's JSON and validation can recurse through
-MAX_DEPTH = 64
-
-#: digits of an integer in a row: far beyond any id or count, and within what Python turns
-#: into text (4,300 digits), which every message, JSON answer and stored row needs
-MAX_INT_DIGITS = 1000
-_INT_CAP = 10**MAX_INT_DIGITS
-
-
-class TooLongNumber:
-    """An integer a JSON reader met with more than ``MAX_INT_DIGITS`` digits, kept as its
-    length (never converted) so that the row check can name the field that holds it."""
-
-    __slots__ = ("digits",)
-
-    def __init__(self, digits: int) -> None:
-        self.digits = digits
-
-    def __repr__(self) -> str:
-        return f"<an integer of {self.digits:,} digits>"
-
-
 LIST_FIELDS = frozenset(
     {
         "reference_contexts",
@@ -128,6 +114,7 @@ _AGENT_READERS = {
     "reference_tool_calls": read_tool_calls,
     "available_tools": read_tools,
 }
+_AGENT_READ = frozenset({*_AGENT_READERS, "tools_called"})
 
 
 class Row(BaseModel):
@@ -159,7 +146,9 @@ class Row(BaseModel):
         return value
 
     @field_serializer("messages", "reference_tool_calls", "available_tools")
-    def _plain(self, value: Sequence[BaseModel] | None) -> list[dict[str, Any]] | None:
+    def _plain(
+        self, value: Sequence[Message | ToolCall | Tool] | None
+    ) -> list[dict[str, Any]] | None:
         return None if value is None else plain_items(value)
 
     def to_raw(self) -> dict[str, Any]:
@@ -190,7 +179,7 @@ def _canonical_fields(raw: Mapping[str, Any], row: int) -> dict[str, Any]:
             continue
         if _is_missing(value):
             continue
-        if canonical in fields and fields[canonical] != value:
+        if canonical in fields and not _same(fields[canonical], value):
             raise DatasetError(
                 f"given twice with different values, as '{given_as[canonical]}' and '{key}'",
                 row=row,
@@ -203,12 +192,20 @@ def _canonical_fields(raw: Mapping[str, Any], row: int) -> dict[str, Any]:
     return fields
 
 
+def _same(one: Any, other: Any) -> bool:
+    """Whether two values of a field are equal; values too deep to compare are not."""
+    try:
+        return bool(one == other)
+    except RecursionError:
+        return False
+
+
 class _ShortRepr(reprlib.Repr):
     """A repr bounded in length whatever the value: long strings and lists are cut, an
     integer too long to print is named by its size."""
 
     def repr_int(self, x: int, level: int) -> str:
-        if abs(x) >= _INT_CAP:
+        if abs(x) >= INT_CAP:
             return f"<an integer of more than {MAX_INT_DIGITS:,} digits>"
         return super().repr_int(x, level)
 
@@ -229,87 +226,20 @@ def _field_name(key: Any) -> str:
     return key[:100] if isinstance(key, str) else _describe(key)
 
 
-def nesting_depth(value: Any, limit: int) -> int:
-    """How deep ``value`` nests (a scalar 0, ``[]`` 1, ``[[1]]`` 2), counted without recursion
-    and only up to ``limit + 1``."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, Mapping):
-            children: Any = item.values()
-        elif isinstance(item, list | tuple):
-            children = item
-        else:
-            continue
-        depth += 1
-        if depth > limit:
-            return depth
-        deepest = max(deepest, depth)
-        stack.extend((child, depth) for child in children)
-    return deepest
-
-
-def _digits(item: Any) -> int | None:
-    """The digits of ``item`` if it is an integer over ``MAX_INT_DIGITS`` (at least that many
-    for one Python made, counted from its bits), else None."""
-    if isinstance(item, TooLongNumber):
-        return item.digits
-    if isinstance(item, int) and not isinstance(item, bool) and abs(item) >= _INT_CAP:
-        return max(MAX_INT_DIGITS + 1, int(item.bit_length() * math.log10(2)))
-    return None
-
-
-def _scan(value: Any, limit: int) -> tuple[int, int | None]:
-    """One walk of ``value`` without recursion: how deep it nests (up to ``limit + 1``) and
-    the digits of the first integer too long to write down, or None. Strings and the other
-    scalars a row is made of are passed over at once, never put on the walk's stack (this
-    runs for every row)."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        kind = type(item)
-        if kind is dict:
-            children: Any = [*item.keys(), *item.values()]
-        elif kind is list or kind is tuple:
-            children = item
-        elif kind is str or kind is float or item is None or kind is bool:
-            continue
-        elif isinstance(item, Mapping):
-            children = [*item.keys(), *item.values()]
-        elif isinstance(item, list | tuple | set | frozenset):
-            children = item
-        else:
-            digits = _digits(item)
-            if digits is not None:
-                return deepest, digits
-            continue
-        depth += 1
-        if depth > limit:
-            return depth, None
-        deepest = max(deepest, depth)
-        for child in children:
-            kind = type(child)
-            if kind is str or kind is float or child is None or kind is bool:
-                continue
-            if kind is int and -_INT_CAP < child < _INT_CAP:
-                continue  # an integer short enough: nothing to walk or check
-            stack.append((child, depth))
-    return deepest, None
-
-
 def _check_values(raw: Mapping[Any, Any], limit: int, setting: str, where: dict[str, Any]) -> None:
     """DatasetError naming the field whose value nests deeper than ``limit`` or holds an
-    integer too long to write down (every message and stored row would fail on it)."""
+    integer too long to write down (every message and stored row would fail on it). The agent
+    fields are left to their readers, which check what they keep (``datasets.agent``)."""
     for key, value in raw.items():
-        depth, digits = _scan(value, limit)
+        if _read_by_agent_reader(key, value):
+            continue
+        depth, digits = scan(value, limit)
         if 1 + depth > limit:
             hint = f" ({setting})" if setting else ""
             raise DatasetError(
                 f"nested deeper than {limit} levels{hint}", field=_field_name(key), **where
             )
-        digits = _digits(key) or digits
+        digits = digits_of(key) or digits
         if digits is not None:
             raise DatasetError(
                 f"holds an integer of about {digits:,} digits; numbers in a row have at most "
@@ -317,6 +247,15 @@ def _check_values(raw: Mapping[Any, Any], limit: int, setting: str, where: dict[
                 field=_field_name(key),
                 **where,
             )
+
+
+def _read_by_agent_reader(key: Any, value: Any) -> bool:
+    """Whether the field ``key`` is one an agent reader takes (a query given as a list is a
+    conversation)."""
+    canonical = FIELD_ALIASES.get(key) if isinstance(key, str) else None
+    if canonical in _AGENT_READ:
+        return True
+    return canonical == "query" and isinstance(value, list | tuple)
 
 
 def row_from_mapping(
@@ -341,7 +280,7 @@ def row_from_mapping(
     where = {"row": row, "source": source, "line": line}
     _check_values(raw, max_depth, depth_setting, where)
     fields = _canonical_fields(raw, row)
-    _agent_fields(fields, where)
+    _agent_fields(fields, where, max_depth, depth_setting)
     if "query" not in fields:
         raise DatasetError(
             "missing; every row needs a query (aliases: question, user_input)",
@@ -366,7 +305,14 @@ def row_from_mapping(
     return validated
 
 
-def _agent_fields(fields: dict[str, Any], where: dict[str, Any]) -> None:
+def _agent_error(exc: AgentFormatError, setting: str) -> str:
+    """The message of an agent reader's error, naming the setting of a limit it hit."""
+    return f"{exc.message} ({setting})" if exc.over_limit and setting else exc.message
+
+
+def _agent_fields(
+    fields: dict[str, Any], where: dict[str, Any], max_depth: int = MAX_DEPTH, setting: str = ""
+) -> None:
     """The agent fields in their one form (``datasets.agent``), in place: a conversation
     given as RAGAS's multi-turn ``user_input`` or DeepEval's ``tools_called`` becomes
     ``messages``; a row without a query takes its first user message's text."""
@@ -379,9 +325,10 @@ def _agent_fields(fields: dict[str, Any], where: dict[str, Any]) -> None:
     for name, read in _AGENT_READERS.items():
         if name in fields:
             try:
-                fields[name] = read(fields[name])
+                fields[name] = read(fields[name], max_depth)
             except AgentFormatError as exc:
-                raise DatasetError(exc.message, field=f"{name}{exc.path}", **where) from None
+                message = _agent_error(exc, setting)
+                raise DatasetError(message, field=f"{name}{exc.path}", **where) from None
     if "tools_called" in fields:
         calls = fields.pop("tools_called")
         if "messages" in fields:
@@ -391,11 +338,12 @@ def _agent_fields(fields: dict[str, Any], where: dict[str, Any]) -> None:
         if isinstance(fields.get("query"), str):
             try:
                 fields["messages"] = turns_from_tools_called(
-                    fields["query"], calls, fields.get("response")
+                    fields["query"], calls, fields.get("response"), max_depth
                 )
             except AgentFormatError as exc:
                 path = exc.path.replace("[1].tools_called", "", 1)
-                raise DatasetError(exc.message, field=f"tools_called{path}", **where) from None
+                message = _agent_error(exc, setting)
+                raise DatasetError(message, field=f"tools_called{path}", **where) from None
     if "query" not in fields and fields.get("messages"):
         asked = first_user_text(fields["messages"])
         if asked is None:

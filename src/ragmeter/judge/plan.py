@@ -142,7 +142,7 @@ def conversation_inputs(row: Row) -> dict[str, Any]:
         "conversation": conversation,
         "assistant_turns": [m.content for m in messages if m.role == "assistant" and m.content],
         "tool_calls": calls,
-        "available_tools": None if tools is None else [t.model_dump() for t in tools],
+        "available_tools": None if tools is None else [t._asdict() for t in tools],
         "reference_topics": None if row.reference_topics is None else list(row.reference_topics),
     }
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from ragmeter.apps import AppPolicy
 from ragmeter.config import Settings
-from ragmeter.datasets import Dataset, load_dataset
+from ragmeter.datasets import Dataset, DatasetLimits, load_dataset
 from ragmeter.embeddings import Embedder, embedder_from_config
 from ragmeter.errors import ConfigError, DatasetError
 from ragmeter.judge.from_config import judge_from_config
@@ -95,13 +95,17 @@ def build_plan(
     policy: AppPolicy | None = None,
     given: Given | None = None,
     judge_hint: str = " (context.model names it)",
+    limits: DatasetLimits | None = None,
 ) -> RunPlan:
     """Resolve and check everything ``config`` names; the first problem is raised (a
     RagmeterError naming the field, row or thing not found). The service gives its app
     ``policy`` (the run's app may only use what it allows); its judge has no
-    ``max_concurrency``: a model's own limit, shared by every run, never one run's."""
+    ``max_concurrency``: a model's own limit, shared by every run, never one run's, and
+    reads rows within its ``limits`` (``[server]``)."""
     given = given or Given()
-    dataset = rows if isinstance(rows, Dataset) else load_dataset(list(rows), name=source)
+    if not isinstance(rows, Dataset):
+        rows = load_dataset(list(rows), name=source, limits=limits or DatasetLimits())
+    dataset = rows
     if len(dataset) == 0:  # a report of 0 rows would look like a success
         raise DatasetError("holds no rows; nothing to evaluate", source=dataset.source or source)
     metrics = given.metrics or resolve_metrics(config.metrics, top_k=config.top_k)

@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 from ragmeter.config import ServerConfig
+from ragmeter.datasets import DatasetLimits
 from ragmeter.datasets.row import MAX_DEPTH, nesting_depth
 from ragmeter.embeddings import is_local_embedder
 from ragmeter.errors import ConfigError, ConflictError, LimitError, NotFoundError
@@ -108,7 +109,8 @@ def _check(
             setting="[server] max_rows",
             status=413,
         )
-    plan = build_plan(config, rows, svc.kb, source=source, policy=svc.app_policy)
+    limits = DatasetLimits.from_server(server)
+    plan = build_plan(config, rows, svc.kb, source=source, policy=svc.app_policy, limits=limits)
     for metric in plan.metrics:  # built, not yet run: a metric allocates nothing before
         _check_depth(server, f"metric '{metric.metric_name}'", getattr(metric, "top_k", None))
     names = [m.metric_name for m in plan.metrics]

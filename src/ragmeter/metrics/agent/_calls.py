@@ -17,6 +17,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 from ragmeter.datasets.agent import ToolCall
+from ragmeter.metrics.agent._typed import call_keys, typed_key
 
 __all__ = [
     "KeyedCalls",
@@ -29,58 +30,29 @@ __all__ = [
     "typed_key",
 ]
 
-_BOOL, _LIST, _DICT, _OTHER = "\x00bool", "\x00list", "\x00dict", "\x00other"
-#: the types that are their own typed key (``bool`` is not among them: ``True == 1``)
-_PLAIN = frozenset({str, int, float, type(None)})
-
-
-def typed_key(value: Any) -> Hashable:
-    """A hashable key of a JSON value under typed equality: numbers by value (``1`` and
-    ``1.0`` alike), booleans apart from numbers, objects regardless of key order."""
-    kind = type(value)
-    if kind is str or kind is int or kind is float or value is None:
-        scalar: Hashable = value
-        return scalar
-    if kind is dict:
-        for item in value.values():
-            if type(item) not in _PLAIN:
-                return (_DICT, frozenset((k, typed_key(v)) for k, v in value.items()))
-        return (_DICT, frozenset(value.items()))  # flat: the values are their own keys
-    if kind is list:
-        return (_LIST, tuple(typed_key(v) for v in value))
-    if isinstance(value, bool):
-        return (_BOOL, value)
-    if isinstance(value, str | int | float):
-        return value
-    if isinstance(value, Mapping):
-        return (_DICT, frozenset((k, typed_key(v)) for k, v in value.items()))
-    if isinstance(value, list | tuple):
-        return (_LIST, tuple(typed_key(v) for v in value))
-    return (_OTHER, repr(value))
-
 
 def call_key(call: ToolCall, arguments: bool = True) -> Hashable:
     """A call's key: its name and (``arguments``) its typed arguments."""
-    return (call.name, typed_key(call.arguments)) if arguments else call.name
+    return call_keys((call,))[0] if arguments else call.name
 
 
 class KeyedCalls(list[ToolCall]):
     """A row's calls that remember their keys: the agent metrics of one evaluation share
     them, so each call's arguments are walked once."""
 
-    _keys: list[Hashable] | None = None
+    _keys: list[bytes] | None = None
 
-    def typed_keys(self) -> list[Hashable]:
+    def typed_keys(self) -> list[bytes]:
         if self._keys is None:
-            self._keys = [call_key(c) for c in self]
+            self._keys = call_keys(self)
         return self._keys
 
 
-def keys_of(calls: Sequence[ToolCall]) -> list[Hashable]:
+def keys_of(calls: Sequence[ToolCall]) -> list[bytes]:
     """Every call's key (name and typed arguments), in order."""
     if isinstance(calls, KeyedCalls):
         return calls.typed_keys()
-    return [call_key(c) for c in calls]
+    return call_keys(calls)
 
 
 def argument_accuracy(expected: Any, actual: Any) -> float:

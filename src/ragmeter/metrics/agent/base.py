@@ -18,7 +18,14 @@ from ragmeter.metrics.base import BaseEvaluationResult, EvaluationMetric, overri
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.reports.columns import ResultColumns
 
-__all__ = ["NO_MESSAGES", "NO_REFERENCE_CALLS", "Outcome", "ToolCallMetric", "calls_of_rows"]
+__all__ = [
+    "NO_MESSAGES",
+    "NO_REFERENCE_CALLS",
+    "Outcome",
+    "ToolCallMetric",
+    "calls_of_rows",
+    "lacking_calls",
+]
 
 #: why a row without ``messages`` has no score
 NO_MESSAGES = "the row has no messages: the agent's conversation (field 'messages') is needed"
@@ -138,17 +145,14 @@ class ToolCallMetric(EvaluationMetric[list[ToolCall], list[ToolCall]]):
         actual: Sequence[Sequence[ToolCall] | None],
         expected: Sequence[Sequence[ToolCall] | None],
     ) -> tuple[np.ndarray, dict[int, tuple[str, ErrorKind]], dict[int, str]]:
-        """Every row's score, the reasons of its nulls and its feedback."""
+        """Every row's score, the reasons of its nulls and its feedback (a subclass may score
+        all rows at once instead of one by one)."""
         scores = np.full(len(actual), np.nan)
-        errors: dict[int, tuple[str, ErrorKind]] = {}
+        errors = lacking_calls(actual, expected)
         feedback: dict[int, str] = {}
         score_calls = self.score_calls
         for index, (done, wanted) in enumerate(zip(actual, expected, strict=True)):
-            if done is None:
-                errors[index] = (NO_MESSAGES, "input")
-                continue
-            if wanted is None:
-                errors[index] = (NO_REFERENCE_CALLS, "input")
+            if done is None or wanted is None:
                 continue
             score, said = score_calls(done, wanted)
             if score is None:
@@ -158,6 +162,22 @@ class ToolCallMetric(EvaluationMetric[list[ToolCall], list[ToolCall]]):
             if said is not None:
                 feedback[index] = said
         return scores, errors, feedback
+
+
+def lacking_calls(
+    actual: Sequence[Sequence[ToolCall] | None], expected: Sequence[Sequence[ToolCall] | None]
+) -> dict[int, tuple[str, ErrorKind]]:
+    """Why the rows without actual or expected calls have no score."""
+    errors: dict[int, tuple[str, ErrorKind]] = {}
+    if None in actual:
+        errors.update((i, (NO_MESSAGES, "input")) for i, a in enumerate(actual) if a is None)
+    if None in expected:
+        errors.update(
+            (i, (NO_REFERENCE_CALLS, "input"))
+            for i, (a, e) in enumerate(zip(actual, expected, strict=True))
+            if e is None and a is not None
+        )
+    return errors
 
 
 def _plain(calls: Sequence[ToolCall] | None) -> list[dict[str, Any]] | None:

@@ -5,17 +5,20 @@ calls (``reference_tool_calls``), ``A`` its actual calls (from ``messages``), in
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
+import numpy as np
+
 from ragmeter.datasets.agent import ToolCall
+from ragmeter.errors import ErrorKind
 from ragmeter.metrics.agent._calls import (
     Pair,
     align_ordered,
     align_unordered,
     keys_of,
 )
-from ragmeter.metrics.agent.base import Outcome, ToolCallMetric
+from ragmeter.metrics.agent.base import Outcome, ToolCallMetric, lacking_calls
 from ragmeter.metrics.registry import register_metric
 
 __all__ = [
@@ -81,26 +84,21 @@ def ragas_tool_call_accuracy(
 
     where ``arg_score`` compares argument values as ``str``. Any difference in the number of
     calls makes ``aligned`` 0: RAGAS's coverage penalty can never apply."""
-    pred, ref = list(actual), list(expected)
-    if not pred and not ref:
-        return 1.0
-    if not pred or not ref:
-        return 0.0
-    if not strict_order:
-        pred = sorted(pred, key=_ragas_sort_key)
-        ref = sorted(ref, key=_ragas_sort_key)
-    pred_names = [c.name for c in pred]
-    ref_names = [c.name for c in ref]
-    aligned = pred_names == ref_names if strict_order else sorted(pred_names) == sorted(ref_names)
-    score = 0.0
-    for r, p in zip(ref, pred, strict=False):
-        if r.name == p.name:
-            score += _ragas_arg_score(p.arguments, r.arguments)
-    score /= len(ref)
-    compared = min(len(pred), len(ref))
-    if compared < len(ref):
-        score *= compared / len(ref)
-    return score * int(aligned)
+    if not actual or not expected:
+        return 1.0 if not actual and not expected else 0.0
+    if len(actual) != len(expected):
+        return 0.0  # the names cannot align
+    if strict_order:
+        pairs: Iterable[tuple[ToolCall, ToolCall]] = zip(expected, actual, strict=True)
+        if any(r.name != p.name for r, p in zip(expected, actual, strict=True)):
+            return 0.0
+    else:
+        if sorted(c.name for c in actual) != sorted(c.name for c in expected):
+            return 0.0
+        ordered = sorted(actual, key=_ragas_sort_key)
+        pairs = zip(sorted(expected, key=_ragas_sort_key), ordered, strict=True)
+    # the names align pair by pair: RAGAS's sum over the pairs, divided by |E|
+    return sum(_ragas_arg_score(p.arguments, r.arguments) for r, p in pairs) / len(expected)
 
 
 def _pairs_feedback(pairs: Sequence[Pair], expected: int, actual: int) -> str:
@@ -194,6 +192,34 @@ class ToolCallF1Metric(ToolCallMetric):
         parts = _f1_parts(actual, expected)
         return parts[self.part], f"precision {parts[0]:.4g}, recall {parts[1]:.4g}"
 
+    def _score_rows(
+        self,
+        actual: Sequence[Sequence[ToolCall] | None],
+        expected: Sequence[Sequence[ToolCall] | None],
+    ) -> tuple[np.ndarray, dict[int, tuple[str, ErrorKind]], dict[int, str]]:
+        """All rows at once: the distinct calls counted row by row, the ratios over the
+        columns (the same floating-point operations as ``_f1_parts``)."""
+        errors = lacking_calls(actual, expected)
+        rows = [i for i, (a, e) in enumerate(zip(actual, expected, strict=True)) if i not in errors]
+        tp, made, wanted = (np.zeros(len(rows)) for _ in range(3))
+        for k, i in enumerate(rows):
+            done, asked = set(keys_of(actual[i] or ())), set(keys_of(expected[i] or ()))
+            tp[k], made[k], wanted[k] = len(done & asked), len(done), len(asked)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            precision = np.where(made > 0, tp / made, 0.0)
+            recall = np.where(wanted > 0, tp / wanted, 0.0)
+            total = precision + recall
+            f1 = np.where(total > 0, 2 * precision * recall / total, 0.0)
+        parts = np.stack([precision, recall, f1])
+        parts[:, (made == 0) & (wanted == 0)] = 1.0  # nothing expected, nothing made
+        scores = np.full(len(actual), np.nan)
+        scores[rows] = parts[self.part]
+        feedback = {
+            i: f"precision {p:.4g}, recall {r:.4g}"
+            for i, p, r in zip(rows, parts[0].tolist(), parts[1].tolist(), strict=True)
+        }
+        return scores, errors, feedback
+
 
 @register_metric("tool_call_precision")
 class ToolCallPrecisionMetric(ToolCallF1Metric):
@@ -267,6 +293,8 @@ class TrajectoryMatchMetric(ToolCallMetric):
         self.arguments = _check_bool("arguments", arguments)
 
     def score_calls(self, actual: Sequence[ToolCall], expected: Sequence[ToolCall]) -> Outcome:
+        done: Sequence[Hashable]
+        wanted: Sequence[Hashable]
         if self.arguments:
             done, wanted = keys_of(actual), keys_of(expected)
         else:
