@@ -9,7 +9,7 @@ RAGAS's, see tests/integration/test_agent_parity.py), its flexible form and ``to
 
 - ragmeter: ``ragmeter.evaluate(rows, metrics)`` from the list of dicts, the whole user
   path (reading and checking the conversations, scoring, the report); and the scoring alone,
-  each metric's batch pass over the loaded rows;
+  each metric's batch pass over the loaded rows, awaited in one running event loop;
 - RAGAS: its metric objects called as its docs show (``MultiTurnSample`` per row, ``await
   metric.multi_turn_ascore(sample)``), and its dataset path (``evaluate(EvaluationDataset,
   metrics)``), in its own environment (``.venv-agents``, made by
@@ -74,21 +74,25 @@ def ours_scoring(rows: list[dict[str, Any]], metrics: list[str]) -> dict[str, fl
     in one context, as one evaluation scores them (the calls read from the messages once)."""
     dataset = load_dataset(rows)
     out = {}
-    for spec in metrics:
-        metric = create_metric(spec)
+    loop = asyncio.new_event_loop()  # one running loop, as RAGAS's side awaits in one
+    try:
+        for spec in metrics:
+            metric = create_metric(spec)
+            started = time.perf_counter()
+            loop.run_until_complete(metric.compute_rows(dataset, EvaluationContext()))
+            out[spec] = time.perf_counter() - started
+        built = [create_metric(spec) for spec in metrics]
+
+        async def together() -> None:
+            ctx = EvaluationContext()
+            for metric in built:
+                await metric.compute_rows(dataset, ctx)
+
         started = time.perf_counter()
-        asyncio.run(metric.compute_rows(dataset, EvaluationContext()))
-        out[spec] = time.perf_counter() - started
-    built = [create_metric(spec) for spec in metrics]
-
-    async def together() -> None:
-        ctx = EvaluationContext()
-        for metric in built:
-            await metric.compute_rows(dataset, ctx)
-
-    started = time.perf_counter()
-    asyncio.run(together())
-    out["together"] = time.perf_counter() - started
+        loop.run_until_complete(together())
+        out["together"] = time.perf_counter() - started
+    finally:
+        loop.close()
     return out
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from ragmeter.datasets.agent import final_answer, tool_calls_of
 from ragmeter.datasets.loader import load_dataset
-from ragmeter.datasets.row import row_from_mapping
+from ragmeter.datasets.row import TooLongNumber, row_from_mapping
 from ragmeter.errors import DatasetError
 
 OPENAI: dict[str, Any] = {
@@ -193,3 +193,47 @@ def test_agent_files_load_with_lines_and_csv_cells_of_json(tmp_path: Path) -> No
     (row,) = load_dataset(table)
     assert _shape(row) == _shape(row_from_mapping(OPENAI, 0))
     assert row.reference_tool_calls == row_from_mapping(OPENAI, 0).reference_tool_calls
+
+
+DEEP = "[" * 900 + "1" + "]" * 900
+LONG = "9" * 5000
+INSIDE = "[" * 70 + "]" * 70
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "says"),
+    [
+        ('{"messages": [{"role": "user", "content": "q", "x": DEEP}]}',
+         "messages", "nested deeper than 64 levels"),
+        ('{"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": '
+         '[{"id": LONG, "function": {"name": "f", "arguments": "{}"}}]}]}',
+         "messages", "holds an integer of about 5,000 digits"),
+        ('{"query": "q", "available_tools": [{"name": "f", "description": DEEP}]}',
+         "available_tools", "nested deeper than 64 levels"),
+        ('{"query": "q", "reference_tool_calls": [{"name": "f", "arguments": {}, "x": DEEP}]}',
+         "reference_tool_calls", "nested deeper than 64 levels"),
+        ('{"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": '
+         '[{"id": "c1", "function": {"name": "f", "arguments": "INSIDE"}}]}]}',
+         "messages[1].tool_calls[0].function.arguments", "nested deeper than 64 levels"),
+    ],
+)  # fmt: skip
+def test_every_part_of_an_agent_field_is_held_to_the_row_limits(
+    tmp_path: Path, line: str, field: str, says: str
+) -> None:
+    """Whichever reader takes a conversation, nothing in it nests deeper than a row may or
+    holds an integer too long to write down: a file (read as columns) and a row alone are
+    refused alike, naming the field."""
+    line = line.replace("DEEP", DEEP).replace("LONG", LONG).replace("INSIDE", INSIDE)
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"query": "fine"}\n' + line + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    assert (info.value.row, info.value.line, info.value.field) == (1, 2, field)
+    assert says in str(info.value)
+    with pytest.raises(DatasetError, match=says.replace("(", r"\(")):
+        row_from_mapping(json.loads(line, parse_int=_number), 1)
+
+
+def _number(text: str) -> int | TooLongNumber:
+    """A JSON integer as the file reader takes it (one too long to convert kept as such)."""
+    return TooLongNumber(len(text)) if len(text) > 4000 else int(text)

@@ -248,6 +248,11 @@ _message = st.one_of(
     st.just({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1",
                                           "content": "ok"}]}),
     st.just({"role": "assistant", "function_call": {"name": "f", "arguments": "{}"}}),
+    st.just({"role": "user", "content": "q", "x": [[[[[[1]]]]]]}),
+    st.just({"role": "user", "content": "q", "name": [["n"]]}),
+    st.just({"role": "user", "content": "q", "n": 10**1001}),
+    st.just({"role": "assistant", "tool_calls": [{"id": "c1", "type": [[["function"]]],
+                                                  "function": {"name": "f", "arguments": "{}"}}]}),
     st.just("not a message"),
 )  # fmt: skip
 _agent_row = st.fixed_dictionaries(

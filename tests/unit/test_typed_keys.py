@@ -139,3 +139,25 @@ def test_a_value_too_deep_raises_instead_of_crashing() -> None:
         deep = [deep]
     with pytest.raises(RecursionError):
         _typed.typed_key(deep)
+
+
+calls = st.lists(st.builds(ToolCall, st.sampled_from(["f", "g"]), json_values), max_size=5).map(
+    lambda found: found + found[:1]
+)  # a repeated call now and then
+rows_of_calls = st.lists(st.one_of(st.none(), calls), max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows_of_calls, st.data())
+def test_distinct_counts_compiled_are_the_python_counts(actual: list[Any], data: Any) -> None:
+    expected = data.draw(st.lists(st.one_of(st.none(), calls), min_size=len(actual),
+                                  max_size=len(actual)))  # fmt: skip
+    compiled = _typed.distinct_counts(actual, expected)
+    assert compiled.tolist() == _typed.distinct_counts_python(actual, expected).tolist()
+    for (tp, made, wanted), done, asked in zip(compiled.tolist(), actual, expected, strict=True):
+        if done is None or asked is None:
+            assert (tp, made, wanted) == (-1, -1, -1)
+        else:
+            keys = {_typed.typed_key([c.name, c.arguments]) for c in done}
+            wants = {_typed.typed_key([c.name, c.arguments]) for c in asked}
+            assert (tp, made, wanted) == (len(keys & wants), len(keys), len(wants))

@@ -8,21 +8,26 @@
  * closely; the Python readers then read the value from the start and word any error. So this
  * file only ever accepts what the Python fast path accepts, and returns the same items.
  *
- * The items it makes hold only strings, numbers and JSON values; where every part of one is
- * already untracked by the cycle collector, so is the item (as the collector itself would
- * decide on its first pass), and a loaded dataset costs the collector little.
+ * The items it makes hold only strings, numbers and JSON values, and are read-only by
+ * contract. Where every part of one is already untracked by the cycle collector, the item is
+ * untracked too, as the collector itself untracks a plain tuple on its first pass (it never
+ * does for a named tuple), and so are the lists and objects of the arguments it parsed: a
+ * loaded dataset then costs the collector little. Should someone put a cycle into arguments
+ * anyway, it is never collected (a leak, not a crash).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <string.h>
 
-#define MESSAGE_LEVEL 3      /* the row 1, the messages list 2, a message 3 */
-#define FIELD_LEVEL 2        /* a row's field value */
-#define MAX_INT_DIGITS 1000  /* datasets._values.MAX_INT_DIGITS */
+/* set by setup() from the Python constants: a message's and a field value's nesting level
+ * in a row (3 and 2), and datasets._values.MAX_INT_DIGITS */
+static Py_ssize_t MESSAGE_LEVEL = 3, FIELD_LEVEL = 2, MAX_INT_DIGITS = 1000;
 
 static PyObject *MESSAGE = NULL;   /* the Message type */
 static PyObject *TOOL_CALL = NULL; /* the ToolCall type */
 static PyObject *SCAN = NULL;      /* json's scan_once(text, index) -> (value, end) */
-static PyObject *S_ROLE, *S_CONTENT, *S_TOOL_CALLS, *S_TOOLS_CALLED, *S_FUNCTION_CALL,
+static PyObject *ZERO = NULL;      /* the index 0 */
+static PyObject *S_ROLE, *S_CONTENT, *S_TOOL_CALLS, *S_TYPE,
     *S_FUNCTION, *S_ID, *S_NAME, *S_ARGUMENTS, *S_TOOL_CALL_ID, *S_EMPTY, *S_ASSISTANT,
     *S_TOOL, *S_SYSTEM, *S_USER, *S_DEVELOPER;
 
@@ -33,31 +38,19 @@ static int untracked(PyObject *item) {
 }
 
 /* A named tuple of `type` holding the n items given (new references, stolen), untracked
- * when all of them are. */
+ * when all of them are: tuple.__new__(type, items), without the copies. */
 static PyObject *make(PyObject *type, PyObject **items, Py_ssize_t n) {
-    PyObject *values = PyTuple_New(n);
-    if (values == NULL) {
+    PyObject *made = ((PyTypeObject *)type)->tp_alloc((PyTypeObject *)type, n);
+    if (made == NULL) {
         for (Py_ssize_t i = 0; i < n; i++) {
             Py_XDECREF(items[i]);
         }
         return NULL;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyTuple_SET_ITEM(values, i, items[i]);
-    }
-    PyObject *args = PyTuple_Pack(1, values); /* tuple.__new__(type, values) */
-    Py_DECREF(values);
-    if (args == NULL) {
-        return NULL;
-    }
-    PyObject *made = PyTuple_Type.tp_new((PyTypeObject *)type, args, NULL);
-    Py_DECREF(args);
-    if (made == NULL) {
-        return NULL;
-    }
     int all = 1;
-    for (Py_ssize_t i = 0; i < n && all; i++) {
-        all = untracked(PyTuple_GET_ITEM(made, i));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyTuple_SET_ITEM(made, i, items[i]);
+        all = all && untracked(items[i]);
     }
     if (all && PyObject_GC_IsTracked(made)) {
         PyObject_GC_UnTrack(made);
@@ -65,25 +58,58 @@ static PyObject *make(PyObject *type, PyObject **items, Py_ssize_t n) {
     return made;
 }
 
-/* A list's items as a tuple, untracked when they all are. */
-static PyObject *frozen(PyObject *list) {
-    PyObject *out = PyList_AsTuple(list);
-    if (out == NULL) {
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(out); i++) {
-        if (!untracked(PyTuple_GET_ITEM(out, i))) {
-            return out;
+/* A JSON value this module parsed (so no one else holds it) taken out of the cycle
+ * collector's sight where all it holds already is, as the collector would do for a tuple:
+ * it is read-only from here on, and JSON holds no cycles. Returns whether it is untracked. */
+static int untrack_json(PyObject *value) {
+    int all = 1;
+    if (PyList_CheckExact(value)) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(value); i++) {
+            all = untrack_json(PyList_GET_ITEM(value, i)) && all;
         }
+    } else if (PyDict_CheckExact(value)) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *item;
+        while (PyDict_Next(value, &pos, &key, &item)) {
+            all = untrack_json(item) && all;
+        }
+    } else {
+        return untracked(value);
     }
-    if (PyObject_GC_IsTracked(out)) {
-        PyObject_GC_UnTrack(out);
+    if (all && PyObject_GC_IsTracked(value)) {
+        PyObject_GC_UnTrack(value);
     }
-    return out;
+    return all;
 }
 
-/* dict[key] as a borrowed reference; NULL with no error when absent. */
-static PyObject *get(PyObject *dict, PyObject *key) { return PyDict_GetItemWithError(dict, key); }
+/* Whether every key of a dict is an exact str among the `n` allowed ones, the text values
+ * among them (`texts`, a bit per allowed key) exact str or None, and the others (if any)
+ * present as given. Once true, looking up these keys runs no Python code: the dict's keys
+ * are all exact str, compared by their text. */
+static int keys_within(PyObject *dict, PyObject *const *allowed, int n, unsigned texts) {
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(dict, &pos, &key, &value)) {
+        if (!PyUnicode_CheckExact(key)) {
+            return 0;
+        }
+        int k = 0;
+        while (k < n && key != allowed[k] && PyUnicode_Compare(key, allowed[k]) != 0) {
+            k++;
+        }
+        if (k == n) {
+            return 0;
+        }
+        if ((texts >> k) & 1u && value != Py_None && !PyUnicode_CheckExact(value)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* dict[key] as a borrowed reference (NULL when absent), for a dict whose keys passed
+ * keys_within: no Python code runs, so it stays valid while the dict is held. */
+static PyObject *get(PyObject *dict, PyObject *key) { return PyDict_GetItem(dict, key); }
 
 /* The number of '{' and '[' in a text: a bound on how deep its JSON nests. */
 static Py_ssize_t brackets(PyObject *text) {
@@ -104,12 +130,8 @@ static PyObject *arguments_of(PyObject *text, Py_ssize_t room) {
     if (n == 0 || n > MAX_INT_DIGITS || brackets(text) > room) {
         return NULL;
     }
-    PyObject *zero = PyLong_FromLong(0);
-    if (zero == NULL) {
-        return NULL;
-    }
-    PyObject *found = PyObject_CallFunctionObjArgs(SCAN, text, zero, NULL);
-    Py_DECREF(zero);
+    PyObject *call[2] = {text, ZERO};
+    PyObject *found = PyObject_Vectorcall(SCAN, call, 2, NULL);
     if (found == NULL) {
         if (PyErr_ExceptionMatches(PyExc_StopIteration) ||
             PyErr_ExceptionMatches(PyExc_ValueError) ||
@@ -123,31 +145,37 @@ static PyObject *arguments_of(PyObject *text, Py_ssize_t room) {
         Py_ssize_t end = PyLong_AsSsize_t(PyTuple_GET_ITEM(found, 1));
         if (end == n) {
             value = Py_NewRef(PyTuple_GET_ITEM(found, 0));
+            untrack_json(value); /* nested arguments: bounded by `room` above */
+        } else if (end == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
         }
     }
     Py_DECREF(found);
     return value;
 }
 
-/* 1 when set to a new reference, 0 when absent or not vouched for, -1 on error. */
+/* 1 when set to a new reference, 0 when not vouched for here, -1 on error. */
 typedef int Outcome;
 
+static PyObject *CALL_KEYS[3], *FUNCTION_KEYS[2], *ASSISTANT_KEYS[4], *TOOL_KEYS[4],
+    *PLAIN_KEYS[3], *EXPECTED_KEYS[3];
+
 static Outcome openai_call(PyObject *call, Py_ssize_t room, PyObject **made) {
-    if (!PyDict_CheckExact(call)) {
+    /* id, type: text; function: the object */
+    if (!PyDict_CheckExact(call) || !keys_within(call, CALL_KEYS, 3, 0x3u)) {
         return 0;
     }
     PyObject *function = get(call, S_FUNCTION);
-    if (function == NULL || !PyDict_CheckExact(function)) {
-        return PyErr_Occurred() ? -1 : 0;
+    if (function == NULL || !PyDict_CheckExact(function) ||
+        !keys_within(function, FUNCTION_KEYS, 2, 0x3u)) {
+        return 0;
     }
     PyObject *id = get(call, S_ID);
-    PyObject *name = id ? get(function, S_NAME) : NULL;
-    PyObject *text = name ? get(function, S_ARGUMENTS) : NULL;
-    if (text == NULL) {
-        return PyErr_Occurred() ? -1 : 0;
-    }
-    if (!PyUnicode_CheckExact(id) || !PyUnicode_CheckExact(name) ||
-        !PyUnicode_CheckExact(text) || PyUnicode_GET_LENGTH(name) == 0) {
+    PyObject *name = get(function, S_NAME);
+    PyObject *text = get(function, S_ARGUMENTS);
+    if (id == NULL || name == NULL || text == NULL || !PyUnicode_CheckExact(id) ||
+        !PyUnicode_CheckExact(name) || !PyUnicode_CheckExact(text) ||
+        PyUnicode_GET_LENGTH(name) == 0) {
         return 0;
     }
     PyObject *arguments = arguments_of(text, room);
@@ -160,18 +188,8 @@ static Outcome openai_call(PyObject *call, Py_ssize_t room, PyObject **made) {
 }
 
 /* An assistant message's calls as a tuple (each also entered in `calls` by id). */
-static Outcome assistant_calls(PyObject *raw, PyObject *calls, Py_ssize_t room, PyObject **made) {
-    int other = PyDict_Contains(raw, S_TOOLS_CALLED);
-    if (other == 0) {
-        other = PyDict_Contains(raw, S_FUNCTION_CALL);
-    }
-    if (other != 0) {
-        return other < 0 ? -1 : 0;
-    }
-    PyObject *given = get(raw, S_TOOL_CALLS);
-    if (given == NULL && PyErr_Occurred()) {
-        return -1;
-    }
+static Outcome assistant_calls(PyObject *given, PyObject *calls, Py_ssize_t room,
+                               PyObject **made) {
     if (given == NULL || given == Py_None) {
         *made = PyTuple_New(0);
         return *made ? 1 : -1;
@@ -179,89 +197,109 @@ static Outcome assistant_calls(PyObject *raw, PyObject *calls, Py_ssize_t room, 
     if (!PyList_CheckExact(given)) {
         return 0;
     }
-    PyObject *list = PyList_New(0);
-    if (list == NULL) {
+    Py_ssize_t n = PyList_GET_SIZE(given);
+    PyObject *out = PyTuple_New(n);
+    if (out == NULL) {
         return -1;
     }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(given); i++) {
+    int all = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *call = NULL;
         Outcome got = openai_call(PyList_GET_ITEM(given, i), room, &call);
         if (got <= 0) {
-            Py_DECREF(list);
+            Py_DECREF(out);
             return got;
         }
-        int failed = PyList_Append(list, call) < 0 ||
-                     PyDict_SetItem(calls, PyTuple_GET_ITEM(call, 2), call) < 0;
-        Py_DECREF(call);
-        if (failed) {
-            Py_DECREF(list);
+        PyTuple_SET_ITEM(out, i, call);
+        all = all && untracked(call);
+        if (PyDict_SetItem(calls, PyTuple_GET_ITEM(call, 2), call) < 0) {
+            Py_DECREF(out);
             return -1;
         }
     }
-    *made = frozen(list);
-    Py_DECREF(list);
-    return *made ? 1 : -1;
+    if (all && PyObject_GC_IsTracked(out)) {
+        PyObject_GC_UnTrack(out);
+    }
+    *made = out;
+    return 1;
 }
 
 static Outcome message(PyObject *raw, PyObject *calls, Py_ssize_t room, PyObject **made) {
     if (!PyDict_CheckExact(raw)) {
         return 0;
     }
-    PyObject *role = get(raw, S_ROLE);
-    PyObject *content = role ? get(raw, S_CONTENT) : NULL;
-    if (PyErr_Occurred()) {
-        return -1;
+    PyObject *role = PyDict_GetItemWithError(raw, S_ROLE); /* before the keys are vouched for */
+    if (role == NULL || !PyUnicode_CheckExact(role)) {
+        return PyErr_Occurred() ? -1 : 0;
     }
-    if (content == NULL || content == Py_None) {
-        content = S_EMPTY;
-    }
-    if (role == NULL || !PyUnicode_CheckExact(role) || !PyUnicode_CheckExact(content)) {
-        return 0;
-    }
+    Py_INCREF(role);
+    Outcome got = 0;
+    PyObject *content, *as;
+    /* the text keys: content, name (and tool_call_id), a bit each in keys_within's order */
     if (PyUnicode_Compare(role, S_ASSISTANT) == 0) {
-        PyObject *tool_calls = NULL;
-        Outcome got = assistant_calls(raw, calls, room, &tool_calls);
-        if (got <= 0) {
-            return got;
+        if (!keys_within(raw, ASSISTANT_KEYS, 4, 0x6u)) {
+            goto done;
         }
-        PyObject *items[5] = {Py_NewRef(S_ASSISTANT), Py_NewRef(content), tool_calls,
-                              Py_NewRef(Py_None), Py_NewRef(Py_None)};
+        content = get(raw, S_CONTENT);
+        PyObject *tool_calls = NULL;
+        got = assistant_calls(get(raw, S_TOOL_CALLS), calls, room, &tool_calls);
+        if (got <= 0) {
+            goto done;
+        }
+        PyObject *items[5] = {Py_NewRef(S_ASSISTANT),
+                              Py_NewRef(content && content != Py_None ? content : S_EMPTY),
+                              tool_calls, Py_NewRef(Py_None), Py_NewRef(Py_None)};
         *made = make(MESSAGE, items, 5);
     } else if (PyUnicode_Compare(role, S_TOOL) == 0) {
-        PyObject *id = get(raw, S_TOOL_CALL_ID);
-        PyObject *found = id && PyUnicode_CheckExact(id) ? get(calls, id) : NULL;
-        if (found == NULL) {
-            return PyErr_Occurred() ? -1 : 0;
+        if (!keys_within(raw, TOOL_KEYS, 4, 0xEu)) {
+            goto done;
         }
-        PyObject *items[5] = {Py_NewRef(S_TOOL), Py_NewRef(content), PyTuple_New(0),
-                              Py_NewRef(PyTuple_GET_ITEM(found, 2)),
+        PyObject *id = get(raw, S_TOOL_CALL_ID);
+        PyObject *found = id && id != Py_None ? PyDict_GetItemWithError(calls, id) : NULL;
+        if (found == NULL) {
+            got = PyErr_Occurred() ? -1 : 0;
+            goto done;
+        }
+        content = get(raw, S_CONTENT);
+        PyObject *items[5] = {Py_NewRef(S_TOOL),
+                              Py_NewRef(content && content != Py_None ? content : S_EMPTY),
+                              PyTuple_New(0), Py_NewRef(PyTuple_GET_ITEM(found, 2)),
                               Py_NewRef(PyTuple_GET_ITEM(found, 0))};
         if (items[2] == NULL) {
             for (int i = 0; i < 5; i++) {
                 Py_XDECREF(items[i]);
             }
-            return -1;
+            got = -1;
+            goto done;
         }
         *made = make(MESSAGE, items, 5);
     } else {
-        PyObject *as;
         if (PyUnicode_Compare(role, S_USER) == 0) {
             as = S_USER;
         } else if (PyUnicode_Compare(role, S_SYSTEM) == 0 ||
                    PyUnicode_Compare(role, S_DEVELOPER) == 0) {
             as = S_SYSTEM;
         } else {
-            return PyErr_Occurred() ? -1 : 0;
+            goto done;
         }
+        if (!keys_within(raw, PLAIN_KEYS, 3, 0x6u)) {
+            goto done;
+        }
+        content = get(raw, S_CONTENT);
         PyObject *empty = PyTuple_New(0);
         if (empty == NULL) {
-            return -1;
+            got = -1;
+            goto done;
         }
-        PyObject *items[5] = {Py_NewRef(as), Py_NewRef(content), empty, Py_NewRef(Py_None),
-                              Py_NewRef(Py_None)};
+        PyObject *items[5] = {Py_NewRef(as),
+                              Py_NewRef(content && content != Py_None ? content : S_EMPTY),
+                              empty, Py_NewRef(Py_None), Py_NewRef(Py_None)};
         *made = make(MESSAGE, items, 5);
     }
-    return *made ? 1 : -1;
+    got = *made ? 1 : -1;
+done:
+    Py_DECREF(role);
+    return got;
 }
 
 static int ready(void) {
@@ -275,21 +313,28 @@ static int ready(void) {
 static PyObject *openai_messages(PyObject *self, PyObject *args) {
     PyObject *items;
     Py_ssize_t max_depth;
-    if (!PyArg_ParseTuple(args, "O!n:openai_messages", &PyList_Type, &items, &max_depth) ||
-        !ready()) {
+    if (!PyArg_ParseTuple(args, "On:openai_messages", &items, &max_depth) || !ready()) {
         return NULL;
     }
-    Py_ssize_t room = max_depth - (MESSAGE_LEVEL + 3); /* the message, tool_calls, a call,
-                                                          function */
-    PyObject *out = PyList_New(0);
+    /* the message, tool_calls, a call, function: not even a call fits below */
+    if (!PyList_CheckExact(items) || max_depth < MESSAGE_LEVEL + 3) {
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t room = max_depth - (MESSAGE_LEVEL + 3);
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    PyObject *out = PyTuple_New(n);
     PyObject *calls = PyDict_New();
     PyObject *result = NULL;
     if (out == NULL || calls == NULL) {
         goto done;
     }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++) {
+    int all = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *raw = PyList_GET_ITEM(items, i);
         PyObject *made = NULL;
-        Outcome got = message(PyList_GET_ITEM(items, i), calls, room, &made);
+        Py_INCREF(raw);
+        Outcome got = message(raw, calls, room, &made);
+        Py_DECREF(raw);
         if (got < 0) {
             goto done;
         }
@@ -297,13 +342,13 @@ static PyObject *openai_messages(PyObject *self, PyObject *args) {
             result = Py_NewRef(Py_None);
             goto done;
         }
-        int failed = PyList_Append(out, made);
-        Py_DECREF(made);
-        if (failed) {
-            goto done;
-        }
+        PyTuple_SET_ITEM(out, i, made);
+        all = all && untracked(made);
     }
-    result = frozen(out);
+    if (all && PyObject_GC_IsTracked(out)) {
+        PyObject_GC_UnTrack(out);
+    }
+    result = Py_NewRef(out);
 done:
     Py_XDECREF(out);
     Py_XDECREF(calls);
@@ -357,40 +402,30 @@ static int plain_value(PyObject *value, Py_ssize_t room) {
 static PyObject *plain_calls(PyObject *self, PyObject *args) {
     PyObject *items;
     Py_ssize_t max_depth;
-    if (!PyArg_ParseTuple(args, "O!n:plain_calls", &PyList_Type, &items, &max_depth) ||
-        !ready()) {
+    if (!PyArg_ParseTuple(args, "On:plain_calls", &items, &max_depth) || !ready()) {
         return NULL;
     }
+    if (!PyList_CheckExact(items) || max_depth < FIELD_LEVEL + 2) {
+        Py_RETURN_NONE;
+    }
     Py_ssize_t room = max_depth - (FIELD_LEVEL + 1); /* the list, a call */
-    PyObject *out = PyList_New(0);
+    Py_ssize_t n = PyList_GET_SIZE(items);
+    PyObject *out = PyTuple_New(n);
     if (out == NULL) {
         return NULL;
     }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++) {
+    int all = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *raw = PyList_GET_ITEM(items, i);
-        if (!PyDict_CheckExact(raw)) {
-            goto not_here;
-        }
-        int has = PyDict_Contains(raw, S_FUNCTION);
-        if (has != 0) {
-            if (has < 0) {
-                goto fail;
-            }
+        /* name and id: text */
+        if (!PyDict_CheckExact(raw) || !keys_within(raw, EXPECTED_KEYS, 3, 0x5u)) {
             goto not_here;
         }
         PyObject *name = get(raw, S_NAME);
-        PyObject *arguments = name ? get(raw, S_ARGUMENTS) : NULL;
-        PyObject *id = arguments ? get(raw, S_ID) : NULL;
-        if (PyErr_Occurred()) {
-            goto fail;
-        }
-        if (arguments == NULL || !PyUnicode_CheckExact(name) ||
+        PyObject *arguments = get(raw, S_ARGUMENTS);
+        PyObject *id = get(raw, S_ID);
+        if (name == NULL || arguments == NULL || name == Py_None ||
             PyUnicode_GET_LENGTH(name) == 0 || !PyDict_CheckExact(arguments)) {
-            goto not_here;
-        }
-        if (id == NULL) {
-            id = Py_None;
-        } else if (id != Py_None && !PyUnicode_CheckExact(id)) {
             goto not_here;
         }
         /* no recursion guard needed: the walk stops at `room` levels */
@@ -401,17 +436,18 @@ static PyObject *plain_calls(PyObject *self, PyObject *args) {
         if (ok == 0) {
             goto not_here;
         }
-        PyObject *parts[3] = {Py_NewRef(name), Py_NewRef(arguments), Py_NewRef(id)};
+        PyObject *parts[3] = {Py_NewRef(name), Py_NewRef(arguments), Py_NewRef(id ? id : Py_None)};
         PyObject *call = make(TOOL_CALL, parts, 3);
-        if (call == NULL || PyList_Append(out, call) < 0) {
-            Py_XDECREF(call);
+        if (call == NULL) {
             goto fail;
         }
-        Py_DECREF(call);
+        PyTuple_SET_ITEM(out, i, call);
+        all = all && untracked(call);
     }
-    PyObject *result = frozen(out);
-    Py_DECREF(out);
-    return result;
+    if (all && PyObject_GC_IsTracked(out)) {
+        PyObject_GC_UnTrack(out);
+    }
+    return out;
 not_here:
     Py_DECREF(out);
     Py_RETURN_NONE;
@@ -427,19 +463,19 @@ static int intern(PyObject **slot, const char *text) {
 
 static PyObject *setup(PyObject *self, PyObject *args) {
     PyObject *message_type, *call_type, *scan;
-    if (!PyArg_ParseTuple(args, "O!O!O:setup", &PyType_Type, &message_type, &PyType_Type,
-                          &call_type, &scan)) {
+    if (!PyArg_ParseTuple(args, "O!O!Onnn:setup", &PyType_Type, &message_type, &PyType_Type,
+                          &call_type, &scan, &MESSAGE_LEVEL, &FIELD_LEVEL, &MAX_INT_DIGITS)) {
         return NULL;
     }
     if (!PyType_IsSubtype((PyTypeObject *)message_type, &PyTuple_Type) ||
         !PyType_IsSubtype((PyTypeObject *)call_type, &PyTuple_Type) || !PyCallable_Check(scan)) {
-        PyErr_SetString(PyExc_TypeError, "setup(Message, ToolCall, scan_once): tuple types");
+        PyErr_SetString(PyExc_TypeError, "setup(Message, ToolCall, ...): tuple types");
         return NULL;
     }
     if (S_ROLE == NULL &&
         (intern(&S_ROLE, "role") < 0 || intern(&S_CONTENT, "content") < 0 ||
-         intern(&S_TOOL_CALLS, "tool_calls") < 0 || intern(&S_TOOLS_CALLED, "tools_called") < 0 ||
-         intern(&S_FUNCTION_CALL, "function_call") < 0 || intern(&S_FUNCTION, "function") < 0 ||
+         intern(&S_TOOL_CALLS, "tool_calls") < 0 || intern(&S_TYPE, "type") < 0 ||
+         intern(&S_FUNCTION, "function") < 0 ||
          intern(&S_ID, "id") < 0 || intern(&S_NAME, "name") < 0 ||
          intern(&S_ARGUMENTS, "arguments") < 0 || intern(&S_TOOL_CALL_ID, "tool_call_id") < 0 ||
          intern(&S_EMPTY, "") < 0 || intern(&S_ASSISTANT, "assistant") < 0 ||
@@ -447,6 +483,22 @@ static PyObject *setup(PyObject *self, PyObject *args) {
          intern(&S_USER, "user") < 0 || intern(&S_DEVELOPER, "developer") < 0)) {
         return NULL;
     }
+    if (ZERO == NULL && (ZERO = PyLong_FromLong(0)) == NULL) {
+        return NULL;
+    }
+    /* the keys each object may hold, in the order keys_within's text bits follow */
+    PyObject *call_keys[3] = {S_ID, S_TYPE, S_FUNCTION};
+    PyObject *function_keys[2] = {S_NAME, S_ARGUMENTS};
+    PyObject *assistant_keys[4] = {S_ROLE, S_CONTENT, S_NAME, S_TOOL_CALLS};
+    PyObject *tool_keys[4] = {S_ROLE, S_CONTENT, S_NAME, S_TOOL_CALL_ID};
+    PyObject *plain_keys[3] = {S_ROLE, S_CONTENT, S_NAME};
+    PyObject *expected_keys[3] = {S_NAME, S_ARGUMENTS, S_ID};
+    memcpy(CALL_KEYS, call_keys, sizeof call_keys);
+    memcpy(FUNCTION_KEYS, function_keys, sizeof function_keys);
+    memcpy(ASSISTANT_KEYS, assistant_keys, sizeof assistant_keys);
+    memcpy(TOOL_KEYS, tool_keys, sizeof tool_keys);
+    memcpy(PLAIN_KEYS, plain_keys, sizeof plain_keys);
+    memcpy(EXPECTED_KEYS, expected_keys, sizeof expected_keys);
     Py_XSETREF(MESSAGE, Py_NewRef(message_type));
     Py_XSETREF(TOOL_CALL, Py_NewRef(call_type));
     Py_XSETREF(SCAN, Py_NewRef(scan));
@@ -454,7 +506,8 @@ static PyObject *setup(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
-    {"setup", setup, METH_VARARGS, "setup(Message, ToolCall, scan_once): the types to make."},
+    {"setup", setup, METH_VARARGS,
+     "setup(Message, ToolCall, scan_once, message_level, field_level, max_int_digits)."},
     {"openai_messages", openai_messages, METH_VARARGS,
      "openai_messages(items, max_depth) -> tuple of Message, or None."},
     {"plain_calls", plain_calls, METH_VARARGS,

@@ -20,6 +20,7 @@ The usual rows (OpenAI's messages, expected calls as objects) take a faster path
 from __future__ import annotations
 
 import json
+import reprlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -80,6 +81,15 @@ Where = tuple[str | int, ...]
 
 def _path(where: Where) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in where)
+
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxstring = _SHOWN.maxother = _SHOWN.maxlong = 60
+
+
+def _shown(value: Any) -> str:
+    """A value as an error message quotes it: its repr, cut short."""
+    return _SHOWN.repr(value)
 
 
 def _plain(value: Any) -> Any:
@@ -211,6 +221,7 @@ def read_tool_calls(value: Any, max_depth: int = MAX_DEPTH) -> tuple[ToolCall, .
 
 def calls_of(items: list[Any], max_depth: int) -> tuple[ToolCall, ...]:
     """The general reader of expected calls: every shape, every error worded."""
+    _within(items, max_depth - 1, max_depth, ())
     level = FIELD_LEVEL + 1
     return tuple(_call(item, (i,), level, max_depth) for i, item in enumerate(items))
 
@@ -220,7 +231,9 @@ def read_tools(value: Any, max_depth: int = MAX_DEPTH) -> tuple[Tool, ...]:
     parameters}}``, Anthropic's ``{name, description, input_schema}`` or ``{name,
     description, parameters}``."""
     out = []
-    for i, item in enumerate(_listed(value, "tools")):
+    items = _listed(value, "tools")
+    _within(items, max_depth - 1, max_depth, ())
+    for i, item in enumerate(items):
         item = _plain(item)
         if not isinstance(item, Mapping):
             raise AgentFormatError(f"[{i}]", f"expected a tool object, got {type(item).__name__}")
@@ -268,7 +281,7 @@ class _Reader:
             if found is None:
                 raise AgentFormatError(
                     _path(at),
-                    f"a tool result with no call: no earlier tool call has id '{call_id}'",
+                    f"a tool result with no call: no earlier tool call has id {_shown(call_id)}",
                 )
             self.waiting.pop(key, None)
         elif self.waiting:
@@ -324,7 +337,8 @@ def _message(reader: _Reader, raw: Any, index: int) -> None:
     role = _ROLES.get(given) if isinstance(given, str) else None
     if role is None:
         raise AgentFormatError(
-            f"[{index}].role", f"unknown role {given!r} (expected system, user, assistant or tool)"
+            f"[{index}].role",
+            f"unknown role {_shown(given)} (expected system, user, assistant or tool)",
         )
     content = raw.get("content")
     if type(content) is str:
@@ -397,6 +411,7 @@ def read_messages(value: Any, max_depth: int = MAX_DEPTH) -> tuple[Message, ...]
 
 def messages_of(items: list[Any], max_depth: int) -> tuple[Message, ...]:
     """The general reader of a conversation's items: every format, every error worded."""
+    _within(items, max_depth - 1, max_depth, ())  # the field's value is on the row's level 2
     reader = _Reader(max_depth)
     for index, item in enumerate(items):
         _message(reader, item, index)

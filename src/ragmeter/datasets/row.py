@@ -114,7 +114,6 @@ _AGENT_READERS = {
     "reference_tool_calls": read_tool_calls,
     "available_tools": read_tools,
 }
-_AGENT_READ = frozenset({*_AGENT_READERS, "tools_called"})
 
 
 class Row(BaseModel):
@@ -229,9 +228,10 @@ def _field_name(key: Any) -> str:
 def _check_values(raw: Mapping[Any, Any], limit: int, setting: str, where: dict[str, Any]) -> None:
     """DatasetError naming the field whose value nests deeper than ``limit`` or holds an
     integer too long to write down (every message and stored row would fail on it). The agent
-    fields are left to their readers, which check what they keep (``datasets.agent``)."""
+    fields with a reader are left to it: it checks the same, and reads the usual conversation
+    without a second walk (``datasets.agent``)."""
     for key, value in raw.items():
-        if _read_by_agent_reader(key, value):
+        if isinstance(key, str) and FIELD_ALIASES.get(key) in _AGENT_READERS:
             continue
         depth, digits = scan(value, limit)
         if 1 + depth > limit:
@@ -247,15 +247,6 @@ def _check_values(raw: Mapping[Any, Any], limit: int, setting: str, where: dict[
                 field=_field_name(key),
                 **where,
             )
-
-
-def _read_by_agent_reader(key: Any, value: Any) -> bool:
-    """Whether the field ``key`` is one an agent reader takes (a query given as a list is a
-    conversation)."""
-    canonical = FIELD_ALIASES.get(key) if isinstance(key, str) else None
-    if canonical in _AGENT_READ:
-        return True
-    return canonical == "query" and isinstance(value, list | tuple)
 
 
 def row_from_mapping(

@@ -40,15 +40,15 @@ class KeyedCalls(list[ToolCall]):
     """A row's calls that remember their keys: the agent metrics of one evaluation share
     them, so each call's arguments are walked once."""
 
-    _keys: list[bytes] | None = None
+    _keys: tuple[bytes, ...] | None = None  # an instance's own once made
 
-    def typed_keys(self) -> list[bytes]:
+    def typed_keys(self) -> Sequence[bytes]:
         if self._keys is None:
-            self._keys = call_keys(self)
+            self._keys = tuple(call_keys(self))
         return self._keys
 
 
-def keys_of(calls: Sequence[ToolCall]) -> list[bytes]:
+def keys_of(calls: Sequence[ToolCall]) -> Sequence[bytes]:
     """Every call's key (name and typed arguments), in order."""
     if isinstance(calls, KeyedCalls):
         return calls.typed_keys()

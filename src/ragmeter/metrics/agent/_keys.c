@@ -14,6 +14,9 @@
  * call_keys(calls) -> [typed_key([name, arguments]) for each call], a call being a tuple
  * whose items 0 and 1 are its name and arguments (a ToolCall).
  *
+ * distinct_counts(actual, expected) -> per row, the number of distinct call keys made,
+ * expected and both (what tool_call_f1 and its precision and recall need), as int64 bytes.
+ *
  * A key is one bytes object: cheap to hash, compare and free, and never tracked by the cycle
  * collector. Nesting is bounded by the row limits before keys are made; the recursion is
  * still guarded (Py_EnterRecursiveCall).
@@ -192,7 +195,10 @@ static int put_list(Buffer *buf, PyObject *value) {
     return put_char(buf, ']');
 }
 
-#define INLINE_ENTRIES 16
+/* per nested dict, on the C stack: kept small, as values may nest as deep as the recursion
+ * limit lets them */
+#define INLINE_ENTRIES 8
+#define SMALL_COPY 256
 
 typedef struct {
     Py_ssize_t start;  /* offset of the entry (its key, then its value) */
@@ -262,8 +268,8 @@ static int put_dict(Buffer *buf, PyObject *value) {
     }
     if (!failed && entries != NULL && n > 1) {
         Py_ssize_t size = buf->len - first;
-        char small[INLINE_BYTES];
-        char *copy = size <= INLINE_BYTES ? small : PyMem_Malloc((size_t)size);
+        char small[SMALL_COPY];
+        char *copy = size <= SMALL_COPY ? small : PyMem_Malloc((size_t)size);
         if (copy == NULL) {
             PyErr_NoMemory();
             failed = 1;
@@ -359,11 +365,12 @@ static PyObject *call_keys(PyObject *self, PyObject *calls) {
     if (!ready()) {
         return NULL;
     }
-    PyObject *seq = PySequence_Fast(calls, "calls must be a sequence");
+    /* a copy: a key's Python fallback may change the caller's list */
+    PyObject *seq = PySequence_Tuple(calls);
     if (seq == NULL) {
         return NULL;
     }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    Py_ssize_t n = PyTuple_GET_SIZE(seq);
     PyObject *out = PyList_New(n);
     Buffer buf;
     buffer_init(&buf);
@@ -371,7 +378,7 @@ static PyObject *call_keys(PyObject *self, PyObject *calls) {
         goto fail;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *call = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *call = PyTuple_GET_ITEM(seq, i); /* held by the copy; a tuple's items too */
         if (!PyTuple_Check(call) || PyTuple_GET_SIZE(call) < 2) {
             PyErr_SetString(PyExc_TypeError, "a call must be a (name, arguments, ...) tuple");
             goto fail;
@@ -397,6 +404,228 @@ fail:
     return NULL;
 }
 
+/* The keys of a row's calls, each distinct key once (in `out`, new references; at most n).
+ * Returns how many, or -1 on error. */
+static Py_ssize_t distinct_keys(PyObject *calls, Buffer *buf, PyObject **out, PyObject *seen) {
+    Py_ssize_t n = PyTuple_GET_SIZE(calls), count = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *call = PyTuple_GET_ITEM(calls, i);
+        if (!PyTuple_Check(call) || PyTuple_GET_SIZE(call) < 2) {
+            PyErr_SetString(PyExc_TypeError, "a call must be a (name, arguments, ...) tuple");
+            goto fail;
+        }
+        buf->len = 0;
+        PyObject *key = NULL;
+        if (put_char(buf, '[') == 0 && put_value(buf, PyTuple_GET_ITEM(call, 0)) == 0 &&
+            put_value(buf, PyTuple_GET_ITEM(call, 1)) == 0 && put_char(buf, ']') == 0) {
+            key = PyBytes_FromStringAndSize(buf->data, buf->len);
+        }
+        int repeated = key == NULL ? -1 : PySet_Contains(seen, key);
+        if (repeated == 0) {
+            repeated = PySet_Add(seen, key) < 0 ? -1 : 0;
+        }
+        if (repeated == 0) {
+            out[count++] = key;
+            continue;
+        }
+        Py_XDECREF(key);
+        if (repeated < 0) {
+            goto fail;
+        }
+    }
+    return count;
+fail:
+    for (Py_ssize_t j = 0; j < count; j++) {
+        Py_DECREF(out[j]);
+    }
+    return -1;
+}
+
+/* Where a key sits in a row's buffer of keys. */
+typedef struct {
+    Py_ssize_t start;
+    Py_ssize_t len;
+} Span;
+
+#define FEW_CALLS 32 /* up to this many calls a side, keys are compared without a set */
+
+static int same_key(const Buffer *buf, Span a, Span b) {
+    return a.len == b.len && memcmp(buf->data + a.start, buf->data + b.start, (size_t)a.len) == 0;
+}
+
+/* The distinct keys of a row's few calls, encoded one after another into `buf` (spans in
+ * `out`): how many, or -1 on error. */
+static Py_ssize_t few_keys(PyObject *calls, Buffer *buf, Span *out) {
+    Py_ssize_t n = PyTuple_GET_SIZE(calls), count = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *call = PyTuple_GET_ITEM(calls, i);
+        if (!PyTuple_Check(call) || PyTuple_GET_SIZE(call) < 2) {
+            PyErr_SetString(PyExc_TypeError, "a call must be a (name, arguments, ...) tuple");
+            return -1;
+        }
+        Span key = {buf->len, 0};
+        if (put_char(buf, '[') < 0 || put_value(buf, PyTuple_GET_ITEM(call, 0)) < 0 ||
+            put_value(buf, PyTuple_GET_ITEM(call, 1)) < 0 || put_char(buf, ']') < 0) {
+            return -1;
+        }
+        key.len = buf->len - key.start;
+        int repeated = 0;
+        for (Py_ssize_t j = 0; j < count && !repeated; j++) {
+            repeated = same_key(buf, out[j], key);
+        }
+        if (repeated) {
+            buf->len = key.start; /* drop it */
+        } else {
+            out[count++] = key;
+        }
+    }
+    return count;
+}
+
+/* distinct_counts(actual, expected) -> bytes of int64 (tp, made, wanted) per row: the
+ * distinct calls (by key) made, expected, and both; -1s where a row's calls are None. */
+static PyObject *distinct_counts(PyObject *self, PyObject *args) {
+    PyObject *actual, *expected;
+    if (!PyArg_ParseTuple(args, "OO:distinct_counts", &actual, &expected) || !ready()) {
+        return NULL;
+    }
+    /* copies, here and of each row: a key's Python fallback may change the caller's lists */
+    PyObject *rows_a = PySequence_Tuple(actual);
+    PyObject *rows_e = rows_a ? PySequence_Tuple(expected) : NULL;
+    PyObject *result = NULL, *made_set = NULL, *wanted_set = NULL;
+    PyObject **keys = NULL;
+    Py_ssize_t capacity = 0;
+    Buffer buf;
+    buffer_init(&buf);
+    if (rows_e == NULL) {
+        goto done;
+    }
+    Py_ssize_t rows = PyTuple_GET_SIZE(rows_a);
+    if (PyTuple_GET_SIZE(rows_e) != rows) {
+        PyErr_SetString(PyExc_ValueError, "actual and expected differ in length");
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize(NULL, rows * 3 * (Py_ssize_t)sizeof(long long));
+    made_set = PySet_New(NULL);
+    wanted_set = PySet_New(NULL);
+    if (result == NULL || made_set == NULL || wanted_set == NULL) {
+        goto fail;
+    }
+    long long *counts = (long long *)PyBytes_AS_STRING(result);
+    for (Py_ssize_t i = 0; i < rows; i++) {
+        PyObject *a = PyTuple_GET_ITEM(rows_a, i);
+        PyObject *e = PyTuple_GET_ITEM(rows_e, i);
+        long long *row = counts + 3 * i;
+        if (a == Py_None || e == Py_None) {
+            row[0] = row[1] = row[2] = -1;
+            continue;
+        }
+        PyObject *done = PySequence_Tuple(a);
+        if (done == NULL) {
+            goto fail;
+        }
+        PyObject *few = PySequence_Tuple(e);
+        if (few == NULL) {
+            Py_DECREF(done);
+            goto fail;
+        }
+        if (PyTuple_GET_SIZE(done) <= FEW_CALLS && PyTuple_GET_SIZE(few) <= FEW_CALLS) {
+            Span made_keys[FEW_CALLS], wanted_keys[FEW_CALLS];
+            buf.len = 0;
+            Py_ssize_t made = few_keys(done, &buf, made_keys);
+            Py_ssize_t wanted = made < 0 ? -1 : few_keys(few, &buf, wanted_keys);
+            Py_DECREF(done);
+            Py_DECREF(few);
+            if (wanted < 0) {
+                goto fail;
+            }
+            long long both = 0;
+            for (Py_ssize_t k = 0; k < wanted; k++) {
+                for (Py_ssize_t j = 0; j < made; j++) {
+                    if (same_key(&buf, wanted_keys[k], made_keys[j])) {
+                        both++;
+                        break;
+                    }
+                }
+            }
+            row[0] = both;
+            row[1] = (long long)made;
+            row[2] = (long long)wanted;
+            continue;
+        }
+        Py_ssize_t n = PyTuple_GET_SIZE(done);
+        if (n > capacity) {
+            PyObject **grown = PyMem_Realloc(keys, (size_t)n * sizeof(PyObject *));
+            if (grown == NULL) {
+                Py_DECREF(done);
+                Py_DECREF(few);
+                PyErr_NoMemory();
+                goto fail;
+            }
+            keys = grown;
+            capacity = n;
+        }
+        if (PySet_Clear(made_set) < 0 || PySet_Clear(wanted_set) < 0) {
+            Py_DECREF(done);
+            Py_DECREF(few);
+            goto fail;
+        }
+        Py_ssize_t made = distinct_keys(done, &buf, keys, made_set);
+        Py_DECREF(done);
+        if (made < 0) {
+            Py_DECREF(few);
+            goto fail;
+        }
+        for (Py_ssize_t k = 0; k < made; k++) {
+            Py_DECREF(keys[k]); /* the set holds them */
+        }
+        PyObject *asked = few;
+        Py_ssize_t m = PyTuple_GET_SIZE(asked);
+        if (m > capacity) {
+            PyObject **grown = PyMem_Realloc(keys, (size_t)m * sizeof(PyObject *));
+            if (grown == NULL) {
+                Py_DECREF(asked);
+                PyErr_NoMemory();
+                goto fail;
+            }
+            keys = grown;
+            capacity = m;
+        }
+        Py_ssize_t wanted = distinct_keys(asked, &buf, keys, wanted_set);
+        Py_DECREF(asked);
+        if (wanted < 0) {
+            goto fail;
+        }
+        long long both = 0;
+        int failed = 0;
+        for (Py_ssize_t k = 0; k < wanted; k++) {
+            int hit = failed ? 0 : PySet_Contains(made_set, keys[k]);
+            if (hit < 0) {
+                failed = 1;
+            }
+            both += hit > 0;
+            Py_DECREF(keys[k]);
+        }
+        if (failed) {
+            goto fail;
+        }
+        row[0] = both;
+        row[1] = (long long)made;
+        row[2] = (long long)wanted;
+    }
+    goto done;
+fail:
+    Py_CLEAR(result);
+done:
+    buffer_free(&buf);
+    PyMem_Free(keys);
+    Py_XDECREF(made_set);
+    Py_XDECREF(wanted_set);
+    Py_XDECREF(rows_a);
+    Py_XDECREF(rows_e);
+    return result;
+}
+
 static PyObject *setup(PyObject *self, PyObject *fallback) {
     if (!PyCallable_Check(fallback)) {
         PyErr_SetString(PyExc_TypeError, "the fallback must be callable");
@@ -411,6 +640,8 @@ static PyMethodDef methods[] = {
     {"setup", setup, METH_O, "setup(fallback): the Python encoding of the other types."},
     {"typed_key", typed_key, METH_O, "typed_key(value) -> bytes: the value's typed JSON key."},
     {"call_keys", call_keys, METH_O, "call_keys(calls) -> [typed_key([name, arguments]), ...]."},
+    {"distinct_counts", distinct_counts, METH_VARARGS,
+     "distinct_counts(actual, expected) -> int64 bytes of (tp, made, wanted) per row."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -22,9 +22,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from ragmeter.datasets.agent import ToolCall
 
-__all__ = ["call_keys", "call_keys_python", "typed_key", "typed_key_python"]
+__all__ = [
+    "call_keys",
+    "call_keys_python",
+    "distinct_counts",
+    "distinct_counts_python",
+    "typed_key",
+    "typed_key_python",
+]
+
+#: a row's calls, or None where the row lacks them
+Rows = Sequence[Sequence[ToolCall] | None]
 
 
 def _text(tag: bytes, text: str) -> list[bytes]:
@@ -75,15 +87,39 @@ def call_keys_python(calls: Sequence[ToolCall]) -> list[bytes]:
     return [typed_key_python([c[0], c[1]]) for c in calls]
 
 
-def _load_compiled() -> tuple[Callable[[Any], bytes], Callable[[Sequence[ToolCall]], list[bytes]]]:
+def distinct_counts_python(actual: Rows, expected: Rows) -> np.ndarray:
+    """Per row, ``(tp, made, wanted)``: the distinct calls (by key) both made and expected,
+    made, and expected, as int64 (-1s where a row's calls are None), in Python."""
+    counts = np.full((len(actual), 3), -1, dtype=np.int64)
+    for i, (done, asked) in enumerate(zip(actual, expected, strict=True)):
+        if done is not None and asked is not None:
+            made, wanted = set(call_keys_python(done)), set(call_keys_python(asked))
+            counts[i] = (len(made & wanted), len(made), len(wanted))
+    return counts
+
+
+Compiled = tuple[
+    Callable[[Any], bytes],
+    Callable[[Sequence[ToolCall]], list[bytes]],
+    Callable[[Rows, Rows], np.ndarray],
+]
+
+
+def _load_compiled() -> Compiled:
     """The compiled key makers, or the Python ones when the install had no C compiler."""
     try:
         from ragmeter.metrics.agent import _keys
     except ImportError:
-        return typed_key_python, call_keys_python
+        return typed_key_python, call_keys_python, distinct_counts_python
     _keys.setup(typed_key_python)
-    return _keys.typed_key, _keys.call_keys
+
+    def distinct_counts(actual: Rows, expected: Rows) -> np.ndarray:
+        found = np.frombuffer(_keys.distinct_counts(actual, expected), dtype=np.int64)
+        return found.reshape(len(actual), 3)
+
+    return _keys.typed_key, _keys.call_keys, distinct_counts
 
 
-#: ``typed_key(value)`` and ``call_keys(calls)``: compiled when built, else the Python ones
-typed_key, call_keys = _load_compiled()
+#: ``typed_key(value)``, ``call_keys(calls)`` and ``distinct_counts(actual, expected)``:
+#: compiled when built, else the Python ones
+typed_key, call_keys, distinct_counts = _load_compiled()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -18,6 +19,7 @@ from ragmeter.metrics.agent._calls import (
     align_unordered,
     keys_of,
 )
+from ragmeter.metrics.agent._typed import distinct_counts
 from ragmeter.metrics.agent.base import Outcome, ToolCallMetric, lacking_calls
 from ragmeter.metrics.registry import register_metric
 
@@ -46,11 +48,13 @@ def _check_bool(name: str, value: Any) -> bool:
 
 # -- accuracy --------------------------------------------------------------------------------
 
+_name = itemgetter(0)  # a call's name
+
 
 def _ragas_sort_key(call: ToolCall) -> tuple[str, ...]:
     """RAGAS's sort key: the name, then each argument name and its value as ``str``."""
     args = call.arguments
-    if not isinstance(args, Mapping):
+    if type(args) is not dict and not isinstance(args, Mapping):
         return (call.name, str(args))
     key = [call.name]
     for name in sorted(args):
@@ -62,7 +66,9 @@ def _ragas_arg_score(pred: Any, ref: Any) -> float:
     """RAGAS's argument score: the share of the expected argument names whose values are
     equal as ``str`` (so ``1`` is not ``1.0``); 1 when neither has arguments, 0 when only
     the actual call has."""
-    if not isinstance(pred, Mapping) or not isinstance(ref, Mapping):
+    if not (type(pred) is dict or isinstance(pred, Mapping)) or not (
+        type(ref) is dict or isinstance(ref, Mapping)
+    ):
         return 1.0 if str(pred) == str(ref) else 0.0
     if not ref and not pred:
         return 1.0
@@ -88,17 +94,21 @@ def ragas_tool_call_accuracy(
         return 1.0 if not actual and not expected else 0.0
     if len(actual) != len(expected):
         return 0.0  # the names cannot align
+    pairs: Iterable[tuple[ToolCall, ToolCall]]
     if strict_order:
-        pairs: Iterable[tuple[ToolCall, ToolCall]] = zip(expected, actual, strict=True)
-        if any(r.name != p.name for r, p in zip(expected, actual, strict=True)):
+        if list(map(_name, actual)) != list(map(_name, expected)):
             return 0.0
+        pairs = zip(expected, actual, strict=True)
     else:
-        if sorted(c.name for c in actual) != sorted(c.name for c in expected):
+        if sorted(map(_name, actual)) != sorted(map(_name, expected)):
             return 0.0
         ordered = sorted(actual, key=_ragas_sort_key)
         pairs = zip(sorted(expected, key=_ragas_sort_key), ordered, strict=True)
-    # the names align pair by pair: RAGAS's sum over the pairs, divided by |E|
-    return sum(_ragas_arg_score(p.arguments, r.arguments) for r, p in pairs) / len(expected)
+    # the names align pair by pair: RAGAS's sum over the pairs (in its order), over |E|
+    total = 0.0
+    for r, p in pairs:
+        total += _ragas_arg_score(p.arguments, r.arguments)
+    return total / len(expected)
 
 
 def _pairs_feedback(pairs: Sequence[Pair], expected: int, actual: int) -> str:
@@ -136,6 +146,24 @@ class ToolCallAccuracyMetric(ToolCallMetric):
             raise ValueError(f"mode must be ragmeter or ragas, got {mode!r}")
         self.mode: AccuracyMode = mode
         self.strict_order = _check_bool("strict_order", strict_order)
+
+    def _score_rows(
+        self,
+        actual: Sequence[Sequence[ToolCall] | None],
+        expected: Sequence[Sequence[ToolCall] | None],
+    ) -> tuple[np.ndarray, dict[int, tuple[str, ErrorKind]], dict[int, str]]:
+        if self.mode != "ragas":
+            return super()._score_rows(actual, expected)
+        strict, nan = self.strict_order, float("nan")
+        scores = np.fromiter(
+            (
+                nan if a is None or e is None else ragas_tool_call_accuracy(a, e, strict)
+                for a, e in zip(actual, expected, strict=True)
+            ),
+            dtype=float,
+            count=len(actual),
+        )
+        return scores, lacking_calls(actual, expected), {}
 
     def score_calls(self, actual: Sequence[ToolCall], expected: Sequence[ToolCall]) -> Outcome:
         if self.mode == "ragas":
@@ -200,11 +228,9 @@ class ToolCallF1Metric(ToolCallMetric):
         """All rows at once: the distinct calls counted row by row, the ratios over the
         columns (the same floating-point operations as ``_f1_parts``)."""
         errors = lacking_calls(actual, expected)
-        rows = [i for i, (a, e) in enumerate(zip(actual, expected, strict=True)) if i not in errors]
-        tp, made, wanted = (np.zeros(len(rows)) for _ in range(3))
-        for k, i in enumerate(rows):
-            done, asked = set(keys_of(actual[i] or ())), set(keys_of(expected[i] or ()))
-            tp[k], made[k], wanted[k] = len(done & asked), len(done), len(asked)
+        counts = distinct_counts(actual, expected)
+        rows = np.flatnonzero(counts[:, 0] >= 0)
+        tp, made, wanted = (counts[rows, k].astype(float) for k in range(3))
         with np.errstate(divide="ignore", invalid="ignore"):
             precision = np.where(made > 0, tp / made, 0.0)
             recall = np.where(wanted > 0, tp / wanted, 0.0)
@@ -216,7 +242,7 @@ class ToolCallF1Metric(ToolCallMetric):
         scores[rows] = parts[self.part]
         feedback = {
             i: f"precision {p:.4g}, recall {r:.4g}"
-            for i, p, r in zip(rows, parts[0].tolist(), parts[1].tolist(), strict=True)
+            for i, p, r in zip(rows.tolist(), parts[0].tolist(), parts[1].tolist(), strict=True)
         }
         return scores, errors, feedback
 
