@@ -177,7 +177,9 @@ def main() -> None:
         f"best of {args.repeats} alternating runs. Rows/s counts rows scored by all three "
         "metrics (one metric alone: rows per second of that metric). "
         + machine_line()
-        + f" RAGAS {theirs[0]['ragas']} from `.venv-agents`.",
+        + f" RAGAS {theirs[0]['ragas']} from `.venv-agents`. ragmeter with its compiled "
+        "readers and keys (built at install when a C compiler is there; without one the "
+        "same results come from Python, slower).",
         "",
         "| path | ragmeter s | ragmeter rows/s | RAGAS s | RAGAS rows/s | ratio |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",

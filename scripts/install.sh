@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages: curl runs the seed's HTTP examples in the tests; gcc builds the compiled
-# relevance judge (without it ragmeter installs and runs, slower, and a test says so);
+# parts (the relevance judge, the agent row reader, the typed keys of tool calls; without it
+# ragmeter installs and runs, slower, and a test says so);
 # chromium is the browser the web pages' tests drive (Playwright cannot download its own here),
 # with a Chinese font for the dashboard's Chinese text
 missing=()
@@ -39,6 +40,8 @@ if .venv/bin/python -m pip list 2>/dev/null | grep -qi '^nvidia'; then
   exit 1
 fi
 .venv/bin/python -c "import torch, ragmeter; print('ragmeter', ragmeter.__version__, '| torch', torch.__version__)"
-.venv/bin/python -c "import ragmeter.metrics.retrieval._exact" 2>/dev/null \
-  || echo "install: the compiled relevance judge was not built (no C compiler?); using the slower Python one" >&2
+for compiled in ragmeter.metrics.retrieval._exact ragmeter.datasets._agent_read ragmeter.metrics.agent._keys; do
+  .venv/bin/python -c "import $compiled" 2>/dev/null \
+    || echo "install: $compiled was not built (no C compiler?); using the slower Python path" >&2
+done
 bash scripts/setup_dbgpt_client.sh
