@@ -301,3 +301,16 @@ def test_the_duplicate_filter_grows_past_its_first_block() -> None:
     assert keep.problem("another question", basis[39])[0] == "near_duplicate"  # type: ignore[index]
     assert keep.problem("another question", basis[0])[0] == "near_duplicate"  # type: ignore[index]
     assert keep.problem("another question", basis[50]) is None
+
+
+def test_the_summary_shows_an_example_column_only_when_a_question_was_rejected() -> None:
+    from ragmeter.cli.testset import _summary_table
+    from ragmeter.testsets.generate import TestsetReport
+
+    clean = TestsetReport(rows=[{"query": "q"}], candidates=1)
+    assert [c.header for c in _summary_table(clean, 1).columns] == ["", "count"]
+    rejected = TestsetReport(rows=[], candidates=1)
+    rejected.reject("grounded", "the answer says more than the chunk")
+    table = _summary_table(rejected, 1)
+    assert [c.header for c in table.columns][-1] == "example of a rejected question"
+    assert "the answer says more than the chunk" in list(table.columns[-1].cells)

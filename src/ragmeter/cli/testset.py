@@ -88,27 +88,28 @@ def _estimate_table(estimate: Estimate, config: TestsetConfig) -> Table:
 def _summary_table(report: TestsetReport, size: int) -> Table:
     from ragmeter.testsets import GATES
 
+    rows: list[tuple[str, str, str]] = [("accepted", f"{report.accepted} of {size}", "")]
+    if report.resumed:
+        rows.append(("resumed from the file", str(report.resumed), ""))
+    rows.append(("candidates tried", str(report.candidates), ""))
+    for gate in (*GATES, "generation_failed"):
+        example = clip(report.examples.get(gate, ""), 80)
+        rows.append((f"rejected: {gate}", str(report.rejected.get(gate, 0)), example))
+    for reason, count in sorted(report.skipped.items()):
+        rows.append((f"chunks skipped: {reason}", str(count), ""))
+    for kind, count in sorted(report.moved.items()):
+        rows.append((f"written as single: too few {kind} groups", str(count), ""))
+    usage = report.usage
+    rows.append(("chat requests", f"{usage.requests:g} (+{usage.cached:g} cached)", ""))
+    rows.append(("tokens", f"{usage.prompt_tokens:g} prompt, {usage.completion_tokens:g} out", ""))
+    examples = any(example for _, _, example in rows)  # the column only when something shows
     table = Table(title="test set generation", title_justify="left")
     table.add_column("", style="bold")
     table.add_column("count", justify="right")
-    table.add_column("example", overflow="fold")
-    table.add_row("accepted", f"{report.accepted} of {size}", "")
-    if report.resumed:
-        table.add_row("resumed from the file", str(report.resumed), "")
-    table.add_row("candidates tried", str(report.candidates), "")
-    for gate in (*GATES, "generation_failed"):
-        table.add_row(
-            f"rejected: {gate}",
-            str(report.rejected.get(gate, 0)),
-            clip(report.examples.get(gate, ""), 80),
-        )
-    for reason, count in sorted(report.skipped.items()):
-        table.add_row(f"chunks skipped: {reason}", str(count), "")
-    for kind, count in sorted(report.moved.items()):
-        table.add_row(f"written as single: too few {kind} groups", str(count), "")
-    usage = report.usage
-    table.add_row("chat requests", f"{usage.requests:g} (+{usage.cached:g} cached)", "")
-    table.add_row("tokens", f"{usage.prompt_tokens:g} prompt, {usage.completion_tokens:g} out", "")
+    if examples:
+        table.add_column("example of a rejected question", overflow="fold")
+    for row in rows:
+        table.add_row(*(row if examples else row[:2]))
     return table
 
 
