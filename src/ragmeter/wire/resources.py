@@ -1,0 +1,54 @@
+"""Prompts, apps, datasets and models as the API lists them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from ragmeter.errors import public_url
+
+
+class PromptOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    code: str
+    kind: str
+    language: str | None
+    template: str
+    description: str
+    updated_at: datetime | None = None
+
+
+class AppOut(BaseModel):
+    """An app's settings as any key holder may read them: URLs without credentials or query."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str
+    kind: str
+    config: dict[str, Any]
+
+    @field_validator("config")
+    @classmethod
+    def _public_urls(cls, config: dict[str, Any]) -> dict[str, Any]:
+        return {
+            k: public_url(v) if k in ("url", "base_url") and isinstance(v, str) else v
+            for k, v in config.items()
+        }
+
+
+class DatasetOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str | None
+    source: str
+    row_count: int
+    created_at: datetime | None = None
+
+
+class ModelOut(BaseModel):
+    name: str
