@@ -283,6 +283,9 @@ def test_a_recall_run_started_from_the_form_finishes(
     page.get_by_label("Retriever", exact=True).select_option("hybrid")
     # the scene's metrics only: no judged metric for retrieval
     expect(page.get_by_label("FaithfulnessMetric")).to_have_count(0)
+    expect(page.get_by_label("RetrieverHitRateMetric")).to_have_accessible_description(
+        "Hit rate: 1 if any of the top-k retrieved chunks is relevant, else 0."
+    )
     page.get_by_label("RetrieverHitRateMetric").check()
     page.get_by_label("RetrieverMRRMetric").check()
     page.get_by_label("Parallelism", exact=True).fill("2")
@@ -324,6 +327,14 @@ def test_a_judged_run_started_from_the_form_finishes(
     page.get_by_label("数据集", exact=True).select_option("judged")
     page.get_by_label("FaithfulnessMetric").check()
     page.get_by_label("评审模型", exact=True).select_option("scripted")
+    # each metric described in Chinese too (the server's descriptions are English)
+    expect(page.get_by_label("FaithfulnessMetric")).to_have_accessible_description(
+        "Faithfulness = 得到支持的回答陈述数 / 回答陈述数，每条陈述都对照检索到的上下文核查。"
+    )
+    expect(page.get_by_label("RetrieverHitRateMetric")).to_have_accessible_description(
+        re.compile(r"^命中率：")
+    )
+    assert not page.locator(".metric-choice p").filter(has_text=re.compile(r"^[ -~]+$")).count()
     shoot(page, "dashboard-newrun-zh")
     page.get_by_role("button", name="开始评测").click()
     expect(page).to_have_url(re.compile(r"#/runs/[^/?]+$"))

@@ -5,6 +5,7 @@
 import { get, post, query } from "./api.js";
 import { h } from "./dom.js";
 import { t } from "./i18n.js";
+import { metricText } from "./metric_text.js";
 import { alertBox } from "./widgets.js";
 
 const RETRIEVERS = ["vector", "bm25", "hybrid"];
@@ -131,7 +132,7 @@ export class NewRunView {
       return h("div", { class: "choice metric-choice" },
         h("input", { type: "checkbox", id, name: "metric", value: m.name, checked: kept.has(m.name), "aria-describedby": `${id}-help` }),
         h("label", { for: id }, m.name, m.needs_judge ? h("span", { class: "badge judge" }, t("newrun.needsJudge")) : null),
-        h("p", { class: "muted small", id: `${id}-help` }, m.description));
+        h("p", { class: "muted small", id: `${id}-help` }, metricText(m)));
     }));
   }
 
