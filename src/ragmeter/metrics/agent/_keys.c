@@ -361,6 +361,20 @@ static PyObject *typed_key(PyObject *self, PyObject *value) {
     return key;
 }
 
+/* A call's key, the key of [name, arguments], appended: 0, or -1 on error. A call is a
+ * tuple whose items 0 and 1 are its name and arguments (a ToolCall). */
+static int put_call(Buffer *buf, PyObject *call) {
+    if (!PyTuple_Check(call) || PyTuple_GET_SIZE(call) < 2) {
+        PyErr_SetString(PyExc_TypeError, "a call must be a (name, arguments, ...) tuple");
+        return -1;
+    }
+    if (put_char(buf, '[') < 0 || put_value(buf, PyTuple_GET_ITEM(call, 0)) < 0 ||
+        put_value(buf, PyTuple_GET_ITEM(call, 1)) < 0) {
+        return -1;
+    }
+    return put_char(buf, ']');
+}
+
 static PyObject *call_keys(PyObject *self, PyObject *calls) {
     if (!ready()) {
         return NULL;
@@ -378,14 +392,8 @@ static PyObject *call_keys(PyObject *self, PyObject *calls) {
         goto fail;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *call = PyTuple_GET_ITEM(seq, i); /* held by the copy; a tuple's items too */
-        if (!PyTuple_Check(call) || PyTuple_GET_SIZE(call) < 2) {
-            PyErr_SetString(PyExc_TypeError, "a call must be a (name, arguments, ...) tuple");
-            goto fail;
-        }
         buf.len = 0;
-        if (put_char(&buf, '[') < 0 || put_value(&buf, PyTuple_GET_ITEM(call, 0)) < 0 ||
-            put_value(&buf, PyTuple_GET_ITEM(call, 1)) < 0 || put_char(&buf, ']') < 0) {
+        if (put_call(&buf, PyTuple_GET_ITEM(seq, i)) < 0) { /* held by the copy */
             goto fail;
         }
         PyObject *key = PyBytes_FromStringAndSize(buf.data, buf.len);
@@ -409,15 +417,9 @@ fail:
 static Py_ssize_t distinct_keys(PyObject *calls, Buffer *buf, PyObject **out, PyObject *seen) {
     Py_ssize_t n = PyTuple_GET_SIZE(calls), count = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *call = PyTuple_GET_ITEM(calls, i);
-        if (!PyTuple_Check(call) || PyTuple_GET_SIZE(call) < 2) {
-            PyErr_SetString(PyExc_TypeError, "a call must be a (name, arguments, ...) tuple");
-            goto fail;
-        }
         buf->len = 0;
         PyObject *key = NULL;
-        if (put_char(buf, '[') == 0 && put_value(buf, PyTuple_GET_ITEM(call, 0)) == 0 &&
-            put_value(buf, PyTuple_GET_ITEM(call, 1)) == 0 && put_char(buf, ']') == 0) {
+        if (put_call(buf, PyTuple_GET_ITEM(calls, i)) == 0) {
             key = PyBytes_FromStringAndSize(buf->data, buf->len);
         }
         int repeated = key == NULL ? -1 : PySet_Contains(seen, key);
@@ -458,14 +460,8 @@ static int same_key(const Buffer *buf, Span a, Span b) {
 static Py_ssize_t few_keys(PyObject *calls, Buffer *buf, Span *out) {
     Py_ssize_t n = PyTuple_GET_SIZE(calls), count = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *call = PyTuple_GET_ITEM(calls, i);
-        if (!PyTuple_Check(call) || PyTuple_GET_SIZE(call) < 2) {
-            PyErr_SetString(PyExc_TypeError, "a call must be a (name, arguments, ...) tuple");
-            return -1;
-        }
         Span key = {buf->len, 0};
-        if (put_char(buf, '[') < 0 || put_value(buf, PyTuple_GET_ITEM(call, 0)) < 0 ||
-            put_value(buf, PyTuple_GET_ITEM(call, 1)) < 0 || put_char(buf, ']') < 0) {
+        if (put_call(buf, PyTuple_GET_ITEM(calls, i)) < 0) {
             return -1;
         }
         key.len = buf->len - key.start;
