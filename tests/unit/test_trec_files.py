@@ -200,10 +200,10 @@ def test_rows_pair_judged_queries_in_query_id_order(tmp_path: Path) -> None:
     assert made.runid == "last" and made.unjudged == ("q3",) and made.missing == ("q0",)
     note = made.skipped_note("run.txt", "qrels.txt")
     assert note is not None
-    assert (
-        "1 of run.txt's queries have no judgements in qrels.txt and were not evaluated (q3)" in note
+    assert note == (
+        "1 query of run.txt has no judgements in qrels.txt: not evaluated (q3); 1 judged "
+        "query is not in run.txt: skipped (q0; --complete scores them 0)"
     )
-    assert "1 judged queries are not in run.txt and were skipped (q0; --complete" in note
 
 
 def test_complete_evaluates_missing_queries_with_no_results_and_depth_cuts(

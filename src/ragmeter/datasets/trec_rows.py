@@ -30,18 +30,26 @@ class TrecRows:
     missing: tuple[str, ...]
     complete: bool
 
-    def skipped_note(self, run: str = "the run", qrels: str = "the qrels") -> str | None:
-        """One line saying which queries were not evaluated, or None when all were."""
+    def skipped_note(
+        self, run: str = "the run", qrels: str = "the qrels", complete: str = "--complete"
+    ) -> str | None:
+        """One line saying which queries were not evaluated (``complete``: how the caller
+        names the option that scores missing queries), or None when all were."""
         parts = []
         if self.unjudged:
+            count = len(self.unjudged)
+            what = "query of" if count == 1 else "queries of"
+            has = "has" if count == 1 else "have"
             parts.append(
-                f"{len(self.unjudged)} of {run}'s queries have no judgements in {qrels} and "
-                f"were not evaluated ({_some(self.unjudged)})"
+                f"{count} {what} {run} {has} no judgements in {qrels}: not evaluated "
+                f"({_some(self.unjudged)})"
             )
         if self.missing and not self.complete:
+            count = len(self.missing)
+            what = "query is" if count == 1 else "queries are"
             parts.append(
-                f"{len(self.missing)} judged queries are not in {run} and were skipped "
-                f"({_some(self.missing)}; --complete scores them 0)"
+                f"{count} judged {what} not in {run}: skipped ({_some(self.missing)}; "
+                f"{complete} scores them 0)"
             )
         return "; ".join(parts) or None
 
