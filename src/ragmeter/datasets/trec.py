@@ -46,10 +46,6 @@ Qrels: TypeAlias = dict[str, dict[str, int]]
 _GZIP_MAGIC = b"\x1f\x8b"
 #: a grade: a whole number that fits trec_eval's ``long``
 _INTEGER = re.compile(rb"[+-]?[0-9]{1,18}")
-#: a score: a decimal number, as ``atof`` reads it (without its hexadecimal forms and NaN)
-_NUMBER = re.compile(
-    rb"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf(?:inity)?))"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,26 +90,39 @@ def read_run(
     name ``name`` (default: the path). ``limits.max_bytes`` caps the text read (decompressed)."""
     source = name or str(path)
     scores: dict[str, dict[str, float]] = {}
-    runid = ""
+    last: tuple[bytes, int] = (b"", 0)
     for number, fields in _lines(Path(path), source, limits):
         if len(fields) < len(RUN_FIELDS):
             raise _field_count(fields, RUN_FIELDS, "a run", source, number)
-        qid, docid = _ids(fields, source, number)
-        if _NUMBER.fullmatch(fields[4]) is None:
-            raise DatasetError(
-                f"expected a number, got {_quote(fields[4])}",
-                source=source,
-                line=number,
-                field="SCORE",
-            )
+        try:  # the usual line in one step; a failure is then named field by field
+            qid, docid, score = fields[0].decode(), fields[2].decode(), float(fields[4])
+        except (UnicodeDecodeError, ValueError):
+            qid, docid = _ids(fields, source, number)
+            score = _score(fields[4], source, number)
+        if score != score or b"_" in fields[4]:  # NaN (unequal to itself), or 1_000
+            _score(fields[4], source, number)
         ranked = scores.setdefault(qid, {})
         if docid in ranked:
             raise _twice(docid, qid, source, number)
-        ranked[docid] = float(fields[4])
-        runid = _text(fields[5], "RUNID", source, number)
+        ranked[docid] = score
+        last = (fields[5], number)
     if not scores:
         raise DatasetError("holds no results (QID Q0 DOCID RANK SCORE RUNID lines)", source=source)
-    return TrecRun(scores, runid)
+    return TrecRun(scores, _text(last[0], "RUNID", source, last[1]))
+
+
+def _score(field: bytes, source: str, line: int) -> float:
+    """A score as ``atof`` reads a decimal number; NaN and ``1_0`` refused (``float`` reads
+    no hexadecimal)."""
+    try:
+        score = float(field)
+    except ValueError:
+        score = math.nan
+    if score != score or b"_" in field:  # NaN is not equal to itself
+        raise DatasetError(
+            f"expected a number, got {_quote(field)}", source=source, line=line, field="SCORE"
+        )
+    return score
 
 
 def _open(path: Path, source: str) -> io.BufferedIOBase:
@@ -163,12 +172,15 @@ def _too_large(source: str, cap: int, limits: DatasetLimits | None) -> LimitErro
 
 def _ids(fields: list[bytes], source: str, line: int) -> tuple[str, str]:
     """The line's query and document ids (fields 1 and 3 of both formats)."""
-    return _text(fields[0], "QID", source, line), _text(fields[2], "DOCID", source, line)
+    try:
+        return fields[0].decode(), fields[2].decode()
+    except UnicodeDecodeError:
+        return _text(fields[0], "QID", source, line), _text(fields[2], "DOCID", source, line)
 
 
 def _text(field: bytes, name: str, source: str, line: int) -> str:
     try:
-        return field.decode("utf-8")
+        return field.decode()
     except UnicodeDecodeError:
         raise DatasetError(
             "is not UTF-8 text; save the file as UTF-8", source=source, line=line, field=name
