@@ -1,7 +1,7 @@
 """The compiled part of ragmeter (everything else is configured in pyproject.toml).
 
-The exact relevance judge, the reader of the usual agent rows and the typed keys of tool
-calls are built when a C compiler is there; without one the install still succeeds and the
+The reader of the usual agent rows and the typed keys of tool calls are built when a C
+compiler is there; without one the install still succeeds and the
 same results come from the pure-Python paths (slower).
 """
 
@@ -9,11 +9,6 @@ from setuptools import Extension, setup
 
 setup(
     ext_modules=[
-        Extension(
-            "ragmeter.metrics.retrieval._exact",
-            sources=["src/ragmeter/metrics/retrieval/_exact.c"],
-            optional=True,
-        ),
         Extension(
             "ragmeter.datasets._agent_read",
             sources=["src/ragmeter/datasets/_agent_read.c"],

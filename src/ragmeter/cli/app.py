@@ -209,6 +209,22 @@ def eval_command(
     markdown: Annotated[
         Path | None, typer.Option(help="Write the gate's markdown summary (for a PR) here.")
     ] = None,
+    relevance_level: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=1000,
+            help="Ranking metrics: the grade from which a judged item is relevant (default 1; "
+            "trec_eval's -l). nDCG uses the grades as gains.",
+        ),
+    ] = None,
+    no_relevant: Annotated[
+        str | None,
+        typer.Option(
+            help="Ranking metrics on a row with no relevant item: null (the default, with the "
+            "reason) or zero (trec_eval's convention)."
+        ),
+    ] = None,
     repeats: Annotated[
         int,
         typer.Option(
@@ -266,6 +282,8 @@ def eval_command(
             server=server,
             no_store=no_store,
             repeats=repeats,
+            relevance_level=relevance_level,
+            no_relevant=no_relevant,
         )
     )
     if prepared is not None:

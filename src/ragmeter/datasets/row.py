@@ -42,6 +42,7 @@ from ragmeter.errors import DatasetError
 __all__ = [
     "FIELD_ALIASES",
     "MAX_DEPTH",
+    "MAX_GRADE",
     "MAX_INT_DIGITS",
     "Row",
     "TooLongNumber",
@@ -68,6 +69,7 @@ FIELD_ALIASES: dict[str, str] = {
     "contexts": "retrieved_contexts",
     "retrieved_ids": "retrieved_ids",
     "reference_ids": "reference_ids",
+    "reference_relevance": "reference_relevance",
     "metadata": "metadata",
     # agents (ragmeter.datasets.agent): OpenAI / Anthropic / RAGAS / DeepEval names
     "messages": "messages",
@@ -86,6 +88,9 @@ FIELD_ALIASES: dict[str, str] = {
     "retrieval_context": "retrieved_contexts",
 }
 
+#: the largest grade of ``reference_relevance`` either side of 0 (2**grade - 1 stays finite)
+MAX_GRADE = 1000
+
 _EXPECTED: dict[str, str] = {
     "query": "a non-empty string",
     "doc_name": "a string or a list of strings",
@@ -95,6 +100,9 @@ _EXPECTED: dict[str, str] = {
     "retrieved_contexts": "a list of strings",
     "retrieved_ids": "a list of strings (ids)",
     "reference_ids": "a list of strings (ids)",
+    "reference_relevance": (
+        f"an object of id -> whole-number grade from {-MAX_GRADE:,} to {MAX_GRADE:,}"
+    ),
     "metadata": "an object (dict)",
     "reference_topics": "a list of strings",
 }
@@ -129,6 +137,9 @@ class Row(BaseModel):
     retrieved_contexts: list[str] | None = None
     retrieved_ids: list[str] | None = None
     reference_ids: list[str] | None = None
+    #: graded relevance: id -> grade (0 judged not relevant; a negative grade judged "in the
+    #: pool, not assessed", as TREC qrels write it); ``reference_ids`` are grade 1
+    reference_relevance: dict[str, int] | None = None
     messages: tuple[Message, ...] | None = None
     reference_tool_calls: tuple[ToolCall, ...] | None = None
     reference_topics: list[str] | None = None
@@ -143,6 +154,28 @@ class Row(BaseModel):
         if isinstance(value, list | tuple):
             return [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
         return value
+
+    @field_validator("reference_relevance", mode="before")
+    @classmethod
+    def _grades(cls, value: Any) -> Any:
+        """Ids as strings (integer ids accepted), grades whole numbers within the limit; an
+        integral float (2.0, as pandas writes grades) is taken as its integer."""
+        if not isinstance(value, Mapping):
+            return value
+        out: dict[str, int] = {}
+        for key, grade in value.items():
+            if isinstance(key, int) and not isinstance(key, bool):
+                key = str(key)
+            if not isinstance(key, str):
+                raise ValueError("ids must be strings")
+            if isinstance(grade, float) and grade.is_integer():
+                grade = int(grade)
+            if isinstance(grade, bool) or not isinstance(grade, int):
+                raise ValueError(f"the grade of '{key[:60]}' is not a whole number")
+            if not -MAX_GRADE <= grade <= MAX_GRADE:
+                raise ValueError(f"the grade of '{key[:60]}' is out of range")
+            out[key] = grade
+        return out
 
     @field_serializer("messages", "reference_tool_calls", "available_tools")
     def _plain(
@@ -289,10 +322,14 @@ def row_from_mapping(
         expected = _EXPECTED.get(field or "", "a valid value")
         if field in LIST_FIELDS and len(first["loc"]) > 1:
             detail = f"expected {expected}; item {first['loc'][1]} is {_describe(bad)}"
+        elif first["type"] == "value_error":  # our own validator said what is wrong
+            reason = str(first["msg"]).removeprefix("Value error, ")
+            detail = f"expected {expected}: {reason}"
         else:
             detail = f"expected {expected}, got {_describe(bad)}"
         raise DatasetError(detail, row=row, field=field, source=source, line=line) from None
     _check_ids_align(validated, row, source, line)
+    _check_grades_agree(validated, row, source, line)
     return validated
 
 
@@ -357,3 +394,22 @@ def _check_ids_align(row_obj: Row, row: int, source: str | None, line: int | Non
             source=source,
             line=line,
         )
+
+
+def _check_grades_agree(row_obj: Row, row: int, source: str | None, line: int | None) -> None:
+    """``reference_ids`` are relevant (grade 1): an id there that ``reference_relevance`` grades
+    below 1 is a contradiction."""
+    ids, grades = row_obj.reference_ids, row_obj.reference_relevance
+    if ids is None or grades is None:
+        return
+    for item in ids:
+        grade = grades.get(item)
+        if grade is not None and grade < 1:
+            raise DatasetError(
+                f"lists '{item[:60]}' as relevant, but reference_relevance grades it {grade}; "
+                "give the grade in one place",
+                row=row,
+                field="reference_ids",
+                source=source,
+                line=line,
+            )
