@@ -282,3 +282,35 @@ def test_every_part_of_an_agent_field_is_held_to_the_row_limits(
 def _number(text: str) -> int | TooLongNumber:
     """A JSON integer as the file reader takes it (one too long to convert kept as such)."""
     return TooLongNumber(len(text)) if len(text) > 4000 else int(text)
+
+
+class _Clearing:
+    """A message object (as another library's models are) whose ``model_dump`` empties the
+    conversation that holds it."""
+
+    def __init__(self, conversation: list[Any], message: dict[str, Any]) -> None:
+        self.conversation, self.message = conversation, message
+
+    def model_dump(self) -> dict[str, Any]:
+        self.conversation.clear()
+        return self.message
+
+
+def test_a_message_that_changes_its_conversation_while_read_cannot_corrupt_it() -> None:
+    """The reader reads the conversation as it was given: an item whose own code empties the
+    list (or the row's expected calls) changes neither what is read nor how much."""
+    conversation: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
+    call = {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+    conversation.append(_Clearing(conversation, {"role": "assistant", "tool_calls": [call]}))
+    conversation.append({"role": "tool", "tool_call_id": "c1", "content": "18C"})
+    expected: list[Any] = []
+    expected.append(_Clearing(expected, {"name": "weather", "arguments": {}}))
+    row = row_from_mapping({"messages": conversation, "reference_tool_calls": expected}, 0)
+    assert conversation == [] and expected == []  # the items did meddle
+    assert row.messages is not None and [m.role for m in row.messages] == [
+        "user",
+        "assistant",
+        "tool",
+    ]
+    assert row.reference_tool_calls is not None
+    assert [c.name for c in row.reference_tool_calls] == ["weather"]
