@@ -41,8 +41,10 @@ __all__ = [
     "read_call",
     "read_tool_calls",
     "read_tools",
+    "rest_within",
     "shown",
     "text_of",
+    "value_within",
     "within",
 ]
 

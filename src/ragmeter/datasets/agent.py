@@ -92,6 +92,7 @@ _ROLES: dict[str, Role] = {
 _CALLS_AT = MESSAGE_LEVEL + 2  # a call's level: message, its list of calls, the call
 _USES = ("tool_use", "mcp_tool_use")
 _RESULTS = ("tool_result", "mcp_tool_result")
+_BLOCKS = (*_USES, *_RESULTS)
 #: the keys of a message each format reads, by the key its role is under; any other value
 #: is held to the limits
 _TEXT_KEYS = {"role": frozenset({"role", "content"}), "type": frozenset({"type", "content"})}
@@ -190,7 +191,7 @@ def _message(reader: _Reader, raw: Any, index: int) -> None:
     if type(content) is str:
         text = content
     elif isinstance(content, list) and any(
-        isinstance(b, Mapping) and b.get("type") in (*_USES, *_RESULTS) for b in content
+        isinstance(b, Mapping) and b.get("type") in _BLOCKS for b in content
     ):
         _anthropic(reader, raw, role, content, index, role_key)
         return
