@@ -432,20 +432,29 @@ def judge_server_command(
     quiet: Annotated[
         bool, typer.Option("--quiet", help="Do not print a line per request.")
     ] = False,
+    answers: Annotated[
+        Path | None,
+        typer.Option(
+            help='JSON of pinned answers, {"outputs": {task key: output}, "embeddings": '
+            "{text: vector}}, given as written (replay a recorded judgement)."
+        ),
+    ] = None,
 ) -> None:
     """Serve a scripted, OpenAI-compatible judge (chat + embeddings) for dry runs and tests.
 
     It answers ragmeter's prompts with deterministic verdicts and reports tokens, so a run
     against it shows what a real model would be asked, at no cost.
     """
-    from ragmeter.testing import ScriptedJudgeServer, parse_faults
+    from ragmeter.testing import ScriptedJudgeServer, parse_faults, read_pinned
 
     plan = parse_faults(faults, hang_seconds=hang_seconds, retry_after=retry_after, seed=seed)
+    pinned = None if answers is None else read_pinned(answers)
     log = None if quiet else (lambda line: console.print(line, highlight=False))
     try:
         server = ScriptedJudgeServer(
-            host, port, latency_ms=latency_ms, faults=plan, log=log, noise=noise, noise_seed=seed
-        )
+            host, port, latency_ms=latency_ms, faults=plan, log=log, noise=noise,
+            noise_seed=seed, pinned=pinned,
+        )  # fmt: skip
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise ConfigError(

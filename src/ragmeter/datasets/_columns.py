@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from itertools import repeat
 from typing import Any
 
-from ragmeter._gc import paused_gc
 from ragmeter.datasets._values import scan
 from ragmeter.datasets.agent import (
     AgentFormatError,
@@ -65,14 +64,13 @@ def dataset_from_raws(
             depth_setting=depth_setting,
         )
 
-    with paused_gc():  # many small objects, no cycles: see ragmeter._gc
-        found = _columns(raws, max_depth)
-        if found is None:  # nothing to gain from columns here: every row is checked alone
-            return Dataset([alone(i) for i in range(len(raws))], source, lines or ())
-        columns, doubtful = found
-        for index in sorted(doubtful):
-            _put(columns, index, alone(index), len(raws))
-        return Dataset.from_columns(columns, len(raws), source, lines or ())
+    found = _columns(raws, max_depth)
+    if found is None:  # nothing to gain from columns here: every row is checked alone
+        return Dataset([alone(i) for i in range(len(raws))], source, lines or ())
+    columns, doubtful = found
+    for index in sorted(doubtful):
+        _put(columns, index, alone(index), len(raws))
+    return Dataset.from_columns(columns, len(raws), source, lines or ())
 
 
 def _put(columns: dict[str, list[Any]], index: int, row: Row, length: int) -> None:
