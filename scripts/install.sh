@@ -5,14 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: curl runs the seed's HTTP examples in the tests; gcc builds the compiled
-# parts (the relevance judge, the agent row reader, the typed keys of tool calls; without it
-# ragmeter installs and runs, slower, and a test says so);
-# chromium is the browser the web pages' tests drive (Playwright cannot download its own here),
-# with a Chinese font for the dashboard's Chinese text
+# Debian packages (ragmeter itself is pure Python: nothing is compiled at install): curl runs
+# the seed's HTTP examples in the tests; chromium is the browser the web pages' tests drive
+# (Playwright cannot download its own here), with a Chinese font for the dashboard's Chinese text
 missing=()
 command -v curl >/dev/null 2>&1 || missing+=(curl)
-command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 # a CJK font, so the dashboard's Chinese text renders (not as boxes) in Chromium's screenshots
 [ -n "$(fc-list :lang=zh 2>/dev/null)" ] || missing+=(fonts-wqy-microhei)
@@ -40,8 +37,4 @@ if .venv/bin/python -m pip list 2>/dev/null | grep -qi '^nvidia'; then
   exit 1
 fi
 .venv/bin/python -c "import torch, ragmeter; print('ragmeter', ragmeter.__version__, '| torch', torch.__version__)"
-for compiled in ragmeter.metrics.retrieval._exact ragmeter.datasets._agent_read ragmeter.metrics.agent._keys; do
-  .venv/bin/python -c "import $compiled" 2>/dev/null \
-    || echo "install: $compiled was not built (no C compiler?); using the slower Python path" >&2
-done
 bash scripts/setup_dbgpt_client.sh

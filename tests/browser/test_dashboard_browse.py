@@ -284,7 +284,7 @@ def test_a_recall_run_started_from_the_form_finishes(
     # the scene's metrics only: no judged metric for retrieval
     expect(page.get_by_label("FaithfulnessMetric")).to_have_count(0)
     expect(page.get_by_label("RetrieverHitRateMetric")).to_have_accessible_description(
-        "Hit rate: 1 if any of the top-k retrieved chunks is relevant, else 0."
+        "Hit rate (trec_eval's success): 1 if any of the top-k retrieved items is relevant, else 0."
     )
     page.get_by_label("RetrieverHitRateMetric").check()
     page.get_by_label("RetrieverMRRMetric").check()

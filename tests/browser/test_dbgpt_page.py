@@ -262,7 +262,14 @@ def _pick(page: Page, modal: Locator, field: str, option: str) -> None:
     """Open the form's select ``field`` and click its option starting with ``option``."""
     modal.locator(f".ant-form-item:has(#basic_{field}) .ant-select-selector").click()
     dropdown = page.locator(".ant-select-dropdown:not(.ant-select-dropdown-hidden)")
-    dropdown.locator(".ant-select-item-option").filter(has_text=option).first.click()
+    wanted = dropdown.locator(".ant-select-item-option").filter(has_text=option).first
+    holder = dropdown.locator(".rc-virtual-list-holder")
+    for _ in range(60):  # a long list is drawn a screen at a time: scroll until it is there
+        if wanted.count():
+            break
+        holder.evaluate("list => { list.scrollTop += list.clientHeight / 2; }")
+        page.wait_for_timeout(50)
+    wanted.click()
     expect(dropdown).to_be_hidden()
 
 

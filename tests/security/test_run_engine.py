@@ -20,7 +20,7 @@ import pytest
 from ragmeter.config import ServerConfig, Settings
 from ragmeter.errors import NotFoundError, StoreError
 from ragmeter.knowledge import KnowledgeBase
-from ragmeter.metrics.retrieval import NO_RELEVANT_REASON
+from ragmeter.metrics.retrieval import LEGACY_NO_RELEVANT_REASON
 from ragmeter.reports import ResultRecord
 from ragmeter.runs.executor import execute_run
 from ragmeter.runs.plan import build_plan
@@ -110,7 +110,7 @@ def test_retry_failed_forgets_only_rows_with_an_upstream_null() -> None:
     kept_reason = "the judge found no statements in the reference"
     records = [
         # stored before kinds existed: "no relevant item" is the row's, anything else upstream
-        _record(0, "mrr", None, NO_RELEVANT_REASON, None),
+        _record(0, "mrr", None, LEGACY_NO_RELEVANT_REASON, None),
         _record(1, "mrr", None, "JudgeError: judge request failed after 5 tries", None),
         _record(2, "mrr", None, kept_reason, "input"),
         _record(3, "mrr", None, "app 'web' failed: 503", "upstream"),

@@ -128,6 +128,20 @@ def test_tool_correctness_modes_as_deepeval() -> None:
     assert deepeval_tool_correctness([PARIS], []) == 0.0
 
 
+def test_tool_correctness_matches_only_calls_of_the_same_type() -> None:
+    """DeepEval's ``type``: an MCP tool is not the function of the same name, in every mode;
+    the feedback says which tools were called as another type."""
+    mcp = PARIS._replace(type="mcp")
+    for options in ({}, {"should_exact_match": True}, {"should_consider_ordering": True}):
+        assert deepeval_tool_correctness([mcp], [PARIS], **options) == 0.0, options
+        assert deepeval_tool_correctness([mcp], [mcp], **options) == 1.0, options
+    assert deepeval_tool_correctness([mcp, PARIS], [PARIS]) == 1.0
+    assert deepeval_tool_correctness([PARIS, mcp], [PARIS, PARIS]) == 0.5
+    result = create_metric("tool_correctness").sync_compute([mcp, BOOK], [PARIS, BOOK])
+    assert result.score == 0.5
+    assert result.feedback == "called as another type: weather (function expected)"
+
+
 def test_dbgpt_intent_and_app_link() -> None:
     intent = create_metric("IntentMetric")
     assert intent.sync_compute('{"intent": "buy"}', ["buy", "sell"]).score == 1.0

@@ -128,6 +128,47 @@ def test_ragas_and_deepeval_shapes_read_into_the_same_form() -> None:
     assert ragas.reference_topics == ["weather"] and deepeval.response == "18C."
 
 
+def test_peer_samples_are_read_as_the_peers_write_them() -> None:
+    """RAGAS's samples of AI messages only (no question: an empty query), a question beside
+    RAGAS's list ``user_input``, its id-based samples; DeepEval's camel-case JSON with MCP
+    calls; Anthropic's MCP blocks."""
+    calls = [{"type": "ai", "content": "", "tool_calls": [{"name": "f", "args": {"x": 1}}]}]
+    alone = row_from_mapping({"user_input": calls, "reference_tool_calls": []}, 0)
+    assert alone.query == "" and alone.messages is not None and len(alone.messages) == 1
+    asked = row_from_mapping({"user_input": calls, "query": "Why?"}, 1)
+    assert asked.query == "Why?" and asked.messages == alone.messages
+    ids = row_from_mapping({"retrieved_context_ids": [1, "b"], "reference_context_ids": ["b"]}, 2)
+    assert (ids.query, ids.retrieved_ids, ids.reference_ids) == ("", ["1", "b"], ["b"])
+    deepeval = row_from_mapping(
+        {
+            "input": "Repo?",
+            "actualOutput": "It uses pytest.",
+            "toolsCalled": [{"name": "ask", "type": "MCP", "inputParameters": {"repo": "r"}}],
+            "expectedTools": [{"name": "ask", "inputParameters": {"repo": "r"}}],
+        },
+        3,
+    )
+    assert deepeval.messages is not None and deepeval.reference_tool_calls is not None
+    (called,) = tool_calls_of(deepeval.messages)
+    assert (called.name, called.arguments, called.type) == ("ask", {"repo": "r"}, "mcp")
+    assert deepeval.reference_tool_calls[0].type == "function"
+    assert deepeval.response == "It uses pytest."
+    blocks = [{"type": "mcp_tool_use", "id": "m1", "name": "echo", "input": {"t": "hi"}}]
+    results = [{"type": "mcp_tool_result", "tool_use_id": "m1", "content": "hi"}]
+    anthropic = row_from_mapping(
+        {"messages": [{"role": "user", "content": "Echo hi"},
+                      {"role": "assistant", "content": blocks},
+                      {"role": "user", "content": results}]},
+        4,
+    )  # fmt: skip
+    assert anthropic.messages is not None
+    assert [(c.name, c.type) for c in tool_calls_of(anthropic.messages)] == [("echo", "mcp")]
+    assert anthropic.messages[2].role == "tool" and anthropic.messages[2].content == "hi"
+    written = json.loads(json.dumps(anthropic.to_raw()))
+    assert written["messages"][1]["tool_calls"][0]["type"] == "mcp"
+    assert row_from_mapping(written, 4) == anthropic
+
+
 @pytest.mark.parametrize(
     ("row", "field", "says"),
     [
@@ -149,7 +190,11 @@ def test_ragas_and_deepeval_shapes_read_into_the_same_form() -> None:
             "a tool result with no call",
         ),
         ({"messages": [{"role": "robot", "content": "x"}]}, "messages[0].role", "unknown role"),
-        ({"messages": [{"role": "assistant", "content": "x"}]}, "messages", "no user message"),
+        ({"query": "q", "reference_tool_calls": [{"name": "f", "type": "web"}]},
+         "reference_tool_calls[0].type", "unknown tool call type 'web'"),
+        ({"query": "", "reference": "r"}, "query", "expected a non-empty string"),
+        ({"user_input": [{"type": "ai", "content": "x"}], "messages": []}, "messages",
+         "given twice with different values, as 'user_input' and 'messages'"),
         ({"messages": "not json"}, "messages", "not JSON"),
         ({"query": "q", "reference_tool_calls": [{"arguments": {}}]},
          "reference_tool_calls[0].name", "needs a name"),
@@ -237,3 +282,35 @@ def test_every_part_of_an_agent_field_is_held_to_the_row_limits(
 def _number(text: str) -> int | TooLongNumber:
     """A JSON integer as the file reader takes it (one too long to convert kept as such)."""
     return TooLongNumber(len(text)) if len(text) > 4000 else int(text)
+
+
+class _Clearing:
+    """A message object (as another library's models are) whose ``model_dump`` empties the
+    conversation that holds it."""
+
+    def __init__(self, conversation: list[Any], message: dict[str, Any]) -> None:
+        self.conversation, self.message = conversation, message
+
+    def model_dump(self) -> dict[str, Any]:
+        self.conversation.clear()
+        return self.message
+
+
+def test_a_message_that_changes_its_conversation_while_read_cannot_corrupt_it() -> None:
+    """The reader reads the conversation as it was given: an item whose own code empties the
+    list (or the row's expected calls) changes neither what is read nor how much."""
+    conversation: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
+    call = {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+    conversation.append(_Clearing(conversation, {"role": "assistant", "tool_calls": [call]}))
+    conversation.append({"role": "tool", "tool_call_id": "c1", "content": "18C"})
+    expected: list[Any] = []
+    expected.append(_Clearing(expected, {"name": "weather", "arguments": {}}))
+    row = row_from_mapping({"messages": conversation, "reference_tool_calls": expected}, 0)
+    assert conversation == [] and expected == []  # the items did meddle
+    assert row.messages is not None and [m.role for m in row.messages] == [
+        "user",
+        "assistant",
+        "tool",
+    ]
+    assert row.reference_tool_calls is not None
+    assert [c.name for c in row.reference_tool_calls] == ["weather"]

@@ -3,7 +3,6 @@ does (same rows, same errors), and reading a file still names its first problem.
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 from pathlib import Path
@@ -18,12 +17,11 @@ from ragmeter.datasets import (
     Dataset,
     DatasetLimits,
     Row,
-    _agent_fast,
     agent,
     load_dataset,
     row_from_mapping,
 )
-from ragmeter.datasets.agent import AgentFormatError
+from ragmeter.datasets.agent import AgentFormatError, plain_items
 from ragmeter.errors import LimitError
 from ragmeter.testing.trajectories import random_trajectories
 
@@ -195,8 +193,7 @@ def test_unknown_fields_are_kept_per_row_in_order_however_many_names() -> None:
     assert dataset.raw(2000) == {"query": "last", "zeta": 1, "alpha": {"k": [1]}}
 
 
-# -- agent rows: the conversation readers' fast paths against the general one ---------------
-
+# -- agent rows: the conversation reader, as columns and alone ---------------------------------
 _ARGUMENT_TEXTS = (
     ['{"city": "Paris"}', "{}", "", "  ", "{bad", "[1, 2.0]", '"x"', "NaN", ' {"a": 1} ',
      "[" * 5 + "]" * 5, '{"a": {"b": {"c": [1]}}}', "[" * 3000 + "]" * 3000,
@@ -269,12 +266,12 @@ _agent_row = st.fixed_dictionaries(
 @settings(max_examples=400, deadline=None)
 @given(raws=st.lists(_agent_row, min_size=1, max_size=5), depth=st.sampled_from([6, 8, 64]))
 def test_agent_rows_read_as_columns_as_one_by_one(raws: list[Any], depth: int) -> None:
-    """The conversation readers' fast paths (and their column pass) accept and refuse what
-    the general reader does, row by row, with the same errors and the same messages."""
+    """The column pass over agent rows accepts and refuses what the per-row check does, row by
+    row, with the same errors and the same messages."""
     _agrees(raws, depth)
 
 
-def _general(read: Any, items: list[Any], depth: int) -> Any:
+def _read(read: Any, items: list[Any], depth: int) -> Any:
     try:
         return read(items, depth)
     except AgentFormatError:
@@ -287,75 +284,74 @@ def _general(read: Any, items: list[Any], depth: int) -> Any:
     calls=st.lists(st.one_of(_plain_call, _openai_call), max_size=4),
     depth=st.sampled_from([6, 8, 64]),
 )
-def test_the_fast_readers_agree_with_the_general_ones(
+def test_what_the_readers_read_reads_back_the_same(
     messages: list[Any], calls: list[Any], depth: int
 ) -> None:
-    """Where a fast reader reads a value, the general reader reads the same; where the
-    general reader refuses one, the fast reader leaves it to it."""
-    general = _general(agent.messages_of, messages, depth)
-    for read in (_agent_fast.openai_messages, _agent_fast.openai_messages_python):
-        fast = read(messages, depth)
-        assert fast is None or fast == general
-    general = _general(agent.calls_of, calls, depth)
-    for read in (_agent_fast.plain_calls, _agent_fast.plain_calls_python):
-        fast = read(calls, depth)
-        assert fast is None or fast == general
-    compiled, python = (
-        _agent_fast.openai_messages(messages, depth),
-        _agent_fast.openai_messages_python(messages, depth),
-    )
-    assert compiled == python  # the compiled reader takes what the Python one takes
-    assert _agent_fast.plain_calls(calls, depth) in (
-        None,
-        _agent_fast.plain_calls_python(calls, depth),
-    )
+    """Whatever a reader takes, written as plain dicts (as rows are stored) it reads again
+    into the very same items; anything else it refuses with an AgentFormatError."""
+    read = _read(agent.read_messages, messages, depth)
+    if read is not None:
+        assert agent.read_messages(plain_items(read), depth) == read
+    expected = _read(agent.read_tool_calls, calls, depth)
+    if expected is not None:
+        assert agent.read_tool_calls(plain_items(expected), depth) == expected
 
 
-@pytest.mark.parametrize("text", _ARGUMENT_TEXTS)
-@pytest.mark.parametrize("depth", [6, 8, 64])
-def test_every_kind_of_arguments_text_reads_alike_both_ways(text: str, depth: int) -> None:
+_DEEP_OBJECT = "{" + '"a": {' * 9 + "}" * 10
+_DEEPEST = "[" * 58 + "]" * 58
+
+
+@pytest.mark.parametrize(
+    ("text", "read", "refused"),
+    [
+        ('{"city": "Paris"}', {"city": "Paris"}, None),
+        ("{}", {}, None),
+        ("", {}, None),
+        ("  ", {}, None),
+        ("[1, 2.0]", [1, 2.0], None),
+        ('"x"', "x", None),
+        (' {"a": 1} ', {"a": 1}, None),
+        ('{"t": "' + "[" * 80 + '"}', {"t": "[" * 80}, None),  # brackets inside a string
+        (_DEEP_OBJECT, json.loads(_DEEP_OBJECT), None),
+        (_DEEPEST, json.loads(_DEEPEST), None),
+        ("[" + _DEEPEST + "]", None, "nested deeper than 64 levels"),
+        ("[" * 3000 + "]" * 3000, None, "nested deeper than 64 levels"),
+        ("{bad", None, "arguments are not valid JSON"),
+        ('{"n": ' + "9" * 1100 + "}", None, "holds an integer of about 1,100 digits"),
+    ],
+)
+def test_json_text_arguments_are_parsed_and_held_to_the_row_limits(
+    text: str, read: Any, refused: str | None
+) -> None:
+    """OpenAI's JSON-text arguments, parsed; the call's function object sits on level 6 of a
+    row, so its arguments may nest 58 levels more under the default limit of 64."""
     call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": text}}
     messages = [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": [call]}]
-    general = _general(agent.messages_of, messages, depth)
-    for read in (_agent_fast.openai_messages, _agent_fast.openai_messages_python):
-        fast = read(messages, depth)
-        assert fast is None or fast == general
+    if refused is not None:
+        with pytest.raises(AgentFormatError, match=refused) as info:
+            agent.read_messages(messages, 64)
+        assert info.value.path == "[1].tool_calls[0].function.arguments"
+    else:
+        (called,) = agent.tool_calls_of(agent.read_messages(messages, 64))
+        assert called.arguments == read
 
 
-def test_the_compiled_reader_is_built() -> None:
-    assert _agent_fast.openai_messages is not _agent_fast.openai_messages_python, (
-        "ragmeter.datasets._agent_read was not built: the install needs a C compiler (gcc)"
-    )
-
-
-def test_the_fast_readers_take_the_usual_rows() -> None:
-    """OpenAI's conversations and expected calls as objects (the benchmark's rows) all go
-    the fast way, and read as the general readers read them."""
-    for row in random_trajectories(500, seed=3):
-        messages, expected = row["messages"], row["reference_tool_calls"]
-        for read in (_agent_fast.openai_messages, _agent_fast.openai_messages_python):
-            fast = read(messages, 64)
-            assert fast is not None and fast == agent.messages_of(messages, 64)
-        for read in (_agent_fast.plain_calls, _agent_fast.plain_calls_python):
-            calls = read(expected, 64)
-            assert calls is not None and calls == agent.calls_of(expected, 64)
-
-
-def test_read_items_are_out_of_the_collectors_sight_only_when_all_their_parts_are() -> None:
-    """An item the compiled reader leaves untracked holds nothing the cycle collector
-    tracks (else a cycle through it could never be collected)."""
-    seen = untracked = 0
-    for row in random_trajectories(300, seed=5):
-        conversation = _agent_fast.openai_messages(row["messages"], 64)
-        calls = _agent_fast.plain_calls(row["reference_tool_calls"], 64)
-        assert conversation is not None and calls is not None
-        stack: list[Any] = [conversation, calls]
-        while stack:
-            item = stack.pop()
-            if isinstance(item, tuple):
-                seen += 1
-                if not gc.is_tracked(item):
-                    untracked += 1
-                    assert not any(gc.is_tracked(part) for part in item)
-                stack.extend(item)
-    assert untracked > seen / 2  # most are: strings, numbers and flat arguments
+def test_the_usual_rows_read_as_their_json_says() -> None:
+    """OpenAI's conversations and expected calls as objects (the benchmark's rows): every call
+    read with its parsed arguments, every result tied to its call."""
+    for row in random_trajectories(300, seed=3):
+        messages = agent.read_messages(row["messages"], 64)
+        made = [
+            (c["function"]["name"], json.loads(c["function"]["arguments"]), c["id"])
+            for m in row["messages"]
+            for c in m.get("tool_calls") or []
+        ]
+        assert [(c.name, c.arguments, c.id) for c in agent.tool_calls_of(messages)] == made
+        for raw, message in zip(row["messages"], messages, strict=True):
+            assert message.role == raw["role"] and message.content == (raw["content"] or "")
+            if raw["role"] == "tool":
+                assert message.tool_call_id == raw["tool_call_id"]
+        expected = agent.read_tool_calls(row["reference_tool_calls"], 64)
+        assert [(c.name, c.arguments) for c in expected] == [
+            (c["name"], c["arguments"]) for c in row["reference_tool_calls"]
+        ]

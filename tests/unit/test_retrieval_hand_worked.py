@@ -45,7 +45,7 @@ def test_precision_at_k_divides_by_k_even_when_fewer_retrieved() -> None:
 
 def test_repeated_relevant_item_counts_once_at_best_rank() -> None:
     j = judge_exact([["x", "a", "a", "b"]], [["a", "b"]])
-    assert j.relevant.tolist() == [[False, True, False, True]]
+    assert j.relevant().tolist() == [[False, True, False, True]]
     scores = score_rankings([["a", "a"]], [["a"]], ["recall@2", "precision@2"])
     assert scores["recall@2"][0] == 1.0
     assert scores["precision@2"][0] == 0.5
@@ -62,13 +62,13 @@ def test_overlap_matching_credits_each_reference_once() -> None:
         "the operator layer AgentFream layer and DSL layer",  # also inside it, credited already
     ]
     j = judge_overlap([retrieved], [[reference]], threshold=0.8)
-    assert j.relevant.tolist() == [[False, True, False]]
-    assert j.n_relevant.tolist() == [1]
+    assert j.relevant().tolist() == [[False, True, False]]
+    assert j.n_relevant().tolist() == [1]
 
 
 def test_overlap_tokenises_chinese_by_character() -> None:
     j = judge_overlap([["知识库检索评测指标", "天气很好"]], [["检索评测指标"]])
-    assert j.relevant.tolist() == [[True, False]]
+    assert j.relevant().tolist() == [[True, False]]
 
 
 def test_match_modes_through_evaluate() -> None:

@@ -119,9 +119,9 @@ def test_judge_matches_naive_reference_with_repeats(
     judgements = judge_exact(retrieved, relevant)
     for row, (ret, rel) in enumerate(zip(retrieved, relevant, strict=True)):
         expected = _naive_relevance(ret, rel)
-        assert judgements.relevant[row, : len(ret)].tolist() == expected
-        assert not judgements.relevant[row, len(ret) :].any()
-        assert judgements.n_relevant[row] == len(set(rel))
+        assert judgements.relevant()[row, : len(ret)].tolist() == expected
+        assert not judgements.relevant()[row, len(ret) :].any()
+        assert judgements.n_relevant()[row] == len(set(rel))
 
 
 @given(
@@ -136,4 +136,4 @@ def test_judge_with_many_hits_per_row_matches_naive_reference(
     given_lists = [tuple(r) for r in retrieved] if as_tuples else retrieved
     judgements = judge_exact(given_lists, relevant)
     for row, (ret, rel) in enumerate(zip(retrieved, relevant, strict=True)):
-        assert judgements.relevant[row, : len(ret)].tolist() == _naive_relevance(ret, rel)
+        assert judgements.relevant()[row, : len(ret)].tolist() == _naive_relevance(ret, rel)

@@ -32,6 +32,8 @@ _CONTEXT_FIELDS = {
     "embedding_model": "embedding_model",
     "language": "language",
     "plan": "plan",
+    "relevance_level": "relevance_level",
+    "no_relevant": "no_relevant",
 }
 
 
@@ -84,6 +86,8 @@ def _checked(config: EvaluationConfig, key: str) -> Any:
         "embedding_model": config.embedder.model,
         "language": config.language,
         "plan": config.plan,
+        "relevance_level": config.relevance_level,
+        "no_relevant": config.no_relevant,
     }
     return values[key]
 

@@ -209,6 +209,22 @@ def eval_command(
     markdown: Annotated[
         Path | None, typer.Option(help="Write the gate's markdown summary (for a PR) here.")
     ] = None,
+    relevance_level: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=1000,
+            help="Ranking metrics: the grade from which a judged item is relevant (default 1; "
+            "trec_eval's -l). nDCG uses the grades as gains.",
+        ),
+    ] = None,
+    no_relevant: Annotated[
+        str | None,
+        typer.Option(
+            help="Ranking metrics on a row with no relevant item: null (the default, with the "
+            "reason) or zero (trec_eval's convention)."
+        ),
+    ] = None,
     repeats: Annotated[
         int,
         typer.Option(
@@ -266,6 +282,8 @@ def eval_command(
             server=server,
             no_store=no_store,
             repeats=repeats,
+            relevance_level=relevance_level,
+            no_relevant=no_relevant,
         )
     )
     if prepared is not None:
@@ -414,20 +432,29 @@ def judge_server_command(
     quiet: Annotated[
         bool, typer.Option("--quiet", help="Do not print a line per request.")
     ] = False,
+    answers: Annotated[
+        Path | None,
+        typer.Option(
+            help='JSON of pinned answers, {"outputs": {task key: output}, "embeddings": '
+            "{text: vector}}, given as written (replay a recorded judgement)."
+        ),
+    ] = None,
 ) -> None:
     """Serve a scripted, OpenAI-compatible judge (chat + embeddings) for dry runs and tests.
 
     It answers ragmeter's prompts with deterministic verdicts and reports tokens, so a run
     against it shows what a real model would be asked, at no cost.
     """
-    from ragmeter.testing import ScriptedJudgeServer, parse_faults
+    from ragmeter.testing import ScriptedJudgeServer, parse_faults, read_pinned
 
     plan = parse_faults(faults, hang_seconds=hang_seconds, retry_after=retry_after, seed=seed)
+    pinned = None if answers is None else read_pinned(answers)
     log = None if quiet else (lambda line: console.print(line, highlight=False))
     try:
         server = ScriptedJudgeServer(
-            host, port, latency_ms=latency_ms, faults=plan, log=log, noise=noise, noise_seed=seed
-        )
+            host, port, latency_ms=latency_ms, faults=plan, log=log, noise=noise,
+            noise_seed=seed, pinned=pinned,
+        )  # fmt: skip
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise ConfigError(

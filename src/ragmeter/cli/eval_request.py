@@ -29,6 +29,10 @@ class EvalRequest:
     plan: str | None = None
     #: auto, en or zh (None: auto, or the request body's context.language)
     language: str | None = None
+    #: the grade from which a judged item is relevant (None: 1, or the body's context)
+    relevance_level: int | None = None
+    #: null or zero: what a row without a relevant item scores (None: null, or the body's)
+    no_relevant: str | None = None
     no_cache: bool = False
     embedding_model: str | None = None
     embedding_base_url: str | None = None

@@ -77,6 +77,8 @@ def evaluate_request(request: EvalRequest) -> tuple[Reports, list[Disagreement]]
     """``run_eval``, and with ``--repeats`` the rows whose repeats disagree (the reports
     then hold the mean over the repeats)."""
     request = apply_request_body(request)
+    if request.no_relevant not in (None, "null", "zero"):
+        raise ConfigError(f"--no-relevant must be null or zero, got {request.no_relevant!r}")
     if not request.metrics.strip():
         raise ConfigError(
             "no metrics: give --metrics (e.g. -m mrr,ndcg@10), or evaluate_metrics in a "
@@ -133,6 +135,8 @@ def eval_config(request: EvalRequest, retriever: str | None = None) -> Evaluatio
         top_k=request.top_k,
         plan=cast(Any, request.plan or "fused"),
         language=cast(Any, request.language or "auto"),
+        relevance_level=request.relevance_level or 1,
+        no_relevant=cast(Any, request.no_relevant or "null"),
         concurrency=request.max_concurrency * (ROWS_PER_REQUEST if judge is not None else 1),
     )
 

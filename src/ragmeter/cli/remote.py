@@ -97,6 +97,8 @@ def _body(
         "score_threshold": request.score_threshold,
         "language": request.language,
         "plan": request.plan,
+        "relevance_level": request.relevance_level,
+        "no_relevant": request.no_relevant,
     }
     if request.app is not None:
         scene, value = "app", request.app

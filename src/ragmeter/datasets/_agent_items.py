@@ -1,20 +1,22 @@
 """The one form of agent rows: messages, tool calls and tools as named tuples, and what is
 read off them (the calls made, the first question, the final answer, plain dicts).
 
-They are named tuples because a dataset of agent rows holds one per message and call: a tuple
-is cheap to make and, holding only strings and numbers, is soon left alone by Python's cycle
-collector. Treat them, their arguments and schemas as read-only.
+They are named tuples because a dataset of agent rows holds one per message and call, and a
+tuple is cheap to make. Treat them, their arguments and schemas as read-only.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, NamedTuple
 
 __all__ = [
+    "CALL_TYPES",
     "FIELD_LEVEL",
     "MESSAGE_LEVEL",
     "AgentFormatError",
+    "CallType",
     "Message",
     "Role",
     "Tool",
@@ -28,6 +30,10 @@ __all__ = [
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
+#: what kind of tool a call calls: a function (the default) or a tool of an MCP server
+#: (DeepEval's ``ToolCall.type``, FUNCTION or MCP)
+CallType = Literal["function", "mcp"]
+CALL_TYPES: tuple[CallType, ...] = ("function", "mcp")
 #: the nesting level of a row's field value (the row object is level 1), and of a message
 FIELD_LEVEL = 2
 MESSAGE_LEVEL = FIELD_LEVEL + 1
@@ -46,11 +52,13 @@ class AgentFormatError(ValueError):
 
 
 class ToolCall(NamedTuple):
-    """One call of a tool: its name and arguments (a JSON value, usually an object)."""
+    """One call of a tool: its name and arguments (a JSON value, usually an object), the id
+    its result refers to, and the kind of tool called (``function`` or ``mcp``)."""
 
     name: str
     arguments: Any = _NO_ARGUMENTS
     id: str | None = None
+    type: CallType = "function"
 
 
 class Message(NamedTuple):
@@ -77,12 +85,17 @@ make = tuple.__new__
 
 
 def dump_item(item: Message | ToolCall | Tool) -> dict[str, Any]:
-    """One item as a plain dict, what is at its default left out."""
+    """One item as a plain dict, what is at its default left out. Arguments that are a JSON
+    string are written as JSON text (a string is read as JSON text), so they read back."""
     out = {}
     defaults = item._field_defaults
     for field, value in zip(item._fields, item, strict=True):
         if field not in defaults or value != defaults[field]:
-            out[field] = [dump_item(c) for c in value] if field == "tool_calls" else value
+            if field == "tool_calls":
+                value = [dump_item(c) for c in value]
+            elif field == "arguments" and isinstance(value, str):
+                value = json.dumps(value, ensure_ascii=False)
+            out[field] = value
     return out
 
 

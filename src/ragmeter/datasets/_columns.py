@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from itertools import repeat
 from typing import Any
 
-from ragmeter._gc import paused_gc
 from ragmeter.datasets._values import scan
 from ragmeter.datasets.agent import (
     AgentFormatError,
@@ -24,7 +23,13 @@ from ragmeter.datasets.agent import (
     read_tool_calls,
     read_tools,
 )
-from ragmeter.datasets.row import FIELD_ALIASES, LIST_FIELDS, Row, row_from_mapping
+from ragmeter.datasets.row import (
+    FIELD_ALIASES,
+    LIST_FIELDS,
+    MAX_GRADE,
+    Row,
+    row_from_mapping,
+)
 from ragmeter.datasets.table import FIELDS, Dataset
 
 __all__ = ["dataset_from_raws"]
@@ -59,14 +64,13 @@ def dataset_from_raws(
             depth_setting=depth_setting,
         )
 
-    with paused_gc():  # many small objects, no cycles: see ragmeter._gc
-        found = _columns(raws, max_depth)
-        if found is None:  # nothing to gain from columns here: every row is checked alone
-            return Dataset([alone(i) for i in range(len(raws))], source, lines or ())
-        columns, doubtful = found
-        for index in sorted(doubtful):
-            _put(columns, index, alone(index), len(raws))
-        return Dataset.from_columns(columns, len(raws), source, lines or ())
+    found = _columns(raws, max_depth)
+    if found is None:  # nothing to gain from columns here: every row is checked alone
+        return Dataset([alone(i) for i in range(len(raws))], source, lines or ())
+    columns, doubtful = found
+    for index in sorted(doubtful):
+        _put(columns, index, alone(index), len(raws))
+    return Dataset.from_columns(columns, len(raws), source, lines or ())
 
 
 def _put(columns: dict[str, list[Any]], index: int, row: Row, length: int) -> None:
@@ -114,6 +118,7 @@ def _columns(raws: Sequence[Any], max_depth: int) -> tuple[dict[str, list[Any]],
                 values = [v if v else None for v in values]
             columns[field] = values
     doubtful.update(_misaligned(columns))
+    doubtful.update(_graded_against_ids(columns))
     if "query" not in columns:  # a conversation's query: its first user message
         columns["query"] = _asked(columns["messages"], doubtful)
     if unknown:
@@ -134,6 +139,8 @@ def _check(field: str, values: list[Any], max_depth: int) -> list[int]:
         allowed = {list, _NONE}
     elif field == "doc_name":
         allowed = {str, list, _NONE}
+    elif field == "reference_relevance":
+        return _bad_grades(values)
     else:  # metadata
         return _bad_metadata(values, max_depth)
     bad = [] if kinds <= allowed else [i for i, v in enumerate(values) if type(v) not in allowed]
@@ -179,6 +186,27 @@ def _not_all_text(values: list[Any], only_lists: bool) -> list[int]:
     return []
 
 
+def _bad_grades(values: list[Any]) -> list[int]:
+    """Rows whose grades are not an object of text ids to whole numbers within the limit
+    (integer ids and integral floats are fine too, but converted by the per-row check)."""
+    return [i for i, v in enumerate(values) if v is not None and not _plain_grades(v)]
+
+
+def _plain_grades(value: Any) -> bool:
+    """A dict of text ids to ints within the limit (C-speed passes over its keys and values)."""
+    if type(value) is not dict:
+        return False
+    if not value:
+        return True
+    grades = value.values()
+    return (
+        set(map(type, value)) == {str}
+        and set(map(type, grades)) == {int}
+        and min(grades) >= -MAX_GRADE
+        and max(grades) <= MAX_GRADE
+    )
+
+
 def _nested_ok(value: Any, max_depth: int) -> bool:
     """Whether a field's value nests at most ``max_depth`` - 1 deep, with no over-long int."""
     depth, digits = scan(value, max_depth)
@@ -207,6 +235,15 @@ def _extra(
             if not all(_nested_ok(value, max_depth) for value in held.values()):
                 doubtful.add(index)
     return extra
+
+
+def _graded_against_ids(columns: dict[str, list[Any]]) -> list[int]:
+    """Rows giving both reference_ids and reference_relevance (the per-row check makes sure
+    they agree)."""
+    ids, grades = columns.get("reference_ids"), columns.get("reference_relevance")
+    if ids is None or grades is None:
+        return []
+    return [i for i, (a, b) in enumerate(zip(ids, grades, strict=True)) if a is not None and b]
 
 
 def _misaligned(columns: dict[str, list[Any]]) -> list[int]:

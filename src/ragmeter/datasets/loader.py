@@ -270,12 +270,12 @@ def _parse_csv_record(record: dict[str, Any], name: str, row: int, line: int) ->
         canonical = FIELD_ALIASES.get(key)
         if canonical in LIST_FIELDS or canonical == "doc_name":
             parsed[key] = _parse_list_cell(cell, canonical == "doc_name")
-        elif canonical == "metadata":
+        elif canonical in ("metadata", "reference_relevance"):
             try:
                 parsed[key] = _loads(cell)
             except (json.JSONDecodeError, RecursionError):
                 raise DatasetError(
-                    "expected a JSON object", row=row, field="metadata", source=name, line=line
+                    "expected a JSON object", row=row, field=canonical, source=name, line=line
                 ) from None
         else:
             parsed[key] = cell

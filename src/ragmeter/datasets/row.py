@@ -14,6 +14,7 @@ from pydantic import (
     ValidationError,
     field_serializer,
     field_validator,
+    model_validator,
 )
 
 from ragmeter.datasets._values import (
@@ -42,6 +43,7 @@ from ragmeter.errors import DatasetError
 __all__ = [
     "FIELD_ALIASES",
     "MAX_DEPTH",
+    "MAX_GRADE",
     "MAX_INT_DIGITS",
     "Row",
     "TooLongNumber",
@@ -67,7 +69,10 @@ FIELD_ALIASES: dict[str, str] = {
     "retrieved_contexts": "retrieved_contexts",
     "contexts": "retrieved_contexts",
     "retrieved_ids": "retrieved_ids",
+    "retrieved_context_ids": "retrieved_ids",
     "reference_ids": "reference_ids",
+    "reference_relevance": "reference_relevance",
+    "reference_context_ids": "reference_ids",
     "metadata": "metadata",
     # agents (ragmeter.datasets.agent): OpenAI / Anthropic / RAGAS / DeepEval names
     "messages": "messages",
@@ -79,12 +84,20 @@ FIELD_ALIASES: dict[str, str] = {
     "available_tools": "available_tools",
     "tools": "available_tools",
     "tools_called": "tools_called",
-    # DeepEval's test case
+    # DeepEval's test case (and its camel-case JSON)
     "input": "query",
     "actual_output": "response",
+    "actualOutput": "response",
     "expected_output": "reference",
+    "expectedOutput": "reference",
     "retrieval_context": "retrieved_contexts",
+    "retrievalContext": "retrieved_contexts",
+    "toolsCalled": "tools_called",
+    "expectedTools": "reference_tool_calls",
 }
+
+#: the largest grade of ``reference_relevance`` either side of 0 (2**grade - 1 stays finite)
+MAX_GRADE = 1000
 
 _EXPECTED: dict[str, str] = {
     "query": "a non-empty string",
@@ -95,9 +108,15 @@ _EXPECTED: dict[str, str] = {
     "retrieved_contexts": "a list of strings",
     "retrieved_ids": "a list of strings (ids)",
     "reference_ids": "a list of strings (ids)",
+    "reference_relevance": (
+        f"an object of id -> whole-number grade from {-MAX_GRADE:,} to {MAX_GRADE:,}"
+    ),
     "metadata": "an object (dict)",
     "reference_topics": "a list of strings",
 }
+
+#: why an empty query is refused
+_NO_QUERY = "expected a non-empty string, got str ''"
 
 LIST_FIELDS = frozenset(
     {
@@ -117,11 +136,14 @@ _AGENT_READERS = {
 
 
 class Row(BaseModel):
-    """A test case. ``extra`` holds input fields ragmeter does not know, carried through."""
+    """A test case. ``extra`` holds input fields ragmeter does not know, carried through.
+    ``query`` is empty only for a row with something else to score: a conversation with no
+    user text (a RAGAS sample of AI and tool messages only), or a ranking of ids given
+    without a question (RAGAS's id-based samples)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    query: str = Field(min_length=1)
+    query: str
     doc_name: str | list[str] | None = None
     reference_contexts: list[str] | None = None
     reference: str | None = None
@@ -129,6 +151,9 @@ class Row(BaseModel):
     retrieved_contexts: list[str] | None = None
     retrieved_ids: list[str] | None = None
     reference_ids: list[str] | None = None
+    #: graded relevance: id -> grade (0 judged not relevant; a negative grade judged "in the
+    #: pool, not assessed", as TREC qrels write it); ``reference_ids`` are grade 1
+    reference_relevance: dict[str, int] | None = None
     messages: tuple[Message, ...] | None = None
     reference_tool_calls: tuple[ToolCall, ...] | None = None
     reference_topics: list[str] | None = None
@@ -143,6 +168,34 @@ class Row(BaseModel):
         if isinstance(value, list | tuple):
             return [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
         return value
+
+    @field_validator("reference_relevance", mode="before")
+    @classmethod
+    def _grades(cls, value: Any) -> Any:
+        """Ids as strings (integer ids accepted), grades whole numbers within the limit; an
+        integral float (2.0, as pandas writes grades) is taken as its integer."""
+        if not isinstance(value, Mapping):
+            return value
+        out: dict[str, int] = {}
+        for key, grade in value.items():
+            if isinstance(key, int) and not isinstance(key, bool):
+                key = str(key)
+            if not isinstance(key, str):
+                raise ValueError("ids must be strings")
+            if isinstance(grade, float) and grade.is_integer():
+                grade = int(grade)
+            if isinstance(grade, bool) or not isinstance(grade, int):
+                raise ValueError(f"the grade of '{key[:60]}' is not a whole number")
+            if not -MAX_GRADE <= grade <= MAX_GRADE:
+                raise ValueError(f"the grade of '{key[:60]}' is out of range")
+            out[key] = grade
+        return out
+
+    @model_validator(mode="after")
+    def _asks_something(self) -> Row:
+        if not self.query and not self.messages and self.retrieved_ids is None:
+            raise ValueError(f"query: {_NO_QUERY}")
+        return self
 
     @field_serializer("messages", "reference_tool_calls", "available_tools")
     def _plain(
@@ -165,30 +218,37 @@ def _is_missing(value: Any) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def _canonical_fields(raw: Mapping[str, Any], row: int) -> dict[str, Any]:
+def _canonical_fields(raw: Mapping[str, Any], where: dict[str, Any]) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     given_as: dict[str, str] = {}
     extra: dict[str, Any] = {}
     for key, value in raw.items():
         if not isinstance(key, str):
-            raise DatasetError(f"field names must be strings, got {_describe(key)}", row=row)
+            raise DatasetError(f"field names must be strings, got {_describe(key)}", **where)
         canonical = FIELD_ALIASES.get(key)
         if canonical is None:
             extra[key] = value
             continue
         if _is_missing(value):
             continue
+        if canonical == "query" and isinstance(value, list | tuple):
+            canonical = "messages"  # RAGAS's multi-turn user_input: the conversation
         if canonical in fields and not _same(fields[canonical], value):
             raise DatasetError(
                 f"given twice with different values, as '{given_as[canonical]}' and '{key}'",
-                row=row,
                 field=canonical,
+                **where,
             )
         fields[canonical] = value
         given_as[canonical] = key
     if extra:
         fields["extra"] = extra
     return fields
+
+
+def _empty_text(value: Any) -> bool:
+    """Whether a query is absent or the empty text."""
+    return value is None or (isinstance(value, str) and not value)
 
 
 def _same(one: Any, other: Any) -> bool:
@@ -270,8 +330,10 @@ def row_from_mapping(
         )
     where = {"row": row, "source": source, "line": line}
     _check_values(raw, max_depth, depth_setting, where)
-    fields = _canonical_fields(raw, row)
+    fields = _canonical_fields(raw, where)
     _agent_fields(fields, where, max_depth, depth_setting)
+    if "query" not in fields and "retrieved_ids" in fields:
+        fields["query"] = ""  # RAGAS's id-based samples: a ranking, no question
     if "query" not in fields:
         raise DatasetError(
             "missing; every row needs a query (aliases: question, user_input)",
@@ -280,6 +342,12 @@ def row_from_mapping(
             source=source,
             line=line,
         )
+    if (
+        _empty_text(fields["query"])
+        and not fields.get("messages")
+        and "retrieved_ids" not in fields
+    ):
+        raise DatasetError(_NO_QUERY, row=row, field="query", source=source, line=line)
     try:
         validated = Row.model_validate(fields)
     except ValidationError as exc:
@@ -289,10 +357,14 @@ def row_from_mapping(
         expected = _EXPECTED.get(field or "", "a valid value")
         if field in LIST_FIELDS and len(first["loc"]) > 1:
             detail = f"expected {expected}; item {first['loc'][1]} is {_describe(bad)}"
+        elif first["type"] == "value_error":  # our own validator said what is wrong
+            reason = str(first["msg"]).removeprefix("Value error, ")
+            detail = f"expected {expected}: {reason}"
         else:
             detail = f"expected {expected}, got {_describe(bad)}"
         raise DatasetError(detail, row=row, field=field, source=source, line=line) from None
     _check_ids_align(validated, row, source, line)
+    _check_grades_agree(validated, row, source, line)
     return validated
 
 
@@ -304,15 +376,10 @@ def _agent_error(exc: AgentFormatError, setting: str) -> str:
 def _agent_fields(
     fields: dict[str, Any], where: dict[str, Any], max_depth: int = MAX_DEPTH, setting: str = ""
 ) -> None:
-    """The agent fields in their one form (``datasets.agent``), in place: a conversation
-    given as RAGAS's multi-turn ``user_input`` or DeepEval's ``tools_called`` becomes
-    ``messages``; a row without a query takes its first user message's text."""
-    if isinstance(fields.get("query"), list | tuple):
-        if "messages" in fields:
-            raise DatasetError(
-                "is a conversation, and messages are given too", field="query", **where
-            )
-        fields["messages"] = fields.pop("query")
+    """The agent fields in their one form (``datasets.agent``), in place: DeepEval's
+    ``tools_called`` become ``messages``; a row without a query (or with an empty one) takes
+    its conversation's first user text, empty when it has none (RAGAS's samples of AI and
+    tool messages only)."""
     for name, read in _AGENT_READERS.items():
         if name in fields:
             try:
@@ -335,15 +402,8 @@ def _agent_fields(
                 path = exc.path.replace("[1].tools_called", "", 1)
                 message = _agent_error(exc, setting)
                 raise DatasetError(message, field=f"tools_called{path}", **where) from None
-    if "query" not in fields and fields.get("messages"):
-        asked = first_user_text(fields["messages"])
-        if asked is None:
-            raise DatasetError(
-                "has no user message with text to take the row's query from; give a query",
-                field="messages",
-                **where,
-            )
-        fields["query"] = asked
+    if _empty_text(fields.get("query")) and fields.get("messages"):
+        fields["query"] = first_user_text(fields["messages"]) or ""
 
 
 def _check_ids_align(row_obj: Row, row: int, source: str | None, line: int | None) -> None:
@@ -357,3 +417,22 @@ def _check_ids_align(row_obj: Row, row: int, source: str | None, line: int | Non
             source=source,
             line=line,
         )
+
+
+def _check_grades_agree(row_obj: Row, row: int, source: str | None, line: int | None) -> None:
+    """``reference_ids`` are relevant (grade 1): an id there that ``reference_relevance`` grades
+    below 1 is a contradiction."""
+    ids, grades = row_obj.reference_ids, row_obj.reference_relevance
+    if ids is None or grades is None:
+        return
+    for item in ids:
+        grade = grades.get(item)
+        if grade is not None and grade < 1:
+            raise DatasetError(
+                f"lists '{item[:60]}' as relevant, but reference_relevance grades it {grade}; "
+                "give the grade in one place",
+                row=row,
+                field="reference_ids",
+                source=source,
+                line=line,
+            )

@@ -25,6 +25,7 @@ FIELDS: tuple[str, ...] = (
     "retrieved_contexts",
     "retrieved_ids",
     "reference_ids",
+    "reference_relevance",
     "messages",
     "reference_tool_calls",
     "reference_topics",

@@ -127,8 +127,15 @@ class EvaluationContext:
         plan: Literal["fused", "separate"] = "fused",
         language: Literal["auto", "en", "zh"] = "auto",
         batcher: EmbeddingBatcher | None = None,
+        relevance_level: int = 1,
+        no_relevant: Literal["null", "zero"] = "null",
     ) -> None:
         self.top_k = top_k
+        #: the grade from which an item is relevant, for metrics without their own ``rel``
+        self.relevance_level = relevance_level
+        #: what a ranking metric scores on a row without a relevant item: null, or 0
+        #: (trec_eval's convention), for metrics without their own ``no_relevant``
+        self.no_relevant: Literal["null", "zero"] = no_relevant
         self.judge = judge
         self.max_concurrency = max_concurrency
         self.plan = plan

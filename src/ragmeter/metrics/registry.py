@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "ragmeter.metrics"
 ParamValue = str | int | float | bool
+#: a spec's ``@`` value: a rank cut-off, or (``iprec@0.1``) a recall level or multiple
+Cut = int | float
 
 
 class UnknownMetricError(MetricError, NotFoundError):
@@ -57,8 +59,18 @@ class RegistryEntry:
 
     @property
     def takes_k(self) -> bool:
+        """Whether ``@k`` is a rank cut-off (the factory's ``top_k``)."""
+        return self.takes("top_k")
+
+    @property
+    def takes_at(self) -> bool:
+        """Whether ``@x`` is a number of another kind (the factory's ``at``: a recall level,
+        a multiple of R)."""
+        return self.takes("at")
+
+    def takes(self, parameter: str) -> bool:
         try:
-            return "top_k" in inspect.signature(self.factory).parameters
+            return parameter in inspect.signature(self.factory).parameters
         except (TypeError, ValueError):
             return False
 
@@ -88,6 +100,12 @@ class Registry:
         self._entries.pop((kind, canonical), None)
         for key in [k for k, v in self._names.items() if k[0] == kind and v == canonical]:
             del self._names[key]
+
+    def find(self, kind: str, name: str) -> RegistryEntry | None:
+        """The entry registered as ``name`` (any case), or None."""
+        self._load_entry_points(kind)
+        canonical = self._names.get((kind, name.lower()))
+        return None if canonical is None else self._entries[(kind, canonical)]
 
     def get(self, kind: str, name: str) -> RegistryEntry:
         self._load_entry_points(kind)
@@ -191,7 +209,7 @@ OBJECT_PARAMETERS: dict[str, str] = {
     "embedder": "the evaluation's embedder is used (context.embedding_model, --embedding-model)",
 }
 
-_NAME = re.compile(r"[A-Za-z_][\w.\-]*\Z")
+_NAME = re.compile(r"[A-Za-z0-9_][\w.\-]*\Z")
 _KEY = re.compile(r"[A-Za-z_]\w*\Z")
 _FORM = "expected name, name@k or name(key=value,...)@k"
 
@@ -202,7 +220,7 @@ class MetricSpec:
 
     name: str
     params: tuple[tuple[str, ParamValue], ...] = ()
-    k: int | None = None
+    k: Cut | None = None
 
     def __str__(self) -> str:
         text = self.name
@@ -214,6 +232,8 @@ class MetricSpec:
 
 
 def _parse_value(text: str) -> ParamValue:
+    if text[:1] in "{[":  # a map or a list (gains={1:3,2:9}, levels=[0.2,0.5]): its text
+        return "".join(text.split())
     lowered = text.lower()
     if lowered in {"true", "false"}:
         return lowered == "true"
@@ -251,7 +271,7 @@ def _parse_params(params: str, text: str) -> tuple[tuple[str, ParamValue], ...]:
     parsed: list[tuple[str, ParamValue]] = []
     if not params.strip():
         return ()
-    for part in params.split(","):
+    for part in _top_level(params):
         key, equals, value = part.partition("=")
         key = key.strip()
         if not equals or not _KEY.match(key):
@@ -260,10 +280,54 @@ def _parse_params(params: str, text: str) -> tuple[tuple[str, ParamValue], ...]:
     return tuple(parsed)
 
 
-def _parse_k(k: str, text: str) -> int:
+def _top_level(params: str) -> list[str]:
+    """The parameters of a spec, split at the commas outside braces and brackets."""
+    parts: list[str] = []
+    depth, start = 0, 0
+    for at, char in enumerate(params):
+        if char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth = max(0, depth - 1)
+        elif char == "," and depth == 0:
+            parts.append(params[start:at])
+            start = at + 1
+    parts.append(params[start:])
+    return parts
+
+
+_DECIMAL = re.compile(r"[0-9]{0,12}\.[0-9]{1,12}\Z")
+
+
+def _parse_k(k: str, text: str) -> Cut:
+    """A rank cut-off (a whole number from 1) or, as in ``iprec@0.1``, a decimal number."""
+    if k.isascii() and _DECIMAL.match(k):
+        return float(k)
     if not (k.isascii() and k.isdigit()) or len(k) > len(str(MAX_K)) or not 1 <= int(k) <= MAX_K:
-        raise MetricError(f"metric '{text}': @k must be a whole number from 1 to {MAX_K}")
+        raise MetricError(
+            f"metric '{text}': @k must be a whole number from 1 to {MAX_K} (or a decimal "
+            "number, for a recall level)"
+        )
     return int(k)
+
+
+#: trec_eval's names of a measure at a cut-off: P_5, ndcg_cut_10, iprec_at_recall_0.10
+_TREC_SUFFIX = re.compile(r"(.+?)_([0-9]+(?:\.[0-9]+)?)\Z")
+
+
+def _resolve(parsed: MetricSpec) -> tuple[RegistryEntry, MetricSpec]:
+    """The registered entry of a spec and the spec in its terms: a trec_eval name with its
+    cut-off as a suffix (``P_5``) is the family's name with ``@5``."""
+    entry = registry.find("metric", parsed.name)
+    if entry is not None:
+        return entry, parsed
+    suffix = _TREC_SUFFIX.match(parsed.name)
+    if suffix is not None and parsed.k is None:
+        family = registry.find("metric", suffix[1])
+        if family is not None and (family.takes_k or family.takes_at):
+            k = _parse_k(suffix[2], str(parsed))
+            return family, MetricSpec(suffix[1], parsed.params, k)
+    return registry.get("metric", parsed.name), parsed  # raises: unknown, with suggestions
 
 
 def parse_metric_spec(text: str) -> MetricSpec:
@@ -291,7 +355,7 @@ def create_metric(spec: str | MetricSpec, *, top_k: int | None = None) -> Any:
     metric asked for as ``mrr`` whatever the cut-off.
     """
     parsed = parse_metric_spec(spec) if isinstance(spec, str) else spec
-    entry = registry.get("metric", parsed.name)
+    entry, parsed = _resolve(parsed)
     objects = [key for key, _ in parsed.params if key in OBJECT_PARAMETERS]
     if objects:
         raise MetricError(
@@ -300,12 +364,16 @@ def create_metric(spec: str | MetricSpec, *, top_k: int | None = None) -> Any:
         )
     kwargs: dict[str, Any] = dict(parsed.params)
     k = parsed.k
-    if k is not None and not entry.takes_k:
-        raise MetricError(f"metric '{entry.name}' takes no @k cut-off")
-    if k is None and "top_k" not in kwargs:
-        k = top_k if entry.takes_k else None
-    if k is not None:
+    if k is not None and entry.takes_at:
+        kwargs["at"] = k
+    elif k is not None:
+        if not entry.takes_k:
+            raise MetricError(f"metric '{entry.name}' takes no @k cut-off")
+        if not isinstance(k, int):
+            raise MetricError(f"metric '{parsed}': @k must be a whole number from 1, got {k}")
         kwargs["top_k"] = k
+    elif "top_k" not in kwargs and top_k is not None and entry.takes_k:
+        kwargs["top_k"] = top_k
     try:
         metric = entry.factory(**kwargs)
     except (TypeError, ValueError) as exc:

@@ -69,6 +69,8 @@ class EvaluateOptions(TypedDict, total=False):
     app: Any
     judge_prompt: str | None
     store: bool | str
+    relevance_level: int
+    no_relevant: Literal["null", "zero"]
 
 
 def _label(obj: Any) -> str:
@@ -116,6 +118,12 @@ def _check_choices(options: EvaluateOptions) -> None:
     limit = options.get("max_concurrency", DEFAULT_CONCURRENCY)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ConfigError(f"max_concurrency must be a whole number >= 1, got {limit!r}")
+    level = options.get("relevance_level", 1)
+    if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= 1000:
+        raise ConfigError(f"relevance_level must be a whole number from 1 to 1000, got {level!r}")
+    no_relevant = options.get("no_relevant", "null")
+    if no_relevant not in ("null", "zero"):
+        raise ConfigError(f"no_relevant must be 'null' or 'zero', got {no_relevant!r}")
 
 
 def config_from_options(
@@ -163,6 +171,8 @@ def config_from_options(
             top_k=options.get("top_k"),
             plan=options.get("plan", "fused"),
             language=options.get("language", "auto"),
+            relevance_level=options.get("relevance_level", 1),
+            no_relevant=options.get("no_relevant", "null"),
             concurrency=ROWS_PER_REQUEST * limit if judge is not None else limit,
             objects=frozenset(objects),
         )
@@ -182,7 +192,10 @@ async def aevaluate(
     from ``ragmeter.toml``. ``top_k`` cuts retrieved lists for metrics without their own
     ``@k`` (names stay as written: ``"mrr"`` is reported as ``mrr``); ``on_progress`` is
     called with the number of row x metric results finished since its last call; ``plan``
-    and ``language`` steer the judge prompts. A ``target`` (a space's retriever, an app)
+    and ``language`` steer the judge prompts. ``relevance_level`` is the grade from which a
+    judged item counts as relevant for ranking metrics without their own ``rel`` (trec_eval's
+    -l, default 1); ``no_relevant="zero"`` scores a row without a relevant item 0, as
+    trec_eval does, instead of null with the reason. A ``target`` (a space's retriever, an app)
     fills each row first; ``on_target_progress`` counts its rows. An empty dataset is a
     ``DatasetError`` naming it. ``store=True`` keeps the evaluation as a run in the store
     (``store="name"`` names it; calling again with that name resumes it if it stopped).

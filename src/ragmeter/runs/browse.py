@@ -245,7 +245,7 @@ def _relevance(
     else:
         return None, [], None
     judged = judge_rows([row], match)
-    return match, judged.relevant[0].tolist(), int(judged.n_relevant[0])
+    return match, judged.relevant()[0].tolist(), int(judged.n_relevant()[0])
 
 
 def _contexts(

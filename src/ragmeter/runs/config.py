@@ -38,6 +38,8 @@ DEFAULT_CONCURRENCY = 16
 ROWS_PER_REQUEST = 4
 
 Retriever = Literal["vector", "bm25", "hybrid"]
+#: trec_eval's names of measure sets (``-m official``), read by ``metrics.retrieval.trec``
+_NICKNAMES = frozenset({"official", "all_trec", "set"})
 #: parts of an evaluation the Python API may pass as objects rather than names
 ObjectPart = Literal["metrics", "judge", "embedder", "app", "target"]
 
@@ -116,6 +118,12 @@ class EvaluationConfig(_Frozen):
     top_k: int | None = Field(default=None, ge=1)
     plan: Literal["fused", "separate"] = "fused"
     language: Literal["auto", "en", "zh"] = "auto"
+    #: the grade from which an item is relevant, for ranking metrics without their own
+    #: ``rel`` (trec_eval's -l)
+    relevance_level: int = Field(default=1, ge=1, le=1000)
+    #: what a ranking metric scores on a row without a relevant item: null (with the reason)
+    #: or 0, as trec_eval does
+    no_relevant: Literal["null", "zero"] = "null"
     #: rows evaluated at once (the service's ``parallel_num``; locally ``ROWS_PER_REQUEST``
     #: times the judge's ``max_concurrency``)
     concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1)
@@ -125,9 +133,16 @@ class EvaluationConfig(_Frozen):
     @field_validator("metrics")
     @classmethod
     def _specs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        """Specs stripped, trec_eval's ``-m`` forms (``P.5,10``, ``official``) read into
+        ragmeter's (``precision@5``, ``precision@10``)."""
         specs = tuple(m.strip() for m in value if m and m.strip())
         if not specs:
             raise ValueError("name at least one metric")
+        if any("." in spec or spec in _NICKNAMES for spec in specs):
+            # read only when a spec may be one: the config stays light to import
+            from ragmeter.metrics.retrieval.trec import expand_specs
+
+            specs = tuple(expand_specs(specs))
         return specs
 
     @property

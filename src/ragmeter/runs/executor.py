@@ -91,6 +91,8 @@ def _context(
         language=config.language,
         batcher=batcher,
         on_progress=on_progress,
+        relevance_level=config.relevance_level,
+        no_relevant=config.no_relevant,
     )
     ctx.metrics = plan.metrics
     return ctx

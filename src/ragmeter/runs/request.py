@@ -46,6 +46,8 @@ CONTEXT_KEYS: dict[str, str] = {
     "embedding_model": "embedder for similarity metrics: a [models.NAME] (default: local)",
     "language": "judge prompt language: auto (default), en or zh",
     "plan": "judge plan: fused (default) or separate",
+    "relevance_level": "ranking metrics: the grade from which a judged item is relevant (1)",
+    "no_relevant": "ranking metrics on a row with no relevant item: null (default) or zero",
 }
 #: rows evaluated at once when the request gives no ``parallel_num``
 DEFAULT_PARALLEL = 8
@@ -150,5 +152,14 @@ def config_from_request(request: EvaluateServeRequest) -> EvaluationConfig:
         top_k=_number(context, "top_k", integer=True),
         language=_choice(context, "language", ("auto", "en", "zh"), "auto"),
         plan=_choice(context, "plan", ("fused", "separate"), "fused"),
+        relevance_level=_level(context),
+        no_relevant=_choice(context, "no_relevant", ("null", "zero"), "null"),
         concurrency=parallel or DEFAULT_PARALLEL,
     )
+
+
+def _level(context: dict[str, Any]) -> int:
+    level = _number(context, "relevance_level", integer=True)
+    if level is not None and level > 1000:
+        raise ConfigError(f"context.relevance_level must be at most 1000, got {level}")
+    return 1 if level is None else int(level)

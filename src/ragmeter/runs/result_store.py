@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from ragmeter._public import public_text
 from ragmeter.errors import StoreError
-from ragmeter.metrics.retrieval import NO_RELEVANT_REASON
+from ragmeter.metrics.retrieval import LEGACY_NO_RELEVANT_REASON, NO_RELEVANT_REASON
 from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.reports.report import json_default
 from ragmeter.reports.stats import bootstrap_mean_ci
@@ -153,7 +153,10 @@ def _upstream_null() -> Any:
             ResultRow.error_kind == "upstream",
             and_(
                 ResultRow.error_kind.is_(None),
-                or_(ResultRow.error.is_(None), ResultRow.error != NO_RELEVANT_REASON),
+                or_(
+                    ResultRow.error.is_(None),
+                    ResultRow.error.not_in([NO_RELEVANT_REASON, LEGACY_NO_RELEVANT_REASON]),
+                ),
             ),
         ),
     )

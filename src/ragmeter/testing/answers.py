@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -290,9 +290,16 @@ def _noisy(key: str, output: Any, noise: float, salt: tuple[object, ...]) -> Any
     return flipped
 
 
-def answer_chat(body: dict[str, Any], *, noise: float = 0.0, seed: int = 0) -> str:
+def answer_chat(
+    body: dict[str, Any],
+    *,
+    noise: float = 0.0,
+    seed: int = 0,
+    pinned: Mapping[str, Any] | None = None,
+) -> str:
     """The reply content for a chat completion request; ``noise`` is the share of verdicts
-    flipped (fixed per request, ``seed`` and the request's own ``seed`` parameter)."""
+    flipped (fixed per request, ``seed`` and the request's own ``seed`` parameter); a task
+    key in ``pinned`` gets that output as given."""
     messages = body.get("messages") or []
     users = [m.get("content") or "" for m in messages if m.get("role") == "user"]
     first_user = users[0] if users else ""
@@ -305,7 +312,11 @@ def answer_chat(body: dict[str, Any], *, noise: float = 0.0, seed: int = 0) -> s
         if isinstance(inputs, dict) and inputs.get("task") == "testset_question":
             return json.dumps(scripted_testset_reply(inputs), ensure_ascii=False)
         salt = (seed, body.get("seed"), first_user)
-        outputs = {k: _noisy(k, _task_output(k, inputs), noise, salt) for k in keys}
+        pinned = pinned or {}
+        outputs = {
+            k: pinned[k] if k in pinned else _noisy(k, _task_output(k, inputs), noise, salt)
+            for k in keys
+        }
         return json.dumps(outputs, ensure_ascii=False)
     prompt = "\n".join(str(m.get("content") or "") for m in messages)
     reply = _embedded_schema_reply(prompt)

@@ -1,5 +1,6 @@
 """``ragmeter judge-server``: an OpenAI-compatible server (chat completions and embeddings)
-that answers ragmeter's prompts deterministically, with optional latency and injected faults.
+that answers ragmeter's prompts deterministically, with optional latency, injected faults and
+pinned answers (``testing.pinned``).
 
 Use it for a dry run that shows requests and tokens before a real model costs money, and in
 tests. ``GET /stats`` reports what it served; ``POST /stats/reset`` clears the counters.
@@ -21,6 +22,7 @@ from ragmeter.errors import ConfigError
 from ragmeter.judge.tokens import count_tokens
 from ragmeter.testing.agent_play import agent_message
 from ragmeter.testing.answers import answer_chat, embed_text, reply_keys
+from ragmeter.testing.pinned import PinnedAnswers
 
 __all__ = ["FaultPlan", "ScriptedJudgeServer", "parse_faults"]
 
@@ -86,6 +88,7 @@ class ScriptedJudgeServer:
         refuse_json_schema: bool = False,
         noise: float = 0.0,
         noise_seed: int = 0,
+        pinned: PinnedAnswers | None = None,
     ) -> None:
         if not 0.0 <= noise <= 1.0:
             raise ConfigError(f"noise is a share of verdicts between 0 and 1, not {noise:g}")
@@ -94,6 +97,8 @@ class ScriptedJudgeServer:
         #: servers with other seeds judge like two samples of a model at temperature > 0
         self.noise = noise
         self.noise_seed = noise_seed
+        #: outputs and vectors answered as given (``testing.pinned``)
+        self.pinned = pinned or PinnedAnswers()
         #: answer 400 to ``response_format: json_schema``, like endpoints without it
         self.refuse_json_schema = refuse_json_schema
         self.faults = faults or FaultPlan()
@@ -167,7 +172,9 @@ class ScriptedJudgeServer:
             message = agent_message(body)
             content = str(message.get("content") or "") + json.dumps(message.get("tool_calls"))
         else:
-            content = answer_chat(body, noise=self.noise, seed=self.noise_seed)
+            content = answer_chat(
+                body, noise=self.noise, seed=self.noise_seed, pinned=self.pinned.outputs
+            )
             message = {"role": "assistant", "content": content}
         with self._lock:
             self.prompts.append("\n".join(str(m.get("content") or "") for m in body["messages"]))
@@ -207,11 +214,15 @@ class ScriptedJudgeServer:
             "object": "list",
             "model": body.get("model", "scripted"),
             "data": [
-                {"object": "embedding", "index": i, "embedding": embed_text(t)}
+                {"object": "embedding", "index": i, "embedding": self._vector(t)}
                 for i, t in enumerate(texts)
             ],
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }
+
+    def _vector(self, text: str) -> list[float]:
+        pinned = self.pinned.embeddings.get(text)
+        return list(pinned) if pinned is not None else embed_text(text)
 
 
 def _handler(server: ScriptedJudgeServer) -> type[BaseHTTPRequestHandler]:

@@ -20,7 +20,6 @@ from ragmeter.datasets.agent import ToolCall
 from ragmeter.metrics.agent._typed import call_keys, typed_key
 
 __all__ = [
-    "KeyedCalls",
     "Pair",
     "align_ordered",
     "align_unordered",
@@ -36,22 +35,8 @@ def call_key(call: ToolCall, arguments: bool = True) -> Hashable:
     return call_keys((call,))[0] if arguments else call.name
 
 
-class KeyedCalls(list[ToolCall]):
-    """A row's calls that remember their keys: the agent metrics of one evaluation share
-    them, so each call's arguments are walked once."""
-
-    _keys: tuple[bytes, ...] | None = None  # an instance's own once made
-
-    def typed_keys(self) -> Sequence[bytes]:
-        if self._keys is None:
-            self._keys = tuple(call_keys(self))
-        return self._keys
-
-
 def keys_of(calls: Sequence[ToolCall]) -> Sequence[bytes]:
     """Every call's key (name and typed arguments), in order."""
-    if isinstance(calls, KeyedCalls):
-        return calls.typed_keys()
     return call_keys(calls)
 
 

@@ -9,11 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter._gc import paused_gc
 from ragmeter.datasets import Dataset, LazyColumn, Row
 from ragmeter.datasets.agent import ToolCall, plain_items, read_tool_calls, tool_calls_of
 from ragmeter.errors import ErrorKind
-from ragmeter.metrics.agent._calls import KeyedCalls
 from ragmeter.metrics.base import BaseEvaluationResult, EvaluationMetric, overrides
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.reports.columns import ResultColumns
@@ -39,22 +37,21 @@ NO_REFERENCE_CALLS = (
 Outcome = tuple[float | None, str | None]
 
 
+Calls = Sequence[ToolCall]
+
+
 def calls_of_rows(
     table: Dataset, ctx: EvaluationContext | None = None
-) -> tuple[list[KeyedCalls | None], list[KeyedCalls | None]]:
+) -> tuple[list[Calls | None], list[Calls | None]]:
     """Every row's actual and expected calls (None where the row lacks the field), read
     once per evaluation and shared by the agent metrics."""
 
-    def read() -> tuple[list[KeyedCalls | None], list[KeyedCalls | None]]:
-        actual = [
-            None if messages is None else KeyedCalls(tool_calls_of(messages))
+    def read() -> tuple[list[Calls | None], list[Calls | None]]:
+        actual: list[Calls | None] = [
+            None if messages is None else tuple(tool_calls_of(messages))
             for messages in table.column("messages")
         ]
-        expected = [
-            None if calls is None else KeyedCalls(calls)
-            for calls in table.column("reference_tool_calls")
-        ]
-        return actual, expected
+        return actual, list(table.column("reference_tool_calls"))
 
     if ctx is None:
         return read()
@@ -127,9 +124,8 @@ class ToolCallMetric(EvaluationMetric[list[ToolCall], list[ToolCall]]):
         ):
             return await super().compute_rows(rows, ctx)
         table = Dataset.of(rows)
-        with paused_gc():  # many small keys, no cycles: see ragmeter._gc
-            actual, expected = calls_of_rows(table, ctx)
-            scores, errors, feedback = self._score_rows(actual, expected)
+        actual, expected = calls_of_rows(table, ctx)
+        scores, errors, feedback = self._score_rows(actual, expected)
         ctx.advance(len(table))
         return ResultColumns(
             self.metric_name,

@@ -210,9 +210,11 @@ class ToolCallF1Metric(ToolCallMetric):
         precision = tp / (tp + fp),  recall = tp / (tp + fn)
         f1 = 2 * precision * recall / (precision + recall)      (0 when both are 0)
 
-    Equal to RAGAS 0.4.3's ToolCallF1 before its rounding to 4 decimals, except that two
-    empty lists score 1 here (RAGAS: 0). Precision and recall are in the feedback and are
-    metrics of their own (``tool_call_precision``, ``tool_call_recall``)."""
+    Equal to RAGAS 0.4.3's ToolCallF1 before its rounding to 4 decimals, except where
+    docs/peer-differences.md says: two empty lists score 1 here (RAGAS: 0), ``true`` does
+    not match ``1`` (RAGAS compares Python values), and arguments holding lists or objects
+    are scored (RAGAS raises). Precision and recall are in the feedback and are metrics of
+    their own (``tool_call_precision``, ``tool_call_recall``)."""
 
     part: ClassVar[int] = 2
 

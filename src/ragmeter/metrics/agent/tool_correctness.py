@@ -1,7 +1,8 @@
 """DeepEval's ToolCorrectnessMetric, its deterministic part (the tool-calling score; DeepEval's
 optional judged tool-selection score is not part of it). Calls compare as DeepEval compares
-them: same name, and with ``input_parameters`` arguments equal by Python's ``==`` (so
-``1 == 1.0`` and also ``True == 1``)."""
+them: same name and same type (``function``, DeepEval's default FUNCTION, or ``mcp``), and
+with ``input_parameters`` arguments equal by Python's ``==`` (so ``1 == 1.0`` and also
+``True == 1``)."""
 
 from __future__ import annotations
 
@@ -36,8 +37,13 @@ def compare_arguments(expected: Any, actual: Any) -> float:
     return score
 
 
+def _same_tool(expected: ToolCall, actual: ToolCall) -> bool:
+    """Whether two calls call the same tool: the same name and type."""
+    return expected.name == actual.name and expected.type == actual.type
+
+
 def _pair_score(expected: ToolCall, actual: ToolCall, parameters: bool) -> float:
-    if expected.name != actual.name:
+    if not _same_tool(expected, actual):
         return 0.0
     return compare_arguments(expected.arguments, actual.arguments) if parameters else 1.0
 
@@ -58,7 +64,7 @@ def _best_match(
     for want in expected:
         best, chosen = 0.0, -1
         for j, call in enumerate(actual):
-            if j in taken or want.name != call.name:
+            if j in taken or not _same_tool(want, call):
                 continue
             score = _pair_score(want, call, parameters)
             if score > best:
@@ -81,7 +87,7 @@ def _weighted_lcs(
     for i in range(1, m + 1):
         for j in range(1, n + 1):
             want, call = expected[i - 1], actual[j - 1]
-            if want.name != call.name:
+            if not _same_tool(want, call):
                 dp[i][j] = max(dp[i - 1][j], dp[i][j - 1])
                 continue
             score = _pair_score(want, call, parameters)
@@ -102,7 +108,7 @@ def _exact(expected: Sequence[ToolCall], actual: Sequence[ToolCall], parameters:
     if len(actual) != len(expected):
         return 0.0
     for want, call in zip(expected, actual, strict=True):
-        if want.name != call.name or (parameters and want.arguments != call.arguments):
+        if not _same_tool(want, call) or (parameters and want.arguments != call.arguments):
             return 0.0
     return 1.0
 
@@ -119,6 +125,7 @@ def deepeval_tool_correctness(
     ``[INPUT_PARAMETERS]``):
 
     - exact match: 1 if the calls are the same tools in the same order (and arguments);
+      a call matches only a call of the same name and type;
     - ordering: weighted LCS of expected and actual calls / |E|;
     - default: each expected call's best unused actual call, summed / |E| (extra calls
       cost nothing; a call is used by position, where DeepEval also treats every call equal
@@ -137,7 +144,9 @@ def deepeval_tool_correctness(
 class ToolCorrectnessMetric(ToolCallMetric):
     """DeepEval's tool correctness, equal to its ToolCorrectnessMetric's tool-calling score
     except where DeepEval mistakes a repeated call for a used one
-    (``deepeval_tool_correctness``): best match over expected calls by default,
+    (``deepeval_tool_correctness``); a call matches one of the same name and type
+    (``function`` or ``mcp``, DeepEval's FUNCTION and MCP): best match over expected calls by
+    default,
     ``should_exact_match`` for the same calls in order, ``should_consider_ordering`` for a
     weighted LCS, ``input_parameters`` to weigh arguments (DeepEval's
     ``evaluation_params=[INPUT_PARAMETERS]``)."""
@@ -169,6 +178,24 @@ class ToolCorrectnessMetric(ToolCallMetric):
         )
         if score == 1.0:
             return score, None
-        missing = {c.name for c in expected} - {c.name for c in actual}
-        said = f"missing tools: {', '.join(sorted(missing))}" if missing else None
-        return score, said
+        return score, _feedback(actual, expected)
+
+
+def _feedback(actual: Sequence[ToolCall], expected: Sequence[ToolCall]) -> str | None:
+    """The tools expected but never called, and those called with another type."""
+    called = {(c.name, c.type) for c in actual}
+    names = {name for name, _ in called}
+    parts = []
+    missing = sorted({c.name for c in expected} - names)
+    if missing:
+        parts.append(f"missing tools: {', '.join(missing)}")
+    retyped = sorted(
+        {
+            f"{c.name} ({c.type} expected)"
+            for c in expected
+            if c.name in names and (c.name, c.type) not in called
+        }
+    )
+    if retyped:
+        parts.append(f"called as another type: {', '.join(retyped)}")
+    return "; ".join(parts) or None

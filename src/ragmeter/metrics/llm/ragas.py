@@ -281,7 +281,8 @@ class ContextRecallMetric(PlannedMetric):
 class AnswerCorrectnessMetric(PlannedMetric):
     """AnswerCorrectness = (1 - w) * F1 + w * cosine(E(response), E(reference)) with
     w = ``similarity_weight`` (0.25); F1 = TP / (TP + 0.5 (FP + FN)) over the statements of
-    the response vs those of the reference."""
+    the response vs those of the reference. No statement on either side: no score, with that
+    reason (RAGAS gives 1; docs/peer-differences.md)."""
 
     tasks = (
         "response_statements",

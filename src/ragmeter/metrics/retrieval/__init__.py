@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ragmeter.errors import MetricError
-from ragmeter.metrics.registry import parse_metric_spec
-from ragmeter.metrics.retrieval._judge import Judgements, judge_exact, judge_overlap
-from ragmeter.metrics.retrieval._kernels import KERNELS
+from ragmeter.metrics.context import EvaluationContext
+from ragmeter.metrics.registry import create_metric
+from ragmeter.metrics.retrieval import measures
+from ragmeter.metrics.retrieval._judge import (
+    NOT_JUDGED,
+    Judgements,
+    Relevant,
+    judge_exact,
+    judge_overlap,
+)
 from ragmeter.metrics.retrieval.ranking import (
+    LEGACY_NO_RELEVANT_REASON,
     MATCH_MODES,
+    NO_RELEVANT_MODES,
     NO_RELEVANT_REASON,
     RankingMetric,
     RetrieverHitRateMetric,
@@ -21,11 +31,15 @@ from ragmeter.metrics.retrieval.ranking import (
     RetrieverPrecisionMetric,
     RetrieverRecallMetric,
     judge_rows,
+    null_reason,
 )
 from ragmeter.metrics.retrieval.similarity import RetrieverSimilarityMetric
 
 __all__ = [
+    "LEGACY_NO_RELEVANT_REASON",
     "MATCH_MODES",
+    "NOT_JUDGED",
+    "NO_RELEVANT_MODES",
     "NO_RELEVANT_REASON",
     "Judgements",
     "RankingMetric",
@@ -39,38 +53,44 @@ __all__ = [
     "judge_exact",
     "judge_overlap",
     "judge_rows",
+    "measures",
+    "null_reason",
     "score_rankings",
 ]
 
-_KERNEL_ALIASES = {
-    "hit_rate": "hit_rate", "success": "hit_rate", "hit": "hit_rate",
-    "mrr": "mrr", "rr": "mrr", "recip_rank": "mrr",
-    "precision": "precision", "p": "precision",
-    "recall": "recall", "r": "recall",
-    "ndcg": "ndcg", "ndcg_cut": "ndcg",
-    "map": "map", "ap": "map", "map_cut": "map",
-}  # fmt: skip
-
 
 def score_rankings(
-    retrieved: Sequence[Sequence[str]],
-    relevant: Sequence[Collection[str]],
+    retrieved: Sequence[Sequence[Any]],
+    relevant: Sequence[Relevant],
     metrics: Iterable[str],
+    *,
+    relevance_level: int = 1,
+    no_relevant: str = "null",
 ) -> dict[str, np.ndarray]:
-    """Score ranked id lists against relevant id sets, all rows at once.
+    """Score ranked id lists against judged ids, all rows at once.
 
-    ``retrieved[i]`` is row i's ranked ids, ``relevant[i]`` its relevant ids; ``metrics`` are
-    specs such as ``"mrr"``, ``"ndcg@10"``, ``"P@10"``. Returns one float64 array per spec (in
-    row order), NaN where a row has no relevant id.
+    ``retrieved[i]`` is row i's ranked ids; ``relevant[i]`` its relevant ids (grade 1 each)
+    or a mapping id -> grade (graded relevance, as TREC qrels); ``metrics`` are specs such as
+    ``"mrr"``, ``"ndcg@10"``, ``"P@10"``, ``"P_10"``, ``"bpref"``. Returns one float64 array
+    per spec as given (in row order), NaN where a row has no relevant item, or 0 there with
+    ``no_relevant="zero"`` (trec_eval's convention). ``relevance_level`` is the grade from
+    which an item counts as relevant (trec_eval's -l).
     """
-    judgements = judge_exact(retrieved, relevant)
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, int):
+        raise MetricError(f"relevance_level must be a whole number >= 1, got {relevance_level!r}")
+    if relevance_level < 1:
+        raise MetricError(f"relevance_level must be a whole number >= 1, got {relevance_level}")
+    if no_relevant not in NO_RELEVANT_MODES:
+        raise MetricError(f"no_relevant must be null or zero, got {no_relevant!r}")
+    try:
+        judgements = judge_exact(retrieved, relevant)
+    except ValueError as exc:
+        raise MetricError(str(exc)) from None
+    ctx = EvaluationContext(relevance_level=relevance_level, no_relevant=no_relevant)  # type: ignore[arg-type]
     out: dict[str, np.ndarray] = {}
     for text in metrics:
-        spec = parse_metric_spec(text)
-        kernel = _KERNEL_ALIASES.get(spec.name.lower())
-        if kernel is None or spec.params:
-            raise MetricError(
-                f"'{text}' is not a ranking metric; use one of {', '.join(sorted(KERNELS))}[@k]"
-            )
-        out[text] = KERNELS[kernel](judgements, spec.k)
+        metric = create_metric(text)
+        if not isinstance(metric, RankingMetric):
+            raise MetricError(f"'{text}' is not a ranking metric; see 'ragmeter metrics'")
+        out[text] = metric.score_judgements(judgements, ctx)
     return out

@@ -1,107 +1,188 @@
-"""Relevance judgements: which retrieved items are relevant, for all rows at once.
+"""Relevance judgements: the grade of every retrieved item, for all rows at once.
 
-The result is a rank-ordered boolean matrix (rows x positions, padded with False) plus the
-number of relevant items per row. Each relevant item is credited once, at its best rank:
-a repeated id or text later in the list counts as not relevant, as trec_eval (whose runs
-cannot repeat a document) would have it.
+The result is a rank-ordered grade matrix (rows x positions) plus every row's judged items
+with their grades (its qrels). A row's relevant items are given either as a collection of
+ids (each of grade 1) or as a mapping id -> integer grade (graded relevance, as TREC qrels
+give it: 0 judged not relevant, a negative grade judged "in the pool, not assessed").
+
+A retrieved item that the row does not judge gets ``NOT_JUDGED``, as do the positions past the
+end of a row's list. Each judged item is credited once, at its best rank: a repeat later in the
+list is ``NOT_JUDGED`` (trec_eval refuses runs that repeat a document).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-#: the compiled judge's signature: (retrieved, relevant, width) -> (mask, n_relevant as int64)
-CompiledJudge = Callable[
-    [Sequence[Sequence[Any]], Sequence[Collection[Any]], int], tuple[bytearray, bytearray]
+__all__ = [
+    "NOT_JUDGED",
+    "Judgements",
+    "Relevant",
+    "judge_exact",
+    "judge_overlap",
+    "overlap_coefficient",
+    "tokens",
 ]
 
+#: the grade of a retrieved item the row does not judge (and of positions past a list's end)
+NOT_JUDGED = int(np.iinfo(np.int32).min)
 
-def _load_compiled() -> CompiledJudge | None:
-    """The compiled judge, or None when the install had no C compiler to build it."""
-    try:
-        from ragmeter.metrics.retrieval._exact import judge
-    except ImportError:
-        return None
-    return judge
-
-
-_compiled = _load_compiled()
-
-__all__ = ["Judgements", "judge_exact", "judge_overlap", "overlap_coefficient", "tokens"]
+#: a row's relevant items: ids (grade 1 each) or id -> grade
+Relevant = Collection[Any] | Mapping[Any, int]
 
 
 @dataclass(frozen=True, slots=True)
 class Judgements:
-    """``relevant[i, j]``: the j-th retrieved item of row i is relevant (False past its end)."""
+    """``grades[i, j]``: the grade of row i's j-th retrieved item (``NOT_JUDGED`` where the row
+    does not judge it, or past its end); ``judged_rows``/``judged_grades``: every judged item of
+    every row (its qrels), rows ascending."""
 
-    relevant: np.ndarray  # (rows, width) bool
+    grades: np.ndarray  # (rows, width) int32
     n_retrieved: np.ndarray  # (rows,) int64
-    n_relevant: np.ndarray  # (rows,) int64
+    judged_rows: np.ndarray  # (n,) int64
+    judged_grades: np.ndarray  # (n,) int32
 
     @property
     def rows(self) -> int:
-        return int(self.relevant.shape[0])
+        return int(self.grades.shape[0])
+
+    @property
+    def width(self) -> int:
+        return int(self.grades.shape[1])
+
+    def relevant(self, level: int = 1) -> np.ndarray:
+        """(rows, width) bool: the item's grade is at least ``level``."""
+        mask: np.ndarray = self.grades >= level
+        return mask
+
+    def n_relevant(self, level: int = 1) -> np.ndarray:
+        """(rows,) int64: judged items of grade >= ``level`` (R, trec_eval's num_rel)."""
+        return self._count(self.judged_grades >= level)
+
+    def n_nonrelevant(self, level: int = 1) -> np.ndarray:
+        """(rows,) int64: items judged not relevant (0 <= grade < ``level``)."""
+        grades = self.judged_grades
+        return self._count((grades >= 0) & (grades < level))
+
+    def _count(self, where: np.ndarray) -> np.ndarray:
+        counts: np.ndarray = np.bincount(self.judged_rows[where], minlength=self.rows)
+        return counts.astype(np.int64, copy=False)
+
+    def cut(self, k: int | None) -> Judgements:
+        """The first ``k`` retrieved items of every row (all of them for None)."""
+        if k is None or k >= self.width:
+            return self
+        return Judgements(
+            self.grades[:, :k],
+            np.minimum(self.n_retrieved, k),
+            self.judged_rows,
+            self.judged_grades,
+        )
+
+    def judged_only(self) -> Judgements:
+        """Every row's list without the items it does not judge (nor those of a negative
+        grade), the rest moved up: trec_eval's ``-J``."""
+        keep = self.grades >= 0
+        counts = keep.sum(axis=1, dtype=np.int64)
+        width = int(counts.max()) if self.rows else 0
+        grades = np.full((self.rows, width), NOT_JUDGED, dtype=np.int32)
+        rows, _ = np.nonzero(keep)
+        positions = np.cumsum(keep, axis=1)[keep] - 1
+        grades[rows, positions] = self.grades[keep]
+        return Judgements(grades, counts, self.judged_rows, self.judged_grades)
 
 
-def _pack(flat: np.ndarray, lengths: np.ndarray, n_relevant: np.ndarray) -> Judgements:
-    rows = len(lengths)
-    width = int(lengths.max()) if rows else 0
-    if rows and int(lengths.min()) == width:
-        matrix = flat.reshape(rows, width)
-    else:
-        matrix = np.zeros((rows, width), dtype=bool)
-        matrix[np.arange(width) < lengths[:, None]] = flat
-    return Judgements(matrix, lengths, n_relevant)
+def _whole(grades: Mapping[Any, Any]) -> bool:
+    """Whether every grade is already an ``int`` (one C-speed pass over the types)."""
+    return set(map(type, grades.values())) <= {int}
 
 
-def judge_exact(
-    retrieved: Sequence[Sequence[str]], relevant: Sequence[Collection[str]]
-) -> Judgements:
+def _as_grade(value: Any) -> int:
+    """A grade as given: an integer (an integral float is taken; anything else is refused
+    here, the row check words the error for users)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise ValueError(f"a relevance grade must be a whole number, got {value!r}")
+    return int(value)
+
+
+def judge_exact(retrieved: Sequence[Sequence[Any]], relevant: Sequence[Relevant]) -> Judgements:
     """Relevance by equality (ids, or texts from the same space) for all rows.
 
-    Each relevant item is credited at its first (best) rank; a repeat later in the list is
-    not. Equality is a set's (hash, then identity or ``==``). The compiled judge does one pass
-    over each row; without it (no C compiler at install) the pure-Python path gives the same.
+    ``relevant[i]`` is row i's relevant items (grade 1 each) or a mapping item -> grade. Each
+    judged item is credited at its first (best) rank; a repeat later in the list is not.
+    Equality is a set's (hash, then identity or ``==``). Per row, the judged items found in the
+    list are a set intersection (C speed: a miss costs one lookup), then each hit's first rank.
     """
     rows = len(retrieved)
     if len(relevant) != rows:
         raise ValueError(f"{rows} retrieved lists but {len(relevant)} relevant sets")
     lengths = np.fromiter(map(len, retrieved), dtype=np.int64, count=rows)
-    if _compiled is None:
-        return judge_exact_python(retrieved, relevant, lengths)
-    width = int(lengths.max()) if rows else 0
-    mask, counts = _compiled(retrieved, relevant, width)
-    matrix = np.frombuffer(mask, dtype=bool).reshape(rows, width)
-    return Judgements(matrix, lengths, np.frombuffer(counts, dtype=np.int64))
-
-
-def judge_exact_python(
-    retrieved: Sequence[Sequence[str]], relevant: Sequence[Collection[str]], lengths: np.ndarray
-) -> Judgements:
-    """``judge_exact`` in Python, C-level passes per row: the relevant set intersected with
-    the retrieved list finds the hits (a miss costs one set lookup), then each hit's first rank.
-    """
-    rows = len(retrieved)
-    counts: list[int] = []
-    count = counts.append
     hit_rows: list[int] = []
     hit_ranks: list[int] = []
+    hit_grades: list[int] = []
+    judged_counts: list[int] = []
+    judged_grades: list[int] = []
+    graded = False
     for row, (ret, rel) in enumerate(zip(retrieved, relevant, strict=True)):
-        wanted = set(rel)
-        count(len(wanted))
-        found = wanted.intersection(ret)
-        if found:
-            hit_ranks.extend(_first_ranks(ret, found))
-            hit_rows.extend([row] * len(found))
+        if type(rel) is dict or isinstance(rel, Mapping):
+            graded = True
+            grades = rel if _whole(rel) else {key: _as_grade(v) for key, v in rel.items()}
+            judged_counts.append(len(grades))
+            judged_grades.extend(grades.values())
+            found = grades.keys() & ret  # one lookup per retrieved item, no set built
+            if found:
+                hit_ranks.extend(_first_ranks(ret, found))
+                hit_grades.extend(map(grades.__getitem__, found))
+                hit_rows.extend([row] * len(found))
+        else:
+            wanted = set(rel)
+            judged_counts.append(len(wanted))
+            found = wanted.intersection(ret)
+            if found:
+                hit_ranks.extend(_first_ranks(ret, found))
+                hit_rows.extend([row] * len(found))
     width = int(lengths.max()) if rows else 0
-    matrix = np.zeros((rows, width), dtype=bool)
-    matrix[hit_rows, hit_ranks] = True
-    return Judgements(matrix, lengths, np.array(counts, dtype=np.int64))
+    matrix = np.full((rows, width), NOT_JUDGED, dtype=np.int32)
+    counts = np.array(judged_counts, dtype=np.int64)
+    judged_rows = np.repeat(np.arange(rows, dtype=np.int64), counts)
+    if graded:
+        # rows given as plain ids are all of grade 1; graded rows add theirs in row order
+        plain = np.fromiter(
+            (type(rel) is not dict and not isinstance(rel, Mapping) for rel in relevant),
+            dtype=bool,
+            count=rows,
+        )
+        grades_of = _interleave(counts, plain, judged_grades)
+        matrix[hit_rows, hit_ranks] = _hit_grades(hit_rows, hit_grades, relevant, plain)
+    else:
+        grades_of = np.ones(len(judged_rows), dtype=np.int32)
+        matrix[hit_rows, hit_ranks] = 1
+    return Judgements(matrix, lengths, judged_rows, grades_of)
+
+
+def _interleave(counts: np.ndarray, plain: np.ndarray, graded: list[int]) -> np.ndarray:
+    """Every judged item's grade in row order: 1 for the rows given as plain ids, the graded
+    rows' own grades (``graded``, in row order) for the others."""
+    out = np.ones(int(counts.sum()), dtype=np.int32)
+    owner = np.repeat(~plain, counts)
+    out[owner] = np.array(graded, dtype=np.int32)
+    return out
+
+
+def _hit_grades(
+    hit_rows: list[int], graded: list[int], relevant: Sequence[Relevant], plain: np.ndarray
+) -> np.ndarray:
+    """The grade of every hit, in hit order: 1 in the plain rows, the graded rows' own."""
+    out = np.ones(len(hit_rows), dtype=np.int32)
+    if hit_rows:
+        from_graded = ~plain[np.array(hit_rows, dtype=np.int64)]
+        out[from_graded] = np.array(graded, dtype=np.int32)
+    return out
 
 
 #: hits of a row found with ``list.index`` (each scans up to its rank); past this many, one
@@ -109,8 +190,8 @@ def judge_exact_python(
 _INDEX_HITS = 8
 
 
-def _first_ranks(ret: Sequence[str], found: set[str]) -> Iterable[int]:
-    """The first rank of each of ``found`` (all of them are in ``ret``)."""
+def _first_ranks(ret: Sequence[Any], found: set[Any]) -> Iterable[int]:
+    """The first rank of each of ``found`` (all of them are in ``ret``), in ``found``'s order."""
     if len(found) <= _INDEX_HITS and isinstance(ret, list | tuple):
         return map(ret.index, found)
     first = dict(zip(reversed(ret), range(len(ret) - 1, -1, -1), strict=True))
@@ -140,13 +221,15 @@ def judge_overlap(
     references: Sequence[Sequence[str]],
     threshold: float = 0.8,
 ) -> Judgements:
-    """Relevance for differently chunked texts: a retrieved chunk is relevant when its token
-    overlap coefficient with a reference context not yet credited is at least ``threshold``.
-    Each reference is credited to its best-ranked match only (so recall stays <= 1)."""
+    """Relevance for differently chunked texts: a retrieved chunk is relevant (grade 1) when its
+    token overlap coefficient with a reference context not yet credited is at least
+    ``threshold``. Each reference is credited to its best-ranked match only (so recall stays
+    <= 1); the references are the row's judged items."""
     rows = len(retrieved)
     lengths = np.fromiter(map(len, retrieved), dtype=np.int64, count=rows)
-    n_relevant = np.empty(rows, dtype=np.int64)
-    parts: list[bytes] = []
+    width = int(lengths.max()) if rows else 0
+    matrix = np.full((rows, width), NOT_JUDGED, dtype=np.int32)
+    counts = np.empty(rows, dtype=np.int64)
     # a chunk is matched in many rows: tokenised once per call, and nothing kept after it
     cache: dict[str, frozenset[str]] = {}
 
@@ -158,16 +241,14 @@ def judge_overlap(
 
     for i, (ret, refs) in enumerate(zip(retrieved, references, strict=True)):
         ref_tokens = [tokens_of(r) for r in dict.fromkeys(refs)]
-        n_relevant[i] = len(ref_tokens)
+        counts[i] = len(ref_tokens)
         credited = [False] * len(ref_tokens)
-        mask = bytearray(len(ret))
         for j, chunk in enumerate(ret):
             chunk_tokens = tokens_of(chunk)
             for r, ref in enumerate(ref_tokens):
                 if not credited[r] and overlap_coefficient(chunk_tokens, ref) >= threshold:
                     credited[r] = True
-                    mask[j] = 1
+                    matrix[i, j] = 1
                     break
-        parts.append(bytes(mask))
-    flat = np.frombuffer(b"".join(parts), dtype=bool)
-    return _pack(flat, lengths, n_relevant)
+    judged_rows = np.repeat(np.arange(rows, dtype=np.int64), counts)
+    return Judgements(matrix, lengths, judged_rows, np.ones(len(judged_rows), dtype=np.int32))

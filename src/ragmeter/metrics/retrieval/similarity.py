@@ -17,10 +17,13 @@ from ragmeter.metrics.base import (
 )
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import register_metric
-from ragmeter.metrics.retrieval.ranking import NO_RELEVANT_REASON
 from ragmeter.reports.columns import ResultColumns
 
 __all__ = ["RetrieverSimilarityMetric"]
+
+NO_REFERENCE_REASON = (
+    "no reference: the row's reference contexts are empty, so there is nothing to compare with"
+)
 
 Reduce = Literal["max", "first", "mean"]
 
@@ -66,7 +69,7 @@ class RetrieverSimilarityMetric(RetrieverEvaluationMetric):
         vectors: dict[str, np.ndarray],
     ) -> None:
         if not references:
-            results.fail(index, NO_RELEVANT_REASON, "input")
+            results.fail(index, NO_REFERENCE_REASON, "input")
         elif not retrieved:
             results.put(index, 0.0)
         else:
