@@ -12,7 +12,7 @@ import pytest
 
 from ragmeter.client import Client
 from tests.integration.service import KEY, ServiceProcess, data, failure
-from tests.peer_suites import trec_eval_file
+from tests.peer_suites._trec import trec_eval_file
 
 
 @pytest.fixture(scope="module")

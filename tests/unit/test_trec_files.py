@@ -12,7 +12,7 @@ from ragmeter.datasets import DatasetLimits
 from ragmeter.datasets.trec import qrels_from_mapping, read_qrels, read_run, run_from_mapping
 from ragmeter.datasets.trec_rows import rank, trec_rows
 from ragmeter.errors import ConfigError, DatasetError, LimitError
-from tests.peer_suites import trec_eval_file
+from tests.peer_suites._trec import trec_eval_file
 
 QRELS = """\
 # judged by hand
