@@ -73,6 +73,7 @@ def test_gzip_files_are_read_by_their_content(tmp_path: Path) -> None:
         ("q1 0 d1 x", "REL", "expected an integer relevance grade, got 'x'"),
         ("q1 0 d1 1.5", "REL", "got '1.5'"),
         ("q1 0 d1 1" + "0" * 30, "REL", "expected an integer"),
+        ("q1 0 d1 1001", "REL", "grade 1001 is outside -1,000 to 1,000, the grades ragmeter keeps"),
         ("q1 0 d2 1", "DOCID", "'d2' is given twice for query 'q1'"),
     ],
 )
@@ -166,6 +167,7 @@ def test_pytrec_eval_dicts_are_checked() -> None:
         ),
         (lambda: qrels_from_mapping({"q": {"d": True}}), "got bool True"),
         (lambda: qrels_from_mapping({1: {"d": 1}}), "query ids must be strings, got int 1"),
+        (lambda: qrels_from_mapping({"q": {"d": -1001}}), "'d': grade -1001 is outside"),
         (lambda: qrels_from_mapping({"q": ["d"]}), "query 'q': expected a dict"),
         (lambda: qrels_from_mapping([("q", {})]), "expected a path or a dict"),
         (lambda: run_from_mapping({"q": {"d": float("nan")}}), "expected a number (the score)"),

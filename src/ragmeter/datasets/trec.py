@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from ragmeter.datasets.loader import DatasetLimits
+from ragmeter.datasets.row import MAX_GRADE
 from ragmeter.errors import DatasetError, LimitError, clip
 
 __all__ = [
@@ -44,8 +45,9 @@ RUN_FIELDS = ("QID", "Q0", "DOCID", "RANK", "SCORE", "RUNID")
 Qrels: TypeAlias = dict[str, dict[str, int]]
 
 _GZIP_MAGIC = b"\x1f\x8b"
-#: a grade: a whole number that fits trec_eval's ``long``
+#: a grade: a whole number (of up to 18 digits: read at once, then checked against MAX_GRADE)
 _INTEGER = re.compile(rb"[+-]?[0-9]{1,18}")
+_GRADES = f"grade {{}} is outside {-MAX_GRADE:,} to {MAX_GRADE:,}, the grades ragmeter keeps"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +76,13 @@ def read_qrels(
                 line=number,
                 field="REL",
             )
+        grade = int(fields[3])
+        if not -MAX_GRADE <= grade <= MAX_GRADE:
+            raise DatasetError(_GRADES.format(grade), source=source, line=number, field="REL")
         judged = qrels.setdefault(qid, {})
         if docid in judged:
             raise _twice(docid, qid, source, number)
-        judged[docid] = int(fields[3])
+        judged[docid] = grade
     if not qrels:
         raise DatasetError("holds no judgements (QID ITER DOCID REL lines)", source=source)
     return qrels
@@ -233,6 +238,11 @@ def qrels_from_mapping(qrels: Any, name: str = "qrels") -> Qrels:
         for docid, grade in _documents(judged, qid, name):
             if isinstance(grade, bool) or not isinstance(grade, int):
                 raise _bad_value(name, qid, docid, "an integer relevance grade", grade)
+            if not -MAX_GRADE <= grade <= MAX_GRADE:
+                raise DatasetError(
+                    f"query {clip(qid)!r} document {clip(docid)!r}: {_GRADES.format(grade)}",
+                    source=name,
+                )
             grades[docid] = grade
         checked[qid] = grades
     return checked
