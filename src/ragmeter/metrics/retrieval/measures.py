@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 
-@register_metric("r_precision", aliases=("rprec", "r-precision", "r_prec"))
+@register_metric("r_precision", aliases=("Rprec", "r-precision", "r_prec"))
 class RetrieverRPrecisionMetric(RankingMetric):
     """R-precision: relevant items in the top R / R, R the row's relevant items (trec_eval's
     Rprec)."""
@@ -82,7 +82,7 @@ class RetrieverGMBprefMetric(RankingMetric):
     aggregate: ClassVar[Aggregate] = "gmean"
 
 
-@register_metric("gm_map", aliases=("gmap", "gm_ap"))
+@register_metric("gm_map", aliases=("GMAP", "gm_ap"))
 class RetrieverGMMAPMetric(RankingMetric):
     """Average precision of each row; trec_eval's all line is their geometric mean (values
     floored at 1e-5), a table shows the mean."""
@@ -91,7 +91,7 @@ class RetrieverGMMAPMetric(RankingMetric):
     aggregate: ClassVar[Aggregate] = "gmean"
 
 
-@register_metric("infap", aliases=("inf_ap",))
+@register_metric("infap", aliases=("infAP", "inf_ap"))
 class RetrieverInfAPMetric(RankingMetric):
     """Inferred AP (Yilmaz and Aslam): AP estimated where items in the pool were not assessed
     (a negative grade), as trec_eval's infAP."""
@@ -130,7 +130,7 @@ class _AtMetric(RankingMetric):
         return self.at
 
 
-@register_metric("iprec", aliases=("iprec_at_recall", "interpolated_precision"))
+@register_metric("iprec", aliases=("IPrec", "iprec_at_recall", "interpolated_precision"))
 class RetrieverIPrecMetric(_AtMetric):
     """Interpolated precision at a recall level r (``iprec@0.1``): the best precision at any
     rank with recall >= r, r counted as round(r R) relevant items (trec_eval's
@@ -140,7 +140,7 @@ class RetrieverIPrecMetric(_AtMetric):
     at_name, example, low, high = "recall level", "iprec@0.1", 0.0, 1.0
 
 
-@register_metric("r_precision_mult", aliases=("rprec_mult",))
+@register_metric("r_precision_mult", aliases=("Rprec_mult",))
 class RetrieverRPrecisionMultMetric(_AtMetric):
     """Precision at rank m R (``r_precision_mult@0.2``; trec_eval's Rprec_mult)."""
 
@@ -185,7 +185,7 @@ class RetrieverIPrecAvgMetric(RankingMetric):
         self.options = Options(levels=_levels(levels))
 
 
-@register_metric("relative_precision", aliases=("relative_p", "rel_p"))
+@register_metric("relative_precision", aliases=("relative_P", "rel_p"))
 class RetrieverRelativePrecisionMetric(RankingMetric):
     """Relative precision@k: relevant items in the top k / min(k, R) (trec_eval's
     relative_P); without k, set_relative_precision."""
@@ -193,7 +193,7 @@ class RetrieverRelativePrecisionMetric(RankingMetric):
     kernel = "relative_precision"
 
 
-@register_metric("set_precision", aliases=("set_p", "setp"))
+@register_metric("set_precision", aliases=("set_P", "SetP"))
 class RetrieverSetPrecisionMetric(RankingMetric):
     """Set precision: relevant retrieved / retrieved (with @k: of the first k retrieved, not
     padding a shorter list as precision@k does; trec_eval's set_P)."""
@@ -201,14 +201,14 @@ class RetrieverSetPrecisionMetric(RankingMetric):
     kernel = "set_precision"
 
 
-@register_metric("set_relative_precision", aliases=("set_relative_p", "setrelp"))
+@register_metric("set_relative_precision", aliases=("set_relative_P", "SetRelP"))
 class RetrieverSetRelativePrecisionMetric(RankingMetric):
     """Relevant retrieved / min(retrieved, R) (trec_eval's set_relative_P)."""
 
     kernel = "set_relative_precision"
 
 
-@register_metric("set_map", aliases=("setap", "set_ap"))
+@register_metric("set_map", aliases=("SetAP", "set_ap"))
 class RetrieverSetMAPMetric(RankingMetric):
     """Unranked average precision: relevant retrieved**2 / (retrieved x R) (trec_eval's
     set_map)."""
@@ -216,7 +216,7 @@ class RetrieverSetMAPMetric(RankingMetric):
     kernel = "set_map"
 
 
-@register_metric("set_f", aliases=("setf",))
+@register_metric("set_f", aliases=("set_F", "SetF"))
 class RetrieverSetFMetric(RankingMetric):
     """Set F: (beta + 1) P R / (beta P + R) of set precision and recall (trec_eval's set_F;
     ``beta`` weighs recall, default 1)."""
@@ -278,7 +278,7 @@ class RetrieverUtilityMetric(RankingMetric):
         self.options = Options(utility=(float(a), float(b), float(c), float(d)), collection_size=n)
 
 
-@register_metric("num_ret", aliases=("numret",))
+@register_metric("num_ret", aliases=("NumRet",))
 class RetrieverNumRetMetric(RankingMetric):
     """Items retrieved (with ``rel`` given: those of grade >= rel, as ir_measures' NumRet);
     trec_eval's all line sums them."""
@@ -298,7 +298,7 @@ class RetrieverNumRetMetric(RankingMetric):
         return np.asarray(hits, dtype=np.float64)
 
 
-@register_metric("num_rel", aliases=("numrel",))
+@register_metric("num_rel", aliases=("NumRel",))
 class RetrieverNumRelMetric(RankingMetric):
     """Relevant items judged for the row (R); trec_eval's all line sums them."""
 
@@ -306,7 +306,7 @@ class RetrieverNumRelMetric(RankingMetric):
     aggregate: ClassVar[Aggregate] = "sum"
 
 
-@register_metric("num_rel_ret", aliases=("numrelret", "hits"))
+@register_metric("num_rel_ret", aliases=("NumRelRet", "hits"))
 class RetrieverNumRelRetMetric(RankingMetric):
     """Relevant items retrieved (in the top k; ranx's hits); trec_eval's all line sums them."""
 
@@ -322,7 +322,7 @@ class RetrieverNumNonrelJudgedRetMetric(RankingMetric):
     aggregate: ClassVar[Aggregate] = "sum"
 
 
-@register_metric("num_q", aliases=("numq",))
+@register_metric("num_q", aliases=("NumQ",))
 class RetrieverNumQMetric(RankingMetric):
     """1 for every row evaluated: trec_eval's all line sums them (the number of queries)."""
 
@@ -366,7 +366,7 @@ class RetrieverDCGMetric(_GainMetric):
     kernel = "dcg"
 
 
-@register_metric("normalized_gain", aliases=("g",))
+@register_metric("normalized_gain", aliases=("G",))
 class RetrieverNormalizedGainMetric(_GainMetric):
     """trec_eval's G: gain discounted by the cost so far, over the ideal's total gain."""
 
@@ -380,7 +380,7 @@ class RetrieverNDCGRelMetric(_GainMetric):
     kernel = "ndcg_rel"
 
 
-@register_metric("r_ndcg", aliases=("rndcg",))
+@register_metric("r_ndcg", aliases=("Rndcg",))
 class RetrieverRNDCGMetric(_GainMetric):
     """nDCG averaged over the ranks where the ideal ranking's gain changes (trec_eval's
     Rndcg)."""
@@ -389,7 +389,7 @@ class RetrieverRNDCGMetric(_GainMetric):
     graded = False  # null where nothing reaches the relevance level, as trec_eval has it
 
 
-@register_metric("binary_gain", aliases=("bing", "bin_g"))
+@register_metric("binary_gain", aliases=("binG", "bin_g"))
 class RetrieverBinaryGainMetric(RankingMetric):
     """trec_eval's binG: mean over the relevant items of 1 / log2(2 + non-relevant items
     above it)."""

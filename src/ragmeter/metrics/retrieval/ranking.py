@@ -339,35 +339,35 @@ class RetrieverHitRateMetric(RankingMetric):
     kernel = "hit_rate"
 
 
-@register_metric("mrr", aliases=("rr", "recip_rank", "reciprocal_rank"))
+@register_metric("mrr", aliases=("RR", "recip_rank", "reciprocal_rank"))
 class RetrieverMRRMetric(RankingMetric):
     """Mean reciprocal rank: 1 / rank of the first relevant item in the top k, else 0."""
 
     kernel = "mrr"
 
 
-@register_metric("precision", aliases=("p",))
+@register_metric("precision", aliases=("P",))
 class RetrieverPrecisionMetric(RankingMetric):
     """Precision@k = relevant items in the top k / k (/ number retrieved without k)."""
 
     kernel = "precision"
 
 
-@register_metric("recall", aliases=("r", "set_recall", "setr"))
+@register_metric("recall", aliases=("R", "set_recall", "SetR"))
 class RetrieverRecallMetric(RankingMetric):
     """Recall@k = relevant items in the top k / number of relevant items."""
 
     kernel = "recall"
 
 
-@register_metric("map", aliases=("ap", "average_precision", "map_cut"))
+@register_metric("map", aliases=("AP", "average_precision", "map_cut"))
 class RetrieverMAPMetric(RankingMetric):
     """Average precision@k = sum of precision@j at relevant ranks j <= k / relevant items."""
 
     kernel = "map"
 
 
-@register_metric("ndcg", aliases=("ndcg_cut",))
+@register_metric("ndcg", aliases=("nDCG", "ndcg_cut"))
 class RetrieverNDCGMetric(RankingMetric):
     """nDCG@k = DCG@k / ideal DCG@k, DCG = sum of gain / log2(rank + 1), the grades as gains
     (``gains={1:3,2:9}`` to give others; ``dcg=exp-log2`` for 2**grade - 1)."""
