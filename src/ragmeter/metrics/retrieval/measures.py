@@ -6,7 +6,7 @@ aliases: the table in the documentation (``ragmeter metrics`` lists them)."""
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import ClassVar, Unpack
 
 import numpy as np
 
@@ -16,10 +16,9 @@ from ragmeter.metrics.retrieval._judge import Judgements
 from ragmeter.metrics.retrieval._kernels import ELEVEN_POINTS, Cut, Options
 from ragmeter.metrics.retrieval.ranking import (
     Aggregate,
-    MatchMode,
-    NoRelevant,
+    GainMetric,
     RankingMetric,
-    gain_options,
+    RankingParams,
 )
 
 __all__ = [
@@ -102,17 +101,8 @@ class RetrieverInfAPMetric(RankingMetric):
 class _AtMetric(RankingMetric):
     """A measure whose ``@`` value is not a rank cut-off but a number of another kind."""
 
-    def __init__(
-        self,
-        at: float | None = None,
-        match: MatchMode = "auto",
-        threshold: float = 0.8,
-        rel: int | None = None,
-        relevance_level: int | None = None,
-        no_relevant: NoRelevant | None = None,
-        judged_only: bool = False,
-    ) -> None:
-        super().__init__(None, match, threshold, rel, relevance_level, no_relevant, judged_only)
+    def __init__(self, at: float | None = None, **params: Unpack[RankingParams]) -> None:
+        super().__init__(None, **params)
         if at is None or isinstance(at, bool) or not isinstance(at, int | float):
             raise ValueError(f"give its {self.at_name} after @ (e.g. {self.example})")
         if not math.isfinite(at) or not self.low <= at <= self.high:
@@ -173,15 +163,11 @@ class RetrieverIPrecAvgMetric(RankingMetric):
     def __init__(
         self,
         top_k: int | None = None,
-        match: MatchMode = "auto",
-        threshold: float = 0.8,
-        rel: int | None = None,
-        relevance_level: int | None = None,
-        no_relevant: NoRelevant | None = None,
-        judged_only: bool = False,
+        *,
         levels: str | None = None,
+        **params: Unpack[RankingParams],
     ) -> None:
-        super().__init__(top_k, match, threshold, rel, relevance_level, no_relevant, judged_only)
+        super().__init__(top_k, **params)
         self.options = Options(levels=_levels(levels))
 
 
@@ -226,15 +212,11 @@ class RetrieverSetFMetric(RankingMetric):
     def __init__(
         self,
         top_k: int | None = None,
-        match: MatchMode = "auto",
-        threshold: float = 0.8,
-        rel: int | None = None,
-        relevance_level: int | None = None,
-        no_relevant: NoRelevant | None = None,
-        judged_only: bool = False,
+        *,
         beta: float = 1.0,
+        **params: Unpack[RankingParams],
     ) -> None:
-        super().__init__(top_k, match, threshold, rel, relevance_level, no_relevant, judged_only)
+        super().__init__(top_k, **params)
         if isinstance(beta, bool) or not isinstance(beta, int | float) or not beta >= 0:
             raise ValueError(f"beta must be a number >= 0, got {beta!r}")
         self.options = Options(beta=float(beta))
@@ -258,18 +240,15 @@ class RetrieverUtilityMetric(RankingMetric):
     def __init__(
         self,
         top_k: int | None = None,
-        match: MatchMode = "auto",
-        threshold: float = 0.8,
-        rel: int | None = None,
-        relevance_level: int | None = None,
-        judged_only: bool = False,
+        *,
         a: float = 1.0,
         b: float = -1.0,
         c: float = 0.0,
         d: float = 0.0,
         n: int = 0,
+        **params: Unpack[RankingParams],
     ) -> None:
-        super().__init__(top_k, match, threshold, rel, relevance_level, None, judged_only)
+        super().__init__(top_k, **params)
         coefficients = (a, b, c, d)
         if not all(isinstance(x, int | float) and math.isfinite(x) for x in coefficients):
             raise ValueError("a, b, c and d must be finite numbers")
@@ -337,51 +316,29 @@ class RetrieverUnjudgedMetric(RankingMetric):
     kernel = "unjudged"
 
 
-class _GainMetric(RankingMetric):
-    """A measure of the grades as gains: ``gains={1:3,2:9}`` maps grades to other gains,
-    ``dcg=exp-log2`` takes 2**grade - 1."""
-
-    graded = True
-
-    def __init__(
-        self,
-        top_k: int | None = None,
-        match: MatchMode = "auto",
-        threshold: float = 0.8,
-        rel: int | None = None,
-        relevance_level: int | None = None,
-        no_relevant: NoRelevant | None = None,
-        judged_only: bool = False,
-        gains: str | None = None,
-        dcg: str = "log2",
-    ) -> None:
-        super().__init__(top_k, match, threshold, rel, relevance_level, no_relevant, judged_only)
-        self.options = gain_options(gains, dcg)
-
-
 @register_metric("dcg")
-class RetrieverDCGMetric(_GainMetric):
+class RetrieverDCGMetric(GainMetric):
     """DCG@k = sum over the top k of gain / log2(rank + 1), not normalised (ranx's dcg)."""
 
     kernel = "dcg"
 
 
 @register_metric("normalized_gain", aliases=("G",))
-class RetrieverNormalizedGainMetric(_GainMetric):
+class RetrieverNormalizedGainMetric(GainMetric):
     """trec_eval's G: gain discounted by the cost so far, over the ideal's total gain."""
 
     kernel = "normalized_gain"
 
 
 @register_metric("ndcg_rel")
-class RetrieverNDCGRelMetric(_GainMetric):
+class RetrieverNDCGRelMetric(GainMetric):
     """nDCG averaged over the ranks of the relevant items (trec_eval's ndcg_rel)."""
 
     kernel = "ndcg_rel"
 
 
 @register_metric("r_ndcg", aliases=("Rndcg",))
-class RetrieverRNDCGMetric(_GainMetric):
+class RetrieverRNDCGMetric(GainMetric):
     """nDCG averaged over the ranks where the ideal ranking's gain changes (trec_eval's
     Rndcg)."""
 
@@ -397,21 +354,16 @@ class RetrieverBinaryGainMetric(RankingMetric):
     kernel = "bin_g"
 
 
-class _PersistenceMetric(_GainMetric):
+class _PersistenceMetric(GainMetric):
     def __init__(
         self,
         top_k: int | None = None,
-        match: MatchMode = "auto",
-        threshold: float = 0.8,
-        rel: int | None = None,
-        relevance_level: int | None = None,
-        judged_only: bool = False,
+        *,
         gains: str | None = None,
         p: float = 0.9,
+        **params: Unpack[RankingParams],
     ) -> None:
-        super().__init__(
-            top_k, match, threshold, rel, relevance_level, None, judged_only, gains, "log2"
-        )
+        super().__init__(top_k, gains=gains, **params)
         if isinstance(p, bool) or not isinstance(p, int | float) or not 0.0 < p < 1.0:
             raise ValueError(f"p (the persistence) must be a number between 0 and 1, got {p!r}")
         self.options = Options(gains=self.options.gains, p=float(p))
@@ -434,26 +386,14 @@ class RetrieverRBPResidualMetric(_PersistenceMetric):
 
 
 @register_metric("ndcg_burges", aliases=("ndcg_exp",))
-class RetrieverNDCGBurgesMetric(_GainMetric):
+class RetrieverNDCGBurgesMetric(GainMetric):
     """nDCG with gains 2**grade - 1 (Burges et al.; ranx's ndcg_burges; the same as
     ``ndcg(dcg=exp-log2)``)."""
 
     kernel = "ndcg"
 
-    def __init__(
-        self,
-        top_k: int | None = None,
-        match: MatchMode = "auto",
-        threshold: float = 0.8,
-        rel: int | None = None,
-        relevance_level: int | None = None,
-        no_relevant: NoRelevant | None = None,
-        judged_only: bool = False,
-    ) -> None:
-        super().__init__(
-            top_k, match, threshold, rel, relevance_level, no_relevant, judged_only, None,
-            "exp-log2",
-        )  # fmt: skip
+    def __init__(self, top_k: int | None = None, **params: Unpack[RankingParams]) -> None:
+        super().__init__(top_k, dcg="exp-log2", **params)
 
 
 @register_metric("dcg_burges", aliases=("dcg_exp",))
