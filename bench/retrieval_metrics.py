@@ -1,16 +1,15 @@
 """Retrieval metrics, side by side: ragmeter vs pytrec_eval (trec_eval) vs ranx, in one run.
 
 20,000 queries x 100 retrieved ids; metrics mrr, ndcg@10, map@100, precision@10, recall@100,
-hit_rate@10. Every library starts from plain Python structures, its own native input form:
-ragmeter from ranked id lists and relevant id lists, pytrec_eval and ranx from the TREC-style
-``{qid: {doc: score}}`` run and ``{qid: {doc: rel}}`` qrels dicts (building those dicts from the
-lists is timed separately, as "dict build"). Each timing is the median of several repeats after a
-warm-up (ranx compiles with numba on first use). Means are checked to agree to 1e-9.
-
-The user path runs in the same loop: ``ragmeter.evaluate(rows, metrics)`` from a list of dicts
-(query, retrieved_ids, reference_ids) and from a JSONL file of the same rows; its goal is at
-most 0.33x pytrec_eval's time. A further run evaluates 1,000,000 rows (dicts) in a child
-process, which reports its time and peak memory (VmHWM).
+hit_rate@10. The goal is on what a user waits for: ``ragmeter.evaluate(rows, metrics)`` from a
+list of dicts (rows checked, results kept per row x metric) against pytrec_eval from its own
+input, the TREC-style ``{qid: {doc: score}}`` run and ``{qid: {doc: rel}}`` qrels dicts: at most
+0.5x pytrec_eval's time, best of 5 rounds, the implementations taking turns in each round. Both
+binary qrels (``reference_ids``) and graded ones (``reference_relevance``, grades 0-3) are
+timed. ``score_rankings`` (the batch API from lists) and ranx are shown for reference; a JSONL
+file of the same rows is timed too. A further run evaluates 1,000,000 rows (dicts) in a child
+process, which reports its time and peak memory (VmHWM). Means are checked to agree with
+trec_eval to 1e-9 on every path.
 
 Run: ``.venv/bin/python bench/retrieval_metrics.py``; it rewrites its section of
 ``docs/benchmarks.md``.
@@ -77,6 +76,30 @@ def as_rows(retrieved: list[list[str]], relevant: list[list[str]]) -> list[dict[
     return [
         {"query": f"query {q}", "retrieved_ids": ranked, "reference_ids": rel}
         for q, (ranked, rel) in enumerate(zip(retrieved, relevant, strict=True))
+    ]
+
+
+def graded(
+    relevant: list[list[str]], retrieved: list[list[str]], seed: int
+) -> list[dict[str, int]]:
+    """Graded qrels of the same relevant ids: grades 1-3, and two retrieved ids judged not
+    relevant (grade 0) per query, as pooled TREC qrels have."""
+    rng = random.Random(seed)
+    out = []
+    for rel, ranked in zip(relevant, retrieved, strict=True):
+        grades = {doc: 0 for doc in rng.sample(ranked, 2) if doc not in rel}
+        grades.update((doc, rng.randint(1, 3)) for doc in rel)
+        out.append(grades)
+    return out
+
+
+def as_graded_rows(
+    retrieved: list[list[str]], grades: list[dict[str, int]]
+) -> list[dict[str, Any]]:
+    """The rows a user hands ``ragmeter.evaluate`` for graded relevance."""
+    return [
+        {"query": f"query {q}", "retrieved_ids": ranked, "reference_relevance": judged}
+        for q, (ranked, judged) in enumerate(zip(retrieved, grades, strict=True))
     ]
 
 
@@ -198,7 +221,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=20_000)
     parser.add_argument("--depth", type=int, default=100)
-    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--million", type=int, default=1_000_000, help="rows of the large run")
     parser.add_argument("--million-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--no-write", action="store_true", help="print only")
@@ -213,6 +236,9 @@ def main() -> None:
     retrieved, relevant = make_data(args.queries, args.depth, seed=42)
     build_s, (run, qrels) = timed(lambda: to_trec(retrieved, relevant), 1)
     rows = as_rows(retrieved, relevant)
+    grades = graded(relevant, retrieved, seed=43)
+    graded_rows = as_graded_rows(retrieved, grades)
+    graded_qrels = {str(q): judged for q, judged in enumerate(grades)}
     folder = tempfile.TemporaryDirectory()
     jsonl = write_jsonl(rows, Path(folder.name) / "rows.jsonl")
 
@@ -231,6 +257,10 @@ def main() -> None:
             "ranx": run_ranx,
             "evaluate_dicts": lambda: evaluate_means(rows),
             "evaluate_jsonl": lambda: evaluate_means(jsonl),
+            "pytrec_eval_graded": lambda: pytrec_eval.RelevanceEvaluator(
+                graded_qrels, measures
+            ).evaluate(run),
+            "evaluate_graded": lambda: evaluate_means(graded_rows),
         },
         args.repeats,
     )
@@ -259,6 +289,10 @@ def _means(
         ):
             if abs(mean - trec_mean) > 1e-9:
                 raise SystemExit(f"{name}: ragmeter {label} {mean} != trec_eval {trec_mean}")
+        graded_trec = measured["pytrec_eval_graded"][2]
+        graded_mean = statistics.fmean(graded_trec[str(q)][TREC[name]] for q in range(queries))
+        if abs(measured["evaluate_graded"][2][name] - graded_mean) > 1e-9:
+            raise SystemExit(f"{name}: ragmeter graded != trec_eval {graded_mean}")
         rows.append((name, ours_mean, trec_mean, float(ranx_means[RANX[name]])))
     return rows
 
@@ -281,31 +315,29 @@ def _section(
     lines = [
         f"{args.queries:,} queries x {args.depth} retrieved ids; metrics "
         + ", ".join(f"`{m}`" for m in OURS)
-        + f". {args.repeats} rounds after a warm-up, the implementations taking turns in each "
-        "round, one process. The work is memory-bound and this machine's timings swing up to 3x "
-        "from round to round under outside load, so the ratio is taken on each implementation's "
-        "best round (its cost without interference); medians are shown too.",
+        + f". Best of {args.repeats} rounds after a warm-up, the implementations taking turns in "
+        "each round, one process; medians are shown too. The work is memory-bound and this "
+        "machine's timings swing from round to round under outside load, so ratios are taken on "
+        "each side's best round (its cost without interference).",
         "",
-        "| implementation | best s | median s | ragmeter faster by (best) | (median) |",
-        "|---|---:|---:|---:|---:|",
+        "**What a user waits for.** The goal is on `ragmeter.evaluate(rows, metrics)` from a "
+        "list of dicts, end to end (every row checked, results kept per row x metric), against "
+        "pytrec_eval evaluating from its own input dicts, not on an inner kernel:",
+        "",
+        *_user_path(measured, trec_s, trec_med, big),
+        "",
+        "For reference, the batch API from lists and the peers' own times (building pytrec_eval's "
+        f"and ranx's dicts from the lists takes a further {build_s:.3f} s, not counted):",
+        "",
+        "| implementation | best s | median s |",
+        "|---|---:|---:|",
     ]
     for label, best, median in timing:
-        lines.append(
-            f"| {label} | {best:.3f} | {median:.3f} | {best / ours_s:.1f}x "
-            f"| {median / ours_med:.1f}x |"
-        )
+        lines.append(f"| {label} | {best:.3f} | {median:.3f} |")
     lines += [
         "",
-        f"Building the TREC-style dicts from the lists takes a further {build_s:.3f} s "
-        "(not counted for the peers above).",
-        "",
-        f"**Goal: at least 3x faster than pytrec_eval. Measured: {trec_s / ours_s:.1f}x "
-        f"({'met' if trec_s / ours_s >= 3 else 'NOT met'}).**",
-        "",
-        *_user_path(measured, trec_s, trec_med, ours_s, big),
-        "",
-        "Means agree (ragmeter's kernel and both user paths with trec_eval to 1e-9, checked by "
-        "the script):",
+        "Means agree (`score_rankings` and every `evaluate` path, binary and graded, with "
+        "trec_eval to 1e-9, checked by the script):",
         "",
         "| metric | ragmeter | trec_eval | ranx |",
         "|---|---:|---:|---:|",
@@ -319,32 +351,36 @@ def _user_path(
     measured: dict[str, tuple[float, float, Any]],
     trec_s: float,
     trec_med: float,
-    kernel_s: float,
     big: dict[str, Any] | None,
 ) -> list[str]:
     """The user path's table, its goal line and the million-row run."""
     dicts_s, dicts_med, _ = measured["evaluate_dicts"]
     jsonl_s, jsonl_med, _ = measured["evaluate_jsonl"]
+    graded_s, graded_med, _ = measured["evaluate_graded"]
+    graded_trec_s, graded_trec_med, _ = measured["pytrec_eval_graded"]
     ratio = dicts_s / trec_s
+    graded_ratio = graded_s / graded_trec_s
     lines = [
-        "The user path, in the same loop: `ragmeter.evaluate(rows, metrics)` (rows checked, "
-        "results kept per row x metric), as a share of pytrec_eval's time:",
-        "",
-        "| user path | best s | median s | x pytrec_eval (best) | (median) | x kernel (best) |",
+        "| user path | best s | median s | pytrec_eval best s | x pytrec_eval (best) | (median) |",
         "|---|---:|---:|---:|---:|---:|",
     ]
-    for label, best, median in (
-        ("`ragmeter.evaluate` from a list of dicts", dicts_s, dicts_med),
-        ("`ragmeter.evaluate` from a JSONL file (read + parse + evaluate)", jsonl_s, jsonl_med),
-    ):
+    for label, best, median, peer, peer_med in (
+        ("`ragmeter.evaluate` from a list of dicts (`reference_ids`)", dicts_s, dicts_med,
+         trec_s, trec_med),
+        ("`ragmeter.evaluate` from a list of dicts (graded `reference_relevance`)", graded_s,
+         graded_med, graded_trec_s, graded_trec_med),
+        ("`ragmeter.evaluate` from a JSONL file (read + parse + evaluate)", jsonl_s, jsonl_med,
+         trec_s, trec_med),
+    ):  # fmt: skip
         lines.append(
-            f"| {label} | {best:.3f} | {median:.3f} | {best / trec_s:.2f}x "
-            f"| {median / trec_med:.2f}x | {best / kernel_s:.2f}x |"
+            f"| {label} | {best:.3f} | {median:.3f} | {peer:.3f} | {best / peer:.2f}x "
+            f"| {median / peer_med:.2f}x |"
         )
+    met = ratio <= 0.5 and graded_ratio <= 0.5
     lines += [
         "",
-        f"**Goal: `evaluate` from dicts <= 0.33x pytrec_eval's time. Measured: {ratio:.2f}x "
-        f"({'met' if ratio <= 0.33 else 'NOT met'}).**",
+        f"**Goal: `evaluate` from dicts <= 0.5x pytrec_eval's time. Measured: {ratio:.2f}x "
+        f"(binary), {graded_ratio:.2f}x (graded) ({'met' if met else 'NOT met'}).**",
     ]
     if big is not None:
         lines += [

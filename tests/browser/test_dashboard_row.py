@@ -150,6 +150,48 @@ def test_the_diff_and_the_contexts_with_relevance(
     expect(page.locator("#row-match")).to_contain_text("1 of 1")
 
 
+GRADED = [
+    {
+        "query": "Which sections explain the installer?",
+        "retrieved_ids": ["intro", "install", "faq"],
+        "retrieved_contexts": ["About this manual.", "Run the installer.", "Questions."],
+        "reference_relevance": {"intro": 1, "install": 2, "upgrade": 3, "faq": 0},
+    }
+]
+
+
+@pytest.fixture(scope="module")
+def graded_run(served: tuple[ServiceProcess, str, str]) -> str:
+    """A run of a graded row judged at relevance level 2 (``context.relevance_level``)."""
+    server, _run, _long = served
+    with server.client(None) as http:
+        return _start(
+            http,
+            "graded",
+            GRADED,
+            evaluate_metrics=["ndcg", "precision"],
+            context={"relevance_level": 2},
+        )
+
+
+def test_graded_contexts_show_their_grade_judged_at_the_runs_level(
+    page: Page, served: tuple[ServiceProcess, str, str], graded_run: str, shoot: Shoot
+) -> None:
+    server, _run, _long = served
+    _open(page, server, graded_run, 0)
+    contexts = page.locator("ol.contexts li")
+    expect(contexts).to_have_count(3)
+    expect(contexts.nth(0)).to_contain_text("not relevant")  # grade 1 is below level 2
+    expect(contexts.nth(0)).to_contain_text("(grade 1)")
+    expect(contexts.nth(1)).to_have_class("relevant")
+    expect(contexts.nth(1)).to_contain_text("(grade 2)")
+    expect(contexts.nth(2)).to_contain_text("(grade 0)")
+    expect(page.locator("#row-match")).to_contain_text("relevant from grade 2")
+    expect(page.locator("#row-match")).to_contain_text("1 of 2")  # install and upgrade
+    expect(page.locator('.result-card[data-metric="precision"]')).to_contain_text("0.333")
+    shoot(page, "dashboard-row-graded")
+
+
 def test_prev_and_next_by_keyboard(page: Page, served: tuple[ServiceProcess, str, str]) -> None:
     server, run_id, _long = served
     _open(page, server, run_id, 0)

@@ -131,6 +131,43 @@ def test_eval_scores_the_generated_set_by_id_with_hybrid(
     assert raw["reference_ids"] and len(raw["reference_ids"]) <= 3
 
 
+def test_a_graded_set_grades_source_chunks_2_and_their_documents_1_and_scores_by_level(
+    demo_home: Path, judge: ScriptedJudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "graded.jsonl"
+    assert _generate(demo_home, judge, out, "--size", "6", "--graded").returncode == 0
+    rows = json_lines(out.read_text())
+    assert len(rows) == 6
+    from ragmeter.knowledge import KnowledgeBase
+
+    monkeypatch.setenv("RAGMETER_HOME", str(demo_home))
+    chunks, _ = KnowledgeBase().space_chunks("ragmeter-demo", 0, 1000)
+    document_of = {str(c.id): c.document for c in chunks}
+    for row in rows:
+        grades = row["reference_relevance"]
+        assert {i for i, g in grades.items() if g == 2} == set(row["reference_ids"])
+        sources = {document_of[i] for i in row["reference_ids"]}
+        assert {document_of[i] for i in grades} == sources  # only their documents
+        assert set(grades.values()) <= {1, 2}
+    results = {}
+    for level in ("1", "2"):
+        done = tmp_path / f"results-{level}.jsonl"
+        scored = run(
+            "eval", str(out), "--space", "ragmeter-demo", "-m", "recall@5,ndcg@5",
+            "--retriever", "hybrid", "--relevance-level", level, "--out", str(done),
+            home=demo_home,
+        )  # fmt: skip
+        assert scored.returncode == 0, scored.stderr
+        results[level] = {
+            (r["row_index"], r["metric_name"]): r["score"] for r in json_lines(done.read_text())
+        }
+    # nDCG uses the grades as gains, whatever the level; recall counts what reaches the level
+    for key, score in results["1"].items():
+        if key[1] == "ndcg@5":
+            assert results["2"][key] == score
+    assert results["1"] != results["2"]
+
+
 def test_dry_run_sends_nothing_and_shows_the_cost(
     demo_home: Path, judge: ScriptedJudgeServer, tmp_path: Path
 ) -> None:

@@ -174,3 +174,22 @@ def test_lists_changed_by_eq_or_hash_give_a_result_or_a_python_error() -> None:
         except (ValueError, IndexError, KeyError):
             continue  # e.g. list.index of an item the meddler removed
         assert outcome.grades.shape[0] == 1
+
+
+@given(
+    st.lists(st.lists(items, max_size=20), min_size=1, max_size=6),
+    st.data(),
+    st.lists(st.tuples(st.one_of(st.none(), st.integers(1, 25)), st.integers(1, 4)), max_size=8),
+)
+@settings(max_examples=200, deadline=None)
+def test_cut_views_share_the_relevance_masks_without_changing_them(
+    retrieved: list[list[Any]], data: st.DataObject, asks: list[tuple[int | None, int]]
+) -> None:
+    """Masks made once per level and shared by every cut view, in whatever order asked."""
+    relevant = [data.draw(judged) for _ in retrieved]
+    judgements = judge_exact(retrieved, relevant)
+    for k, level in asks:
+        view = judgements.cut(k)
+        assert view.relevant(level).tolist() == (view.grades >= level).tolist()
+        again = judgements.relevant(level)
+        assert again.tolist() == (judgements.grades >= level).tolist()

@@ -145,12 +145,15 @@ def metrics_command() -> None:
     table = Table(title="metrics", title_justify="left")
     table.add_column("name", style="bold")
     table.add_column("also", style="dim")
-    table.add_column("@k")
+    table.add_column("@")
     table.add_column("description")
     for entry in metric_entries():
-        table.add_row(
-            entry.name, ", ".join(entry.aliases), "yes" if entry.takes_k else "", entry.description
-        )
+        cut = "k" if entry.takes_k else "x" if entry.takes_at else ""
+        table.add_row(entry.name, ", ".join(entry.aliases), cut, entry.description)
+    console.print(
+        "@k: a rank cut-off (ndcg@10); @x: a number of the metric's own (iprec@0.1, a recall "
+        "level). trec_eval's names take it as a suffix (P_10, iprec_at_recall_0.10)."
+    )
     console.print(table)
 
 

@@ -166,6 +166,14 @@ def generate_command(
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the chunk order (same seed, same set).")] = 0,
+    graded: Annotated[
+        bool,
+        typer.Option(
+            "--graded",
+            help="Also grade each row's relevance (reference_relevance): 2 for the chunks the "
+            "question was written from, 1 for the other chunks of their documents.",
+        ),
+    ] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the requests and tokens it expects; send none.")
     ] = False,
@@ -195,6 +203,7 @@ def generate_command(
         styles=parse_styles(styles),
         personas=tuple(personas or ()),
         seed=seed,
+        graded=graded,
         max_requests=max_requests,
         max_tokens=max_tokens,
         concurrency=max_concurrency,

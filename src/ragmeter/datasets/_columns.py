@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any
 
 from ragmeter.datasets._values import scan
@@ -189,6 +189,13 @@ def _not_all_text(values: list[Any], only_lists: bool) -> list[int]:
 def _bad_grades(values: list[Any]) -> list[int]:
     """Rows whose grades are not an object of text ids to whole numbers within the limit
     (integer ids and integral floats are fine too, but converted by the per-row check)."""
+    given = [v for v in values if v is not None]
+    if all(type(v) is dict for v in given):  # usually: every row's grades checked at once
+        keys = set(map(type, chain.from_iterable(given)))
+        grades = list(chain.from_iterable(map(dict.values, given)))
+        whole = keys <= {str} and set(map(type, grades)) <= {int}
+        if whole and (not grades or -MAX_GRADE <= min(grades) <= max(grades) <= MAX_GRADE):
+            return []
     return [i for i, v in enumerate(values) if v is not None and not _plain_grades(v)]
 
 

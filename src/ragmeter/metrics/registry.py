@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, TypeVar
 
+from ragmeter._specs import split_outside_brackets
 from ragmeter.errors import LimitError, MetricError, NotFoundError
 from ragmeter.metrics.base import EvaluationMetric
 
@@ -271,29 +272,13 @@ def _parse_params(params: str, text: str) -> tuple[tuple[str, ParamValue], ...]:
     parsed: list[tuple[str, ParamValue]] = []
     if not params.strip():
         return ()
-    for part in _top_level(params):
+    for part in split_outside_brackets(params):
         key, equals, value = part.partition("=")
         key = key.strip()
         if not equals or not _KEY.match(key):
             raise MetricError(f"cannot parse parameter '{part.strip()}' in metric '{text}'")
         parsed.append((key, _parse_value(value.strip())))
     return tuple(parsed)
-
-
-def _top_level(params: str) -> list[str]:
-    """The parameters of a spec, split at the commas outside braces and brackets."""
-    parts: list[str] = []
-    depth, start = 0, 0
-    for at, char in enumerate(params):
-        if char in "{[":
-            depth += 1
-        elif char in "}]":
-            depth = max(0, depth - 1)
-        elif char == "," and depth == 0:
-            parts.append(params[start:at])
-            start = at + 1
-    parts.append(params[start:])
-    return parts
 
 
 _DECIMAL = re.compile(r"[0-9]{0,12}\.[0-9]{1,12}\Z")

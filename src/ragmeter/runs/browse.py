@@ -13,9 +13,10 @@ from sqlalchemy.orm import aliased
 
 from ragmeter.datasets import Row
 from ragmeter.errors import ConfigError, NotFoundError, clip
+from ragmeter.metrics.retrieval import NOT_JUDGED
 from ragmeter.metrics.retrieval.ranking import judge_rows
 from ragmeter.runs.trajectory import trajectory_of
-from ragmeter.store import ResultRow, Store
+from ragmeter.store import ResultRow, RunRecord, Store
 from ragmeter.store.db import plain_rows
 from ragmeter.store.lookup import LIKE_ESCAPE, like_pattern
 from ragmeter.wire import (
@@ -228,39 +229,75 @@ def _retrieved(raw: dict[str, Any], found: list[Any]) -> tuple[list[str] | None,
 Match = Literal["id", "exact"]
 
 
+def _grades(value: Any) -> dict[str, int] | None:
+    """``value`` when it is a stored row's graded relevance (text ids to whole numbers)."""
+    if isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(g, int) and not isinstance(g, bool)
+        for k, g in value.items()
+    ):
+        return value
+    return None
+
+
 def _relevance(
-    query: str, raw: dict[str, Any], texts: list[str] | None, ids: list[str] | None
-) -> tuple[Match | None, list[bool], int | None]:
+    query: str, raw: dict[str, Any], texts: list[str] | None, ids: list[str] | None, level: int
+) -> tuple[Match | None, list[bool], list[int | None], int | None]:
     """How relevance is matched (the ranking metrics' ``auto`` rule: ids when the row has
-    both id lists, else exact text), each retrieved item's relevance and how many the row
-    names; (None, [], None) when the row names no reference."""
+    retrieved ids and judged ids, else exact text), each retrieved item's relevance at the
+    run's relevance level and its grade, and how many relevant items the row names; (None,
+    [], [], None) when the row names no reference."""
     reference_ids = _strings(raw.get("reference_ids"))
+    grades = _grades(raw.get("reference_relevance"))
     reference_texts = _strings(raw.get("reference_contexts"))
     match: Match
-    if ids is not None and reference_ids is not None:
-        match, row = "id", Row(query=query, retrieved_ids=ids, reference_ids=reference_ids)
+    if ids is not None and (reference_ids is not None or grades is not None):
+        match = "id"
+        row = Row(
+            query=query or "-",
+            retrieved_ids=ids,
+            reference_ids=reference_ids,
+            reference_relevance=grades,
+        )
     elif texts is not None and reference_texts is not None:
         match = "exact"
-        row = Row(query=query, retrieved_contexts=texts, reference_contexts=reference_texts)
+        row = Row(query=query or "-", retrieved_contexts=texts, reference_contexts=reference_texts)
     else:
-        return None, [], None
+        return None, [], [], None
     judged = judge_rows([row], match)
-    return match, judged.relevant()[0].tolist(), int(judged.n_relevant()[0])
+    shown = [None if g == NOT_JUDGED else int(g) for g in judged.grades[0].tolist()]
+    relevant = judged.relevant(level)[0].tolist()
+    return match, relevant, shown, int(judged.n_relevant(level)[0])
 
 
 def _contexts(
-    texts: list[str] | None, ids: list[str] | None, relevant: list[bool] | None
+    texts: list[str] | None,
+    ids: list[str] | None,
+    relevant: list[bool] | None,
+    grades: list[int | None],
 ) -> list[RowContext]:
-    """The retrieved items in rank order, each with its text, id and relevance."""
+    """The retrieved items in rank order, each with its text, id, relevance and grade."""
 
     def at(values: list[Any] | None, rank: int) -> Any:
         return values[rank] if values is not None and rank < len(values) else None
 
     width = max(len(texts or ()), len(ids or ()))
     return [
-        RowContext(rank=r + 1, text=at(texts, r), id=at(ids, r), relevant=at(relevant, r))
+        RowContext(
+            rank=r + 1,
+            text=at(texts, r),
+            id=at(ids, r),
+            relevant=at(relevant, r),
+            grade=at(grades, r) if relevant is not None else None,
+        )
         for r in range(width)
     ]
+
+
+def _level(session: Any, run_id: str) -> int:
+    """The run's relevance level (1 for runs stored before there was one)."""
+    spec = session.scalar(select(RunRecord.spec).where(RunRecord.id == run_id))
+    level = spec.get("relevance_level") if isinstance(spec, dict) else None
+    return level if isinstance(level, int) and not isinstance(level, bool) and level >= 1 else 1
 
 
 def _neighbours(session: Any, run_id: str, row_index: int) -> tuple[int | None, int | None]:
@@ -293,10 +330,11 @@ def row_detail(store: Store, run_id: str, row_index: int) -> RowDetail:
                 f"({count or 0} rows stored, numbered from 0)"
             )
         previous, following = _neighbours(session, run_id, row_index)
+        level = _level(session, run_id)
     first = found[0]
     raw = first.raw_dataset if isinstance(first.raw_dataset, dict) else {}
     texts, ids = _retrieved(raw, found)
-    match, relevant, total = _relevance(first.query, raw, texts, ids)
+    match, relevant, grades, total = _relevance(first.query, raw, texts, ids, level)
     response = raw.get("response")
     trajectory = trajectory_of(raw)
     if not isinstance(response, str) and trajectory is not None:  # the agent's last reply
@@ -310,9 +348,10 @@ def row_detail(store: Store, run_id: str, row_index: int) -> RowDetail:
         query=first.query,
         response=response,
         reference=reference if isinstance(reference, str) else None,
-        contexts=_contexts(texts, ids, relevant if match is not None else None),
+        contexts=_contexts(texts, ids, relevant if match is not None else None, grades),
         match=match,
         relevant_total=total,
+        relevance_level=level,
         results=[
             RowResult(
                 metric_name=r.metric_name,

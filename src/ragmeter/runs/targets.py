@@ -70,8 +70,8 @@ def _same_embedder(a: str, b: str) -> bool:
 def resolve_doc_names(searcher: SpaceSearcher, dataset: Dataset) -> list[Row]:
     """Rows whose ``doc_name`` (one name or several) is replaced by the chunks of those
     documents: texts as ``reference_contexts``, chunk ids as ``reference_ids``. A row that
-    already carries ``reference_ids`` (a generated test set's source chunks) keeps them: its
-    ``doc_name`` is only checked."""
+    already judges chunk ids (``reference_ids``, as a generated test set's source chunks, or
+    ``reference_relevance``) keeps them: its ``doc_name`` is only checked."""
     from ragmeter.knowledge import AmbiguousDocumentError, UnknownDocumentError
 
     kb, info = searcher.kb, searcher.info
@@ -95,7 +95,7 @@ def resolve_doc_names(searcher: SpaceSearcher, dataset: Dataset) -> list[Row]:
     chunks = kb.chunks_of(info.id, sorted({n for names_ in resolved for n in names_}))
     out: list[Row] = []
     for row, doc_names in zip(rows, resolved, strict=True):
-        if not doc_names or row.reference_ids is not None:
+        if not doc_names or row.reference_ids is not None or row.reference_relevance is not None:
             out.append(row)
             continue
         picked = [c for name in doc_names for c in chunks[name]]

@@ -76,6 +76,7 @@ class TestsetJobs:
             styles=parse_styles(",".join(body.styles)),
             personas=tuple(body.personas),
             seed=body.seed,
+            graded=body.graded,
             max_requests=body.max_requests,
             max_tokens=body.max_tokens,
         )

@@ -54,6 +54,9 @@ class TestsetConfig(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)
     duplicate_threshold: float = Field(default=0.95, gt=0, le=1)
     concurrency: int = Field(default=8, ge=1, le=256)
+    #: also grade each row's relevance (``reference_relevance``): 2 for the chunks the question
+    #: was written from, 1 for the other usable chunks of their documents
+    graded: bool = False
 
     @field_validator("types")
     @classmethod

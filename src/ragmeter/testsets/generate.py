@@ -301,7 +301,20 @@ class TestsetGenerator:
             "language": self._language(outcome.candidate),
             "cost": outcome.usage.to_dict(),
             "metadata": {"generator": "ragmeter testset", "seed": self.config.seed},
+            **({"reference_relevance": self._grades(chunks)} if self.config.graded else {}),
         }
+
+    def _grades(self, chunks: Sequence[ChunkInfo]) -> dict[str, int]:
+        """Graded relevance of a row: 2 for its source chunks, 1 for the other usable chunks
+        of their documents (on the subject, not what the question was written from)."""
+        pool = self.pool()
+        grades = {
+            str(c.id): 1
+            for document in {c.document for c in chunks}
+            for c in pool.of_document(document)
+        }
+        grades.update((str(c.id), 2) for c in chunks)
+        return grades
 
     async def generate(
         self,

@@ -121,6 +121,7 @@ class ChunkPool:
     seed: int = 0
     _terms: list[set[str]] = field(default_factory=list)
     _named: list[set[str]] = field(default_factory=list)
+    _documents: dict[str, list[ChunkInfo]] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -163,6 +164,13 @@ class ChunkPool:
         self._named = [
             {t for t in terms if frequency[t] <= limit and len(t) >= 2} for terms in self._terms
         ]
+
+    def of_document(self, document: str) -> list[ChunkInfo]:
+        """The usable chunks of ``document``, in its order."""
+        if not self._documents:
+            for chunk in sorted(self.chunks, key=lambda c: (c.document, c.position)):
+                self._documents.setdefault(chunk.document, []).append(chunk)
+        return self._documents.get(document, [])
 
     def named_terms(self, index: int) -> set[str]:
         return self._named[index]

@@ -36,6 +36,8 @@ class RowContext(BaseModel):
     text: str | None = None
     id: str | None = None
     relevant: bool | None = None
+    #: its grade where the row judges it (``reference_relevance``; 1 for ``reference_ids``)
+    grade: int | None = None
 
 
 class RowResult(BaseModel):
@@ -66,6 +68,8 @@ class RowDetail(BaseModel):
     contexts: list[RowContext]
     match: Literal["id", "exact"] | None
     relevant_total: int | None
+    #: the grade from which an item counts as relevant in this run (its ``relevance_level``)
+    relevance_level: int = 1
     results: list[RowResult]
     previous: int | None
     next: int | None

@@ -27,6 +27,11 @@ class TestsetCreate(BaseModel):
     styles: list[str] = Field(default_factory=lambda: ["plain"], max_length=5)
     personas: list[str] = Field(default_factory=list, max_length=20)
     seed: int = 0
+    graded: bool = Field(
+        default=False,
+        description="also grade each row's relevance (reference_relevance): 2 for the source "
+        "chunks, 1 for the other chunks of their documents",
+    )
     max_requests: int | None = Field(default=None, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)
     name: str | None = Field(

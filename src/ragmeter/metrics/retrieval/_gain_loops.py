@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ragmeter.metrics.retrieval._judge import Judgements
-from ragmeter.metrics.retrieval._kernels import Cut, Options, gain_of
+from ragmeter.metrics.retrieval._kernels import Cut, Kernel, Options, gain_of
 
 __all__ = ["KERNELS", "ndcg_rel", "normalized_gain", "r_ndcg"]
 
@@ -119,17 +119,22 @@ def _r_ndcg(ranking: list[float], table: list[tuple[float, int]]) -> float:
     results_dcg = ideal_dcg = total = 0.0
     points = 0
     old_gain = ideal.gain
-    i = 0
-    while i < len(ranking) and ideal.gain > 0.0:
-        gain = ranking[i]
+
+    def step(rank: int) -> None:
+        """The ideal's next rank; where its gain changes level, nDCG so far is a point."""
+        nonlocal ideal_dcg, total, points, old_gain
         ideal.step()
         if old_gain != ideal.gain:
             if ideal_dcg > 0.0:
                 total += results_dcg / ideal_dcg
                 points += 1
             old_gain = ideal.gain
-        if gain != 0:
-            results_dcg += gain / math.log2(i + 2)
+
+    i = 0
+    while i < len(ranking) and ideal.gain > 0.0:
+        step(i)
+        if ranking[i] != 0:
+            results_dcg += ranking[i] / math.log2(i + 2)
         if ideal.gain > 0.0:
             ideal_dcg += ideal.gain / math.log2(i + 2)
         i += 1
@@ -142,29 +147,32 @@ def _r_ndcg(ranking: list[float], table: list[tuple[float, int]]) -> float:
             points += 1
         i = len(ranking)
     while ideal.gain > 0.0:
-        ideal.step()
-        if old_gain != ideal.gain:
-            if ideal_dcg > 0.0:
-                total += results_dcg / ideal_dcg
-                points += 1
-            old_gain = ideal.gain
+        step(i)
         if ideal.gain > 0.0:
             ideal_dcg += ideal.gain / math.log2(i + 2)
         i += 1
     return total / points if points else 0.0
 
 
-def normalized_gain(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    """trec_eval's G: gain discounted by the cost so far over the ideal's total gain."""
-    values = _per_row(j, k, o, _g)
-    return np.where(_no_positive_gain(j, o), np.nan, values)
+def _by_gain(measure: RowMeasure, doc: str) -> Kernel:
+    """A kernel of a per-row walk, null where the row has no item with a positive gain."""
+
+    def kernel(j: Judgements, k: Cut, o: Options) -> np.ndarray:
+        values = _per_row(j, k, o, measure)
+        return np.where(_no_positive_gain(j, o), np.nan, values)
+
+    kernel.__doc__ = doc
+    return kernel
 
 
-def ndcg_rel(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    """trec_eval's ndcg_rel: nDCG averaged over the ranks of the relevant items (those not
-    retrieved count at the full list's nDCG)."""
-    values = _per_row(j, k, o, _ndcg_rel)
-    return np.where(_no_positive_gain(j, o), np.nan, values)
+normalized_gain = _by_gain(
+    _g, "trec_eval's G: gain discounted by the cost so far over the ideal's total gain."
+)
+ndcg_rel = _by_gain(
+    _ndcg_rel,
+    "trec_eval's ndcg_rel: nDCG averaged over the ranks of the relevant items (those not "
+    "retrieved count at the full list's nDCG).",
+)
 
 
 def r_ndcg(j: Judgements, k: Cut, o: Options) -> np.ndarray:

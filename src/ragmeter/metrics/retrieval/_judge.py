@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -29,8 +29,10 @@ __all__ = [
     "tokens",
 ]
 
+#: grades are held as int16 (a row's grades are at most 1000 either side of 0)
+GRADE_DTYPE = np.int16
 #: the grade of a retrieved item the row does not judge (and of positions past a list's end)
-NOT_JUDGED = int(np.iinfo(np.int32).min)
+NOT_JUDGED = int(np.iinfo(GRADE_DTYPE).min)
 
 #: a row's relevant items: ids (grade 1 each) or id -> grade
 Relevant = Collection[Any] | Mapping[Any, int]
@@ -42,10 +44,14 @@ class Judgements:
     does not judge it, or past its end); ``judged_rows``/``judged_grades``: every judged item of
     every row (its qrels), rows ascending."""
 
-    grades: np.ndarray  # (rows, width) int32
+    grades: np.ndarray  # (rows, width) int16
     n_retrieved: np.ndarray  # (rows,) int64
     judged_rows: np.ndarray  # (n,) int64
     judged_grades: np.ndarray  # (n,) int32
+    #: ``grades >= level`` of the uncut grades by level, made once and shared with the cut
+    #: views (every metric of an evaluation asks for the same one or two levels)
+    _relevant: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
+    _uncut: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def rows(self) -> int:
@@ -56,8 +62,12 @@ class Judgements:
         return int(self.grades.shape[1])
 
     def relevant(self, level: int = 1) -> np.ndarray:
-        """(rows, width) bool: the item's grade is at least ``level``."""
-        mask: np.ndarray = self.grades >= level
+        """(rows, width) bool: the item's grade is at least ``level`` (shared: read-only)."""
+        full = self._relevant.get(level)
+        if full is None:
+            uncut = self.grades if self._uncut is None else self._uncut
+            full = self._relevant[level] = uncut >= level
+        mask: np.ndarray = full[:, : self.width]
         return mask
 
     def n_relevant(self, level: int = 1) -> np.ndarray:
@@ -82,6 +92,8 @@ class Judgements:
             np.minimum(self.n_retrieved, k),
             self.judged_rows,
             self.judged_grades,
+            self._relevant,
+            self.grades if self._uncut is None else self._uncut,
         )
 
     def judged_only(self) -> Judgements:
@@ -90,7 +102,7 @@ class Judgements:
         keep = self.grades >= 0
         counts = keep.sum(axis=1, dtype=np.int64)
         width = int(counts.max()) if self.rows else 0
-        grades = np.full((self.rows, width), NOT_JUDGED, dtype=np.int32)
+        grades = np.full((self.rows, width), NOT_JUDGED, dtype=GRADE_DTYPE)
         rows, _ = np.nonzero(keep)
         positions = np.cumsum(keep, axis=1)[keep] - 1
         grades[rows, positions] = self.grades[keep]
@@ -110,13 +122,16 @@ def _as_grade(value: Any) -> int:
     return int(value)
 
 
-def judge_exact(retrieved: Sequence[Sequence[Any]], relevant: Sequence[Relevant]) -> Judgements:
+def judge_exact(
+    retrieved: Sequence[Sequence[Any]], relevant: Sequence[Relevant], *, checked: bool = False
+) -> Judgements:
     """Relevance by equality (ids, or texts from the same space) for all rows.
 
     ``relevant[i]`` is row i's relevant items (grade 1 each) or a mapping item -> grade. Each
     judged item is credited at its first (best) rank; a repeat later in the list is not.
     Equality is a set's (hash, then identity or ``==``). Per row, the judged items found in the
     list are a set intersection (C speed: a miss costs one lookup), then each hit's first rank.
+    ``checked``: the grades are already whole numbers (a validated dataset's).
     """
     rows = len(retrieved)
     if len(relevant) != rows:
@@ -131,7 +146,7 @@ def judge_exact(retrieved: Sequence[Sequence[Any]], relevant: Sequence[Relevant]
     for row, (ret, rel) in enumerate(zip(retrieved, relevant, strict=True)):
         if type(rel) is dict or isinstance(rel, Mapping):
             graded = True
-            grades = rel if _whole(rel) else {key: _as_grade(v) for key, v in rel.items()}
+            grades = rel if checked or _whole(rel) else {k: _as_grade(v) for k, v in rel.items()}
             judged_counts.append(len(grades))
             judged_grades.extend(grades.values())
             found = grades.keys() & ret  # one lookup per retrieved item, no set built
@@ -147,7 +162,7 @@ def judge_exact(retrieved: Sequence[Sequence[Any]], relevant: Sequence[Relevant]
                 hit_ranks.extend(_first_ranks(ret, found))
                 hit_rows.extend([row] * len(found))
     width = int(lengths.max()) if rows else 0
-    matrix = np.full((rows, width), NOT_JUDGED, dtype=np.int32)
+    matrix = np.full((rows, width), NOT_JUDGED, dtype=GRADE_DTYPE)
     counts = np.array(judged_counts, dtype=np.int64)
     judged_rows = np.repeat(np.arange(rows, dtype=np.int64), counts)
     if graded:
@@ -228,7 +243,7 @@ def judge_overlap(
     rows = len(retrieved)
     lengths = np.fromiter(map(len, retrieved), dtype=np.int64, count=rows)
     width = int(lengths.max()) if rows else 0
-    matrix = np.full((rows, width), NOT_JUDGED, dtype=np.int32)
+    matrix = np.full((rows, width), NOT_JUDGED, dtype=GRADE_DTYPE)
     counts = np.empty(rows, dtype=np.int64)
     # a chunk is matched in many rows: tokenised once per call, and nothing kept after it
     cache: dict[str, frozenset[str]] = {}

@@ -6,7 +6,7 @@ aliases: the table in the documentation (``ragmeter metrics`` lists them)."""
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import ClassVar, Unpack
 
 import numpy as np
 
@@ -16,10 +16,9 @@ from ragmeter.metrics.retrieval._judge import Judgements
 from ragmeter.metrics.retrieval._kernels import ELEVEN_POINTS, Cut, Options
 from ragmeter.metrics.retrieval.ranking import (
     Aggregate,
-    MatchMode,
-    NoRelevant,
+    GainMetric,
     RankingMetric,
-    gain_options,
+    RankingParams,
 )
 
 __all__ = [
@@ -56,7 +55,7 @@ __all__ = [
 ]
 
 
-@register_metric("r_precision", aliases=("rprec", "r-precision", "r_prec"))
+@register_metric("r_precision", aliases=("Rprec", "r-precision", "r_prec"))
 class RetrieverRPrecisionMetric(RankingMetric):
     """R-precision: relevant items in the top R / R, R the row's relevant items (trec_eval's
     Rprec)."""
@@ -82,7 +81,7 @@ class RetrieverGMBprefMetric(RankingMetric):
     aggregate: ClassVar[Aggregate] = "gmean"
 
 
-@register_metric("gm_map", aliases=("gmap", "gm_ap"))
+@register_metric("gm_map", aliases=("GMAP", "gm_ap"))
 class RetrieverGMMAPMetric(RankingMetric):
     """Average precision of each row; trec_eval's all line is their geometric mean (values
     floored at 1e-5), a table shows the mean."""
@@ -91,7 +90,7 @@ class RetrieverGMMAPMetric(RankingMetric):
     aggregate: ClassVar[Aggregate] = "gmean"
 
 
-@register_metric("infap", aliases=("inf_ap",))
+@register_metric("infap", aliases=("infAP", "inf_ap"))
 class RetrieverInfAPMetric(RankingMetric):
     """Inferred AP (Yilmaz and Aslam): AP estimated where items in the pool were not assessed
     (a negative grade), as trec_eval's infAP."""
@@ -102,17 +101,8 @@ class RetrieverInfAPMetric(RankingMetric):
 class _AtMetric(RankingMetric):
     """A measure whose ``@`` value is not a rank cut-off but a number of another kind."""
 
-    def __init__(
-        self,
-        at: float | None = None,
-        match: MatchMode = "auto",
-        threshold: float = 0.8,
-        rel: int | None = None,
-        relevance_level: int | None = None,
-        no_relevant: NoRelevant | None = None,
-        judged_only: bool = False,
-    ) -> None:
-        super().__init__(None, match, threshold, rel, relevance_level, no_relevant, judged_only)
+    def __init__(self, at: float | None = None, **params: Unpack[RankingParams]) -> None:
+        super().__init__(None, **params)
         if at is None or isinstance(at, bool) or not isinstance(at, int | float):
             raise ValueError(f"give its {self.at_name} after @ (e.g. {self.example})")
         if not math.isfinite(at) or not self.low <= at <= self.high:
@@ -130,7 +120,7 @@ class _AtMetric(RankingMetric):
         return self.at
 
 
-@register_metric("iprec", aliases=("iprec_at_recall", "interpolated_precision"))
+@register_metric("iprec", aliases=("IPrec", "iprec_at_recall", "interpolated_precision"))
 class RetrieverIPrecMetric(_AtMetric):
     """Interpolated precision at a recall level r (``iprec@0.1``): the best precision at any
     rank with recall >= r, r counted as round(r R) relevant items (trec_eval's
@@ -140,7 +130,7 @@ class RetrieverIPrecMetric(_AtMetric):
     at_name, example, low, high = "recall level", "iprec@0.1", 0.0, 1.0
 
 
-@register_metric("r_precision_mult", aliases=("rprec_mult",))
+@register_metric("r_precision_mult", aliases=("Rprec_mult",))
 class RetrieverRPrecisionMultMetric(_AtMetric):
     """Precision at rank m R (``r_precision_mult@0.2``; trec_eval's Rprec_mult)."""
 
@@ -173,19 +163,15 @@ class RetrieverIPrecAvgMetric(RankingMetric):
     def __init__(
         self,
         top_k: int | None = None,
-        match: MatchMode = "auto",
-        threshold: float = 0.8,
-        rel: int | None = None,
-        relevance_level: int | None = None,
-        no_relevant: NoRelevant | None = None,
-        judged_only: bool = False,
+        *,
         levels: str | None = None,
+        **params: Unpack[RankingParams],
     ) -> None:
-        super().__init__(top_k, match, threshold, rel, relevance_level, no_relevant, judged_only)
+        super().__init__(top_k, **params)
         self.options = Options(levels=_levels(levels))
 
 
-@register_metric("relative_precision", aliases=("relative_p", "rel_p"))
+@register_metric("relative_precision", aliases=("relative_P", "rel_p"))
 class RetrieverRelativePrecisionMetric(RankingMetric):
     """Relative precision@k: relevant items in the top k / min(k, R) (trec_eval's
     relative_P); without k, set_relative_precision."""
@@ -193,7 +179,7 @@ class RetrieverRelativePrecisionMetric(RankingMetric):
     kernel = "relative_precision"
 
 
-@register_metric("set_precision", aliases=("set_p", "setp"))
+@register_metric("set_precision", aliases=("set_P", "SetP"))
 class RetrieverSetPrecisionMetric(RankingMetric):
     """Set precision: relevant retrieved / retrieved (with @k: of the first k retrieved, not
     padding a shorter list as precision@k does; trec_eval's set_P)."""
@@ -201,14 +187,14 @@ class RetrieverSetPrecisionMetric(RankingMetric):
     kernel = "set_precision"
 
 
-@register_metric("set_relative_precision", aliases=("set_relative_p", "setrelp"))
+@register_metric("set_relative_precision", aliases=("set_relative_P", "SetRelP"))
 class RetrieverSetRelativePrecisionMetric(RankingMetric):
     """Relevant retrieved / min(retrieved, R) (trec_eval's set_relative_P)."""
 
     kernel = "set_relative_precision"
 
 
-@register_metric("set_map", aliases=("setap", "set_ap"))
+@register_metric("set_map", aliases=("SetAP", "set_ap"))
 class RetrieverSetMAPMetric(RankingMetric):
     """Unranked average precision: relevant retrieved**2 / (retrieved x R) (trec_eval's
     set_map)."""
@@ -216,7 +202,7 @@ class RetrieverSetMAPMetric(RankingMetric):
     kernel = "set_map"
 
 
-@register_metric("set_f", aliases=("setf",))
+@register_metric("set_f", aliases=("set_F", "SetF"))
 class RetrieverSetFMetric(RankingMetric):
     """Set F: (beta + 1) P R / (beta P + R) of set precision and recall (trec_eval's set_F;
     ``beta`` weighs recall, default 1)."""
@@ -226,15 +212,11 @@ class RetrieverSetFMetric(RankingMetric):
     def __init__(
         self,
         top_k: int | None = None,
-        match: MatchMode = "auto",
-        threshold: float = 0.8,
-        rel: int | None = None,
-        relevance_level: int | None = None,
-        no_relevant: NoRelevant | None = None,
-        judged_only: bool = False,
+        *,
         beta: float = 1.0,
+        **params: Unpack[RankingParams],
     ) -> None:
-        super().__init__(top_k, match, threshold, rel, relevance_level, no_relevant, judged_only)
+        super().__init__(top_k, **params)
         if isinstance(beta, bool) or not isinstance(beta, int | float) or not beta >= 0:
             raise ValueError(f"beta must be a number >= 0, got {beta!r}")
         self.options = Options(beta=float(beta))
@@ -258,18 +240,15 @@ class RetrieverUtilityMetric(RankingMetric):
     def __init__(
         self,
         top_k: int | None = None,
-        match: MatchMode = "auto",
-        threshold: float = 0.8,
-        rel: int | None = None,
-        relevance_level: int | None = None,
-        judged_only: bool = False,
+        *,
         a: float = 1.0,
         b: float = -1.0,
         c: float = 0.0,
         d: float = 0.0,
         n: int = 0,
+        **params: Unpack[RankingParams],
     ) -> None:
-        super().__init__(top_k, match, threshold, rel, relevance_level, None, judged_only)
+        super().__init__(top_k, **params)
         coefficients = (a, b, c, d)
         if not all(isinstance(x, int | float) and math.isfinite(x) for x in coefficients):
             raise ValueError("a, b, c and d must be finite numbers")
@@ -278,7 +257,7 @@ class RetrieverUtilityMetric(RankingMetric):
         self.options = Options(utility=(float(a), float(b), float(c), float(d)), collection_size=n)
 
 
-@register_metric("num_ret", aliases=("numret",))
+@register_metric("num_ret", aliases=("NumRet",))
 class RetrieverNumRetMetric(RankingMetric):
     """Items retrieved (with ``rel`` given: those of grade >= rel, as ir_measures' NumRet);
     trec_eval's all line sums them."""
@@ -298,7 +277,7 @@ class RetrieverNumRetMetric(RankingMetric):
         return np.asarray(hits, dtype=np.float64)
 
 
-@register_metric("num_rel", aliases=("numrel",))
+@register_metric("num_rel", aliases=("NumRel",))
 class RetrieverNumRelMetric(RankingMetric):
     """Relevant items judged for the row (R); trec_eval's all line sums them."""
 
@@ -306,7 +285,7 @@ class RetrieverNumRelMetric(RankingMetric):
     aggregate: ClassVar[Aggregate] = "sum"
 
 
-@register_metric("num_rel_ret", aliases=("numrelret", "hits"))
+@register_metric("num_rel_ret", aliases=("NumRelRet", "hits"))
 class RetrieverNumRelRetMetric(RankingMetric):
     """Relevant items retrieved (in the top k; ranx's hits); trec_eval's all line sums them."""
 
@@ -322,7 +301,7 @@ class RetrieverNumNonrelJudgedRetMetric(RankingMetric):
     aggregate: ClassVar[Aggregate] = "sum"
 
 
-@register_metric("num_q", aliases=("numq",))
+@register_metric("num_q", aliases=("NumQ",))
 class RetrieverNumQMetric(RankingMetric):
     """1 for every row evaluated: trec_eval's all line sums them (the number of queries)."""
 
@@ -337,51 +316,29 @@ class RetrieverUnjudgedMetric(RankingMetric):
     kernel = "unjudged"
 
 
-class _GainMetric(RankingMetric):
-    """A measure of the grades as gains: ``gains={1:3,2:9}`` maps grades to other gains,
-    ``dcg=exp-log2`` takes 2**grade - 1."""
-
-    graded = True
-
-    def __init__(
-        self,
-        top_k: int | None = None,
-        match: MatchMode = "auto",
-        threshold: float = 0.8,
-        rel: int | None = None,
-        relevance_level: int | None = None,
-        no_relevant: NoRelevant | None = None,
-        judged_only: bool = False,
-        gains: str | None = None,
-        dcg: str = "log2",
-    ) -> None:
-        super().__init__(top_k, match, threshold, rel, relevance_level, no_relevant, judged_only)
-        self.options = gain_options(gains, dcg)
-
-
 @register_metric("dcg")
-class RetrieverDCGMetric(_GainMetric):
+class RetrieverDCGMetric(GainMetric):
     """DCG@k = sum over the top k of gain / log2(rank + 1), not normalised (ranx's dcg)."""
 
     kernel = "dcg"
 
 
-@register_metric("normalized_gain", aliases=("g",))
-class RetrieverNormalizedGainMetric(_GainMetric):
+@register_metric("normalized_gain", aliases=("G",))
+class RetrieverNormalizedGainMetric(GainMetric):
     """trec_eval's G: gain discounted by the cost so far, over the ideal's total gain."""
 
     kernel = "normalized_gain"
 
 
 @register_metric("ndcg_rel")
-class RetrieverNDCGRelMetric(_GainMetric):
+class RetrieverNDCGRelMetric(GainMetric):
     """nDCG averaged over the ranks of the relevant items (trec_eval's ndcg_rel)."""
 
     kernel = "ndcg_rel"
 
 
-@register_metric("r_ndcg", aliases=("rndcg",))
-class RetrieverRNDCGMetric(_GainMetric):
+@register_metric("r_ndcg", aliases=("Rndcg",))
+class RetrieverRNDCGMetric(GainMetric):
     """nDCG averaged over the ranks where the ideal ranking's gain changes (trec_eval's
     Rndcg)."""
 
@@ -389,7 +346,7 @@ class RetrieverRNDCGMetric(_GainMetric):
     graded = False  # null where nothing reaches the relevance level, as trec_eval has it
 
 
-@register_metric("binary_gain", aliases=("bing", "bin_g"))
+@register_metric("binary_gain", aliases=("binG", "bin_g"))
 class RetrieverBinaryGainMetric(RankingMetric):
     """trec_eval's binG: mean over the relevant items of 1 / log2(2 + non-relevant items
     above it)."""
@@ -397,21 +354,16 @@ class RetrieverBinaryGainMetric(RankingMetric):
     kernel = "bin_g"
 
 
-class _PersistenceMetric(_GainMetric):
+class _PersistenceMetric(GainMetric):
     def __init__(
         self,
         top_k: int | None = None,
-        match: MatchMode = "auto",
-        threshold: float = 0.8,
-        rel: int | None = None,
-        relevance_level: int | None = None,
-        judged_only: bool = False,
+        *,
         gains: str | None = None,
         p: float = 0.9,
+        **params: Unpack[RankingParams],
     ) -> None:
-        super().__init__(
-            top_k, match, threshold, rel, relevance_level, None, judged_only, gains, "log2"
-        )
+        super().__init__(top_k, gains=gains, **params)
         if isinstance(p, bool) or not isinstance(p, int | float) or not 0.0 < p < 1.0:
             raise ValueError(f"p (the persistence) must be a number between 0 and 1, got {p!r}")
         self.options = Options(gains=self.options.gains, p=float(p))
@@ -434,26 +386,14 @@ class RetrieverRBPResidualMetric(_PersistenceMetric):
 
 
 @register_metric("ndcg_burges", aliases=("ndcg_exp",))
-class RetrieverNDCGBurgesMetric(_GainMetric):
+class RetrieverNDCGBurgesMetric(GainMetric):
     """nDCG with gains 2**grade - 1 (Burges et al.; ranx's ndcg_burges; the same as
     ``ndcg(dcg=exp-log2)``)."""
 
     kernel = "ndcg"
 
-    def __init__(
-        self,
-        top_k: int | None = None,
-        match: MatchMode = "auto",
-        threshold: float = 0.8,
-        rel: int | None = None,
-        relevance_level: int | None = None,
-        no_relevant: NoRelevant | None = None,
-        judged_only: bool = False,
-    ) -> None:
-        super().__init__(
-            top_k, match, threshold, rel, relevance_level, no_relevant, judged_only, None,
-            "exp-log2",
-        )  # fmt: skip
+    def __init__(self, top_k: int | None = None, **params: Unpack[RankingParams]) -> None:
+        super().__init__(top_k, dcg="exp-log2", **params)
 
 
 @register_metric("dcg_burges", aliases=("dcg_exp",))

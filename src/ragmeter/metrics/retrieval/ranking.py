@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypedDict, Unpack
 
 import numpy as np
 
@@ -46,7 +46,9 @@ __all__ = [
     "NO_RELEVANT_MODES",
     "NO_RELEVANT_REASON",
     "Aggregate",
+    "GainMetric",
     "RankingMetric",
+    "RankingParams",
     "RetrieverHitRateMetric",
     "RetrieverMAPMetric",
     "RetrieverMRRMetric",
@@ -139,7 +141,7 @@ def judge_rows(rows: Dataset | Iterable[Row], match: str, threshold: float = 0.8
         )
     ids = _ids_mask(table, match)
     if ids.all():
-        return judge_exact(_lists(table, "retrieved_ids"), _judged(table))
+        return judge_exact(_lists(table, "retrieved_ids"), _judged(table), checked=True)
     texts = (_lists(table, "retrieved_contexts"), _lists(table, "reference_contexts"))
     if not ids.any():
         return judge_exact(*texts)
@@ -148,7 +150,19 @@ def judge_rows(rows: Dataset | Iterable[Row], match: str, threshold: float = 0.8
     return judge_exact(
         [side[0][i] for i, side in enumerate(picked)],
         [side[1][i] for i, side in enumerate(picked)],
+        checked=True,
     )
+
+
+class RankingParams(TypedDict, total=False):
+    """The settings every ranking metric takes besides its cut-off (``RankingMetric``'s)."""
+
+    match: MatchMode
+    threshold: float
+    rel: int | None
+    relevance_level: int | None
+    no_relevant: NoRelevant | None
+    judged_only: bool
 
 
 class RankingMetric(RetrieverEvaluationMetric):
@@ -339,56 +353,58 @@ class RetrieverHitRateMetric(RankingMetric):
     kernel = "hit_rate"
 
 
-@register_metric("mrr", aliases=("rr", "recip_rank", "reciprocal_rank"))
+@register_metric("mrr", aliases=("RR", "recip_rank", "reciprocal_rank"))
 class RetrieverMRRMetric(RankingMetric):
     """Mean reciprocal rank: 1 / rank of the first relevant item in the top k, else 0."""
 
     kernel = "mrr"
 
 
-@register_metric("precision", aliases=("p",))
+@register_metric("precision", aliases=("P",))
 class RetrieverPrecisionMetric(RankingMetric):
     """Precision@k = relevant items in the top k / k (/ number retrieved without k)."""
 
     kernel = "precision"
 
 
-@register_metric("recall", aliases=("r", "set_recall", "setr"))
+@register_metric("recall", aliases=("R", "set_recall", "SetR"))
 class RetrieverRecallMetric(RankingMetric):
     """Recall@k = relevant items in the top k / number of relevant items."""
 
     kernel = "recall"
 
 
-@register_metric("map", aliases=("ap", "average_precision", "map_cut"))
+@register_metric("map", aliases=("AP", "average_precision", "map_cut"))
 class RetrieverMAPMetric(RankingMetric):
     """Average precision@k = sum of precision@j at relevant ranks j <= k / relevant items."""
 
     kernel = "map"
 
 
-@register_metric("ndcg", aliases=("ndcg_cut",))
-class RetrieverNDCGMetric(RankingMetric):
-    """nDCG@k = DCG@k / ideal DCG@k, DCG = sum of gain / log2(rank + 1), the grades as gains
-    (``gains={1:3,2:9}`` to give others; ``dcg=exp-log2`` for 2**grade - 1)."""
+class GainMetric(RankingMetric):
+    """A measure of the grades as gains: ``gains={1:3,2:9}`` maps grades to other gains,
+    ``dcg=exp-log2`` takes 2**grade - 1; no relevance level (null where nothing has a gain)."""
 
-    kernel = "ndcg"
     graded = True
 
     def __init__(
         self,
         top_k: int | None = None,
-        match: MatchMode = "auto",
-        threshold: float = 0.8,
-        rel: int | None = None,
-        relevance_level: int | None = None,
-        no_relevant: NoRelevant | None = None,
-        judged_only: bool = False,
+        *,
         gains: str | None = None,
         dcg: str = "log2",
+        **params: Unpack[RankingParams],
     ) -> None:
-        super().__init__(top_k, match, threshold, rel, relevance_level, no_relevant, judged_only)
+        super().__init__(top_k, **params)
         self.options = gain_options(gains, dcg)
+
+
+@register_metric("ndcg", aliases=("nDCG", "ndcg_cut"))
+class RetrieverNDCGMetric(GainMetric):
+    """nDCG@k = DCG@k / ideal DCG@k, DCG = sum of gain / log2(rank + 1), the grades as gains
+    (``gains={1:3,2:9}`` to give others; ``dcg=exp-log2`` for 2**grade - 1)."""
+
+    kernel = "ndcg"
 
 
 _DCG_MODES = ("log2", "exp-log2")

@@ -114,16 +114,19 @@ function diffCard(response, reference) {
 
 function relevanceBadge(context, match) {
   if (match === null || context.relevant === null) return h("span", { class: "badge rel-unknown" }, t("row.rel.unknown"));
+  const grade = context.grade !== null && context.grade !== undefined
+    ? h("span", { class: "muted small" }, " ", t("row.rel.grade", { grade: context.grade }))
+    : null;
   return context.relevant
-    ? h("span", { class: "badge rel-yes" }, "✓ ", t("row.rel.yes"))
-    : h("span", { class: "badge rel-no" }, "✗ ", t("row.rel.no"));
+    ? h("span", { class: "badge rel-yes" }, "✓ ", t("row.rel.yes"), grade)
+    : h("span", { class: "badge rel-no" }, "✗ ", t("row.rel.no"), grade);
 }
 
 function contextsCard(detail) {
   const found = detail.contexts.filter((c) => c.relevant).length;
   const note = detail.match === null
     ? t("row.match.none")
-    : t(`row.match.${detail.match}`, { found, total: detail.relevant_total ?? 0 });
+    : t(`row.match.${detail.match}`, { found, total: detail.relevant_total ?? 0, level: detail.relevance_level ?? 1 });
   const list = detail.contexts.length
     ? h("ol", { class: "contexts" }, detail.contexts.map((c) => h("li", { "data-rank": c.rank, class: c.relevant ? "relevant" : null },
       h("div", { class: "context-head" },
