@@ -229,7 +229,7 @@ async def upload_trec_dataset(
             runid=made.runid,
             unjudged_queries=len(made.unjudged),
             missing_queries=len(made.missing),
-            note=made.skipped_note(run_name, qrels_name),
+            note=made.skipped_note(run_name, qrels_name, "the form field complete=true"),
         )
     )
 
