@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich.markup import escape
 
 from ragmeter._specs import split_specs
 from ragmeter.cli._common import console, err_console
@@ -154,7 +155,7 @@ def run_trec(trec: TrecRequest) -> None:
     )
     skipped = result.skipped_note(trec.run.name, trec.qrels.name, "--complete")
     if skipped is not None:
-        err_console.print(f"[yellow]note:[/] {skipped}", highlight=False)
+        err_console.print(f"[yellow]note:[/] {escape(skipped)}", highlight=False)
     if as_text:
         sys.stdout.write(result.to_trec(per_query=trec.output == "trec"))
         sys.stdout.flush()
