@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ragmeter.datasets import Dataset, Row, load_dataset
     from ragmeter.reports import EvaluationReport, ResultRecord
     from ragmeter.runs import aevaluate, evaluate, gate, load_run
+    from ragmeter.runs.trec import TrecEvaluation, evaluate_trec
 
 __version__ = "0.1.0"
 
@@ -32,6 +33,7 @@ __getattr__ = lazy_names(
         "ragmeter.datasets": ("Dataset", "Row", "load_dataset"),
         "ragmeter.reports": ("EvaluationReport", "ResultRecord"),
         "ragmeter.runs": ("aevaluate", "evaluate", "gate", "load_run"),
+        "ragmeter.runs.trec": ("TrecEvaluation", "evaluate_trec"),
     },
 )
 
@@ -49,9 +51,11 @@ __all__ = [
     "ResultRecord",
     "Row",
     "StoreError",
+    "TrecEvaluation",
     "__version__",
     "aevaluate",
     "evaluate",
+    "evaluate_trec",
     "gate",
     "load_dataset",
     "load_run",

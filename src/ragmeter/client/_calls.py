@@ -32,6 +32,7 @@ from ragmeter.wire import (
     SpaceInfo,
     TestsetCreate,
     TestsetJob,
+    TrecDatasetOut,
 )
 
 __all__ = ["Call", "ClientError", "RequestLike", "as_request", "read_envelope"]
@@ -257,6 +258,21 @@ def upload_dataset(path: str | Path, name: str | None) -> Call[DatasetOut]:
     files: Files = [("file", (source.name, source.read_bytes()))]
     form = {"name": name} if name else None
     return Call("POST", "/datasets", _model(DatasetOut), files=files, form=form)
+
+
+def upload_trec(
+    qrels: str | Path, run: str | Path, name: str | None, depth: int | None, complete: bool
+) -> Call[TrecDatasetOut]:
+    files: Files = [
+        (field, (Path(path).name, Path(path).read_bytes()))
+        for field, path in (("qrels", qrels), ("run", run))
+    ]
+    form = {"complete": "true" if complete else "false"}
+    if name:
+        form["name"] = name
+    if depth is not None:
+        form["depth"] = str(depth)
+    return Call("POST", "/datasets/trec", _model(TrecDatasetOut), files=files, form=form)
 
 
 def datasets(offset: int, limit: int) -> Call[Page[DatasetOut]]:

@@ -37,6 +37,7 @@ from ragmeter.wire import (
     SpaceInfo,
     TestsetCreate,
     TestsetJob,
+    TrecDatasetOut,
 )
 
 __all__ = ["AsyncApps", "AsyncClient", "AsyncDatasets", "AsyncPrompts", "AsyncRuns", "AsyncSpaces"]
@@ -333,6 +334,19 @@ class AsyncDatasets:
     async def upload(self, path: str | Path, name: str | None = None) -> DatasetOut:
         """Store a JSONL, JSON or CSV file's rows (checked) under ``name``."""
         return await self._c.send(calls.upload_dataset(path, name))
+
+    async def upload_trec(
+        self,
+        qrels: str | Path,
+        run: str | Path,
+        name: str | None = None,
+        *,
+        depth: int | None = None,
+        complete: bool = False,
+    ) -> TrecDatasetOut:
+        """Store TREC qrels and a run (plain or gzip) as rows, one per judged query of the
+        run (``complete``: every judged query), each ranking cut at ``depth``."""
+        return await self._c.send(calls.upload_trec(qrels, run, name, depth, complete))
 
     async def list(self, offset: int = 0, limit: int = 50) -> Page[DatasetOut]:
         return await self._c.send(calls.datasets(offset, limit))

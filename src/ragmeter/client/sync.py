@@ -37,6 +37,7 @@ from ragmeter.wire import (
     SpaceInfo,
     TestsetCreate,
     TestsetJob,
+    TrecDatasetOut,
 )
 
 __all__ = ["Apps", "Client", "Datasets", "Prompts", "Runs", "Spaces"]
@@ -324,6 +325,19 @@ class Datasets:
     def upload(self, path: str | Path, name: str | None = None) -> DatasetOut:
         """Store a JSONL, JSON or CSV file's rows (checked) under ``name``."""
         return self._c.send(calls.upload_dataset(path, name))
+
+    def upload_trec(
+        self,
+        qrels: str | Path,
+        run: str | Path,
+        name: str | None = None,
+        *,
+        depth: int | None = None,
+        complete: bool = False,
+    ) -> TrecDatasetOut:
+        """Store TREC qrels and a run (plain or gzip) as rows, one per judged query of the
+        run (``complete``: every judged query), each ranking cut at ``depth``."""
+        return self._c.send(calls.upload_trec(qrels, run, name, depth, complete))
 
     def list(self, offset: int = 0, limit: int = 50) -> Page[DatasetOut]:
         return self._c.send(calls.datasets(offset, limit))

@@ -48,12 +48,20 @@ class DatasetLimits:
 
     max_depth: int = MAX_DEPTH
     max_rows: int | None = None
+    #: bytes of text read from one file once decompressed (TREC files may be gzip); the
+    #: service's is ``[server] max_upload_mb``, as for the upload itself
+    max_bytes: int | None = None
     #: how messages name the settings (``[server]``); empty for the library's own limits
     section: str = ""
 
     @classmethod
     def from_server(cls, server: ServerConfig) -> DatasetLimits:
-        return cls(max_depth=server.max_json_depth, max_rows=server.max_rows, section="[server]")
+        return cls(
+            max_depth=server.max_json_depth,
+            max_rows=server.max_rows,
+            max_bytes=int(server.max_upload_mb * 1_000_000),
+            section="[server]",
+        )
 
     def setting(self, name: str) -> str:
         return f"{self.section} {name}" if self.section else ""

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ragmeter.runs.gating import GateResult, gate
     from ragmeter.runs.scoring import MetricLike, check_rows, resolve_metrics
     from ragmeter.runs.stored import StoredRun, load_run
+    from ragmeter.runs.trec import TrecEvaluation, evaluate_trec
 
 __getattr__ = lazy_names(
     __name__,
@@ -23,6 +24,7 @@ __getattr__ = lazy_names(
         "ragmeter.runs.gating": ("GateResult", "gate"),
         "ragmeter.runs.scoring": ("MetricLike", "check_rows", "resolve_metrics"),
         "ragmeter.runs.stored": ("StoredRun", "load_run"),
+        "ragmeter.runs.trec": ("TrecEvaluation", "evaluate_trec"),
     },
 )
 
@@ -32,9 +34,11 @@ __all__ = [
     "GateResult",
     "MetricLike",
     "StoredRun",
+    "TrecEvaluation",
     "aevaluate",
     "check_rows",
     "evaluate",
+    "evaluate_trec",
     "gate",
     "load_run",
     "resolve_metrics",

@@ -60,10 +60,10 @@ def _suffix_of(name: str) -> str:
     return PurePosixPath(name).suffix.lower()
 
 
-def _check_names(files: Sequence[UploadFile], suffixes: Collection[str]) -> list[str]:
+def _check_names(files: Sequence[UploadFile], suffixes: Collection[str] | None) -> list[str]:
     names = [safe_name(f.filename) for f in files]
     for name in names:
-        if _suffix_of(name) not in suffixes:
+        if suffixes is not None and _suffix_of(name) not in suffixes:
             raise ApiError(
                 415,
                 "unsupported_type",
@@ -105,11 +105,12 @@ async def save_uploads(
     folder: Path,
     *,
     max_bytes: int,
-    suffixes: Collection[str],
+    suffixes: Collection[str] | None,
     max_files: int | None = None,
 ) -> list[str]:
     """Write ``files`` under ``folder`` by their safe names; the names, in order. Their
-    number, every name and type are checked before any file is written; sizes while writing.
+    number, every name and type (``suffixes``; None takes any) are checked before any file
+    is written; sizes while writing.
     A name the file system refuses (``a.md`` and ``a.md/b.md``) is a 400 naming it."""
     if not files:
         raise ApiError(400, "invalid_upload", "no files were uploaded (multipart field 'files')")

@@ -28,7 +28,7 @@ from ragmeter.wire.knowledge import (
     SpaceInfo,
 )
 from ragmeter.wire.pages import Page
-from ragmeter.wire.resources import AppOut, DatasetOut, ModelOut, PromptOut
+from ragmeter.wire.resources import AppOut, DatasetOut, ModelOut, PromptOut, TrecDatasetOut
 from ragmeter.wire.rows import (
     MetricDistribution,
     NullReason,
@@ -105,4 +105,5 @@ __all__ = [
     "TrajectoryCall",
     "TrajectoryPair",
     "TrajectoryStep",
+    "TrecDatasetOut",
 ]

@@ -50,5 +50,18 @@ class DatasetOut(BaseModel):
     created_at: datetime | None = None
 
 
+class TrecDatasetOut(DatasetOut):
+    """A dataset made from TREC qrels and a run: one row per evaluated query."""
+
+    #: the run's id (its last line's RUNID)
+    runid: str
+    #: queries of the run with no judgements in the qrels: not evaluated
+    unjudged_queries: int
+    #: judged queries the run lacks: skipped, or with ``complete`` rows with no results
+    missing_queries: int
+    #: which queries were left out, in words (None when none was)
+    note: str | None = None
+
+
 class ModelOut(BaseModel):
     name: str

@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragmeter.apps import HttpAppConfig, RagAppConfig
 from ragmeter.datasets import Dataset, DatasetLimits, load_dataset
+from ragmeter.datasets.trec import read_qrels, read_run
+from ragmeter.datasets.trec_rows import TrecRows, trec_rows
 from ragmeter.errors import ConflictError, DatasetError
 from ragmeter.service._runs import readable
 from ragmeter.service.envelope import Result, ok
@@ -29,6 +31,7 @@ from ragmeter.service.schemas import (
 from ragmeter.service.state import Services, services
 from ragmeter.service.uploads import save_uploads
 from ragmeter.store.lookup import check_name
+from ragmeter.wire import TrecDatasetOut
 
 __all__ = ["load_upload_rows", "read_dataset_upload", "router"]
 
@@ -167,6 +170,68 @@ async def upload_dataset(
     rows = (row.to_raw() for row in dataset)  # stored as they are made, not listed first
     record = await asyncio.to_thread(svc.runs.add_dataset, rows, name=dataset_name, source=filename)
     return ok(DatasetOut.model_validate(record))
+
+
+def _trec_rows(
+    qrels: tuple[Path, str],
+    run: tuple[Path, str],
+    depth: int | None,
+    complete: bool,
+    limits: DatasetLimits,
+) -> tuple[TrecRows, Dataset]:
+    """Rows from saved TREC files (``(path, upload name)``), checked as every dataset's."""
+    made = trec_rows(
+        read_qrels(qrels[0], name=qrels[1], limits=limits),
+        read_run(run[0], name=run[1], limits=limits),
+        depth=depth,
+        complete=complete,
+        limits=limits,
+    )
+    return made, load_dataset(made.rows, name=f"{qrels[1]} + {run[1]}", limits=limits)
+
+
+@router.post("/datasets/trec", tags=["datasets"], status_code=status.HTTP_201_CREATED)
+async def upload_trec_dataset(
+    svc: Deps,
+    qrels: Annotated[UploadFile, File(description="TREC qrels (QID ITER DOCID REL), or gzip")],
+    run: Annotated[
+        UploadFile, File(description="TREC run (QID Q0 DOCID RANK SCORE RUNID), or gzip")
+    ],
+    name: Annotated[str | None, Form(max_length=200)] = None,
+    depth: Annotated[int | None, Form(ge=1, description="first N results per query")] = None,
+    complete: Annotated[bool, Form(description="judged queries the run lacks count")] = False,
+) -> Result[TrecDatasetOut]:
+    """Store TREC qrels and a run as rows (default name: the run file's stem), one per
+    judged query of the run: ``query``, ``retrieved_ids`` by score (ties by id, both
+    descending, as trec_eval), ``reference_relevance``. A bad line is refused naming it."""
+    limits = DatasetLimits.from_server(svc.settings.server)
+    saved: list[tuple[Path, str]] = []
+    with tempfile.TemporaryDirectory(prefix="ragmeter-trec-") as tmp:
+        for part, upload in (("qrels", qrels), ("run", run)):
+            folder = Path(tmp) / part  # each its own folder: both may have one file name
+            (saved_name,) = await save_uploads(
+                [upload], folder, max_bytes=svc.max_upload_bytes, suffixes=None
+            )
+            saved.append((folder / saved_name, saved_name))
+        made, dataset = await asyncio.to_thread(
+            _trec_rows, saved[0], saved[1], depth, complete, limits
+        )
+    qrels_name, run_name = saved[0][1], saved[1][1]
+    dataset_name = (name or PurePosixPath(run_name).stem).strip()
+    check_name(dataset_name, "dataset")
+    source = f"{qrels_name} + {run_name} (runid {made.runid})"
+    rows = (row.to_raw() for row in dataset)
+    record = await asyncio.to_thread(svc.runs.add_dataset, rows, name=dataset_name, source=source)
+    out = DatasetOut.model_validate(record).model_dump()
+    return ok(
+        TrecDatasetOut(
+            **out,
+            runid=made.runid,
+            unjudged_queries=len(made.unjudged),
+            missing_queries=len(made.missing),
+            note=made.skipped_note(run_name, qrels_name, "the form field complete=true"),
+        )
+    )
 
 
 @router.get("/datasets", tags=["datasets"])
