@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import pytest
 
 from ragmeter.metrics.llm.ragas import statement_f1
 from ragmeter.testing import PinnedAnswers
@@ -20,6 +23,8 @@ AGENT_FILES = ("ragas_tool_calls.json", "deepeval_tool_correctness.json", "ragas
 #: tolerance where a case gives none (its value is exact in binary: 0, 1, 0.75, 0.5)
 EXACT = 1e-12
 _JUDGED = ("answer_correctness", "context_precision", "statement_f1")
+MISSING = "shared/peer_suites/vectors not found in the checkout's folder or above it"
+T = TypeVar("T")
 
 
 def peer_suites() -> Path | None:
@@ -31,20 +36,38 @@ def peer_suites() -> Path | None:
     return next((p for p in places if (p / "vectors").is_dir()), None)
 
 
+def case_params(cases: Sequence[T], name: Callable[[T], str]) -> list[Any]:
+    """One pytest parameter per case, named by ``name``; without the peers' cases a single
+    ``peer-suites-missing`` one, which ``given`` skips (CI turns that skip into a failure)."""
+    return [pytest.param(case, id=name(case)) for case in cases] or [
+        pytest.param(None, id="peer-suites-missing")
+    ]
+
+
+def given(case: T | None) -> T:
+    """A parameter's case, or a skip saying the peers' cases are missing."""
+    if case is None:
+        pytest.skip(MISSING)
+    return case
+
+
 @dataclass(frozen=True)
 class PeerCase:
     """One case: ``row`` and ``metric`` for ragmeter; the peer's ``expected`` value (or
-    ``expected_range``, open unless ``closed_right``); ``pinned``, the judge's answers of a
-    judged case."""
+    ``expected_range``, open unless ``closed_right``), within ``tol``, or to ``places`` as
+    unittest's ``assertAlmostEqual`` (the difference rounds to 0), or equal once ragmeter's
+    score is rounded to ``round_to`` decimals; ``pinned``, the judge's answers of a judged
+    case."""
 
     id: str
     metric: str
-    row: dict[str, Any]
+    row: dict[str, Any] = field(default_factory=dict)
     expected: float | None = None
     expected_range: tuple[float, float] | None = None
     closed_right: bool = False
     tol: float = EXACT
     round_to: int | None = None
+    places: int | None = None
     pinned: PinnedAnswers | None = None
     counts: tuple[int, int, int] | None = None  # a statement F1's (tp, fp, fn)
 
@@ -70,6 +93,8 @@ class PeerCase:
             low, high = self.expected_range
             return low < score and (score <= high if self.closed_right else score < high)
         assert self.expected is not None
+        if self.places is not None:
+            return round(abs(score - self.expected), self.places) == 0
         if self.round_to is not None:
             return round(score, self.round_to) == self.expected
         return abs(score - self.expected) <= self.tol
@@ -79,6 +104,8 @@ class PeerCase:
         if self.expected_range is not None:
             low, high = self.expected_range
             return f"a value in ({low}, {high}{']' if self.closed_right else ')'}"
+        if self.places is not None:
+            return f"{self.expected} (to {self.places} places)"
         return f"{self.expected}" + (f" (to {self.round_to} decimals)" if self.round_to else "")
 
     @property

@@ -25,21 +25,20 @@ import ragmeter
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import json_lines, run
 from tests.integration.service import ServiceProcess, data
-from tests.peer_suites._cases import AGENT_FILES, PeerCase, agent_cases, formula_value
+from tests.peer_suites._cases import (
+    AGENT_FILES,
+    MISSING,
+    PeerCase,
+    agent_cases,
+    case_params,
+    formula_value,
+    given,
+)
 from tests.peer_suites._differences import read_differences
 
 CASES = agent_cases()
 DIFFERENCES = read_differences()
-MISSING = "shared/peer_suites/vectors not found in the checkout's folder or above it"
-PARAMS = [pytest.param(case, id=case.id) for case in CASES] or [
-    pytest.param(None, id="peer-suites-missing")
-]
-
-
-def _given(case: PeerCase | None) -> PeerCase:
-    if case is None:
-        pytest.skip(MISSING)
-    return case
+PARAMS = case_params(CASES, lambda case: case.id)
 
 
 def _models(names: dict[str, str]) -> str:
@@ -81,7 +80,7 @@ def test_listed_differences_name_real_cases() -> None:
 
 @pytest.mark.parametrize("case", PARAMS)
 def test_python_api(case: PeerCase | None) -> None:
-    case = _given(case)
+    case = given(case)
     with _judge(case) as url:
         options: dict[str, Any] = {}
         if url is not None:
@@ -98,7 +97,7 @@ def test_python_api(case: PeerCase | None) -> None:
 
 @pytest.mark.parametrize("case", PARAMS)
 def test_command_line(case: PeerCase | None, tmp_path: Path) -> None:
-    case = _given(case)
+    case = given(case)
     rows, out = tmp_path / "rows.jsonl", tmp_path / "results.jsonl"
     rows.write_text(json.dumps(case.row) + "\n", encoding="utf-8")
     with _judge(case) as url:
@@ -134,7 +133,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServiceP
 
 @pytest.mark.parametrize("case", PARAMS)
 def test_service(case: PeerCase | None, service: tuple[ServiceProcess, dict[str, str]]) -> None:
-    case = _given(case)
+    case = given(case)
     process, names = service
     body: dict[str, Any] = {
         "scene_key": "dataset",
