@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ragmeter.datasets.trec_rows import rank
 from ragmeter.errors import MetricError
 from ragmeter.metrics import create_metric
 from tests.peer_suites._cases import PeerCase, peer_suites
@@ -112,12 +113,6 @@ def combine(values: Sequence[float | None], how: str) -> float | None:
     raise ValueError(f"no case aggregates by {how!r}")
 
 
-def _trec_ranking(pairs: Sequence[tuple[str, float]]) -> list[str]:
-    """Docids ranked as trec_eval ranks a run: score descending, ties by docid descending."""
-    ranked = sorted(pairs, key=lambda pair: (pair[1], pair[0].encode()), reverse=True)
-    return [doc for doc, _ in ranked]
-
-
 def trec_qrels(text: str) -> dict[str, dict[str, int]]:
     """TREC qrels (``QID 0 DOCID REL``): query -> docid -> grade, queries in file order."""
     qrels: dict[str, dict[str, int]] = {}
@@ -129,11 +124,11 @@ def trec_qrels(text: str) -> dict[str, dict[str, int]]:
 
 def trec_run(text: str) -> dict[str, list[str]]:
     """A TREC run (``QID Q0 DOCID RANK SCORE RUNID``): query -> docids ranked."""
-    scored: dict[str, list[tuple[str, float]]] = {}
+    scored: dict[str, dict[str, float]] = {}
     for line in filter(str.strip, text.splitlines()):
         query, _, doc, _, score, _ = line.split()
-        scored.setdefault(query, []).append((doc, float(score)))
-    return {query: _trec_ranking(pairs) for query, pairs in scored.items()}
+        scored.setdefault(query, {})[doc] = float(score)
+    return {query: rank(scores) for query, scores in scored.items()}
 
 
 def _row(query: str, ranked: list[Any], grades: Mapping[Any, int]) -> dict[str, Any]:
@@ -203,9 +198,7 @@ def _ranx(raw: dict[str, Any], key: str) -> IrCase:
 def _pytrec_eval(raw: dict[str, Any], key: str, data: dict[str, Any]) -> IrCase:
     run, qrels = data["runs"][raw["run"]], data["qrels"]
     rows = tuple(
-        _row(query, _trec_ranking(list(scores.items())), qrels[query])
-        for query, scores in run.items()
-        if query in qrels
+        _row(query, rank(scores), qrels[query]) for query, scores in run.items() if query in qrels
     )
     per_query = {raw["query"]: raw["expected"]}
     checks = _checks(key, raw["measure"], per_query, None, {"places": raw["places"]})

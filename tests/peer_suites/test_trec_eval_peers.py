@@ -1,7 +1,8 @@
 """trec_eval's own test cases (its quicktest: qrels, runs and expected outputs, read from
 ``shared/peer_suites/trec_eval``) through every way in: ``ragmeter eval --qrels --run
---format trec`` as a process, ``ragmeter.evaluate_trec`` and the service's TREC dataset
-format. Each must print what trec_eval prints, line for line, for every measure ragmeter
+--format trec`` as a process, ``ragmeter.evaluate_trec``, the batch API
+(``ragmeter.metrics.score_rankings`` over the rankings and grades) and the service's TREC
+dataset format. Each must print what trec_eval prints, line for line, for every measure ragmeter
 offers; a difference fails naming the file, measure and query unless
 docs/peer-differences.md lists it."""
 
@@ -14,6 +15,9 @@ import pytest
 
 import ragmeter
 from ragmeter.client import Client
+from ragmeter.datasets.trec import read_qrels, read_run
+from ragmeter.datasets.trec_rows import trec_rows
+from ragmeter.metrics import score_rankings
 from ragmeter.metrics.retrieval.trec import expand_measures
 from ragmeter.runs.trec_table import format_trec, trec_values
 from tests.integration.helpers import run
@@ -41,6 +45,29 @@ def test_evaluate_trec_gives_what_trec_eval_prints(case: TrecCase) -> None:
         complete=case.complete,
     )
     assert differences(case, result.to_trec(per_query=case.per_query)) == []
+
+
+@pytest.mark.parametrize("case", CASES, ids=_IDS)
+def test_the_batch_api_gives_what_trec_eval_prints(case: TrecCase) -> None:
+    """``score_rankings`` over each query's ranking and grades, trec_eval's convention for a
+    query without a relevant document (``no_relevant="zero"``)."""
+    measures = expand_measures(list(case.measures) or ["official"])
+    specs = list(dict.fromkeys(m.spec for m in measures if m.spec is not None))
+    run_file = read_run(trec_eval_file(case.run))
+    made = trec_rows(
+        read_qrels(trec_eval_file(case.qrels)), run_file, depth=case.depth, complete=case.complete
+    )
+    rows = made.rows
+    scores = score_rankings(
+        [row["retrieved_ids"] for row in rows],
+        [row["reference_relevance"] for row in rows],
+        specs,
+        relevance_level=case.relevance_level or 1,
+        no_relevant="zero",
+    )
+    by_spec = {spec: [float(v) for v in values] for spec, values in scores.items()}
+    values = trec_values(measures, rows, by_spec, run_file.runid)
+    assert differences(case, format_trec(measures, values, per_query=case.per_query)) == []
 
 
 @pytest.fixture(scope="module")
