@@ -59,7 +59,7 @@ def test_retrieval_depth_is_capped(service: ServiceProcess) -> None:
             http.post("/evaluate/evaluation", json=_recall(context={"top_k": 10**9})), 400
         )
         assert "context.top_k" in message and "[server] max_top_k" in message
-        for spec in ("mrr@1000000000", "mrr(top_k=5000)"):
+        for spec in ("mrr@1000000000", "mrr(top_k=5000)", "P_5000", "P.5000", "ndcg_cut_99999"):
             message = failure(
                 http.post("/evaluate/evaluation", json=_recall(evaluate_metrics=[spec])), 400
             )
@@ -88,6 +88,14 @@ def test_rows_metrics_and_parallel_work_are_counted_before_any_work(
         assert "[server] max_metrics" in message
         message = failure(http.post("/evaluate/runs", json=_recall(parallel_num=10**6)), 400)
         assert "[server] max_parallel" in message
+        # one name each, many metrics once read: trec_eval's sets and parameter lists count
+        # as the metrics they make
+        cuts = ",".join(str(i) for i in range(1, 60))
+        for names in (["all_trec"], [f"P.{cuts}"], [f"ndcg_cut.{cuts}", "official"]):
+            message = failure(
+                http.post("/evaluate/runs", json=_recall(evaluate_metrics=names)), 400
+            )
+            assert "[server] max_metrics" in message and "trec_eval" in message, message
         after = data(http.get("/evaluate/runs"))["total"]
     assert after == before  # nothing was stored or queued
 

@@ -91,6 +91,12 @@ def _check(
     server = svc.settings.server
     _check_counts(server, body)
     config = config_from_request(body)
+    if len(config.metrics) > server.max_metrics:  # trec_eval's forms name several each
+        raise LimitError(
+            f"evaluate_metrics names {len(config.metrics)} metrics once trec_eval's forms are "
+            f"read (all_trec, P.5,10, ...); a run takes at most {server.max_metrics}",
+            setting="[server] max_metrics",
+        )
     _check_depth(server, "context.top_k", config.top_k)
     if isinstance(config.target, SpaceTargetConfig):
         _check_depth(server, "context.top_k", config.target.top_k)
