@@ -54,7 +54,7 @@ def test_trec_text_alone_on_standard_output_notes_and_storing_on_standard_error(
     out = tmp_path / "results.jsonl"
     done = run(
         "eval", "--qrels", str(qrels), "--run", str(results), "-m", "P.1,2", "-m", "num_q",
-        "--format", "trec", "--out", str(out), home=tmp_path / "home",
+        "--format", "trec", "--out", str(out), "--store", home=tmp_path / "home",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout == (
@@ -74,10 +74,11 @@ def test_trec_text_alone_on_standard_output_notes_and_storing_on_standard_error(
         "precision@2",
     ]
     summary = run(
-        "eval", "--qrels", str(qrels), "--run", str(results), "--complete", "--no-store",
+        "eval", "--qrels", str(qrels), "--run", str(results), "--complete",
         "--format", "trec-summary", home=tmp_path / "home",
     )  # fmt: skip
     assert summary.returncode == 0, summary.stderr
+    assert "stored" not in summary.stderr  # a TREC evaluation keeps nothing unless --store
     lines = summary.stdout.splitlines()
     assert lines[:3] == ["runid                 \tall\tmine", "num_q                 \tall\t2",
                          "num_ret               \tall\t2"]  # fmt: skip

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ragmeter.datasets import DatasetLimits
@@ -159,10 +160,12 @@ def test_decompressed_text_over_the_cap_is_refused_naming_the_setting(tmp_path: 
 
 def test_pytrec_eval_dicts_are_checked() -> None:
     assert qrels_from_mapping({"q": {"d": 2}}) == {"q": {"d": 2}}
+    # integers of any kind, and integral floats (as pandas writes grades), are grades
+    assert qrels_from_mapping({"q": {"d": 2.0, "e": np.int64(1)}}) == {"q": {"d": 2, "e": 1}}
     assert run_from_mapping({"q": {"d": 1}}, runid="r").scores == {"q": {"d": 1.0}}
     bad = [
         (
-            lambda: qrels_from_mapping({"q": {"d": 1.0}}),
+            lambda: qrels_from_mapping({"q": {"d": 1.5}}),
             "query 'q' document 'd': expected an integer",
         ),
         (lambda: qrels_from_mapping({"q": {"d": True}}), "got bool True"),

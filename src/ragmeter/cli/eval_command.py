@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from ragmeter._grades import MAX_GRADE
 from ragmeter.cli._common import handles_errors
 from ragmeter.errors import ConfigError
 
@@ -167,9 +168,17 @@ def eval_command(
         bool,
         typer.Option(
             "--no-store",
-            help="Keep nothing in the store (by default the evaluation is a stored run: rows "
-            "kept as they finish, resumable with 'ragmeter runs resume', listed by "
+            help="Keep nothing in the store (by default the evaluation of a dataset is a stored "
+            "run: rows kept as they finish, resumable with 'ragmeter runs resume', listed by "
             "'ragmeter runs list').",
+        ),
+    ] = False,
+    store: Annotated[
+        bool,
+        typer.Option(
+            "--store",
+            help="TREC files: keep the evaluation as a stored run (for the dashboard, runs "
+            "compare and gates). By default a TREC evaluation keeps nothing, as trec_eval.",
         ),
     ] = False,
     rule: Annotated[
@@ -194,7 +203,7 @@ def eval_command(
         int | None,
         typer.Option(
             min=1,
-            max=1000,
+            max=MAX_GRADE,
             help="Ranking metrics: the grade from which a judged item is relevant (default 1; "
             "trec_eval's -l). nDCG uses the grades as gains.",
         ),
@@ -241,7 +250,7 @@ def eval_command(
         relevance_level,
         output_format,
         out,
-        no_store,
+        store,
     )
     check_trec_options(trec, data, given_options(ctx))
     if trec.asked:

@@ -48,7 +48,9 @@ class TrecRequest:
     relevance_level: int | None = None
     output: str = "table"
     out: Path | None = None
-    no_store: bool = False
+    #: keep the evaluation as a stored run (a TREC evaluation keeps nothing unless asked:
+    #: each query's ranking and judgements would be stored once per measure)
+    store: bool = False
 
     @property
     def asked(self) -> bool:
@@ -67,6 +69,7 @@ TREC_OPTIONS = frozenset(
         "--format",
         "--out",
         "--no-store",
+        "--store",
     }
 )
 
@@ -93,12 +96,14 @@ def check_trec_options(trec: TrecRequest, data: Path | None, options: Sequence[s
     if not trec.asked:
         if data is None:
             raise ConfigError("give a dataset (DATA), or TREC files with --qrels and --run")
-        for flag in ("--depth", "--complete", "--format"):
+        for flag in ("--depth", "--complete", "--format", "--store"):
             if flag in options:
                 raise ConfigError(f"{flag} is for TREC files: give --qrels and --run, not DATA")
         return
     if data is not None:
         raise ConfigError(f"give a dataset ({data}) or --qrels and --run, not both")
+    if "--store" in options and "--no-store" in options:
+        raise ConfigError("--store and --no-store: give one")
     if trec.qrels is None or trec.run is None:
         given, lacking = ("--qrels", "--run") if trec.run is None else ("--run", "--qrels")
         raise ConfigError(f"{given} needs {lacking}: a TREC evaluation reads both files")
@@ -151,7 +156,7 @@ def run_trec(trec: TrecRequest) -> None:
         relevance_level=1 if trec.relevance_level is None else trec.relevance_level,
         depth=trec.depth,
         complete=trec.complete,
-        store=not trec.no_store,
+        store=trec.store,
     )
     skipped = result.skipped_note(trec.run.name, trec.qrels.name, "--complete")
     if skipped is not None:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from itertools import chain, repeat
 from typing import Any
 
+from ragmeter._grades import MAX_GRADE
 from ragmeter.datasets._values import scan
 from ragmeter.datasets.agent import (
     AgentFormatError,
@@ -23,13 +24,7 @@ from ragmeter.datasets.agent import (
     read_tool_calls,
     read_tools,
 )
-from ragmeter.datasets.row import (
-    FIELD_ALIASES,
-    LIST_FIELDS,
-    MAX_GRADE,
-    Row,
-    row_from_mapping,
-)
+from ragmeter.datasets.row import FIELD_ALIASES, LIST_FIELDS, Row, row_from_mapping
 from ragmeter.datasets.table import FIELDS, Dataset
 
 __all__ = ["dataset_from_raws"]

@@ -332,4 +332,17 @@ def _all_text(values: list[Any]) -> bool:
 def _dataframe_records(frame: pd.DataFrame) -> Iterator[tuple[int, Any]]:
     columns = [str(c) for c in frame.columns]
     for index, values in enumerate(frame.itertuples(index=False, name=None), start=1):
-        yield index, {c: _plain(v) for c, v in zip(columns, values, strict=True)}
+        record = {c: _plain(v) for c, v in zip(columns, values, strict=True)}
+        for column in columns:
+            if FIELD_ALIASES.get(column) == "reference_relevance":
+                record[column] = _struct_grades(record[column])
+        yield index, record
+
+
+def _struct_grades(value: Any) -> Any:
+    """Graded relevance read back from Parquet: pyarrow stores the rows' dicts as one struct
+    holding every row's ids, so each row reads back with the other rows' ids set to None.
+    An id with no grade is not judged by that row."""
+    if isinstance(value, dict):
+        return {key: grade for key, grade in value.items() if grade is not None}
+    return value

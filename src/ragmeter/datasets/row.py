@@ -17,6 +17,7 @@ from pydantic import (
     model_validator,
 )
 
+from ragmeter._grades import MAX_GRADE, whole_grade
 from ragmeter.datasets._values import (
     INT_CAP,
     MAX_DEPTH,
@@ -95,9 +96,6 @@ FIELD_ALIASES: dict[str, str] = {
     "toolsCalled": "tools_called",
     "expectedTools": "reference_tool_calls",
 }
-
-#: the largest grade of ``reference_relevance`` either side of 0 (2**grade - 1 stays finite)
-MAX_GRADE = 1000
 
 _EXPECTED: dict[str, str] = {
     "query": "a non-empty string",
@@ -182,13 +180,13 @@ class Row(BaseModel):
                 key = str(key)
             if not isinstance(key, str):
                 raise ValueError("ids must be strings")
-            if isinstance(grade, float) and grade.is_integer():
-                grade = int(grade)
-            if isinstance(grade, bool) or not isinstance(grade, int):
-                raise ValueError(f"the grade of '{key[:60]}' is not a whole number")
-            if not -MAX_GRADE <= grade <= MAX_GRADE:
-                raise ValueError(f"the grade of '{key[:60]}' is out of range")
-            out[key] = grade
+            whole = whole_grade(grade)
+            if whole is None:
+                what = "null" if grade is None else repr(grade)[:40]
+                raise ValueError(
+                    f"the grade of '{key[:60]}' is {what}, not a whole number within the limit"
+                )
+            out[key] = whole
         return out
 
     @model_validator(mode="after")

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
+from ragmeter._grades import MAX_GRADE, whole_grade
 from ragmeter.datasets.loader import DatasetLimits
-from ragmeter.datasets.row import MAX_GRADE
 from ragmeter.errors import DatasetError, LimitError, clip
 
 __all__ = [
@@ -155,6 +155,8 @@ def _lines(
                 read += len(raw)
                 if cap is not None and read > cap:
                     raise _too_large(source, cap, limits)
+                if number == 1 and raw.startswith(b"\xef\xbb\xbf"):  # a byte order mark
+                    raw = raw[3:]
                 if raw.startswith(b"#"):
                     continue
                 fields = raw.split()
@@ -236,16 +238,26 @@ def qrels_from_mapping(qrels: Any, name: str = "qrels") -> Qrels:
     for qid, judged in _queries(qrels, name):
         grades: dict[str, int] = {}
         for docid, grade in _documents(judged, qid, name):
-            if isinstance(grade, bool) or not isinstance(grade, int):
-                raise _bad_value(name, qid, docid, "an integer relevance grade", grade)
-            if not -MAX_GRADE <= grade <= MAX_GRADE:
+            whole = whole_grade(grade)
+            if whole is None and whole_grade(_clamped(grade)) is not None:
                 raise DatasetError(
                     f"query {clip(qid)!r} document {clip(docid)!r}: {_GRADES.format(grade)}",
                     source=name,
                 )
-            grades[docid] = grade
+            if whole is None:
+                raise _bad_value(name, qid, docid, "an integer relevance grade", grade)
+            grades[docid] = whole
         checked[qid] = grades
     return checked
+
+
+def _clamped(grade: Any) -> Any:
+    """A whole number pulled within the grade limit (to tell "out of range" from "not a
+    whole number"); anything else as it is."""
+    try:
+        return max(-MAX_GRADE, min(MAX_GRADE, grade)) if float(grade).is_integer() else grade
+    except (TypeError, ValueError, OverflowError):
+        return grade
 
 
 def run_from_mapping(run: Any, name: str = "run", runid: str = "run") -> TrecRun:

@@ -72,6 +72,12 @@ def put_result(
         results.cost[index] = result.prediction_cost
 
 
+def no_query(rows: Dataset) -> np.ndarray:
+    """Rows with no question to judge by (an empty query: an agent's conversation that the
+    user did not start, an id-only ranking)."""
+    return np.fromiter((not q for q in rows.column("query")), dtype=bool, count=len(rows))
+
+
 def _defined_in(cls: type, name: str) -> type:
     return next(c for c in cls.__mro__ if name in c.__dict__)
 
@@ -264,10 +270,13 @@ class LLMEvaluationMetric(EvaluationMetric[str, str]):
                 raise MetricError(f"{type(self).__name__} {where}: {exc}") from None
 
     def missing_fields(self, row: Row) -> str | None:
+        if not row.query:
+            return "query (a non-empty question)"
         return "response" if row.response is None else None
 
     def lacking(self, rows: Dataset) -> np.ndarray | None:
-        return rows.lacking("response")
+        mask: np.ndarray = rows.lacking("response") | no_query(rows)
+        return mask
 
     def row_inputs(self, row: Row, ctx: EvaluationContext) -> tuple[Any, Any, str | None]:
         return row.response, row.retrieved_contexts, row.query

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 from pydantic import ValidationError
 
+from ragmeter._grades import MAX_GRADE
 from ragmeter._specs import split_specs
 from ragmeter._sync import run_sync
 from ragmeter.datasets import load_dataset
@@ -119,8 +120,10 @@ def _check_choices(options: EvaluateOptions) -> None:
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ConfigError(f"max_concurrency must be a whole number >= 1, got {limit!r}")
     level = options.get("relevance_level", 1)
-    if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= 1000:
-        raise ConfigError(f"relevance_level must be a whole number from 1 to 1000, got {level!r}")
+    if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= MAX_GRADE:
+        raise ConfigError(
+            f"relevance_level must be a whole number from 1 to {MAX_GRADE}, got {level!r}"
+        )
     no_relevant = options.get("no_relevant", "null")
     if no_relevant not in ("null", "zero"):
         raise ConfigError(f"no_relevant must be 'null' or 'zero', got {no_relevant!r}")

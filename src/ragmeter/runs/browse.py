@@ -263,7 +263,7 @@ def _relevance(
         row = Row(query=query or "-", retrieved_contexts=texts, reference_contexts=reference_texts)
     else:
         return None, [], [], None
-    judged = judge_rows([row], match)
+    judged = judge_rows([row], match).whole
     shown = [None if g == NOT_JUDGED else int(g) for g in judged.grades[0].tolist()]
     relevant = judged.relevant(level)[0].tolist()
     return match, relevant, shown, int(judged.n_relevant(level)[0])

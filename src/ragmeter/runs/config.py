@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ragmeter._grades import MAX_GRADE
+
 __all__ = [
     "DEFAULT_CONCURRENCY",
     "DEFAULT_RECALL_TOP_K",
@@ -120,7 +122,7 @@ class EvaluationConfig(_Frozen):
     language: Literal["auto", "en", "zh"] = "auto"
     #: the grade from which an item is relevant, for ranking metrics without their own
     #: ``rel`` (trec_eval's -l)
-    relevance_level: int = Field(default=1, ge=1, le=1000)
+    relevance_level: int = Field(default=1, ge=1, le=MAX_GRADE)
     #: what a ranking metric scores on a row without a relevant item: null (with the reason)
     #: or 0, as trec_eval does
     no_relevant: Literal["null", "zero"] = "null"

@@ -7,6 +7,7 @@ import contextlib
 import re
 from typing import Any, Literal
 
+from ragmeter._grades import MAX_GRADE
 from ragmeter.errors import ConfigError
 from ragmeter.runs.config import (
     DEFAULT_RECALL_TOP_K,
@@ -160,6 +161,6 @@ def config_from_request(request: EvaluateServeRequest) -> EvaluationConfig:
 
 def _level(context: dict[str, Any]) -> int:
     level = _number(context, "relevance_level", integer=True)
-    if level is not None and level > 1000:
-        raise ConfigError(f"context.relevance_level must be at most 1000, got {level}")
+    if level is not None and level > MAX_GRADE:
+        raise ConfigError(f"context.relevance_level must be at most {MAX_GRADE}, got {level}")
     return 1 if level is None else int(level)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ragmeter._grades import MAX_GRADE
 from ragmeter._specs import split_specs
 from ragmeter.datasets.trec import (
     Qrels,
@@ -25,6 +26,7 @@ from ragmeter.datasets.trec import (
 )
 from ragmeter.datasets.trec_rows import TrecRows, trec_rows
 from ragmeter.errors import ConfigError
+from ragmeter.metrics.registry import create_metric
 from ragmeter.metrics.retrieval.trec import TrecMeasure, expand_measures
 from ragmeter.reports import EvaluationReport
 from ragmeter.runs.api import evaluate
@@ -83,6 +85,12 @@ def _measures(measures: str | Sequence[str] | None) -> list[TrecMeasure]:
     found = expand_measures(items or DEFAULT_MEASURES)
     if not found:
         raise ConfigError("no measures given")
+    for measure in found:
+        if measure.spec is not None and getattr(create_metric(measure.spec), "no_relevant", None):
+            raise ConfigError(
+                f"measure '{measure.spec}': a TREC evaluation scores a query with no relevant "
+                "document 0, as trec_eval does; leave out no_relevant"
+            )
     return found
 
 
@@ -106,6 +114,11 @@ def evaluate_trec(
     queries the run lacks as 0 (``-c``), ``relevance_level`` is ``-l``. ``runid`` names a
     run given as a dict (default ``run``). ``store`` keeps the evaluation as a run, as
     ``evaluate``'s does. Every file is read and checked before any work."""
+    level = relevance_level
+    if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= MAX_GRADE:
+        raise ConfigError(
+            f"relevance_level must be a whole number from 1 to {MAX_GRADE}, got {level!r}"
+        )
     chosen = _measures(measures)
     made = trec_rows(_qrels(qrels), _run(run, runid), depth=depth, complete=complete)
     specs = list(dict.fromkeys(m.spec for m in chosen if m.spec is not None))

@@ -12,7 +12,7 @@ from ragmeter.datasets import Dataset, Row
 from ragmeter.errors import MetricError
 from ragmeter.judge.plan import RowJudgement, TaskPlan
 from ragmeter.judge.usage import Usage
-from ragmeter.metrics.base import BaseEvaluationResult, LLMEvaluationMetric
+from ragmeter.metrics.base import BaseEvaluationResult, LLMEvaluationMetric, no_query
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import register_metric
 from ragmeter.reports.columns import ResultColumns
@@ -127,6 +127,9 @@ class PlannedMetric(LLMEvaluationMetric):
             if name == "response|reference":
                 if row.response is None and row.reference is None:
                     return "response or reference"
+            elif name == "query":
+                if not row.query:
+                    return "query (a non-empty question)"
             elif getattr(row, name) is None:
                 return name
         return None
@@ -151,6 +154,8 @@ class PlannedMetric(LLMEvaluationMetric):
         for name in self.needs:
             if name == "response|reference":
                 mask |= rows.lacking("response") & rows.lacking("reference")
+            elif name == "query":
+                mask |= no_query(rows)
             else:
                 mask |= rows.lacking(name)
         return mask
@@ -197,7 +202,7 @@ class FaithfulnessMetric(PlannedMetric):
     checked against the retrieved contexts."""
 
     tasks = ("response_statements", "faithfulness")
-    needs = ("response", "retrieved_contexts")
+    needs = ("query", "response", "retrieved_contexts")
 
     async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> ScoreOutcome:
         statements = judged.outputs["response_statements"]
@@ -216,7 +221,7 @@ class ResponseRelevancyMetric(PlannedMetric):
     from the response (negative cosines count as 0); 0 when the response is noncommittal."""
 
     tasks = ("questions",)
-    needs = ("response",)
+    needs = ("query", "response")
     embeds = ("query",)
 
     async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> ScoreOutcome:
@@ -243,7 +248,7 @@ class ContextPrecisionMetric(PlannedMetric):
     has no reference). 0 when no context was useful or none was retrieved."""
 
     tasks = ("context_usefulness",)
-    needs = ("retrieved_contexts", "response|reference")
+    needs = ("query", "retrieved_contexts", "response|reference")
 
     async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> ScoreOutcome:
         verdicts = judged.outputs["context_usefulness"]
@@ -264,7 +269,7 @@ class ContextRecallMetric(PlannedMetric):
     reference statements."""
 
     tasks = ("reference_statements", "reference_attribution")
-    needs = ("reference", "retrieved_contexts")
+    needs = ("query", "reference", "retrieved_contexts")
 
     async def score(self, row: Row, judged: RowJudgement, ctx: EvaluationContext) -> ScoreOutcome:
         statements = judged.outputs["reference_statements"]
@@ -290,7 +295,7 @@ class AnswerCorrectnessMetric(PlannedMetric):
         "response_in_reference",
         "reference_in_response",
     )
-    needs = ("response", "reference")
+    needs = ("query", "response", "reference")
     embeds: tuple[str, ...] = ("response", "reference")
 
     def __init__(self, similarity_weight: float = 0.25, **kwargs: Any) -> None:

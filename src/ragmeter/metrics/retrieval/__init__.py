@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
+from ragmeter._grades import MAX_GRADE
 from ragmeter.errors import MetricError
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import create_metric
 from ragmeter.metrics.retrieval import measures
 from ragmeter.metrics.retrieval._judge import (
     NOT_JUDGED,
+    Buckets,
     Judgements,
     Relevant,
+    judge_buckets,
     judge_exact,
     judge_overlap,
 )
@@ -41,6 +44,7 @@ __all__ = [
     "NOT_JUDGED",
     "NO_RELEVANT_MODES",
     "NO_RELEVANT_REASON",
+    "Buckets",
     "Judgements",
     "RankingMetric",
     "RetrieverHitRateMetric",
@@ -50,6 +54,7 @@ __all__ = [
     "RetrieverPrecisionMetric",
     "RetrieverRecallMetric",
     "RetrieverSimilarityMetric",
+    "judge_buckets",
     "judge_exact",
     "judge_overlap",
     "judge_rows",
@@ -65,7 +70,7 @@ def score_rankings(
     metrics: Iterable[str],
     *,
     relevance_level: int = 1,
-    no_relevant: str = "null",
+    no_relevant: Literal["null", "zero"] = "null",
 ) -> dict[str, np.ndarray]:
     """Score ranked id lists against judged ids, all rows at once.
 
@@ -76,17 +81,20 @@ def score_rankings(
     ``no_relevant="zero"`` (trec_eval's convention). ``relevance_level`` is the grade from
     which an item counts as relevant (trec_eval's -l).
     """
-    if isinstance(relevance_level, bool) or not isinstance(relevance_level, int):
-        raise MetricError(f"relevance_level must be a whole number >= 1, got {relevance_level!r}")
-    if relevance_level < 1:
-        raise MetricError(f"relevance_level must be a whole number >= 1, got {relevance_level}")
+    level = relevance_level
+    if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= MAX_GRADE:
+        raise MetricError(
+            f"relevance_level must be a whole number from 1 to {MAX_GRADE}, got {level!r}"
+        )
     if no_relevant not in NO_RELEVANT_MODES:
         raise MetricError(f"no_relevant must be null or zero, got {no_relevant!r}")
     try:
-        judgements = judge_exact(retrieved, relevant)
+        judgements = judge_buckets(retrieved, relevant)
     except ValueError as exc:
         raise MetricError(str(exc)) from None
-    ctx = EvaluationContext(relevance_level=relevance_level, no_relevant=no_relevant)  # type: ignore[arg-type]
+    except TypeError as exc:  # an id that cannot be looked up (a list, a dict)
+        raise MetricError(f"an id must be hashable (text or a number): {exc}") from None
+    ctx = EvaluationContext(relevance_level=relevance_level, no_relevant=no_relevant)
     out: dict[str, np.ndarray] = {}
     for text in metrics:
         metric = create_metric(text)

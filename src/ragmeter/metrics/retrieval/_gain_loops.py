@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ragmeter.metrics.retrieval._judge import Judgements
-from ragmeter.metrics.retrieval._kernels import Cut, Kernel, Options, gain_of
+from ragmeter.metrics.retrieval._kernels import Cut, Kernel, Options, gain_of, rank_cut
 
 __all__ = ["KERNELS", "ndcg_rel", "normalized_gain", "r_ndcg"]
 
@@ -62,9 +62,7 @@ RowMeasure = Callable[[list[float], list[tuple[float, int]]], float]
 
 
 def _per_row(j: Judgements, k: Cut, o: Options, measure: RowMeasure) -> np.ndarray:
-    if k is not None and (not isinstance(k, int) or k < 1):
-        raise ValueError(f"the cut-off must be a whole number >= 1, got {k}")
-    c = j.cut(k)
+    c = j.cut(rank_cut(k))
     gains = gain_of(c.grades, o)
     starts = np.searchsorted(j.judged_rows, np.arange(j.rows + 1))
     out = np.zeros(j.rows, dtype=np.float64)
@@ -120,7 +118,7 @@ def _r_ndcg(ranking: list[float], table: list[tuple[float, int]]) -> float:
     points = 0
     old_gain = ideal.gain
 
-    def step(rank: int) -> None:
+    def step() -> None:
         """The ideal's next rank; where its gain changes level, nDCG so far is a point."""
         nonlocal ideal_dcg, total, points, old_gain
         ideal.step()
@@ -132,7 +130,7 @@ def _r_ndcg(ranking: list[float], table: list[tuple[float, int]]) -> float:
 
     i = 0
     while i < len(ranking) and ideal.gain > 0.0:
-        step(i)
+        step()
         if ranking[i] != 0:
             results_dcg += ranking[i] / math.log2(i + 2)
         if ideal.gain > 0.0:
@@ -147,7 +145,7 @@ def _r_ndcg(ranking: list[float], table: list[tuple[float, int]]) -> float:
             points += 1
         i = len(ranking)
     while ideal.gain > 0.0:
-        step(i)
+        step()
         if ideal.gain > 0.0:
             ideal_dcg += ideal.gain / math.log2(i + 2)
         i += 1

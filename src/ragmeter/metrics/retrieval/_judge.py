@@ -13,23 +13,27 @@ list is ``NOT_JUDGED`` (trec_eval refuses runs that repeat a document).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ragmeter._grades import MAX_GRADE, whole_grade
+
 __all__ = [
     "NOT_JUDGED",
+    "Buckets",
     "Judgements",
     "Relevant",
+    "judge_buckets",
     "judge_exact",
     "judge_overlap",
     "overlap_coefficient",
     "tokens",
 ]
 
-#: grades are held as int16 (a row's grades are at most 1000 either side of 0)
+#: grades are held as int16 (a row's grades are at most MAX_GRADE either side of 0)
 GRADE_DTYPE = np.int16
 #: the grade of a retrieved item the row does not judge (and of positions past a list's end)
 NOT_JUDGED = int(np.iinfo(GRADE_DTYPE).min)
@@ -109,17 +113,99 @@ class Judgements:
         return Judgements(grades, counts, self.judged_rows, self.judged_grades)
 
 
+@dataclass(frozen=True, slots=True)
+class Buckets:
+    """Every row's judgements, held in groups of rows of like list length (``parts``: the row
+    indexes of a group, ascending, and their judgements), so one long list widens only its
+    own group's matrix, not every row's."""
+
+    rows: int
+    parts: tuple[tuple[np.ndarray, Judgements], ...]
+
+    def map(self, score: Callable[[Judgements], np.ndarray]) -> np.ndarray:
+        """``score`` of each group, put back in row order (one float per row)."""
+        if len(self.parts) == 1:
+            return score(self.parts[0][1])
+        out = np.empty(self.rows, dtype=np.float64)
+        for indexes, judgements in self.parts:
+            out[indexes] = score(judgements)
+        return out
+
+    @property
+    def whole(self) -> Judgements:
+        """The judgements of a single group (one row, or rows of like length)."""
+        if len(self.parts) != 1:
+            raise ValueError(f"{len(self.parts)} groups of rows, not one")
+        return self.parts[0][1]
+
+
+#: a group's lists are at most this many times as long as its shortest (at least 16 wide)
+_GROUP_SPREAD = 2
+_GROUP_FLOOR = 16
+
+
+def in_buckets(lengths: np.ndarray, judge: Callable[[np.ndarray | None], Judgements]) -> Buckets:
+    """Rows grouped by list length (powers of two from 16 up), each group judged alone by
+    ``judge(indexes)`` (``None``: every row, when one group holds them all)."""
+    rows = len(lengths)
+    widths = np.maximum(lengths, _GROUP_FLOOR)
+    groups = np.ceil(np.log2(widths / _GROUP_FLOOR) / np.log2(_GROUP_SPREAD)).astype(np.int64)
+    kinds = np.unique(groups)
+    if len(kinds) <= 1:
+        return Buckets(rows, ((np.arange(rows), judge(None)),))
+    parts = []
+    for kind in kinds.tolist():
+        indexes = np.flatnonzero(groups == kind)
+        parts.append((indexes, judge(indexes)))
+    return Buckets(rows, tuple(parts))
+
+
+def judge_buckets(
+    retrieved: Sequence[Sequence[Any]], relevant: Sequence[Relevant], *, checked: bool = False
+) -> Buckets:
+    """``judge_exact`` of rows grouped by list length (see ``Buckets``)."""
+    if len(relevant) != len(retrieved):
+        raise ValueError(f"{len(retrieved)} retrieved lists but {len(relevant)} relevant sets")
+    lengths = np.fromiter(map(len, retrieved), dtype=np.int64, count=len(retrieved))
+
+    def judge(indexes: np.ndarray | None) -> Judgements:
+        if indexes is None:
+            return judge_exact(retrieved, relevant, checked=checked)
+        picked = indexes.tolist()
+        return judge_exact(
+            [retrieved[i] for i in picked], [relevant[i] for i in picked], checked=checked
+        )
+
+    return in_buckets(lengths, judge)
+
+
 def _whole(grades: Mapping[Any, Any]) -> bool:
-    """Whether every grade is already an ``int`` (one C-speed pass over the types)."""
-    return set(map(type, grades.values())) <= {int}
+    """Whether every grade is already an ``int`` within the limit (C-speed passes)."""
+    values = grades.values()
+    return not values or (
+        set(map(type, values)) <= {int} and -MAX_GRADE <= min(values) <= max(values) <= MAX_GRADE
+    )
 
 
-def _as_grade(value: Any) -> int:
-    """A grade as given: an integer (an integral float is taken; anything else is refused
-    here, the row check words the error for users)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
-        raise ValueError(f"a relevance grade must be a whole number, got {value!r}")
-    return int(value)
+def _grades_of(row: int, rel: Mapping[Any, Any]) -> dict[Any, int]:
+    """A row's grades as whole numbers; ValueError naming the row and the id otherwise."""
+    out: dict[Any, int] = {}
+    for key, value in rel.items():
+        grade = whole_grade(value)
+        if grade is None:
+            raise ValueError(
+                f"row {row}: the grade of {key!r:.60} is {value!r:.40}; a grade is a whole "
+                f"number from {-MAX_GRADE:,} to {MAX_GRADE:,}"
+            )
+        out[key] = grade
+    return out
+
+
+def _items(row: int, value: Any, what: str) -> Any:
+    """A row's list or collection of ids; text is refused (it would be read letter by letter)."""
+    if isinstance(value, str | bytes):
+        raise ValueError(f"row {row}: {what} is text ({value!r:.60}); give a list of ids")
+    return value
 
 
 def judge_exact(
@@ -144,9 +230,11 @@ def judge_exact(
     judged_grades: list[int] = []
     graded = False
     for row, (ret, rel) in enumerate(zip(retrieved, relevant, strict=True)):
+        if not checked:
+            ret, rel = _items(row, ret, "the retrieved list"), _items(row, rel, "its relevant ids")
         if type(rel) is dict or isinstance(rel, Mapping):
             graded = True
-            grades = rel if checked or _whole(rel) else {k: _as_grade(v) for k, v in rel.items()}
+            grades = rel if checked or _whole(rel) else _grades_of(row, rel)
             judged_counts.append(len(grades))
             judged_grades.extend(grades.values())
             found = grades.keys() & ret  # one lookup per retrieved item, no set built
@@ -173,7 +261,7 @@ def judge_exact(
             count=rows,
         )
         grades_of = _interleave(counts, plain, judged_grades)
-        matrix[hit_rows, hit_ranks] = _hit_grades(hit_rows, hit_grades, relevant, plain)
+        matrix[hit_rows, hit_ranks] = _hit_grades(hit_rows, hit_grades, plain)
     else:
         grades_of = np.ones(len(judged_rows), dtype=np.int32)
         matrix[hit_rows, hit_ranks] = 1
@@ -189,9 +277,7 @@ def _interleave(counts: np.ndarray, plain: np.ndarray, graded: list[int]) -> np.
     return out
 
 
-def _hit_grades(
-    hit_rows: list[int], graded: list[int], relevant: Sequence[Relevant], plain: np.ndarray
-) -> np.ndarray:
+def _hit_grades(hit_rows: list[int], graded: list[int], plain: np.ndarray) -> np.ndarray:
     """The grade of every hit, in hit order: 1 in the plain rows, the graded rows' own."""
     out = np.ones(len(hit_rows), dtype=np.int32)
     if hit_rows:

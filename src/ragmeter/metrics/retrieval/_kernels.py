@@ -37,6 +37,7 @@ __all__ = [
     "discounts",
     "gain_matrix",
     "ideal_dcg",
+    "rank_cut",
 ]
 
 #: trec_eval's recall levels of iprec_at_recall and 11pt_avg
@@ -90,7 +91,8 @@ def _divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-def _rank_k(k: Cut) -> int | None:
+def rank_cut(k: Cut) -> int | None:
+    """``k`` as a rank cut-off (a whole number from 1, or None for the whole list)."""
     if k is not None and (not isinstance(k, int) or k < 1):
         raise ValueError(f"the cut-off must be a whole number >= 1, got {k}")
     return k
@@ -110,7 +112,7 @@ def discounts(width: int) -> np.ndarray:
 
 
 def num_ret(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    return j.cut(_rank_k(k)).n_retrieved.astype(np.float64)
+    return j.cut(rank_cut(k)).n_retrieved.astype(np.float64)
 
 
 def num_rel(j: Judgements, k: Cut, o: Options) -> np.ndarray:
@@ -118,11 +120,11 @@ def num_rel(j: Judgements, k: Cut, o: Options) -> np.ndarray:
 
 
 def num_rel_ret(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    return _hits(j.cut(_rank_k(k)), o).astype(np.float64)
+    return _hits(j.cut(rank_cut(k)), o).astype(np.float64)
 
 
 def num_nonrel_judged_ret(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    grades = j.cut(_rank_k(k)).grades
+    grades = j.cut(rank_cut(k)).grades
     counts: np.ndarray = ((grades >= 0) & (grades < o.level)).sum(axis=1)
     return counts.astype(np.float64)
 
@@ -132,25 +134,25 @@ def num_q(j: Judgements, k: Cut, o: Options) -> np.ndarray:
 
 
 def set_precision(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    c = j.cut(_rank_k(k))
+    c = j.cut(rank_cut(k))
     return _nan_where(_divide(_hits(c, o), c.n_retrieved), _no_relevant(j, o))
 
 
 def set_relative_precision(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    c = j.cut(_rank_k(k))
+    c = j.cut(rank_cut(k))
     den = np.minimum(c.n_retrieved, j.n_relevant(o.level))
     return _nan_where(_divide(_hits(c, o), den), _no_relevant(j, o))
 
 
 def set_map(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    c = j.cut(_rank_k(k))
+    c = j.cut(rank_cut(k))
     hits = _hits(c, o).astype(np.float64)
     den = c.n_retrieved * j.n_relevant(o.level)
     return _nan_where(_divide(hits * hits, den), _no_relevant(j, o))
 
 
 def set_f(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    c = j.cut(_rank_k(k))
+    c = j.cut(rank_cut(k))
     hits = _hits(c, o)
     p = _divide(hits, c.n_retrieved)
     r = _divide(hits, j.n_relevant(o.level))
@@ -159,7 +161,7 @@ def set_f(j: Judgements, k: Cut, o: Options) -> np.ndarray:
 
 
 def utility(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    c = j.cut(_rank_k(k))
+    c = j.cut(rank_cut(k))
     a, b, cc, d = o.utility
     hits = _hits(c, o).astype(np.float64)
     n = c.n_retrieved.astype(np.float64)
@@ -172,7 +174,7 @@ def utility(j: Judgements, k: Cut, o: Options) -> np.ndarray:
 
 def unjudged(j: Judgements, k: Cut, o: Options) -> np.ndarray:
     """Share of the top k not judged (trec_eval's unj_k; without k: of those retrieved)."""
-    k = _rank_k(k)
+    k = rank_cut(k)
     c = j.cut(k)
     inside = np.arange(c.width) < c.n_retrieved[:, None]
     count = ((c.grades < 0) & inside).sum(axis=1)
@@ -184,14 +186,14 @@ def unjudged(j: Judgements, k: Cut, o: Options) -> np.ndarray:
 
 
 def precision(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    k = _rank_k(k)
+    k = rank_cut(k)
     c = j.cut(k)
     den = c.n_retrieved if k is None else np.full(j.rows, k, dtype=np.int64)
     return _nan_where(_divide(_hits(c, o), den), _no_relevant(j, o))
 
 
 def relative_precision(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    k = _rank_k(k)
+    k = rank_cut(k)
     if k is None:
         return set_relative_precision(j, k, o)
     den = np.minimum(k, j.n_relevant(o.level))
@@ -199,17 +201,17 @@ def relative_precision(j: Judgements, k: Cut, o: Options) -> np.ndarray:
 
 
 def recall(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    hits = _hits(j.cut(_rank_k(k)), o)
+    hits = _hits(j.cut(rank_cut(k)), o)
     return _nan_where(_divide(hits, j.n_relevant(o.level)), _no_relevant(j, o))
 
 
 def hit_rate(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    hits = _hits(j.cut(_rank_k(k)), o)
+    hits = _hits(j.cut(rank_cut(k)), o)
     return _nan_where((hits > 0).astype(np.float64), _no_relevant(j, o))
 
 
 def reciprocal_rank(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    relevant = j.cut(_rank_k(k)).relevant(o.level)
+    relevant = j.cut(rank_cut(k)).relevant(o.level)
     if relevant.shape[1] == 0:
         return _nan_where(np.zeros(j.rows), _no_relevant(j, o))
     first = relevant.argmax(axis=1)
@@ -218,7 +220,7 @@ def reciprocal_rank(j: Judgements, k: Cut, o: Options) -> np.ndarray:
 
 
 def average_precision(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    relevant = j.cut(_rank_k(k)).relevant(o.level)
+    relevant = j.cut(rank_cut(k)).relevant(o.level)
     rows, ranks = np.nonzero(relevant)  # row-major: each row's hits in rank order
     hits_so_far = np.arange(1, len(rows) + 1) - np.searchsorted(rows, rows, side="left")
     total = np.bincount(rows, weights=hits_so_far / (ranks + 1.0), minlength=j.rows)
@@ -226,7 +228,7 @@ def average_precision(j: Judgements, k: Cut, o: Options) -> np.ndarray:
 
 
 def r_precision(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    c = j.cut(_rank_k(k))
+    c = j.cut(rank_cut(k))
     rel = j.n_relevant(o.level)
     look = np.minimum(c.n_retrieved, rel)
     inside = np.arange(c.width) < look[:, None]
@@ -248,7 +250,7 @@ def r_precision_mult(j: Judgements, k: Cut, o: Options) -> np.ndarray:
 
 def bin_g(j: Judgements, k: Cut, o: Options) -> np.ndarray:
     """Binary G: mean over relevant items of 1 / log2(2 + non-relevant items before it)."""
-    relevant = j.cut(_rank_k(k)).relevant(o.level)
+    relevant = j.cut(rank_cut(k)).relevant(o.level)
     rows, ranks = np.nonzero(relevant)
     hits_so_far = np.arange(1, len(rows) + 1) - np.searchsorted(rows, rows, side="left")
     terms = 1.0 / np.log2(3.0 + ranks - hits_so_far)
@@ -280,7 +282,7 @@ def _judged_counts(c: Judgements, o: Options) -> tuple[np.ndarray, np.ndarray, n
 
 
 def bpref(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    c = j.cut(_rank_k(k))
+    c = j.cut(rank_cut(k))
     relevant, before_nonrel, _ = _judged_counts(c, o)
     rel = j.n_relevant(o.level)
     bound = np.minimum(j.n_nonrelevant(o.level), rel)[:, None]
@@ -293,7 +295,7 @@ def bpref(j: Judgements, k: Cut, o: Options) -> np.ndarray:
 def infap(j: Judgements, k: Cut, o: Options) -> np.ndarray:
     """Inferred AP (Yilmaz and Aslam), as trec_eval's infAP: items in the pool but not
     assessed (negative grades) are inferred from the judged ones; unjudged ones are skipped."""
-    c = j.cut(_rank_k(k))
+    c = j.cut(rank_cut(k))
     relevant, nonrel, pooled = _judged_counts(c, o)
     rel_so_far = np.cumsum(relevant, axis=1).astype(np.float64)  # including this position
     rank = np.arange(c.width, dtype=np.float64)[None, :]
@@ -349,7 +351,7 @@ def iprec(j: Judgements, k: Cut, o: Options) -> np.ndarray:
 
 def iprec_avg(j: Judgements, k: Cut, o: Options) -> np.ndarray:
     """Interpolated precision averaged over recall levels (trec_eval's 11pt_avg)."""
-    values = _interpolated_at(j.cut(_rank_k(k)), o, o.levels).mean(axis=1)
+    values = _interpolated_at(j.cut(rank_cut(k)), o, o.levels).mean(axis=1)
     return _nan_where(values, _no_relevant(j, o))
 
 
@@ -391,7 +393,7 @@ def ideal_dcg(j: Judgements, k: int | None, o: Options) -> np.ndarray:
 
 
 def dcg(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    c = j.cut(_rank_k(k))
+    c = j.cut(rank_cut(k))
     if c.width == 0:
         return np.zeros(j.rows)
     value: np.ndarray = gain_matrix(c, o) @ discounts(c.width)
@@ -399,7 +401,7 @@ def dcg(j: Judgements, k: Cut, o: Options) -> np.ndarray:
 
 
 def ndcg(j: Judgements, k: Cut, o: Options) -> np.ndarray:
-    k = _rank_k(k)
+    k = rank_cut(k)
     ideal = ideal_dcg(j, k, o)
     return _nan_where(_divide(dcg(j, k, o), ideal), ideal <= 0)
 
@@ -407,7 +409,7 @@ def ndcg(j: Judgements, k: Cut, o: Options) -> np.ndarray:
 def rbp(j: Judgements, k: Cut, o: Options) -> np.ndarray:
     """Rank-biased precision (Moffat and Zobel): (1 - p) sum gain_j p**(j-1), gains scaled
     into [0, 1] over the row's grades when they leave it (as trec_eval's rbp)."""
-    c = j.cut(_rank_k(k))
+    c = j.cut(rank_cut(k))
     gains = gain_matrix(c, o)
     low, high = _gain_range(j, o)
     scale = (low < 0) | (high > 1)
@@ -441,7 +443,7 @@ def _gain_range(j: Judgements, o: Options) -> tuple[np.ndarray, np.ndarray]:
 
 def rbp_resid(j: Judgements, k: Cut, o: Options) -> np.ndarray:
     """The most rank-biased precision could grow if every unjudged item were relevant."""
-    c = j.cut(_rank_k(k))
+    c = j.cut(rank_cut(k))
     inside = np.arange(c.width) < c.n_retrieved[:, None]
     unjudged_here = (c.grades < 0) & inside
     weights = o.p ** np.arange(c.width, dtype=np.float64)

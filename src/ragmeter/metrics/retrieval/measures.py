@@ -12,7 +12,7 @@ import numpy as np
 
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import register_metric
-from ragmeter.metrics.retrieval._judge import Judgements
+from ragmeter.metrics.retrieval._judge import Buckets, Judgements
 from ragmeter.metrics.retrieval._kernels import ELEVEN_POINTS, Cut, Options
 from ragmeter.metrics.retrieval.ranking import (
     Aggregate,
@@ -266,10 +266,12 @@ class RetrieverNumRetMetric(RankingMetric):
     aggregate: ClassVar[Aggregate] = "sum"
 
     def score_judgements(
-        self, judgements: Judgements, ctx: EvaluationContext | None = None
+        self, judgements: Judgements | Buckets, ctx: EvaluationContext | None = None
     ) -> np.ndarray:
         if self.rel is None:
             return super().score_judgements(judgements, ctx)
+        if isinstance(judgements, Buckets):
+            return judgements.map(lambda group: self.score_judgements(group, ctx))
         if self.judged_only:
             judgements = judgements.judged_only()
         cut = self.cut(ctx)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar, Literal, TypedDict, Unpack
 
 import numpy as np
@@ -36,7 +36,15 @@ from ragmeter.metrics.base import (
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import register_metric
 from ragmeter.metrics.retrieval import _gain_loops, _kernels
-from ragmeter.metrics.retrieval._judge import Judgements, Relevant, judge_exact, judge_overlap
+from ragmeter.metrics.retrieval._judge import (
+    Buckets,
+    Judgements,
+    Relevant,
+    in_buckets,
+    judge_buckets,
+    judge_exact,
+    judge_overlap,
+)
 from ragmeter.metrics.retrieval._kernels import Kernel, Options
 from ragmeter.reports.columns import ResultColumns
 
@@ -132,26 +140,43 @@ def _judged(table: Dataset) -> list[Relevant]:
     return out
 
 
-def judge_rows(rows: Dataset | Iterable[Row], match: str, threshold: float = 0.8) -> Judgements:
-    """Relevance of every row's retrieved list under a match mode, in one pass over columns."""
+def judge_rows(rows: Dataset | Iterable[Row], match: str, threshold: float = 0.8) -> Buckets:
+    """Relevance of every row's retrieved list under a match mode, in one pass over columns,
+    rows grouped by list length (``Buckets``)."""
     table = Dataset.of(rows)
     if match == "overlap":
-        return judge_overlap(
-            _lists(table, "retrieved_contexts"), _lists(table, "reference_contexts"), threshold
-        )
+        retrieved = _lists(table, "retrieved_contexts")
+        references = _lists(table, "reference_contexts")
+        return _grouped(retrieved, references, lambda ret, ref: judge_overlap(ret, ref, threshold))
     ids = _ids_mask(table, match)
     if ids.all():
-        return judge_exact(_lists(table, "retrieved_ids"), _judged(table), checked=True)
+        return judge_buckets(_lists(table, "retrieved_ids"), _judged(table), checked=True)
     texts = (_lists(table, "retrieved_contexts"), _lists(table, "reference_contexts"))
     if not ids.any():
-        return judge_exact(*texts)
+        return judge_buckets(*texts, checked=True)
     by_id = (_lists(table, "retrieved_ids"), _judged(table))
     picked = [by_id if use else texts for use in ids.tolist()]
-    return judge_exact(
+    return judge_buckets(
         [side[0][i] for i, side in enumerate(picked)],
         [side[1][i] for i, side in enumerate(picked)],
         checked=True,
     )
+
+
+def _grouped(
+    retrieved: list[Any],
+    references: list[Any],
+    judge: Callable[[list[Any], list[Any]], Judgements],
+) -> Buckets:
+    lengths = np.fromiter(map(len, retrieved), dtype=np.int64, count=len(retrieved))
+
+    def one(indexes: np.ndarray | None) -> Judgements:
+        if indexes is None:
+            return judge(retrieved, references)
+        picked = indexes.tolist()
+        return judge([retrieved[i] for i in picked], [references[i] for i in picked])
+
+    return in_buckets(lengths, one)
 
 
 class RankingParams(TypedDict, total=False):
@@ -234,9 +259,11 @@ class RankingMetric(RetrieverEvaluationMetric):
         return self.top_k if self.top_k is not None else (ctx.top_k if ctx is not None else None)
 
     def score_judgements(
-        self, judgements: Judgements, ctx: EvaluationContext | None = None
+        self, judgements: Judgements | Buckets, ctx: EvaluationContext | None = None
     ) -> np.ndarray:
         """One float per row, NaN where the metric is undefined (0 with ``no_relevant=zero``)."""
+        if isinstance(judgements, Buckets):
+            return judgements.map(lambda group: self.score_judgements(group, ctx))
         if self.judged_only:
             judgements = judgements.judged_only()
         options = dataclasses.replace(self.options, level=self.level(ctx))
@@ -260,7 +287,7 @@ class RankingMetric(RetrieverEvaluationMetric):
             return None
         missing = super().missing_fields(row)
         if missing and self.match == "auto":
-            return f"{missing} (or retrieved_ids and reference_ids)"
+            return f"{missing} (or retrieved_ids and reference_ids or reference_relevance)"
         return missing
 
     def lacking(self, rows: Dataset) -> np.ndarray | None:
@@ -395,6 +422,12 @@ class GainMetric(RankingMetric):
         dcg: str = "log2",
         **params: Unpack[RankingParams],
     ) -> None:
+        level = params.get("rel", params.get("relevance_level"))
+        if level is not None and type(self).graded:
+            raise ValueError(
+                "the grades are its gains, so a relevance level has no meaning for it; leave "
+                "out rel (map grades to gains with gains={...})"
+            )
         super().__init__(top_k, **params)
         self.options = gain_options(gains, dcg)
 
