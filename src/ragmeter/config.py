@@ -129,6 +129,9 @@ class ServerConfig(BaseModel):
     max_json_depth: int = Field(default=32, ge=2, le=512)
     #: rows of one run or one uploaded dataset
     max_rows: int = Field(default=20_000, ge=1)
+    #: items of one list in a row (retrieved ids or contexts, judged ids, references), and
+    #: results or judgements of one query in TREC files
+    max_row_items: int = Field(default=10_000, ge=1)
     #: metric names of one request
     max_metrics: int = Field(default=50, ge=1)
     #: retrieval depth (``context.top_k``, ``@k``, ``/retrieve``)

@@ -51,6 +51,9 @@ class DatasetLimits:
     #: bytes of text read from one file once decompressed (TREC files may be gzip); the
     #: service's is ``[server] max_upload_mb``, as for the upload itself
     max_bytes: int | None = None
+    #: items of one list in a row (ids, contexts, judged ids; a TREC query's results and
+    #: judgements); the service's is ``[server] max_row_items``
+    max_row_items: int | None = None
     #: how messages name the settings (``[server]``); empty for the library's own limits
     section: str = ""
 
@@ -60,6 +63,7 @@ class DatasetLimits:
             max_depth=server.max_json_depth,
             max_rows=server.max_rows,
             max_bytes=int(server.max_upload_mb * 1_000_000),
+            max_row_items=server.max_row_items,
             section="[server]",
         )
 
@@ -148,9 +152,32 @@ def _too_many(source: str, limits: DatasetLimits) -> LimitError:
 def _check(
     raws: Sequence[Any], lines: Sequence[int | None] | None, source: str, limits: DatasetLimits
 ) -> Dataset:
-    return dataset_from_raws(
+    dataset = dataset_from_raws(
         raws, lines, source, limits.max_depth, limits.setting("max_json_depth")
     )
+    if limits.max_row_items is not None:
+        _check_items(dataset, limits.max_row_items, limits)
+    return dataset
+
+
+#: the row fields that hold many items (lists, and graded relevance's id -> grade)
+_MANY = (*sorted(LIST_FIELDS), "reference_relevance")
+
+
+def _check_items(dataset: Dataset, cap: int, limits: DatasetLimits) -> None:
+    """LimitError naming the first row and field holding more than ``cap`` items."""
+    for field in _MANY:
+        if not dataset.has(field):
+            continue
+        row = next((i for i, v in enumerate(dataset.column(field)) if v and len(v) > cap), None)
+        if row is not None:
+            size = len(dataset.column(field)[row])
+            raise LimitError(
+                f"{dataset.source} row {row} field '{field}' holds {size:,} items; a row holds "
+                f"at most {cap:,}",
+                setting=limits.setting("max_row_items") or "max_row_items",
+                status=413,
+            )
 
 
 def _load_path(path: Path, name: str, limits: DatasetLimits) -> Dataset:

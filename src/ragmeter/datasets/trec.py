@@ -18,6 +18,7 @@ import io
 import math
 import os
 import re
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,7 +152,12 @@ def _lines(
     with _open(path, source) as handle:
         number = 0
         try:
-            for number, raw in enumerate(handle, start=1):
+            while True:
+                # never more than the cap in memory, however long a line (a gzip bomb)
+                raw = handle.readline(-1 if cap is None else cap - read + 1)
+                if not raw:
+                    break
+                number += 1
                 read += len(raw)
                 if cap is not None and read > cap:
                     raise _too_large(source, cap, limits)
@@ -162,7 +168,7 @@ def _lines(
                 fields = raw.split()
                 if fields:
                     yield number, fields
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:  # a damaged or cut gzip stream
+        except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:  # damaged or cut gzip
             raise DatasetError(
                 f"cannot read it after line {number}: {exc}", source=source
             ) from None

@@ -13,7 +13,7 @@ from typing import Any
 
 from ragmeter.datasets.loader import DatasetLimits
 from ragmeter.datasets.trec import Qrels, TrecRun
-from ragmeter.errors import ConfigError, DatasetError, LimitError
+from ragmeter.errors import ConfigError, DatasetError, LimitError, clip
 
 __all__ = ["TrecRows", "rank", "trec_rows"]
 
@@ -59,6 +59,29 @@ def _some(qids: tuple[str, ...], shown: int = 5) -> str:
     return ", ".join(qids[:shown]) + more
 
 
+def _check_items(
+    evaluated: list[str],
+    qrels: Qrels,
+    run: TrecRun,
+    depth: int | None,
+    cap: int,
+    limits: DatasetLimits,
+) -> None:
+    """LimitError naming the first query with more results (within ``depth``) or more
+    judgements than a row holds."""
+    for qid in evaluated:
+        results = len(run.scores.get(qid, {}))
+        results = results if depth is None else min(results, depth)
+        for what, count in (("results in the run", results), ("judgements", len(qrels[qid]))):
+            if count > cap:
+                raise LimitError(
+                    f"query {clip(qid)!r} has {count:,} {what}; a row holds at most {cap:,} "
+                    "(--depth, trec_eval's -M, keeps the first N results)",
+                    setting=limits.setting("max_row_items") or "max_row_items",
+                    status=413,
+                )
+
+
 def rank(scores: dict[str, float], depth: int | None = None) -> list[str]:
     """Document ids by score, highest first, ties broken by id, highest first (trec_eval's
     order: a string's code points order as its UTF-8 bytes do); the first ``depth``."""
@@ -100,6 +123,8 @@ def trec_rows(
             setting=limits.setting("max_rows") or "max_rows",
             status=413,
         )
+    if limits is not None and limits.max_row_items is not None:
+        _check_items(evaluated, qrels, run, depth, limits.max_row_items, limits)
     rows = [
         {
             "query": qid,

@@ -8,7 +8,7 @@ import re
 from typing import Any, Literal
 
 from ragmeter._grades import MAX_GRADE
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, clip
 from ragmeter.runs.config import (
     DEFAULT_RECALL_TOP_K,
     AppTargetConfig,
@@ -62,7 +62,7 @@ def _text(context: dict[str, Any], key: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"context.{key} must be a non-empty string, got {value!r}")
+        raise ConfigError(f"context.{key} must be a non-empty string, got {clip(repr(value))}")
     return value.strip()
 
 
@@ -76,7 +76,7 @@ def _number(context: dict[str, Any], key: str, *, integer: bool) -> Any:
     kinds = (int,) if integer else (int, float)
     if isinstance(value, bool) or not isinstance(value, kinds):
         what = "an integer" if integer else "a number"
-        raise ConfigError(f"context.{key} must be {what}, got {value!r}")
+        raise ConfigError(f"context.{key} must be {what}, got {clip(repr(value))}")
     if integer and value < 1:
         raise ConfigError(f"context.{key} must be at least 1, got {value}")
     return value
@@ -87,7 +87,9 @@ def _choice(context: dict[str, Any], key: str, allowed: tuple[str, ...], default
     if value is None:
         return default
     if value not in allowed:
-        raise ConfigError(f"context.{key} must be one of {', '.join(allowed)}, got {value!r}")
+        raise ConfigError(
+            f"context.{key} must be one of {', '.join(allowed)}, got {clip(repr(value))}"
+        )
     return str(value)
 
 

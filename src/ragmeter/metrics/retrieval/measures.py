@@ -217,8 +217,8 @@ class RetrieverSetFMetric(RankingMetric):
         **params: Unpack[RankingParams],
     ) -> None:
         super().__init__(top_k, **params)
-        if isinstance(beta, bool) or not isinstance(beta, int | float) or not beta >= 0:
-            raise ValueError(f"beta must be a number >= 0, got {beta!r}")
+        if isinstance(beta, bool) or not isinstance(beta, int | float) or not 0 <= beta < math.inf:
+            raise ValueError(f"beta must be a finite number >= 0, got {beta!r}")
         self.options = Options(beta=float(beta))
 
 

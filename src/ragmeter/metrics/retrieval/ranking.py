@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Literal, TypedDict, Unpack
 
 import numpy as np
 
+from ragmeter._grades import MAX_GRADE
 from ragmeter.datasets import Dataset, LazyColumn, Row
 from ragmeter.metrics.base import (
     BaseEvaluationResult,
@@ -228,8 +229,8 @@ class RankingMetric(RetrieverEvaluationMetric):
         level = rel if rel is not None else relevance_level
         if level is not None and (isinstance(level, bool) or not isinstance(level, int)):
             raise ValueError(f"rel must be a whole number >= 1, got {level!r}")
-        if level is not None and level < 1:
-            raise ValueError(f"rel must be a whole number >= 1, got {level!r}")
+        if level is not None and not 1 <= level <= MAX_GRADE:
+            raise ValueError(f"rel must be a whole number from 1 to {MAX_GRADE}, got {level!r}")
         if no_relevant is not None and no_relevant not in NO_RELEVANT_MODES:
             raise ValueError(f"no_relevant must be null or zero, got {no_relevant!r}")
         if not isinstance(judged_only, bool):
@@ -462,7 +463,12 @@ def parse_gains(text: str) -> tuple[tuple[int, float], ...]:
         try:
             if not sep:
                 raise ValueError
-            pairs[int(grade)] = float(gain)
+            key = int(grade)
+            if key in pairs:
+                raise KeyError(key)
+            pairs[key] = float(gain)
+        except KeyError:
+            raise ValueError(f"gains: grade {grade} is given twice") from None
         except ValueError:
             raise ValueError(
                 f"gains: '{part}' is not grade:gain (e.g. gains={{1:3,2:9}})"

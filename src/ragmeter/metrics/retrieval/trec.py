@@ -8,12 +8,13 @@ metric that computes it. Measures of other formats (preferences, multiple judges
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ragmeter.errors import MetricError
-from ragmeter.metrics.registry import create_metric
+from ragmeter.errors import LimitError, MetricError
+from ragmeter.metrics.registry import MAX_SPEC_CHARS, create_metric
 from ragmeter.metrics.retrieval.ranking import Aggregate, RankingMetric
 
 __all__ = [
@@ -127,11 +128,14 @@ def is_trec_syntax(text: str) -> bool:
 
 def _numbers(text: str, what: str) -> list[float]:
     try:
-        return [float(p) for p in text.split(",")]
+        values = [float(p) for p in text.split(",")]
     except ValueError:
         raise MetricError(
             f"trec_eval measure '{what}': '{text}' is not a list of numbers"
         ) from None
+    if not all(math.isfinite(v) for v in values):
+        raise MetricError(f"trec_eval measure '{what}': '{text}' holds a number that is not finite")
+    return values
 
 
 def _format(value: float) -> str:
@@ -204,6 +208,11 @@ def _split(texts: Iterable[str]) -> tuple[list[str], dict[str, str]]:
     params: dict[str, str] = {}
     for text in texts:
         text = text.strip()
+        if len(text) > MAX_SPEC_CHARS:  # checked before its list is read
+            raise LimitError(
+                f"trec_eval measure '{text[:40]}...' is {len(text):,} characters long",
+                setting=f"a metric spec holds at most {MAX_SPEC_CHARS} characters",
+            )
         if text in NICKNAMES:
             asked.extend(NICKNAMES[text])
             continue

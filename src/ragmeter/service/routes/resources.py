@@ -15,7 +15,7 @@ from ragmeter.apps import HttpAppConfig, RagAppConfig
 from ragmeter.datasets import Dataset, DatasetLimits, load_dataset
 from ragmeter.datasets.trec import read_qrels, read_run
 from ragmeter.datasets.trec_rows import TrecRows, trec_rows
-from ragmeter.errors import ConflictError, DatasetError
+from ragmeter.errors import ConflictError, DatasetError, NotFoundError, clip
 from ragmeter.service._runs import readable
 from ragmeter.service.envelope import Result, ok
 from ragmeter.service.schemas import (
@@ -213,12 +213,13 @@ async def upload_trec_dataset(
                 [upload], folder, max_bytes=svc.max_upload_bytes, suffixes=None
             )
             saved.append((folder / saved_name, saved_name))
+        dataset_name = (name or PurePosixPath(saved[1][1]).stem).strip()
+        check_name(dataset_name, "dataset")  # before the files are read
+        await asyncio.to_thread(_name_is_free, svc, dataset_name)
         made, dataset = await asyncio.to_thread(
             _trec_rows, saved[0], saved[1], depth, complete, limits
         )
     qrels_name, run_name = saved[0][1], saved[1][1]
-    dataset_name = (name or PurePosixPath(run_name).stem).strip()
-    check_name(dataset_name, "dataset")
     source = f"{qrels_name} + {run_name} (runid {made.runid})"
     rows = (row.to_raw() for row in dataset)
     record = await asyncio.to_thread(svc.runs.add_dataset, rows, name=dataset_name, source=source)
@@ -232,6 +233,15 @@ async def upload_trec_dataset(
             note=made.skipped_note(run_name, qrels_name, "the form field complete=true"),
         )
     )
+
+
+def _name_is_free(svc: Services, name: str) -> None:
+    """ConflictError when a dataset is already stored under ``name``."""
+    try:
+        svc.runs.dataset(name)
+    except NotFoundError:
+        return
+    raise ConflictError(f"dataset '{clip(name)}' already exists; choose another name")
 
 
 @router.get("/datasets", tags=["datasets"])
