@@ -148,6 +148,7 @@ def test_the_diff_and_the_contexts_with_relevance(
     expect(contexts.nth(1)).to_have_class("relevant")
     expect(page.locator("#row-match")).to_contain_text("by id")
     expect(page.locator("#row-match")).to_contain_text("1 of 1")
+    expect(page.locator("ol.contexts")).not_to_contain_text("(grade")  # ids alone: no grades
 
 
 GRADED = [

@@ -264,7 +264,10 @@ def _relevance(
     else:
         return None, [], [], None
     judged = judge_rows([row], match).whole
-    shown = [None if g == NOT_JUDGED else int(g) for g in judged.grades[0].tolist()]
+    # grades are shown for graded rows only: ids and texts alone are all of grade 1
+    shown = [
+        None if g == NOT_JUDGED or grades is None else int(g) for g in judged.grades[0].tolist()
+    ]
     relevant = judged.relevant(level)[0].tolist()
     return match, relevant, shown, int(judged.n_relevant(level)[0])
 

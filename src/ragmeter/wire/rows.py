@@ -36,7 +36,8 @@ class RowContext(BaseModel):
     text: str | None = None
     id: str | None = None
     relevant: bool | None = None
-    #: its grade where the row judges it (``reference_relevance``; 1 for ``reference_ids``)
+    #: its grade where the row grades it (``reference_relevance``); None for a row judged by
+    #: ``reference_ids`` or texts alone (all of grade 1)
     grade: int | None = None
 
 
