@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from itertools import chain, repeat
 from typing import Any
 
-from ragmeter._grades import MAX_GRADE
+from ragmeter._grades import plain_grades
 from ragmeter.datasets._values import scan
 from ragmeter.datasets.agent import (
     AgentFormatError,
@@ -187,26 +187,14 @@ def _bad_grades(values: list[Any]) -> list[int]:
     given = [v for v in values if v is not None]
     if all(type(v) is dict for v in given):  # usually: every row's grades checked at once
         keys = set(map(type, chain.from_iterable(given)))
-        grades = list(chain.from_iterable(map(dict.values, given)))
-        whole = keys <= {str} and set(map(type, grades)) <= {int}
-        if whole and (not grades or -MAX_GRADE <= min(grades) <= max(grades) <= MAX_GRADE):
+        if keys <= {str} and plain_grades(list(chain.from_iterable(map(dict.values, given)))):
             return []
     return [i for i, v in enumerate(values) if v is not None and not _plain_grades(v)]
 
 
 def _plain_grades(value: Any) -> bool:
     """A dict of text ids to ints within the limit (C-speed passes over its keys and values)."""
-    if type(value) is not dict:
-        return False
-    if not value:
-        return True
-    grades = value.values()
-    return (
-        set(map(type, value)) == {str}
-        and set(map(type, grades)) == {int}
-        and min(grades) >= -MAX_GRADE
-        and max(grades) <= MAX_GRADE
-    )
+    return type(value) is dict and set(map(type, value)) <= {str} and plain_grades(value.values())
 
 
 def _nested_ok(value: Any, max_depth: int) -> bool:

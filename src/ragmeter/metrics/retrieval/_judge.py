@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter._grades import MAX_GRADE, whole_grade
+from ragmeter._grades import MAX_GRADE, plain_grades, whole_grade
 
 __all__ = [
     "NOT_JUDGED",
@@ -179,14 +179,6 @@ def judge_buckets(
     return in_buckets(lengths, judge)
 
 
-def _whole(grades: Mapping[Any, Any]) -> bool:
-    """Whether every grade is already an ``int`` within the limit (C-speed passes)."""
-    values = grades.values()
-    return not values or (
-        set(map(type, values)) <= {int} and -MAX_GRADE <= min(values) <= max(values) <= MAX_GRADE
-    )
-
-
 def _grades_of(row: int, rel: Mapping[Any, Any]) -> dict[Any, int]:
     """A row's grades as whole numbers; ValueError naming the row and the id otherwise."""
     out: dict[Any, int] = {}
@@ -234,7 +226,7 @@ def judge_exact(
             ret, rel = _items(row, ret, "the retrieved list"), _items(row, rel, "its relevant ids")
         if type(rel) is dict or isinstance(rel, Mapping):
             graded = True
-            grades = rel if checked or _whole(rel) else _grades_of(row, rel)
+            grades = rel if checked or plain_grades(rel.values()) else _grades_of(row, rel)
             judged_counts.append(len(grades))
             judged_grades.extend(grades.values())
             found = grades.keys() & ret  # one lookup per retrieved item, no set built
