@@ -72,6 +72,9 @@ class EvaluateOptions(TypedDict, total=False):
     app: Any
     judge_prompt: str | None
     store: bool | str
+    tags: Iterable[str]
+    note: str
+    dataset_name: str | None
     relevance_level: int
     no_relevant: Literal["null", "zero"]
 
@@ -203,7 +206,9 @@ async def aevaluate(
     trec_eval does, instead of null with the reason. A ``target`` (a space's retriever, an app)
     fills each row first; ``on_target_progress`` counts its rows. An empty dataset is a
     ``DatasetError`` naming it. ``store=True`` keeps the evaluation as a run in the store
-    (``store="name"`` names it; calling again with that name resumes it if it stopped).
+    (``store="name"`` names it; calling again with that name resumes it if it stopped),
+    with ``tags`` and a ``note``, its rows kept as the version of dataset ``dataset_name``
+    (default: the file's name; unnamed for rows given in Python) holding exactly them.
     """
     config, given = config_from_options(metrics, options)
     dataset = load_dataset(rows)
@@ -216,7 +221,21 @@ async def aevaluate(
         kb = KnowledgeBase()
     plan = build_plan(config, dataset, kb, given=given, judge_hint="")
     name = store if isinstance(store, str) else None
-    return await run_plan(plan, progress, kb=kb if store else None, name=name)
+    labels = None
+    if store:
+        labels = RunLabels(
+            name=name, tags=tuple(options.get("tags", ())), note=options.get("note", "")
+        )
+    elif options.get("tags") or options.get("note") or options.get("dataset_name"):
+        raise ConfigError("tags, note and dataset_name are kept with a stored run: add store=True")
+    return await run_plan(
+        plan,
+        progress,
+        kb=kb if store else None,
+        name=name,
+        labels=labels,
+        dataset_name=options.get("dataset_name"),
+    )
 
 
 async def run_plan(

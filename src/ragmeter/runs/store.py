@@ -52,6 +52,7 @@ class RunStore(DatasetStore, ResultStore):
             label=str(lineage.get("label") or _old_label(record)),
             dataset=dict(lineage.get("dataset") or self._old_dataset(record.dataset_id)),
             lineage=lineage,
+            scripted_judge=float((record.usage or {}).get("scripted", 0)) > 0,
             state=record.state,
             scene_key=record.scene_key,
             scene_value=record.scene_value,

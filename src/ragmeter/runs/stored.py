@@ -117,7 +117,10 @@ class StoredRun:
         judge = lineage.get("judge") or {}
         if judge:
             prompt = judge.get("prompt") or {}
-            facts.append((text["judge"], f"{judge.get('model')} · prompt {prompt.get('code')}"))
+            said = f"{judge.get('model')} · prompt {prompt.get('code')}"
+            if info.scripted_judge:
+                said = f"{text['scripted']} · {said}"
+            facts.append((text["judge"], said))
         code = lineage.get("code") or {}
         if code.get("commit"):
             dirty = " (uncommitted changes)" if code.get("dirty") else ""

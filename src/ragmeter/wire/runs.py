@@ -56,6 +56,8 @@ class RunInfo(BaseModel):
     dataset: dict[str, Any] = Field(default_factory=dict)
     #: what made the run (``runs.lineage``); empty for runs stored before lineage was
     lineage: dict[str, Any] = Field(default_factory=dict)
+    #: judged by ragmeter's scripted judge (``judge-server``): scores no model gave
+    scripted_judge: bool = False
     state: RunState
     scene_key: str
     scene_value: str | None
