@@ -227,3 +227,18 @@ def test_a_killed_eval_leaves_an_interrupted_resumable_run(tmp_path: Path) -> No
         assert done["state"] == "done" and done["progress"] == {"done": 40, "total": 40}
         assert done["scripted_judge"]  # the scripted judge's scores say so
         assert "scripted judge" in run("runs", "show", "killed", home=home).stdout
+
+
+def test_a_gate_across_dataset_versions_says_which_rows_changed(home: Path, tmp_path: Path) -> None:
+    data = tmp_path / "qa.jsonl"
+    data.write_text(_rows(), encoding="utf-8")
+    assert run("eval", str(data), "-m", "mrr", "--name", "base", home=home).returncode == 0
+    lines = _rows(extra=" (edited)").splitlines()
+    data.write_text("\n".join(lines[:1] + lines[2:]) + "\n", encoding="utf-8")  # q2 removed
+    markdown = tmp_path / "gate.md"
+    gated = run("eval", str(data), "-m", "mrr", "--baseline", "base", "--rule",
+                "mrr: delta >= -1", "--markdown", str(markdown), home=home)  # fmt: skip
+    assert gated.returncode == 0, gated.stdout + gated.stderr
+    said = "different versions of the dataset: 0 rows added, 1 removed, 1 changed, 1 unchanged"
+    assert said in " ".join(gated.stdout.split())
+    assert said in markdown.read_text(encoding="utf-8") and "(paired by row id)" in gated.stdout
