@@ -66,11 +66,12 @@ def list_runs(
         return
     which = "archived runs" if archived else "runs"
     table = Table(title=f"{which} ({len(found)} of {total})", title_justify="left")
-    for column in ("id", "name", "tags", "target", "dataset", "state", "rows", "created"):
+    table.add_column("id", no_wrap=True)
+    for column in ("name", "tags", "target", "dataset", "state", "rows", "created"):
         table.add_column(column)
     for info in infos:
         table.add_row(
-            info.run_id[:12],
+            info.run_id,
             escape(info.name or ""),
             escape(", ".join(info.tags)),
             escape(info.label),
