@@ -12,6 +12,7 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, text
 
+from ragmeter.runs.run_view import run_info
 from ragmeter.runs.store import RunStore
 from ragmeter.store.db import _MIGRATIONS, HEAD_REVISION, Store
 
@@ -226,7 +227,7 @@ def test_datasets_stored_before_versions_keep_their_rows_and_become_version_1(
     record = runs.dataset("qa")
     assert (record.id, record.version, record.content_hash) == (1, 1, None)
     assert list(runs.iter_dataset_rows("qa@1")) == rows  # no cascade took them
-    assert runs.get("r").dataset_id == 1 and runs.info(runs.get("r")).lineage == {}
+    assert runs.get("r").dataset_id == 1 and run_info(runs, runs.get("r")).lineage == {}
     kept, new = runs.keep_dataset(rows, name="qa")
     assert (kept.id, new) == (1, False)  # its hash computed now, the same rows recognised
     changed, new = runs.keep_dataset([*rows, {"query": "c"}], name="qa")

@@ -20,6 +20,7 @@ from ragmeter.cli.runs_manage import COMMANDS
 from ragmeter.knowledge import KnowledgeBase
 from ragmeter.reports.report import json_default
 from ragmeter.runs.executor import execute_run
+from ragmeter.runs.run_view import run_info, run_infos
 from ragmeter.runs.store import RunStore
 from ragmeter.wire import RunInfo
 
@@ -60,7 +61,7 @@ def list_runs(
     found, total = runs.runs(
         0, limit, state, tags=tuple(tag or ()), dataset_id=dataset_id, archived=archived
     )
-    infos = runs.infos(found, summary=False)
+    infos = run_infos(runs, found, summary=False)
     if as_json:
         typer.echo(json.dumps([run_listing(i) for i in infos], ensure_ascii=False, default=str))
         return
@@ -119,7 +120,7 @@ def show_run(
     _kb, runs = _store()
     record = runs.find(run)
     runs.reap(record.id)
-    info = runs.info(runs.get(record.id), summary=False)
+    info = run_info(runs, runs.get(record.id), summary=False)
     if as_json:
         typer.echo(info.model_dump_json(exclude={"summary"}))
         return
