@@ -187,7 +187,9 @@ def test_a_tenth_of_the_rows_made_worse_fails_the_baseline_rule_naming_them() ->
     assert len(outcome.rows) == 10 and listed <= set(map(int, worse))
     assert full <= listed or listed <= full
     assert all(r.delta is not None and r.delta < 0 for r in outcome.rows)
-    assert "pairs by id" in outcome.detail and "(Holm)" in outcome.detail
+    assert "pairs by id" in outcome.detail and "95% CI" in outcome.detail
+    (faithfulness,) = result.comparison  # the gate's own 95% interval, not a family's
+    assert (faithfulness.correction, faithfulness.ci_level) == ("none", 0.95)
 
 
 @pytest.mark.parametrize("seed", range(5))

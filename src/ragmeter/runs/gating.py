@@ -2,7 +2,10 @@
 candidate's scores; baseline rules bound the paired difference (candidate - baseline) by its
 95% confidence bound, so noise alone neither fails nor passes a change. The statistics are
 ``reports.stats``'s (as the dashboard's compare): per metric, the mean's bootstrap CI, and
-the paired differences' CI with the sign-flip test, Holm-corrected across the metrics.
+the paired differences' CI with the sign-flip test, each metric's own 95% interval and p
+(no correction across metrics: the gate passes only when every rule passes, an
+intersection-union test that holds its level without one; compare's verdicts, which claim
+a difference on any metric, use family-wise intervals instead).
 
 A rule's value, per statistic (null scores are left out of every one but ``null_rate``):
 
@@ -265,7 +268,7 @@ def _delta(
     detail = (
         f"delta {item.delta:+.4f}, 95% CI [{item.ci95_low:+.4f}, {item.ci95_high:+.4f}] over "
         f"{item.paired} pairs by {by} (baseline {item.base_mean:.4f}, candidate "
-        f"{item.other_mean:.4f}); p = {item.p_holm:.3g} (Holm), {item.worse} rows worse, "
+        f"{item.other_mean:.4f}); p = {item.p_value:.3g}, {item.worse} rows worse, "
         f"{item.better} better"
     )
     if item.base_unpaired or item.other_unpaired:
@@ -298,7 +301,7 @@ def gate_reports(
     by: Pairing | None = None
     if baseline is not None:
         by = _pairing(baseline, candidate)
-        comparison = compare_scores(_scored(baseline), _scored(candidate))
+        comparison = compare_scores(_scored(baseline), _scored(candidate), correction="none")
     found = {c.metric_name: c for c in comparison}
     outcomes = [
         _delta(rule, found, baseline, candidate, by)
