@@ -44,7 +44,8 @@ class _Commands(LazyGroup):
         "runs": LazyTyper(
             "ragmeter.cli.runs",
             "runs_app",
-            "Stored runs (from ragmeter eval and serve): list, show, results, cancel, resume.",
+            "Stored runs (from ragmeter eval and serve): list, show, compare, results, cancel, "
+            "resume.",
         ),
         "testset": LazyTyper(
             "ragmeter.cli.testset",

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from ragmeter.cli._common import console, handles_errors
 from ragmeter.cli._render import progress_bars, summary_table
+from ragmeter.cli.runs_compare import register
 from ragmeter.knowledge import KnowledgeBase
 from ragmeter.reports.report import json_default
 from ragmeter.runs.config import EvaluationConfig
@@ -25,9 +26,11 @@ __all__ = ["runs_app"]
 
 runs_app = typer.Typer(
     name="runs",
-    help="Stored runs (from ragmeter eval and serve): list, show, results, cancel, resume.",
+    help="Stored runs (from ragmeter eval and serve): list, show, compare, results, cancel, "
+    "resume.",
     no_args_is_help=True,
 )
+register(runs_app)  # runs compare
 
 
 def _store() -> tuple[KnowledgeBase, RunStore]:

@@ -237,7 +237,7 @@ def _comparison(comparison: Sequence[MetricComparison], text: Mapping[str, str])
     """The comparison table under a header naming its correction, as ``runs compare``."""
     first = next((c for c in comparison if c.ci_level is not None), comparison[0])
     family = first.correction == "bonferroni"
-    level = 1.0 - (1.0 - (first.ci_level or 0.95)) * (first.family if family else 1)
+    level = first.confidence
     ci = text["ciFamily"].format(level=_percent(level)) if family else text["ciEach"]
     labels = {**text, "ci": ci, "pHolm": text["pAdjusted" if family else "pRaw"]}
     keys = ("metric", "baseMean", "candidateMean", "delta", "ci", "pHolm", "verdict", "paired")

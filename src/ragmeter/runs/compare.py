@@ -25,6 +25,7 @@ from ragmeter.wire import MetricComparison
 
 __all__ = [
     "TIE",
+    "VERDICT_TEXT",
     "MetricComparison",
     "Pairing",
     "Scored",
@@ -32,7 +33,9 @@ __all__ = [
     "check_options",
     "compare_scores",
     "compare_sides",
+    "correction_text",
     "pair_positions",
+    "verdict_text",
 ]
 
 #: (query, metric_name, score) or (query, metric_name, score, row_id) of one run, in row
@@ -42,6 +45,13 @@ Pairing = Literal["query", "id"]
 _BY: dict[Pairing, str] = {"query": "query text", "id": "row id"}
 #: a paired difference this close to zero counts as "same", not better or worse
 TIE = 1e-12
+#: each verdict as a reader sees it (``{margin}``: the equivalence margin)
+VERDICT_TEXT = {
+    "better": "better",
+    "worse": "worse",
+    "no_evidence": "no evidence of a difference",
+    "equivalent": "equivalent (±{margin})",
+}
 
 
 @dataclass(frozen=True)
@@ -147,10 +157,10 @@ def _comparison(
     diffs: np.ndarray,
     counts: tuple[int, int, float | None, float | None],
     tested: PairedComparison | None,
-    family: tuple[Pairing, Correction, int, float | None],
+    family: tuple[Pairing, Correction, int, float | None, float],
 ) -> MetricComparison:
     scored_a, scored_b, mean_a, mean_b = counts
-    by, correction, size, margin = family
+    by, correction, size, margin, alpha = family
     note = (
         _unpaired_note(by, scored_a, scored_b)
         if tested is None
@@ -178,6 +188,7 @@ def _comparison(
         paired_by=by,
         correction=correction,
         family=size,
+        confidence=1.0 - alpha,
         ci_level=None if tested is None else tested.ci_level,
         margin=margin,
         ci_note=None if tested is None else tested.ci_note,
@@ -251,5 +262,34 @@ def compare_sides(
         correction=correction,
         margin=margin,
     )
-    family = (by, correction, len(tested) if correction == "bonferroni" else 1, margin)
+    size = len(tested) if correction == "bonferroni" else 1
+    family = (by, correction, size, margin, alpha)
     return [_comparison(name, p[0], p[1:], tested.get(name), family) for name, p in parts.items()]
+
+
+def verdict_text(c: MetricComparison) -> str:
+    """The verdict in words (``no evidence of a difference``), or "—" with no pair."""
+    if c.verdict is None:
+        return "—"
+    margin = f"{c.margin:g}" if c.margin is not None else ""
+    return VERDICT_TEXT[c.verdict].format(margin=margin)
+
+
+def correction_text(comparison: Sequence[MetricComparison]) -> tuple[str, str]:
+    """(the interval's column header, one line saying how intervals and p-values are
+    corrected): ``95% family-wise CI`` and "Bonferroni across 5 metrics, each interval at
+    99%" for compare; ``95% CI`` and "no correction" for each metric alone."""
+    first = next((c for c in comparison if c.ci_level is not None), None)
+    if first is None or first.ci_level is None:
+        return "CI", "no metric has pairs"
+    level = f"{100 * first.confidence:.4g}%"
+    if first.correction == "none":
+        return f"{level} CI", f"{level} CI and p of each metric alone (no correction)"
+    line = (
+        f"{level} family-wise CI, Bonferroni-adjusted p, {first.family} "
+        f"metric{'s' if first.family != 1 else ''} "
+        f"(each interval at {100 * first.ci_level:.4g}%); better/worse only when both show it"
+    )
+    if first.margin is not None:
+        line += f"; equivalent: the interval inside ±{first.margin:g}"
+    return f"{level} family-wise CI", line

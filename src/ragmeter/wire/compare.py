@@ -53,6 +53,8 @@ class MetricComparison(BaseModel):
     correction: Literal["bonferroni", "none"] = "bonferroni"
     #: metrics in the family the correction spans (those with pairs)
     family: int = 1
+    #: the level all the family's intervals hold at together (1 - alpha)
+    confidence: float = 0.95
     #: the confidence level each metric's interval is made at (0.99 for 5 metrics)
     ci_level: float | None = None
     #: the equivalence margin asked for (in the metric's own units), if any
