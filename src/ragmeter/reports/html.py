@@ -239,8 +239,8 @@ def _comparison(comparison: Sequence[MetricComparison], text: Mapping[str, str])
     family = first.correction == "bonferroni"
     level = first.confidence
     ci = text["ciFamily"].format(level=_percent(level)) if family else text["ciEach"]
-    labels = {**text, "ci": ci, "pHolm": text["pAdjusted" if family else "pRaw"]}
-    keys = ("metric", "baseMean", "candidateMean", "delta", "ci", "pHolm", "verdict", "paired")
+    labels = {**text, "ci": ci, "p": text["pAdjusted" if family else "pRaw"]}
+    keys = ("metric", "baseMean", "candidateMean", "delta", "ci", "p", "verdict", "paired")
     lines = [f"<table><thead><tr>{_head(labels, keys)}</tr></thead><tbody>"]
     for c in comparison:
         ci_shown = _interval(c.ci95_low, c.ci95_high, c.ci_note, c.paired, text)
