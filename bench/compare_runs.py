@@ -98,7 +98,8 @@ def main() -> None:
         f"{args.repeats} repeats after a warm-up. {machine_line('numpy')}\n\n" + "\n".join(lines)
     )
     if not args.no_write:
-        write_section("compare_runs", "Comparing two runs (family-wise statistics, Bonferroni)", body)
+        title = "Comparing two runs (family-wise statistics, Bonferroni)"
+        write_section("compare_runs", title, body)
 
 
 if __name__ == "__main__":
