@@ -160,14 +160,24 @@ def test_a_regression_on_30_percent_of_rows_is_worse_and_its_rows_come_first(
     assert errors == []
 
 
+def _noisy(
+    page: Page, served: tuple[ServiceProcess, dict[str, str]], **params: Any
+) -> tuple[str, str, dict[str, dict[str, Any]]]:
+    """The baseline against the noisy run, opened (with ``params`` in the URL), and the
+    API's comparison of them by metric."""
+    server, runs = served
+    base, noisy = runs["baseline"], runs["noisy"]
+    asked = "&".join(f"{k}={v}" for k, v in params.items())
+    page.goto(f"{server.url}/#/compare/{base}/{noisy}" + (f"?{asked}" if asked else ""))
+    page.wait_for_selector("table.pairs")
+    found = _api(server, f"/evaluate/runs/{base}/compare/{noisy}", **params)
+    return base, noisy, {c["metric_name"]: c for c in found}
+
+
 def test_noise_alone_is_no_evidence_and_swapping_keeps_the_choices(
     page: Page, served: tuple[ServiceProcess, dict[str, str]], shoot: Shoot
 ) -> None:
-    server, runs = served
-    base, noisy = runs["baseline"], runs["noisy"]
-    page.goto(f"{server.url}/#/compare/{base}/{noisy}")
-    page.wait_for_selector("table.pairs")
-    compared = {c["metric_name"]: c for c in _api(server, f"/evaluate/runs/{base}/compare/{noisy}")}
+    base, noisy, compared = _noisy(page, served)
     assert compared["mrr"]["verdict"] == "no_evidence" and compared["mrr"]["p_adjusted"] > 0.05
     assert (compared["mrr"]["worse"], compared["mrr"]["better"]) == (3, 3)
     assert _verdict(page, "mrr") == "no_evidence" == _verdict(page, "hit_rate")
@@ -227,15 +237,9 @@ def test_the_view_asks_for_two_runs_and_the_pickers_open_a_comparison(
 def test_a_margin_makes_equivalence_and_a_small_run_is_not_informative(
     page: Page, served: tuple[ServiceProcess, dict[str, str]], shoot: Shoot
 ) -> None:
-    server, runs = served
-    base, noisy = runs["baseline"], runs["noisy"]
-    page.goto(f"{server.url}/#/compare/{base}/{noisy}?margin=0.1")
-    page.wait_for_selector("table.pairs")
+    server, _ = served
+    _, _, compared = _noisy(page, served, margin=0.1)
     expect(page.get_by_label("Equivalence margin")).to_have_value("0.1")
-    compared = {
-        c["metric_name"]: c
-        for c in _api(server, f"/evaluate/runs/{base}/compare/{noisy}", margin=0.1)
-    }
     mrr = compared["mrr"]
     assert mrr["verdict"] == "equivalent" and -0.1 < mrr["ci95_low"] < mrr["ci95_high"] < 0.1
     assert compared["hit_rate"]["verdict"] == "no_evidence"  # a flat interval shows nothing
