@@ -123,6 +123,8 @@ def test_absolute_rules_read_mean_ci_pass_rate_and_null_rate() -> None:
     (null_row,) = null_rate.rows
     assert null_row.row_index == 4 and null_row.reason == "judge timed out"
     assert "1 of 8 results of all metrics have no score" in null_rate.detail
+    # 7 scores: the interval is reported, and flagged as saying little
+    assert low.detail.endswith("; interval not informative: 7 values (fewer than 30)")
 
 
 def test_a_failed_pass_rate_lists_the_failing_rows_with_the_judges_feedback() -> None:

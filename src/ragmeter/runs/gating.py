@@ -30,7 +30,7 @@ import numpy as np
 from ragmeter.errors import ConfigError, clip
 from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.reports.details import cut_text
-from ragmeter.reports.stats import bootstrap_mean_ci
+from ragmeter.reports.stats import bootstrap_mean_ci, ci_note
 from ragmeter.runs.compare import TIE, Pairing, compare_scores, pair_positions
 from ragmeter.runs.gate_rules import Rule, parse_rules
 from ragmeter.runs.gate_sources import full_records, load_results
@@ -210,6 +210,8 @@ def _absolute(report: EvaluationReport, rule: Rule) -> RuleOutcome:
     value = {"mean": mean, "ci95_low": low, "ci95_high": high}[rule.stat]
     detail = f"mean {mean:.4f}, 95% CI [{low:.4f}, {high:.4f}] over {len(values)} rows"
     detail += f" ({nulls} null)" if nulls else ""
+    note = ci_note(values)
+    detail += f"; {note}" if note else ""
     # the rows on the wrong side of the bound themselves (all rows when none is)
     against = [r for r in scores if r.score is None or not rule.holds(r.score)]
     return _judged(rule, value, detail, lambda: _lowest(report, against or scores))
@@ -273,6 +275,8 @@ def _delta(
     )
     if item.base_unpaired or item.other_unpaired:
         detail += f"; unpaired: {item.base_unpaired} baseline, {item.other_unpaired} candidate"
+    if item.ci_note:
+        detail += f"; {item.ci_note}"
     return _judged(rule, value, detail, lambda: _regressed(base, candidate, item.metric_name, by))
 
 
