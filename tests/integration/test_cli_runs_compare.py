@@ -131,6 +131,10 @@ def test_one_pair_is_not_informative(runs: dict[str, str | Path]) -> None:
     assert mrr["verdict"] == "no_evidence"
     shown = run("runs", "compare", str(runs["base"]), str(runs["one"]), home=Path(runs["home"]))
     assert "not informative (n=1)" in shown.stdout
+    # the run alone: `runs show` flags its one-row interval and names the scale
+    alone = run("runs", "show", str(runs["one"]), home=Path(runs["home"]))
+    assert "mrr (0–1)" in alone.stdout and "not informative (n=1)" in alone.stdout
+    assert "0.3333 – 0.3333" not in alone.stdout and "1.0000 – 1.0000" not in alone.stdout
 
 
 @pytest.mark.parametrize(
