@@ -34,7 +34,9 @@ def _write(path: Path, rank_of: list[int | None]) -> Path:
 
 
 def _run_id(home: Path, data: Path, *metrics: str) -> str:
-    done = run("eval", str(data), "-m", ",".join(metrics) or METRICS, home=home)
+    done = run(
+        "eval", str(data), "-m", ",".join(metrics) or METRICS, "--name", data.stem, home=home
+    )
     assert done.returncode == 0, done.stderr
     found, _ = RunStore(open_store(f"sqlite:///{home / 'ragmeter.db'}")).runs(0, 1)
     return found[0].id
@@ -92,11 +94,11 @@ def test_json_is_the_dashboard_s_comparison(runs: dict[str, str | Path]) -> None
 
 
 def test_markdown_and_a_chosen_metric(runs: dict[str, str | Path]) -> None:
-    args = ["runs", "compare", str(runs["base"]), str(runs["better"]), "--markdown", "-m", "mrr"]
+    args = ["runs", "compare", "base", "better", "--markdown", "-m", "mrr"]  # runs by name
     done = run(*args, home=Path(runs["home"]))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("### ") and "(candidate) against" in lines[0]
+    assert lines[0] == f"### {runs['better']} (candidate) against {runs['base']} (base)"
     assert lines[2].startswith("| metric (scale) | base | candidate | Δ | 95% family-wise CI |")
     assert lines[3].startswith("|---|---:|")
     assert lines[4].startswith("| mrr (0–1) |") and "| better |" in lines[4]

@@ -349,7 +349,7 @@ def test_cli_eval_runs_on_the_server(
         lines = json_lines(printed.stdout)
         assert len(lines) == 2 * 2 and {x["metric_name"] for x in lines} == {"hit_rate", "mrr"}
     shown = run("runs", "show", run_id, home=service.home)
-    assert "top 5" in shown.stdout  # the recall scene's default cut-off is in the title
+    assert "vector@5 on" in shown.stdout  # the recall scene's default cut-off is in the title
 
 
 @pytest.mark.parametrize("key", [None, "wrong"])

@@ -174,4 +174,7 @@ def usage_line(usage: dict[str, float], rows: int, seconds: float) -> str:
         parts.append(f"{usage['reasks']:g} re-asks")
     parts.append(f"{usage.get('embedding_requests', 0.0):g} embedding calls")
     parts.append(f"{seconds:.1f}s ({rows / seconds if seconds else 0:.1f} rows/s)")
-    return " · ".join(parts)
+    line = " · ".join(parts)
+    if usage.get("scripted"):
+        line += "\nscripted judge: these scores come from ragmeter's judge-server, not a model"
+    return line

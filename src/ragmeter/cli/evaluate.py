@@ -3,6 +3,7 @@ one or several retrievers side by side) or the ``app`` scene (``--app``)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import typer
@@ -28,6 +29,8 @@ from ragmeter.runs.config import (
     SpaceTargetConfig,
     TargetConfig,
 )
+from ragmeter.runs.lineage import RunLabels
+from ragmeter.runs.lineage import label as target_label
 
 if TYPE_CHECKING:
     from ragmeter.embeddings.process import ProcessEmbedder
@@ -157,9 +160,12 @@ def _interrupted(run_id: str | None) -> NoReturn:
     raise typer.Exit(130)
 
 
-def _execute(plan: RunPlan, label: str, kb: KnowledgeBase | None) -> EvaluationReport:
-    """One evaluation through the executor, with progress bars; stored unless ``kb`` is None.
-    Ctrl-C stops a stored run keeping its finished rows, and says how to resume it."""
+def _execute(
+    plan: RunPlan, label: str, kb: KnowledgeBase | None, stored: _Stored | None = None
+) -> EvaluationReport:
+    """One evaluation through the executor, with progress bars; stored unless ``kb`` is None
+    (as ``stored`` says). Ctrl-C stops a stored run keeping its finished rows, and says how
+    to resume it."""
     import uuid
 
     from ragmeter._sync import run_sync
@@ -170,7 +176,10 @@ def _execute(plan: RunPlan, label: str, kb: KnowledgeBase | None) -> EvaluationR
     try:
         with progress_bars(console, _stages(plan, label)) as advances:
             progress = Progress(advances[0] if plan.target is not None else None, advances[-1])
-            report = run_sync(run_plan(plan, progress, kb=kb, name=run_id))
+            labels, dataset = (None, None) if stored is None else (stored.labels, stored.dataset)
+            report = run_sync(
+                run_plan(plan, progress, kb=kb, name=run_id, labels=labels, dataset_name=dataset)
+            )
     except RunStopped as exc:
         if exc.state != "cancelled":  # a judge or app that failed: exit 1, naming it
             raise
@@ -178,10 +187,32 @@ def _execute(plan: RunPlan, label: str, kb: KnowledgeBase | None) -> EvaluationR
     except KeyboardInterrupt:
         _interrupted(run_id)
     if report.run_id is not None:
+        called = (
+            "" if stored is None or stored.labels.name is None else f" as '{stored.labels.name}'"
+        )
         console.print(
-            f"run {report.run_id} stored (ragmeter runs show {report.run_id})", highlight=False
+            f"run {report.run_id} stored{called}: {target_label(plan.config)} "
+            f"(ragmeter runs show {report.run_id})",
+            highlight=False,
         )
     return report
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """What a stored run of ``ragmeter eval`` is called, and its dataset's name."""
+
+    labels: RunLabels
+    dataset: str | None
+
+
+def _stored_as(request: EvalRequest, retriever: str | None, several: bool) -> _Stored:
+    from ragmeter.runs.lineage import dataset_name_of
+
+    dataset = request.dataset_name or dataset_name_of(str(request.data))
+    base = request.name or dataset
+    name = f"{base}-{retriever}" if several and base else base
+    return _Stored(RunLabels(name=name, tags=request.tags, note=request.note), dataset)
 
 
 def _label(plan: RunPlan) -> str:
@@ -288,9 +319,11 @@ def _run_local(request: EvalRequest) -> tuple[Reports, list[Disagreement]]:
     helper = _embed_in_helper(plans)
     reports: Reports = []
     flaky: list[Disagreement] = []
+    several = len(plans) > 1
     try:
-        for plan in plans:
-            report = _execute(plan, _label(plan), None if request.no_store else kb)
+        for plan, retriever in zip(plans, retrievers, strict=True):
+            stored = _stored_as(request, retriever, several)
+            report = _execute(plan, _label(plan), None if request.no_store else kb, stored)
             if request.repeats > 1:
                 report, flaky = _repeat(request, plans, report, kb)
             reports.append((report.target or "", report))

@@ -124,8 +124,12 @@ def _chosen(
 
 
 def compare(
-    base_id: Annotated[str, typer.Argument(help="The baseline run's id.")],
-    other_id: Annotated[str, typer.Argument(help="The candidate run's id.")],
+    base_id: Annotated[
+        str, typer.Argument(help="The baseline run: its id, name or the start of its id.")
+    ],
+    other_id: Annotated[
+        str, typer.Argument(help="The candidate run: its id, name or the start of its id.")
+    ],
     metric: Annotated[
         list[str] | None,
         typer.Option(
@@ -155,7 +159,7 @@ def compare(
     from ragmeter.store import open_store
 
     runs = RunStore(open_store(None))
-    pair = [runs.info(runs.get(run_id), summary=False) for run_id in (base_id, other_id)]
+    pair = [runs.info(runs.find(key), summary=False) for key in (base_id, other_id)]
     base, other = _chosen(
         (pair[0].run_id, pair[0].metrics), (pair[1].run_id, pair[1].metrics), metric or []
     )

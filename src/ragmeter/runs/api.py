@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 from pydantic import ValidationError
@@ -34,6 +35,7 @@ from ragmeter.runs.config import (
     TargetConfig,
 )
 from ragmeter.runs.executor import Progress, execute_plan, execute_run
+from ragmeter.runs.lineage import RunLabels, dataset_name_of, make_lineage, shown_source
 from ragmeter.runs.plan import Given, RunPlan, build_plan
 from ragmeter.runs.scoring import MetricLike, resolve_metrics
 from ragmeter.runs.sinks import MemorySink
@@ -70,6 +72,9 @@ class EvaluateOptions(TypedDict, total=False):
     app: Any
     judge_prompt: str | None
     store: bool | str
+    tags: Iterable[str]
+    note: str
+    dataset_name: str | None
     relevance_level: int
     no_relevant: Literal["null", "zero"]
 
@@ -201,7 +206,9 @@ async def aevaluate(
     trec_eval does, instead of null with the reason. A ``target`` (a space's retriever, an app)
     fills each row first; ``on_target_progress`` counts its rows. An empty dataset is a
     ``DatasetError`` naming it. ``store=True`` keeps the evaluation as a run in the store
-    (``store="name"`` names it; calling again with that name resumes it if it stopped).
+    (``store="name"`` names it; calling again with that name resumes it if it stopped),
+    with ``tags`` and a ``note``, its rows kept as the version of dataset ``dataset_name``
+    (default: the file's name; unnamed for rows given in Python) holding exactly them.
     """
     config, given = config_from_options(metrics, options)
     dataset = load_dataset(rows)
@@ -214,7 +221,21 @@ async def aevaluate(
         kb = KnowledgeBase()
     plan = build_plan(config, dataset, kb, given=given, judge_hint="")
     name = store if isinstance(store, str) else None
-    return await run_plan(plan, progress, kb=kb if store else None, name=name)
+    labels = None
+    if store:
+        labels = RunLabels(
+            name=name, tags=tuple(options.get("tags", ())), note=options.get("note", "")
+        )
+    elif options.get("tags") or options.get("note") or options.get("dataset_name"):
+        raise ConfigError("tags, note and dataset_name are kept with a stored run: add store=True")
+    return await run_plan(
+        plan,
+        progress,
+        kb=kb if store else None,
+        name=name,
+        labels=labels,
+        dataset_name=options.get("dataset_name"),
+    )
 
 
 async def run_plan(
@@ -223,10 +244,15 @@ async def run_plan(
     *,
     kb: KnowledgeBase | None = None,
     name: str | None = None,
+    labels: RunLabels | None = None,
+    dataset_name: str | None = None,
 ) -> EvaluationReport:
     """Execute ``plan``: in memory, or with ``kb`` as a run of its store (new, or the stopped
     run ``name`` resumed), raising what stopped it after keeping every finished row. The
-    plan's clients are closed after."""
+    plan's clients are closed after. A stored run keeps ``labels`` (its name, tags and note)
+    and what made it, over the version of dataset ``dataset_name`` (default: the rows'
+    file name without its extension; unnamed for rows not read from a file) holding
+    exactly its rows."""
     started = time.perf_counter()
     try:
         if kb is None:
@@ -235,18 +261,32 @@ async def run_plan(
             seconds = time.perf_counter() - started
             label = getattr(plan.target, "label", None)
             return sink.report(plan.rows, plan.metrics, seconds, label)
-        return await _stored(plan, kb, name, progress, started)
+        opening = _Opening(name, labels or RunLabels(name=name), dataset_name)
+        return await _stored(plan, kb, opening, progress, started)
     finally:  # connections belong to this event loop; clients reopen on their next use
         await plan.aclose()
 
 
+@dataclass(frozen=True)
+class _Opening:
+    """How a stored run is opened: the id to resume or take, what to call it, its dataset."""
+
+    run_id: str | None
+    labels: RunLabels
+    dataset_name: str | None
+
+
 async def _stored(
-    plan: RunPlan, kb: KnowledgeBase, name: str | None, progress: Progress | None, started: float
+    plan: RunPlan,
+    kb: KnowledgeBase,
+    opening: _Opening,
+    progress: Progress | None,
+    started: float,
 ) -> EvaluationReport:
     from ragmeter.runs.store import RunStore
 
     runs = RunStore(kb.store)
-    run_id = await asyncio.to_thread(_open_run, runs, plan, name)
+    run_id = await asyncio.to_thread(_open_run, runs, plan, opening)
     await execute_run(runs, kb, run_id, plan=plan, progress=progress)
     record = await asyncio.to_thread(runs.get, run_id)
     if record.state != "done":
@@ -275,11 +315,12 @@ class RunStopped(RagmeterError):
         self.resumable = resumable
 
 
-def _open_run(runs: Any, plan: RunPlan, name: str | None) -> str:
-    """A new pending run for ``plan``, or the stopped run ``name`` reopened (same config and
-    rows), so that only its missing rows are evaluated."""
+def _open_run(runs: Any, plan: RunPlan, opening: _Opening) -> str:
+    """A new pending run for ``plan``, or the stopped run ``opening.run_id`` reopened (same
+    config and rows), so that only its missing rows are evaluated."""
     names = [m.metric_name for m in plan.metrics]
     rows = list(plan.dataset.raws())
+    name = opening.run_id
     if name is not None:
         try:
             record = runs.get(name)
@@ -294,9 +335,16 @@ def _open_run(runs: Any, plan: RunPlan, name: str | None) -> str:
             if record.state == "done":
                 raise ConflictError(f"run '{name}' is done; choose another name to run again")
             return str(runs.reopen(name).id)
-    source = plan.dataset.source or "python"
-    dataset_id = runs.add_dataset(rows, source=source).id
-    return str(runs.create(plan.config, names, dataset_id, len(plan.rows), {}, name).id)
+    source = plan.dataset.source or ""
+    dataset, _new = runs.keep_dataset(
+        rows, name=opening.dataset_name or dataset_name_of(source), source=shown_source(source)
+    )
+    lineage = make_lineage(plan, dataset)
+    record = runs.create(
+        plan.config, names, dataset.id, len(plan.rows), {}, name,
+        labels=opening.labels, lineage=lineage,
+    )  # fmt: skip
+    return str(record.id)
 
 
 def evaluate(

@@ -43,7 +43,7 @@ def load_results(
         raise NotFoundError(f"no results file '{clip(text, 200)}'")
     runs = RunStore(open_store(store))
     try:
-        record = runs.get(text)
+        record = runs.find(text)
     except NotFoundError:
         raise NotFoundError(
             f"'{clip(text)}' is neither a results file nor a stored run of this store "

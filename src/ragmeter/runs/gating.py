@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ragmeter.errors import ConfigError, clip
+from ragmeter.errors import ConfigError, NotFoundError, clip
 from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.reports.details import cut_text
 from ragmeter.reports.stats import bootstrap_mean_ci, ci_note
@@ -36,7 +36,7 @@ from ragmeter.runs.gate_rules import Rule, parse_rules
 from ragmeter.runs.gate_sources import full_records, load_results
 from ragmeter.runs.repeats import Disagreement
 from ragmeter.store.pairing import is_row_id
-from ragmeter.wire import MetricComparison
+from ragmeter.wire import DatasetDiff, MetricComparison
 
 __all__ = ["GateResult", "GateRow", "RuleOutcome", "gate", "gate_reports"]
 
@@ -98,6 +98,8 @@ class GateResult:
     #: with repeated judgements, the results whose repeats disagree (the scores gated are
     #: the repeats' mean)
     flaky: tuple[Disagreement, ...] = ()
+    #: two stored runs of different versions of a dataset: the rows added, removed, changed
+    dataset_rows: DatasetDiff | None = None
 
     @property
     def passed(self) -> bool:
@@ -280,6 +282,23 @@ def _delta(
     return _judged(rule, value, detail, lambda: _regressed(base, candidate, item.metric_name, by))
 
 
+def _dataset_rows(
+    baseline: EvaluationReport | None, candidate: EvaluationReport
+) -> DatasetDiff | None:
+    """How the candidate's dataset version differs from the baseline's, when both are runs
+    of one store over different versions (None otherwise)."""
+    from ragmeter.runs.dataset_diff import dataset_diff
+
+    runs = getattr(baseline, "runs", None) or getattr(candidate, "runs", None)
+    if baseline is None or runs is None or not (baseline.run_id and candidate.run_id):
+        return None
+    try:
+        a, b = runs.get(baseline.run_id).dataset_id, runs.get(candidate.run_id).dataset_id
+    except NotFoundError:  # a report of another store
+        return None
+    return None if a == b else dataset_diff(runs, a, b)
+
+
 def gate_reports(
     candidate: EvaluationReport,
     rules: Iterable[Rule | str],
@@ -320,6 +339,7 @@ def gate_reports(
         comparison=tuple(comparison),
         unpaired={c.metric_name: (c.base_unpaired, c.other_unpaired) for c in comparison},
         paired_by=by,
+        dataset_rows=_dataset_rows(baseline, candidate),
     )
 
 

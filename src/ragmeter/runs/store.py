@@ -12,7 +12,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from ragmeter._public import public_text
-from ragmeter.errors import ConflictError, StoreError
+from ragmeter.errors import ConflictError, NotFoundError, StoreError
 from ragmeter.runs._owner import alive, this_process
 from ragmeter.runs.dataset_store import DatasetStore
 from ragmeter.runs.result_store import ResultStore, forget_upstream_failures
@@ -21,7 +21,9 @@ from ragmeter.wire import RunInfo, RunState
 
 __all__ = ["RunInfo", "RunState", "RunStore", "add_usage"]
 
-INTERRUPTED = "interrupted: the server stopped while this run was running; resume it"
+INTERRUPTED = (
+    "interrupted: the process running it stopped (a server shut down, a command killed); resume it"
+)
 
 
 def add_usage(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float]:
@@ -36,9 +38,21 @@ def _now() -> datetime:
 class RunStore(DatasetStore, ResultStore):
     """Datasets, runs and results of one store."""
 
-    def info(self, record: RunRecord, *, summary: bool = True) -> RunInfo:
+    def info(
+        self, record: RunRecord, *, summary: bool = True, tags: list[str] | None = None
+    ) -> RunInfo:
+        """The run as the API shows it (``tags``: already read, for a list of runs)."""
+        lineage = dict(record.lineage or {})
         return RunInfo(
             run_id=record.id,
+            name=record.name,
+            tags=self.tags([record.id]).get(record.id, []) if tags is None else tags,
+            note=record.note or "",
+            archived=bool(record.archived),
+            label=str(lineage.get("label") or _old_label(record)),
+            dataset=dict(lineage.get("dataset") or self._old_dataset(record.dataset_id)),
+            lineage=lineage,
+            scripted_judge=float((record.usage or {}).get("scripted", 0)) > 0,
             state=record.state,
             scene_key=record.scene_key,
             scene_value=record.scene_value,
@@ -54,6 +68,28 @@ class RunStore(DatasetStore, ResultStore):
             started_at=record.started_at,
             finished_at=record.finished_at,
         )
+
+    def _old_dataset(self, dataset_id: int) -> dict[str, Any]:
+        """The dataset of a run stored before lineage was, as lineage says it (a file's
+        name, never its folder)."""
+        from ragmeter.runs.lineage import SHORT_HASH, shown_source
+
+        try:
+            found = self.dataset(dataset_id)
+        except NotFoundError:
+            return {"id": dataset_id}
+        return {
+            "id": dataset_id,
+            "name": found.name,
+            "version": found.version,
+            "hash": (found.content_hash or "")[:SHORT_HASH],
+            "source": shown_source(found.source),
+        }
+
+    def infos(self, records: list[RunRecord], *, summary: bool = True) -> list[RunInfo]:
+        """``info`` of each record, their tags read in one query."""
+        tags = self.tags([r.id for r in records])
+        return [self.info(r, summary=summary, tags=tags.get(r.id, [])) for r in records]
 
     def _set(self, run_id: str, *conditions: Any, **values: Any) -> bool:
         """One conditional UPDATE; whether it applied (the run was in the expected state)."""
@@ -157,6 +193,27 @@ class RunStore(DatasetStore, ResultStore):
             finished_at=_now(),
         )
 
+    def runs(self, *args: Any, **kwargs: Any) -> tuple[list[RunRecord], int]:
+        """``RunRecords.runs``, after marking the runs whose process died as interrupted, so
+        a list never shows a dead run as running."""
+        self.reap()
+        return super().runs(*args, **kwargs)
+
+    def reap(self, run_id: str | None = None) -> list[str]:
+        """Runs (or the one ``run_id``) left ``running`` by another process of this machine
+        that is gone become failed, interrupted and resumable; which ones. A killed
+        ``ragmeter eval`` leaves such a run."""
+        me = this_process()
+        where = [RunRecord.state == "running"]
+        if run_id is not None:
+            where.append(RunRecord.id == run_id)
+        with self.store.session() as session:
+            found = session.execute(select(RunRecord.id, RunRecord.owner).where(*where)).all()
+        ids = [i for i, owner in found if owner != me and not alive(owner)]
+        for i in ids:
+            self.interrupt(i)
+        return ids
+
     def mark_interrupted(self) -> list[str]:
         """Runs left ``running`` by a process of this machine that is gone become failed and
         resumable (a server's start-up, ``ragmeter runs resume``). Runs of live processes, and
@@ -169,6 +226,17 @@ class RunStore(DatasetStore, ResultStore):
         for run_id in ids:
             self.interrupt(run_id)
         return ids
+
+
+def _old_label(record: RunRecord) -> str:
+    """The target of a run stored before lineage was, in a few words."""
+    from ragmeter.runs.config import EvaluationConfig
+    from ragmeter.runs.lineage import label
+
+    try:
+        return label(EvaluationConfig.from_stored(record.spec))
+    except (ValueError, TypeError):  # a spec this version cannot read: say what is known
+        return f"{record.scene_key}: {record.scene_value or ''}".strip(": ")
 
 
 def _rows_left() -> Any:

@@ -21,7 +21,12 @@ if TYPE_CHECKING:
     from ragmeter.store import RunRecord
     from ragmeter.wire import MetricComparison, RowPair
 
-__all__ = ["REGRESSED_ROWS", "StoredRun", "load_run"]
+__all__ = [
+    "REGRESSED_ROWS",
+    "StoredRun",
+    "dataset_text",
+    "load_run",
+]
 
 #: rows listed per metric under "the rows that regressed most"
 REGRESSED_ROWS = 20
@@ -100,17 +105,30 @@ class StoredRun:
             return [(kind, text or "", int(n)) for kind, text, n in session.execute(query)]
 
     def facts(self, language: Language) -> list[tuple[str, str]]:
-        """The run's id, dataset, target, state and creation time, labelled in ``language``."""
-        text, record = TEXT[language], self.record
-        dataset = self.runs.dataset(record.dataset_id)
-        target = record.scene_key + (f": {record.scene_value}" if record.scene_value else "")
-        return [
-            (text["run"], record.id),
-            (text["dataset"], dataset.name or dataset.source or str(dataset.id)),
-            (text["target"], target),
-            (text["state"], record.state),
-            (text["created"], record.created_at.strftime("%Y-%m-%d %H:%M")),
-        ]
+        """The run's id, name, tags and note, dataset version, target, judge, code, state
+        and creation time, labelled in ``language`` (what is unknown is left out). No path
+        of the machine that made it: a dataset is its name, version, file name and hash."""
+        text, info = TEXT[language], self.runs.info(self.record, summary=False)
+        lineage = info.lineage
+        facts = [(text["run"], info.run_id), (text["name"], info.name or "")]
+        facts += [(text["tags"], ", ".join(info.tags)), (text["note"], info.note)]
+        facts.append((text["dataset"], dataset_text(info.dataset)))
+        facts.append((text["target"], info.label))
+        judge = lineage.get("judge") or {}
+        if judge:
+            prompt = judge.get("prompt") or {}
+            said = f"{judge.get('model')} · prompt {prompt.get('code')}"
+            if info.scripted_judge:
+                said = f"{text['scripted']} · {said}"
+            facts.append((text["judge"], said))
+        code = lineage.get("code") or {}
+        if code.get("commit"):
+            dirty = " (uncommitted changes)" if code.get("dirty") else ""
+            ragmeter = lineage.get("ragmeter")
+            facts.append((text["code"], f"{code['commit'][:12]}{dirty} · ragmeter {ragmeter}"))
+        facts.append((text["state"], info.state))
+        facts.append((text["created"], info.created_at.strftime("%Y-%m-%d %H:%M")))
+        return [(label, value) for label, value in facts if value]
 
     def compare_with(
         self, baseline: StoredRun, rows: int = REGRESSED_ROWS
@@ -157,3 +175,16 @@ class StoredRun:
             language=language,
         )
         return write_page(page, path)
+
+
+def dataset_text(dataset: dict[str, Any]) -> str:
+    """A run's dataset version as others may see it: ``qa@2 · qa.jsonl · 3fa2b1c9d0e4``
+    (``inline rows`` for a request's rows); never a folder."""
+    if not dataset:
+        return ""
+    name = dataset.get("name")
+    head = f"{name}@{dataset.get('version', 1)}" if name else "inline rows"
+    if "version" not in dataset:
+        head = name or f"dataset {dataset.get('id', '')}".strip()
+    parts = [head, str(dataset.get("source") or ""), str(dataset.get("hash") or "")]
+    return " · ".join(p for p in dict.fromkeys(parts) if p)

@@ -11,6 +11,8 @@ from fastapi import APIRouter, Depends, Path, Query, status
 
 from ragmeter.runs.browse import MAX_BINS, RowFilter, distribution, row_detail
 from ragmeter.runs.browse import row_page as browse_rows
+from ragmeter.runs.dataset_diff import dataset_diff
+from ragmeter.runs.lineage import changes as lineage_changes
 from ragmeter.runs.pairs import Chosen, choose, compare_runs, pair_page, scatter
 from ragmeter.runs.request import EvaluateServeRequest
 from ragmeter.service._runs import create_run, result_dict
@@ -26,12 +28,15 @@ from ragmeter.service.schemas import (
 )
 from ragmeter.service.state import Services, services
 from ragmeter.wire import (
+    LineageChange,
     MetricComparison,
     MetricDistribution,
     RowDetail,
     RowPairPage,
     RowView,
+    RunChanges,
     RunInfo,
+    RunUpdate,
     Scatter,
 )
 
@@ -60,6 +65,10 @@ MetricName = Annotated[str | None, Query(max_length=200)]
 #: a score threshold: a finite number
 Threshold = Annotated[float | None, Query(allow_inf_nan=False)]
 Bins = Annotated[int, Query(ge=1, le=MAX_BINS)]
+#: tags a run must all have
+Tags = Annotated[list[str] | None, Query(max_length=20)]
+#: archived runs: left out (no), only them (yes) or both (all)
+Archived = Literal["no", "yes", "all"]
 #: a row's place in its run (from 0)
 RowIndex = Annotated[int, Path(ge=0, le=2**31)]
 
@@ -73,18 +82,61 @@ def list_runs(
     q: SearchText = None,
     dataset_id: RecordId = None,
     summary: bool = False,
+    tag: Tags = None,
+    archived: Archived = "no",
 ) -> Result[Page[RunInfo]]:
-    """Runs, newest first: of a ``state``, over a dataset, whose id, dataset name or target
-    holds ``q``. Summaries (per-metric mean and 95% CI) only with ``summary=true``."""
-    found, total = svc.runs.runs(offset, limit, state, text=q, dataset_id=dataset_id)
-    items = [svc.runs.info(r, summary=summary) for r in found]
+    """Runs, newest first: of a ``state``, over a dataset, with every ``tag`` given, whose
+    id, name, dataset name or target holds ``q``; archived ones only with ``archived=yes``
+    (``all``: both). Summaries (per-metric mean and 95% CI) only with ``summary=true``. A
+    run whose process died is shown interrupted, never running."""
+    found, total = svc.runs.runs(
+        offset, limit, state, text=q, dataset_id=dataset_id, tags=tuple(tag or ()),
+        archived={"no": False, "yes": True, "all": None}[archived],
+    )  # fmt: skip
+    items = svc.runs.infos(found, summary=summary)
     return ok(Page[RunInfo](items=items, total=total, offset=offset, limit=limit))
 
 
 @router.get("/{run_id}")
 def get_run(run_id: str, svc: Deps) -> Result[RunInfo]:
-    """State, progress (rows done of total), per-metric mean with 95% CI, and cost."""
+    """What made the run (``lineage``), its name, tags and note, state, progress (rows done
+    of total), per-metric mean with 95% CI, and cost."""
+    svc.runs.reap(run_id)
     return ok(svc.runs.info(svc.runs.get(run_id)))
+
+
+@router.patch("/{run_id}")
+def update_run(run_id: str, body: RunUpdate, svc: Deps) -> Result[RunInfo]:
+    """Rename a run, change its note, archive or unarchive it, add or remove tags."""
+    svc.runs.relabel(run_id, name=body.name, note=body.note, archived=body.archived)
+    if body.add_tags or body.remove_tags:
+        svc.runs.set_tags(run_id, add=body.add_tags, remove=body.remove_tags)
+    return ok(svc.runs.info(svc.runs.get(run_id), summary=False))
+
+
+@router.delete("/{run_id}")
+def delete_run(run_id: str, svc: Deps) -> Result[RunInfo]:
+    """Delete a finished, failed or cancelled run with its results (409 for a pending or
+    running one: cancel it first); its dataset stays."""
+    info = svc.runs.info(svc.runs.get(run_id), summary=False)
+    svc.runs.delete_run(run_id)
+    return ok(info)
+
+
+@router.get("/{run_id}/changes/{other_id}")
+def changes(run_id: str, other_id: str, svc: Deps) -> Result[RunChanges]:
+    """What differs between two runs before their numbers: every fact of their lineage that
+    differs (dataset version, target, metrics, judge and prompt, embedder, versions, code),
+    and when their dataset versions differ, how many rows were added, removed or changed."""
+    base, other = svc.runs.get(run_id), svc.runs.get(other_id)
+    found = [
+        LineageChange(key=c.key, a=c.a, b=c.b)
+        for c in lineage_changes(base.lineage or {}, other.lineage or {})
+    ]
+    rows = None
+    if base.dataset_id != other.dataset_id:
+        rows = dataset_diff(svc.runs, base.dataset_id, other.dataset_id)
+    return ok(RunChanges(changes=found, rows=rows))
 
 
 @router.get("/{run_id}/results")
