@@ -240,6 +240,8 @@ def test_no_evidence_equivalence_and_a_flat_interval_read_right(language: Langua
     page = render_html(report, title="t", comparison=compared, language=language)
     text = TEXT[language]
     assert text["notInformative"].format(n=24) in page
+    # the summary's one-row interval too, with the reason under the table
+    assert text["notInformative"].format(n=1) in page and text["notInformativeNote"] in page
     assert "0.0000 – 0.0000" not in page  # the flat interval is not shown as one
     assert f"{text['no_evidence']}</span>" in page
     assert f"{text['equivalent'].format(margin='0.02')}</span>" in page
