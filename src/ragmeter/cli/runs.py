@@ -16,6 +16,7 @@ from rich.table import Table
 from ragmeter.cli._common import console, handles_errors
 from ragmeter.cli._render import progress_bars, summary_table
 from ragmeter.cli.lineage_view import lineage_table
+from ragmeter.cli.runs_compare import register
 from ragmeter.cli.runs_manage import COMMANDS
 from ragmeter.knowledge import KnowledgeBase
 from ragmeter.reports.report import json_default
@@ -32,6 +33,7 @@ runs_app = typer.Typer(
     "remove, results, cancel, resume.",
     no_args_is_help=True,
 )
+register(runs_app)  # runs compare
 
 
 def _store() -> tuple[KnowledgeBase, RunStore]:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
-from ragmeter.reports import EvaluationReport, ResultRecord
+from ragmeter.reports import EvaluationReport, MetricSummary, ResultRecord
 from ragmeter.reports.html import DEFAULT_WORST, check_options, render_html, write_page
 from ragmeter.reports.html_text import TEXT, Language
 from ragmeter.runs.browse import MAX_REASONS
@@ -69,7 +69,7 @@ class StoredRun:
         report.target = self.record.scene_value
         return report
 
-    def summary(self) -> dict[str, dict[str, float | int | None]]:
+    def summary(self) -> dict[str, MetricSummary]:
         return self.runs.summary(self.record)
 
     def _where(self, metric_name: str) -> list[Any]:

@@ -49,6 +49,8 @@ Deps = Annotated[Services, Depends(services)]
 State = Literal["pending", "running", "done", "failed", "cancelled"]
 #: the significance level of a comparison's verdicts
 Alpha = Annotated[float, Query(gt=0.0, lt=1.0)]
+#: an equivalence margin, in the metrics' own units
+Margin = Annotated[float | None, Query(gt=0.0, le=1e9)]
 
 
 @router.post("", status_code=status.HTTP_202_ACCEPTED)
@@ -198,14 +200,15 @@ def distributions(run_id: str, svc: Deps, bins: Bins = 10) -> Result[list[Metric
 
 @router.get("/{run_id}/compare/{other_id}")
 def compare(
-    run_id: str, other_id: str, svc: Deps, alpha: Alpha = 0.05
+    run_id: str, other_id: str, svc: Deps, alpha: Alpha = 0.05, margin: Margin = None
 ) -> Result[list[MetricComparison]]:
     """Per metric both runs have: each run's mean and the paired difference (other - base)
-    over rows both scored (paired by row id, else query text), with a bootstrap 95% CI, the
-    sign-flip test's p-value, Holm-corrected across the metrics, and better/worse/same at
-    ``alpha``."""
+    over rows both scored (paired by row id, else query text), with a bootstrap CI and the
+    sign-flip test's p-value, both Bonferroni-corrected across the metrics (a 1 - ``alpha``
+    family-wise interval), and the verdict: better, worse, no_evidence, or equivalent when
+    ``margin`` is given and the interval lies inside +-margin."""
     base, other = _with_metrics(svc, run_id, other_id)
-    return ok(compare_runs(svc.runs.store, base, other, alpha=alpha))
+    return ok(compare_runs(svc.runs.store, base, other, alpha=alpha, margin=margin))
 
 
 #: the metric two runs are compared on row by row (one both runs have)
