@@ -14,11 +14,15 @@ from rich.table import Table
 
 from ragmeter.cli._common import console, handles_errors
 from ragmeter.cli._render import named
+from ragmeter.cli.lineage_view import changes_table, shown_value
 from ragmeter.errors import ConfigError, clip
 from ragmeter.runs.compare import correction_text, verdict_text
+from ragmeter.runs.dataset_diff import dataset_diff
+from ragmeter.runs.lineage import Change, changes
 from ragmeter.runs.pairs import compare_runs
+from ragmeter.runs.run_view import run_info
 from ragmeter.runs.store import RunStore
-from ragmeter.wire import MetricComparison
+from ragmeter.wire import DatasetDiff, MetricComparison, RunInfo
 
 __all__ = ["register"]
 
@@ -159,16 +163,22 @@ def compare(
     from ragmeter.store import open_store
 
     runs = RunStore(open_store(None))
-    pair = [runs.info(runs.find(key), summary=False) for key in (base_id, other_id)]
+    pair = [run_info(runs, runs.find(key), summary=False) for key in (base_id, other_id)]
     base, other = _chosen(
         (pair[0].run_id, pair[0].metrics), (pair[1].run_id, pair[1].metrics), metric or []
     )
     found = compare_runs(runs.store, base, other, alpha=alpha, margin=margin)
-    title = f"{pair[1].run_id} (candidate) against {pair[0].run_id} (base)"
+    title = f"{_called(pair[1])} (candidate) against {_called(pair[0])} (base)"
+    changed = changes(pair[0].lineage, pair[1].lineage)
+    rows = None
+    if pair[0].dataset_id != pair[1].dataset_id:
+        rows = dataset_diff(runs, pair[0].dataset_id, pair[1].dataset_id)
     if as_json:
         document = {
             "base": pair[0].run_id,
             "candidate": pair[1].run_id,
+            "changes": [{"key": c.key, "a": c.a, "b": c.b} for c in changed],
+            "rows": None if rows is None else rows.model_dump(),
             "alpha": alpha,
             "margin": margin,
             "correction": "bonferroni",
@@ -178,9 +188,38 @@ def compare(
         }
         typer.echo(json.dumps(document, ensure_ascii=False, indent=2))
     elif markdown:
-        typer.echo(_markdown(found, title))
+        typer.echo(_changes_markdown(changed, rows) + _markdown(found, title))
     else:
+        console.print(changes_table(pair[0], pair[1]))
+        if rows is not None:
+            console.print(rows_text(rows), highlight=False)
         console.print(_table(found, title))
+
+
+def _called(info: RunInfo) -> str:
+    return f"{info.name} ({info.run_id[:12]})" if info.name else info.run_id
+
+
+def rows_text(rows: DatasetDiff) -> str:
+    """The rows of two dataset versions, in a line."""
+    by = "row id" if rows.paired_by == "id" else "query text"
+    return (
+        f"different dataset versions: {rows.added} rows added, {rows.removed} removed, "
+        f"{rows.changed} changed, {rows.unchanged} unchanged (paired by {by})"
+    )
+
+
+def _changes_markdown(changed: list[Change], rows: DatasetDiff | None) -> str:
+    """What changed between the runs, before the numbers."""
+    lines = ["### What changed", ""]
+    if not changed:
+        lines.append("Nothing: the two runs have the same lineage.")
+    else:
+        lines += ["| | base | candidate |", "|---|---|---|"]
+        lines += [f"| `{c.key}` | {shown_value(c.a)} | {shown_value(c.b)} |" for c in changed]
+    if rows is not None:
+        lines += ["", rows_text(rows).capitalize() + "."]
+    return "\n".join(lines) + "\n\n"
 
 
 def register(app: typer.Typer) -> None:

@@ -285,8 +285,9 @@ def _delta(
 def _dataset_rows(
     baseline: EvaluationReport | None, candidate: EvaluationReport
 ) -> DatasetDiff | None:
-    """How the candidate's dataset version differs from the baseline's, when both are runs
-    of one store over different versions (None otherwise)."""
+    """How the candidate's test cases differ from the baseline's, when both are runs of one
+    store over different dataset versions whose cases differ (None otherwise: rows that
+    differ only in the answers they carry are the comparison, not a change)."""
     from ragmeter.runs.dataset_diff import dataset_diff
 
     runs = getattr(baseline, "runs", None) or getattr(candidate, "runs", None)
@@ -296,7 +297,10 @@ def _dataset_rows(
         a, b = runs.get(baseline.run_id).dataset_id, runs.get(candidate.run_id).dataset_id
     except NotFoundError:  # a report of another store
         return None
-    return None if a == b else dataset_diff(runs, a, b)
+    if a == b:
+        return None
+    diff = dataset_diff(runs, a, b)
+    return diff if diff.added or diff.removed or diff.changed else None
 
 
 def gate_reports(
