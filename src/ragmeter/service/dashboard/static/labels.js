@@ -26,7 +26,7 @@ export function runChoice(run) {
 /** Tags as chips; with `pick`, each is a button that filters by it. */
 export function tagChips(tags, pick) {
   if (!tags || !tags.length) return h("span", { class: "muted small" }, "–");
-  return h("ul", { class: "chips", "aria-label": t("tags.label") }, tags.map((tag) => h("li", {},
+  return h("ul", { class: "chips" }, tags.map((tag) => h("li", {},
     pick
       ? h("button", { type: "button", class: "chip", "data-tag": tag, title: t("tags.filterBy", { tag }),
         onclick: () => pick(tag) }, tag)
@@ -118,7 +118,7 @@ export function labelFields(run, which = ["name", "tags", "note"]) {
 export function labelsCard(run, changed) {
   const title = runTitle(run);
   const tags = run.tags.length
-    ? h("ul", { class: "chips", "aria-label": t("tags.label") }, run.tags.map((tag) => h("li", {},
+    ? h("ul", { class: "chips" }, run.tags.map((tag) => h("li", {},
       h("a", { class: "chip", "data-tag": tag, href: `#/runs?${new URLSearchParams({ tag })}`, title: t("tags.filterBy", { tag }) }, tag))))
     : h("span", { class: "muted" }, t("labels.noTags"));
   const fact = (key, ...value) => h("div", { class: "fact", "data-fact": key }, h("dt", {}, t(`labels.${key}`)), h("dd", {}, ...value));

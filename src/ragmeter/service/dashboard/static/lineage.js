@@ -79,11 +79,17 @@ export function lineagePanel(run) {
   return box;
 }
 
-/** A lineage key (`target.space.revision`) in words: its part translated, then the rest. */
+/** A lineage key (`target.space.revision`) in words (its own, else its part's then the rest),
+ *  with the key itself beside it, as `ragmeter runs compare` prints it. */
 function keyText(key) {
-  const [part, ...rest] = key.split(".");
-  const name = PARTS.includes(part) ? t(`lineage.${part}`) : part;
-  return rest.length ? `${name} · ${rest.join(".")}` : name;
+  const own = t(`changes.key.${key}`);
+  let name = own;
+  if (own === `changes.key.${key}`) {
+    const [part, ...rest] = key.split(".");
+    name = PARTS.includes(part) ? t(`lineage.${part}`) : part;
+    if (rest.length) name = `${name} · ${rest.join(".")}`;
+  }
+  return [name, " ", h("span", { class: "mono small muted" }, key)];
 }
 
 function valueText(value) {

@@ -202,7 +202,7 @@ export class RunsView {
       h("td", {}, metricCell(run)),
       h("td", {}, stateCell(run)),
       h("td", {}, costCell(run.cost || {})),
-      h("td", { class: "nowrap" }, when(run.created_at)),
+      h("td", { class: "created" }, when(run.created_at)),
       h("td", {}, this.actions(run)));
   }
 
@@ -241,8 +241,10 @@ export class RunsView {
     const title = run.name || run.label || run.run_id.slice(0, 12);
     const path = `/evaluate/runs/${encodeURIComponent(run.run_id)}`;
     const after = (key) => () => { announce(t(key, { name: title })); this.load(); };
-    const item = (key, onclick, cls) => h("button", { type: "button", class: cls || "secondary small-button", onclick }, t(key));
-    return h("details", { class: "manage" },
+    const item = (key, onclick, cls) => h("button", { type: "button", class: cls || "secondary small-button",
+      onclick: (e) => { menu.open = false; return onclick(e); } }, t(key));
+    const menu = h("details", { class: "manage" });
+    menu.append(
       h("summary", { "aria-label": t("manage.label", { name: title }) }, t("manage.open")),
       h("div", { class: "manage-items" },
         item("manage.rename", () => openDialog({ title: t("manage.renameTitle", { name: title }), fields: labelFields(run, ["name"]),
@@ -264,6 +266,7 @@ export class RunsView {
         item("manage.delete", () => openDialog({ title: t("manage.deleteTitle", { name: title }),
           message: t("manage.deleteText", { n: run.progress ? run.progress.done : 0 }), action: t("manage.delete"), danger: true,
           submit: () => del(path), done: after("manage.deleted") }), "danger small-button")));
+    return menu;
   }
 
   /** Add `tag` to the tag filter (a chip clicked in the table). */
