@@ -20,6 +20,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from ragmeter.testing import ScriptedJudgeServer
+from tests.browser.helpers import api as _api
+from tests.browser.helpers import page_errors as _errors
 from tests.integration.helpers import run as cli
 from tests.integration.helpers import write_models
 from tests.integration.service import ServiceProcess, data, wait_run
@@ -101,17 +103,6 @@ def world(tmp_path_factory: pytest.TempPathFactory, judge: ScriptedJudgeServer) 
         inline = data(http.post("/evaluate/runs", json=request), 202)["run_id"]
         assert wait_run(http, inline)["state"] == "done"
         yield World(server, baseline, candidate, again, inline, commit)
-
-
-def _api(server: ServiceProcess, path: str, **params: Any) -> Any:
-    with server.client(None) as http:
-        return data(http.get(path, params=params))
-
-
-def _errors(page: Page) -> list[str]:
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    return errors
 
 
 def _open(page: Page, world: World, route: str, lang: str = "en") -> None:
@@ -412,6 +403,17 @@ def test_deleting_a_version_and_then_the_dataset(page: Page, world: World, shoot
             body = "".join(json.dumps(r) + "\n" for r in rows).encode()
             files = {"file": ("scratch.jsonl", body, "application/x-ndjson")}
             data(http.post("/datasets", params={"name": "scratch"}, files=files), 201)
+    # the same rows uploaded again: the version that holds them, nothing new stored
+    _open(page, world, "#/datasets")
+    again = "".join(json.dumps(r) + "\n" for r in V1[:5]).encode()
+    page.get_by_label("File").set_input_files(
+        files=[{"name": "scratch.jsonl", "mimeType": "application/x-ndjson", "buffer": again}]
+    )
+    page.get_by_role("button", name="Upload").click()
+    expect(page.locator("#ds-outcome [role=status]")).to_contain_text(
+        "These 5 rows are already stored as scratch@2: nothing new was stored."
+    )
+    expect(page.locator('tr[data-dataset="scratch"] td[data-col="versions"]')).to_have_text("2")
     _open(page, world, "#/datasets/scratch")
     expect(page.locator("table.versions tbody tr")).to_have_count(2)
     page.get_by_role("button", name="Delete version scratch@1").click()
