@@ -4,7 +4,6 @@ kill -9 mid-run loses no finished row and redoes none after it is started again.
 from __future__ import annotations
 
 import json
-
 import time
 from collections.abc import Iterator
 from pathlib import Path

@@ -4,7 +4,7 @@ one or several retrievers side by side) or the ``app`` scene (``--app``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NoReturn, cast
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
@@ -22,12 +22,9 @@ from ragmeter.runs.config import (
     DEFAULT_RECALL_TOP_K,
     ROWS_PER_REQUEST,
     AppTargetConfig,
-    EmbedderConfig,
     EvaluationConfig,
-    JudgeConfig,
-    NoTarget,
     SpaceTargetConfig,
-    TargetConfig,
+    parse_config,
 )
 from ragmeter.runs.lineage import RunLabels
 from ragmeter.runs.lineage import label as target_label
@@ -48,11 +45,25 @@ __all__ = [
 ]
 
 
+#: what the command line calls the config's fields, in errors (``runs.config.parse_config``)
+OPTION_NAMES = {
+    "plan": "--plan",
+    "language": "--language",
+    "top_k": "--top-k",
+    "target.top_k": "--top-k",
+    "target.retriever": "--retriever",
+    "target.score_threshold": "--score-threshold",
+    "relevance_level": "--relevance-level",
+    "no_relevant": "--no-relevant",
+    "judge.max_concurrency": "--max-concurrency",
+    "judge.timeout": "--judge-timeout",
+    "concurrency": "--max-concurrency",
+}
+
+
 def _check(request: EvalRequest) -> None:
-    if request.plan not in (None, "fused", "separate"):
-        raise ConfigError(f"--plan must be fused or separate, got {request.plan!r}")
-    if request.language not in (None, "auto", "en", "zh"):
-        raise ConfigError(f"--language must be auto, en or zh, got {request.language!r}")
+    """What only the command line's options can get wrong together (the config checks each
+    value: ``eval_config``)."""
     if request.judge_base_url is not None and request.judge_model is None:
         raise ConfigError("--judge-base-url needs --judge-model, the model id to ask")
     if request.space is None and request.app is None:
@@ -80,8 +91,6 @@ def evaluate_request(request: EvalRequest) -> tuple[Reports, list[Disagreement]]
     """``run_eval``, and with ``--repeats`` the rows whose repeats disagree (the reports
     then hold the mean over the repeats)."""
     request = apply_request_body(request)
-    if request.no_relevant not in (None, "null", "zero"):
-        raise ConfigError(f"--no-relevant must be null or zero, got {request.no_relevant!r}")
     if not request.metrics.strip():
         raise ConfigError(
             "no metrics: give --metrics (e.g. -m mrr,ndcg@10), or evaluate_metrics in a "
@@ -100,48 +109,51 @@ def evaluate_request(request: EvalRequest) -> tuple[Reports, list[Disagreement]]
     return reports, flaky
 
 
-def _target(request: EvalRequest, retriever: str | None) -> TargetConfig:
+def _target(request: EvalRequest, retriever: str | None) -> dict[str, Any]:
     if request.app is not None:
-        return AppTargetConfig(app=request.app, space=request.space)
+        return {"kind": "app", "app": request.app, "space": request.space}
     if request.space is not None:
-        return SpaceTargetConfig(
-            space=request.space,
-            retriever=cast(Any, retriever or "vector"),
-            top_k=request.top_k or DEFAULT_RECALL_TOP_K,
-            score_threshold=request.score_threshold,
-        )
-    return NoTarget()
+        return {
+            "kind": "space",
+            "space": request.space,
+            "retriever": retriever or "vector",
+            "top_k": request.top_k or DEFAULT_RECALL_TOP_K,
+            "score_threshold": request.score_threshold,
+        }
+    return {"kind": "none"}
 
 
 def eval_config(request: EvalRequest, retriever: str | None = None) -> EvaluationConfig:
-    """What ``ragmeter eval`` was asked to do, as the config its run keeps."""
+    """What ``ragmeter eval`` was asked to do, as the config its run keeps; a bad value is
+    exit 2 naming its option."""
     judge = None
     if request.judge_model is not None:
-        judge = JudgeConfig(
-            model=request.judge_model,
-            base_url=request.judge_base_url,
-            api_key_env=request.judge_api_key_env,
-            timeout=request.judge_timeout,
-            cache=not request.no_cache,
-            max_concurrency=request.max_concurrency,
-        )
-    return EvaluationConfig(
-        metrics=tuple(split_specs(request.metrics)),
-        target=_target(request, retriever),
-        judge=judge,
-        judge_prompt=request.judge_prompt,
-        embedder=EmbedderConfig(
-            model=request.embedding_model,
-            base_url=request.embedding_base_url,
-            api_key_env=request.embedding_api_key_env,
-        ),
-        top_k=request.top_k,
-        plan=cast(Any, request.plan or "fused"),
-        language=cast(Any, request.language or "auto"),
-        relevance_level=request.relevance_level or 1,
-        no_relevant=cast(Any, request.no_relevant or "null"),
-        concurrency=request.max_concurrency * (ROWS_PER_REQUEST if judge is not None else 1),
-    )
+        judge = {
+            "model": request.judge_model,
+            "base_url": request.judge_base_url,
+            "api_key_env": request.judge_api_key_env,
+            "timeout": request.judge_timeout,
+            "cache": not request.no_cache,
+            "max_concurrency": request.max_concurrency,
+        }
+    values = {
+        "metrics": tuple(split_specs(request.metrics)),
+        "target": _target(request, retriever),
+        "judge": judge,
+        "judge_prompt": request.judge_prompt,
+        "embedder": {
+            "model": request.embedding_model,
+            "base_url": request.embedding_base_url,
+            "api_key_env": request.embedding_api_key_env,
+        },
+        "top_k": request.top_k,
+        "plan": request.plan or "fused",
+        "language": request.language or "auto",
+        "relevance_level": request.relevance_level or 1,
+        "no_relevant": request.no_relevant or "null",
+        "concurrency": request.max_concurrency * (ROWS_PER_REQUEST if judge is not None else 1),
+    }
+    return parse_config(values, OPTION_NAMES)
 
 
 def _stages(plan: RunPlan, label: str) -> list[tuple[str, int]]:

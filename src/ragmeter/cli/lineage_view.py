@@ -27,6 +27,8 @@ def lineage_table(info: RunInfo) -> Table:
     table = Table(title="what made it", title_justify="left", show_header=False)
     table.add_column("what", style="dim")
     table.add_column("value")
+    if info.scripted_judge:
+        table.add_row("judge", "[bold yellow]scripted judge: scores no model gave (a dry run)[/]")
     if info.tags:
         table.add_row("tags", escape(", ".join(info.tags)))
     if info.note:

@@ -16,10 +16,12 @@ from rich.table import Table
 from ragmeter.cli._common import console, handles_errors
 from ragmeter.cli._render import progress_bars, summary_table
 from ragmeter.cli.lineage_view import lineage_table
+from ragmeter.cli.runs_compare import register
 from ragmeter.cli.runs_manage import COMMANDS
 from ragmeter.knowledge import KnowledgeBase
 from ragmeter.reports.report import json_default
 from ragmeter.runs.executor import execute_run
+from ragmeter.runs.run_view import run_info, run_infos
 from ragmeter.runs.store import RunStore
 from ragmeter.wire import RunInfo
 
@@ -31,6 +33,7 @@ runs_app = typer.Typer(
     "remove, results, cancel, resume.",
     no_args_is_help=True,
 )
+register(runs_app)  # runs compare
 
 
 def _store() -> tuple[KnowledgeBase, RunStore]:
@@ -60,17 +63,18 @@ def list_runs(
     found, total = runs.runs(
         0, limit, state, tags=tuple(tag or ()), dataset_id=dataset_id, archived=archived
     )
-    infos = runs.infos(found, summary=False)
+    infos = run_infos(runs, found, summary=False)
     if as_json:
         typer.echo(json.dumps([run_listing(i) for i in infos], ensure_ascii=False, default=str))
         return
     which = "archived runs" if archived else "runs"
     table = Table(title=f"{which} ({len(found)} of {total})", title_justify="left")
-    for column in ("id", "name", "tags", "target", "dataset", "state", "rows", "created"):
+    table.add_column("id", no_wrap=True)
+    for column in ("name", "tags", "target", "dataset", "state", "rows", "created"):
         table.add_column(column)
     for info in infos:
         table.add_row(
-            info.run_id[:12],
+            info.run_id,
             escape(info.name or ""),
             escape(", ".join(info.tags)),
             escape(info.label),
@@ -118,7 +122,7 @@ def show_run(
     _kb, runs = _store()
     record = runs.find(run)
     runs.reap(record.id)
-    info = runs.info(runs.get(record.id), summary=False)
+    info = run_info(runs, runs.get(record.id), summary=False)
     if as_json:
         typer.echo(info.model_dump_json(exclude={"summary"}))
         return

@@ -164,10 +164,11 @@ def run_row(run_id: str, row_index: int) -> Call[RowDetail]:
 
 
 def compare_runs(
-    run_id: str, other_id: str, alpha: float | None = None
+    run_id: str, other_id: str, alpha: float | None = None, margin: float | None = None
 ) -> Call[list[MetricComparison]]:
     path = f"/evaluate/runs/{run_id}/compare/{other_id}"
-    params = None if alpha is None else {"alpha": alpha}
+    asked = {"alpha": alpha, "margin": margin}
+    params = {k: v for k, v in asked.items() if v is not None} or None
     return Call("GET", path, _model(list[MetricComparison]), params=params)
 
 

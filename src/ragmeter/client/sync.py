@@ -199,12 +199,19 @@ class Runs:
             sleep(poll)
 
     def compare(
-        self, run_id: str, other_id: str, *, alpha: float | None = None
+        self,
+        run_id: str,
+        other_id: str,
+        *,
+        alpha: float | None = None,
+        margin: float | None = None,
     ) -> builtins.list[MetricComparison]:
-        """Per metric: both means, the paired difference (other - base) with its CI, its
-        p-value (Holm-corrected across metrics too) and better/worse/same at ``alpha``
-        (the server's default 0.05 when not given)."""
-        return self._c.send(calls.compare_runs(run_id, other_id, alpha))
+        """Per metric: both means, the paired difference (other - base) with its 95%
+        family-wise CI and p-value (both Bonferroni-corrected across the metrics) and the
+        verdict at ``alpha`` (the server's default 0.05 when not given): better, worse,
+        no_evidence, or equivalent when ``margin`` (in the metrics' units) is given and the
+        interval lies inside +-margin."""
+        return self._c.send(calls.compare_runs(run_id, other_id, alpha, margin))
 
     def cancel(self, run_id: str) -> RunInfo:
         return self._c.send(calls.cancel_run(run_id))

@@ -1,7 +1,8 @@
 """How two versions of a dataset differ, row by row: rows pair by their ``id`` when every row
 of both has one (a stable id survives edits), else by query text (the n-th occurrence of a
-text with the n-th), as comparisons pair results; a paired row whose content changed counts
-as changed."""
+text with the n-th), as comparisons pair results; a paired row whose test case changed counts
+as changed. What a target or app produces (a row's response, retrieved items, conversation) is
+the subject of a comparison, not a change of its test case, so it is left out of the diff."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from ragmeter.runs.dataset_store import DatasetStore
 from ragmeter.store.pairing import is_row_id
 from ragmeter.wire import DatasetDiff
 
-__all__ = ["dataset_diff"]
+__all__ = ["PREDICTIONS", "dataset_diff"]
+
+#: a row's fields that hold what was evaluated rather than the test case
+PREDICTIONS = frozenset({"response", "retrieved_contexts", "retrieved_ids", "messages"})
 
 
 def _keyed(rows: Iterable[dict[str, Any]], by_id: bool) -> dict[tuple[str, int], bytes]:
@@ -22,7 +26,8 @@ def _keyed(rows: Iterable[dict[str, Any]], by_id: bool) -> dict[tuple[str, int],
     out: dict[tuple[str, int], bytes] = {}
     for row in rows:
         key = str(row.get("id")) if by_id else str(row.get("query", ""))
-        out[(key, seen[key])] = row_digest(row)
+        case = {k: v for k, v in row.items() if k not in PREDICTIONS}
+        out[(key, seen[key])] = row_digest(case)
         seen[key] += 1
     return out
 

@@ -12,14 +12,14 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from ragmeter._public import public_text
-from ragmeter.errors import ConflictError, NotFoundError, StoreError
+from ragmeter.errors import ConflictError, StoreError
 from ragmeter.runs._owner import alive, this_process
 from ragmeter.runs.dataset_store import DatasetStore
 from ragmeter.runs.result_store import ResultStore, forget_upstream_failures
 from ragmeter.store import RunRecord
-from ragmeter.wire import RunInfo, RunState
+from ragmeter.wire import RunState
 
-__all__ = ["RunInfo", "RunState", "RunStore", "add_usage"]
+__all__ = ["RunState", "RunStore", "add_usage", "metric_names"]
 
 INTERRUPTED = (
     "interrupted: the process running it stopped (a server shut down, a command killed); resume it"
@@ -37,58 +37,6 @@ def _now() -> datetime:
 
 class RunStore(DatasetStore, ResultStore):
     """Datasets, runs and results of one store."""
-
-    def info(
-        self, record: RunRecord, *, summary: bool = True, tags: list[str] | None = None
-    ) -> RunInfo:
-        """The run as the API shows it (``tags``: already read, for a list of runs)."""
-        lineage = dict(record.lineage or {})
-        return RunInfo(
-            run_id=record.id,
-            name=record.name,
-            tags=self.tags([record.id]).get(record.id, []) if tags is None else tags,
-            note=record.note or "",
-            archived=bool(record.archived),
-            label=str(lineage.get("label") or _old_label(record)),
-            dataset=dict(lineage.get("dataset") or self._old_dataset(record.dataset_id)),
-            lineage=lineage,
-            state=record.state,
-            scene_key=record.scene_key,
-            scene_value=record.scene_value,
-            metrics=list(record.spec.get("metric_names") or record.spec.get("metrics", [])),
-            progress={"done": record.done_rows, "total": record.total_rows},
-            resumable=record.resumable,
-            error=record.error,
-            error_kind=record.error_kind,
-            summary=self.summary(record) if summary else None,
-            cost=dict(record.usage or {}),
-            dataset_id=record.dataset_id,
-            created_at=record.created_at,
-            started_at=record.started_at,
-            finished_at=record.finished_at,
-        )
-
-    def _old_dataset(self, dataset_id: int) -> dict[str, Any]:
-        """The dataset of a run stored before lineage was, as lineage says it (a file's
-        name, never its folder)."""
-        from ragmeter.runs.lineage import SHORT_HASH, shown_source
-
-        try:
-            found = self.dataset(dataset_id)
-        except NotFoundError:
-            return {"id": dataset_id}
-        return {
-            "id": dataset_id,
-            "name": found.name,
-            "version": found.version,
-            "hash": (found.content_hash or "")[:SHORT_HASH],
-            "source": shown_source(found.source),
-        }
-
-    def infos(self, records: list[RunRecord], *, summary: bool = True) -> list[RunInfo]:
-        """``info`` of each record, their tags read in one query."""
-        tags = self.tags([r.id for r in records])
-        return [self.info(r, summary=summary, tags=tags.get(r.id, [])) for r in records]
 
     def _set(self, run_id: str, *conditions: Any, **values: Any) -> bool:
         """One conditional UPDATE; whether it applied (the run was in the expected state)."""
@@ -227,15 +175,9 @@ class RunStore(DatasetStore, ResultStore):
         return ids
 
 
-def _old_label(record: RunRecord) -> str:
-    """The target of a run stored before lineage was, in a few words."""
-    from ragmeter.runs.config import EvaluationConfig
-    from ragmeter.runs.lineage import label
-
-    try:
-        return label(EvaluationConfig.from_stored(record.spec))
-    except (ValueError, TypeError):  # a spec this version cannot read: say what is known
-        return f"{record.scene_key}: {record.scene_value or ''}".strip(": ")
+def metric_names(record: RunRecord) -> list[str]:
+    """What a run's results call its metrics, in order."""
+    return list(record.spec.get("metric_names") or record.spec.get("metrics", []))
 
 
 def _rows_left() -> Any:

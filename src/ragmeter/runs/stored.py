@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
-from ragmeter.reports import EvaluationReport, ResultRecord
+from ragmeter.reports import EvaluationReport, MetricSummary, ResultRecord
 from ragmeter.reports.html import DEFAULT_WORST, check_options, render_html, write_page
 from ragmeter.reports.html_text import TEXT, Language
 from ragmeter.runs.browse import MAX_REASONS
 from ragmeter.runs.pairs import choose, compare_runs, pair_page
+from ragmeter.runs.run_view import run_info
+from ragmeter.runs.store import metric_names
 from ragmeter.store import ResultRow
 
 if TYPE_CHECKING:
@@ -51,7 +53,7 @@ class StoredRun:
         self.runs = runs
         self.record: RunRecord = runs.get(run_id)
         self.run_id: str = self.record.id
-        self.metric_names = runs.info(self.record, summary=False).metrics
+        self.metric_names = metric_names(self.record)
         self.rows = self.record.done_rows
         started, finished = self.record.started_at, self.record.finished_at
         self.seconds = (finished - started).total_seconds() if started and finished else 0.0
@@ -67,7 +69,7 @@ class StoredRun:
         report.target = self.record.scene_value
         return report
 
-    def summary(self) -> dict[str, dict[str, float | int | None]]:
+    def summary(self) -> dict[str, MetricSummary]:
         return self.runs.summary(self.record)
 
     def _where(self, metric_name: str) -> list[Any]:
@@ -108,7 +110,7 @@ class StoredRun:
         """The run's id, name, tags and note, dataset version, target, judge, code, state
         and creation time, labelled in ``language`` (what is unknown is left out). No path
         of the machine that made it: a dataset is its name, version, file name and hash."""
-        text, info = TEXT[language], self.runs.info(self.record, summary=False)
+        text, info = TEXT[language], run_info(self.runs, self.record, summary=False)
         lineage = info.lineage
         facts = [(text["run"], info.run_id), (text["name"], info.name or "")]
         facts += [(text["tags"], ", ".join(info.tags)), (text["note"], info.note)]
@@ -117,7 +119,10 @@ class StoredRun:
         judge = lineage.get("judge") or {}
         if judge:
             prompt = judge.get("prompt") or {}
-            facts.append((text["judge"], f"{judge.get('model')} · prompt {prompt.get('code')}"))
+            said = f"{judge.get('model')} · prompt {prompt.get('code')}"
+            if info.scripted_judge:
+                said = f"{text['scripted']} · {said}"
+            facts.append((text["judge"], said))
         code = lineage.get("code") or {}
         if code.get("commit"):
             dirty = " (uncommitted changes)" if code.get("dirty") else ""

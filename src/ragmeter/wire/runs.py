@@ -56,6 +56,8 @@ class RunInfo(BaseModel):
     dataset: dict[str, Any] = Field(default_factory=dict)
     #: what made the run (``runs.lineage``); empty for runs stored before lineage was
     lineage: dict[str, Any] = Field(default_factory=dict)
+    #: judged by ragmeter's scripted judge (``judge-server``): scores no model gave
+    scripted_judge: bool = False
     state: RunState
     scene_key: str
     scene_value: str | None
@@ -65,7 +67,9 @@ class RunInfo(BaseModel):
     error: str | None
     #: input (fix the request), upstream (judge, embedder or app), internal, interrupted
     error_kind: str | None = None
-    summary: dict[str, dict[str, float | int | None]] | None = None
+    #: per metric: mean, count, null, ci95_low, ci95_high, ci_note (why the interval is not
+    #: informative: fewer than 30 values, or all equal), small_sample, scale (``0-1``)
+    summary: dict[str, dict[str, bool | float | int | str | None]] | None = None
     cost: dict[str, float]
     dataset_id: int
     created_at: datetime

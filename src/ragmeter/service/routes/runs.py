@@ -15,6 +15,8 @@ from ragmeter.runs.dataset_diff import dataset_diff
 from ragmeter.runs.lineage import changes as lineage_changes
 from ragmeter.runs.pairs import Chosen, choose, compare_runs, pair_page, scatter
 from ragmeter.runs.request import EvaluateServeRequest
+from ragmeter.runs.run_view import run_info, run_infos
+from ragmeter.runs.store import metric_names
 from ragmeter.service._runs import create_run, result_dict
 from ragmeter.service.envelope import Result, ok
 from ragmeter.service.schemas import (
@@ -47,6 +49,8 @@ Deps = Annotated[Services, Depends(services)]
 State = Literal["pending", "running", "done", "failed", "cancelled"]
 #: the significance level of a comparison's verdicts
 Alpha = Annotated[float, Query(gt=0.0, lt=1.0)]
+#: an equivalence margin, in the metrics' own units
+Margin = Annotated[float | None, Query(gt=0.0, le=1e9)]
 
 
 @router.post("", status_code=status.HTTP_202_ACCEPTED)
@@ -91,7 +95,7 @@ def list_runs(
         offset, limit, state, text=q, dataset_id=dataset_id, tags=tuple(tag or ()),
         archived={"no": False, "yes": True, "all": None}[archived],
     )  # fmt: skip
-    items = svc.runs.infos(found, summary=summary)
+    items = run_infos(svc.runs, found, summary=summary)
     return ok(Page[RunInfo](items=items, total=total, offset=offset, limit=limit))
 
 
@@ -100,7 +104,7 @@ def get_run(run_id: str, svc: Deps) -> Result[RunInfo]:
     """What made the run (``lineage``), its name, tags and note, state, progress (rows done
     of total), per-metric mean with 95% CI, and cost."""
     svc.runs.reap(run_id)
-    return ok(svc.runs.info(svc.runs.get(run_id)))
+    return ok(run_info(svc.runs, svc.runs.get(run_id)))
 
 
 @router.patch("/{run_id}")
@@ -109,14 +113,14 @@ def update_run(run_id: str, body: RunUpdate, svc: Deps) -> Result[RunInfo]:
     svc.runs.relabel(run_id, name=body.name, note=body.note, archived=body.archived)
     if body.add_tags or body.remove_tags:
         svc.runs.set_tags(run_id, add=body.add_tags, remove=body.remove_tags)
-    return ok(svc.runs.info(svc.runs.get(run_id), summary=False))
+    return ok(run_info(svc.runs, svc.runs.get(run_id), summary=False))
 
 
 @router.delete("/{run_id}")
 def delete_run(run_id: str, svc: Deps) -> Result[RunInfo]:
     """Delete a finished, failed or cancelled run with its results (409 for a pending or
     running one: cancel it first); its dataset stays."""
-    info = svc.runs.info(svc.runs.get(run_id), summary=False)
+    info = run_info(svc.runs, svc.runs.get(run_id), summary=False)
     svc.runs.delete_run(run_id)
     return ok(info)
 
@@ -167,7 +171,7 @@ def rows(
     ``failures_first`` (a null or not-passing ``metric``, or any metric when unset), only rows
     whose ``metric`` scored ``below`` a threshold, or whose query or response holds ``q``."""
     record = svc.runs.get(run_id)
-    metrics = svc.runs.info(record, summary=False).metrics
+    metrics = metric_names(record)
     chosen = RowFilter(
         metric=metric, sort=sort, order=order, failures_first=failures_first, below=below, text=q
     )
@@ -190,20 +194,21 @@ def distributions(run_id: str, svc: Deps, bins: Bins = 10) -> Result[list[Metric
     """Per metric of the run: a histogram of its scores in ``bins`` bins (on 0-1 when every
     score lies there) and its null results counted by kind and reason."""
     record = svc.runs.get(run_id)
-    metrics = svc.runs.info(record, summary=False).metrics
+    metrics = metric_names(record)
     return ok([distribution(svc.runs.store, run_id, name, bins) for name in metrics])
 
 
 @router.get("/{run_id}/compare/{other_id}")
 def compare(
-    run_id: str, other_id: str, svc: Deps, alpha: Alpha = 0.05
+    run_id: str, other_id: str, svc: Deps, alpha: Alpha = 0.05, margin: Margin = None
 ) -> Result[list[MetricComparison]]:
     """Per metric both runs have: each run's mean and the paired difference (other - base)
-    over rows both scored (paired by row id, else query text), with a bootstrap 95% CI, the
-    sign-flip test's p-value, Holm-corrected across the metrics, and better/worse/same at
-    ``alpha``."""
+    over rows both scored (paired by row id, else query text), with a bootstrap CI and the
+    sign-flip test's p-value, both Bonferroni-corrected across the metrics (a 1 - ``alpha``
+    family-wise interval), and the verdict: better, worse, no_evidence, or equivalent when
+    ``margin`` is given and the interval lies inside +-margin."""
     base, other = _with_metrics(svc, run_id, other_id)
-    return ok(compare_runs(svc.runs.store, base, other, alpha=alpha))
+    return ok(compare_runs(svc.runs.store, base, other, alpha=alpha, margin=margin))
 
 
 #: the metric two runs are compared on row by row (one both runs have)
@@ -212,7 +217,7 @@ PairMetric = Annotated[str, Query(min_length=1, max_length=200)]
 
 def _with_metrics(svc: Services, *run_ids: str) -> list[tuple[str, list[str]]]:
     """Each run (404 for an unknown one) as its id and metric names."""
-    infos = [svc.runs.info(svc.runs.get(run_id), summary=False) for run_id in run_ids]
+    infos = [run_info(svc.runs, svc.runs.get(run_id), summary=False) for run_id in run_ids]
     return [(info.run_id, info.metrics) for info in infos]
 
 
@@ -254,7 +259,7 @@ async def cancel(run_id: str, svc: Deps) -> Result[RunInfo]:
     """Stop a pending or running run; rows finished so far stay, the rest can be resumed."""
     record = await asyncio.to_thread(svc.runs.request_cancel, run_id)
     svc.manager.cancel(run_id)
-    return ok(await asyncio.to_thread(svc.runs.info, record))
+    return ok(await asyncio.to_thread(run_info, svc.runs, record))
 
 
 @router.post("/{run_id}/resume", status_code=status.HTTP_202_ACCEPTED)
@@ -269,4 +274,4 @@ async def resume(run_id: str, svc: Deps, retry_failed: bool = False) -> Result[R
         functools.partial(svc.runs.reopen, run_id, retry_failed=retry_failed)
     )
     svc.manager.submit(run_id)
-    return ok(await asyncio.to_thread(svc.runs.info, record))
+    return ok(await asyncio.to_thread(run_info, svc.runs, record))

@@ -1,5 +1,6 @@
 """run lineage and dataset versions: runs.name, note, archived and lineage, a run_tags table;
-datasets.version and content_hash, a dataset's name unique per version instead of alone
+datasets.version and content_hash, a dataset's name unique per version instead of alone;
+judge_cache.scripted (a reply of ragmeter's scripted judge)
 
 Revision ID: 0009
 Revises: 0008
@@ -50,9 +51,15 @@ def upgrade() -> None:
         sa.Column("tag", sa.String(100), primary_key=True),
     )
     op.create_index("ix_run_tags_tag", "run_tags", ["tag"])
+    with op.batch_alter_table("judge_cache") as batch:
+        batch.add_column(
+            sa.Column("scripted", sa.Boolean(), nullable=False, server_default=sa.false())
+        )
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("judge_cache") as batch:
+        batch.drop_column("scripted")
     op.drop_index("ix_run_tags_tag", "run_tags")
     op.drop_table("run_tags")
     with op.batch_alter_table("runs") as batch:
