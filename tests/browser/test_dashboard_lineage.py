@@ -340,7 +340,7 @@ def test_compare_shows_what_changed_before_the_numbers(
     assert order == ["compare-changes", "metrics"]
     # the pickers say which run is which: name, target, dataset version
     picked = page.get_by_label("Baseline", exact=True).locator("option:checked")
-    expect(picked).to_have_text(f"baseline · given answers · qa@1 ({world.baseline[:8]})")
+    expect(picked).to_have_text(f"baseline · qa@1 · given answers ({world.baseline[:8]})")
     options = page.get_by_label("Candidate", exact=True).locator("option")
     expect(options.filter(has_text="inline rows")).to_have_count(1)
     page.wait_for_selector("table.pairs")

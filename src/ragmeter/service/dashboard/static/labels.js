@@ -17,9 +17,10 @@ export function runTitle(run) {
   return run.name || run.label || run.run_id.slice(0, 12);
 }
 
-/** The picker text of a run: name, target, dataset version and short id. */
+/** The picker text of a run: name, dataset version, target and short id (the first two
+ *  first: a narrow picker cuts the end). */
 export function runChoice(run) {
-  const parts = [run.name, run.label, datasetText(run.dataset)].filter(Boolean);
+  const parts = [run.name, datasetText(run.dataset), run.label].filter(Boolean);
   return `${[...new Set(parts)].join(" · ")} (${run.run_id.slice(0, 8)})`;
 }
 
