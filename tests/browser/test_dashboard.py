@@ -100,7 +100,8 @@ def test_the_runs_view_lists_every_run_with_means_and_cis(
     expect(rows).to_have_count(len(runs))
     for run_id, run in runs.items():
         row = page.locator(f'tr[data-run="{run_id}"]')
-        expect(row.locator("th")).to_have_text(run_id[:12])
+        expect(row.locator("th .run-id")).to_have_text(run_id[:12])
+        expect(row.locator("td.label")).to_have_text(run["label"])
         expect(row.locator(".badge")).to_have_text("done")
         for name in run["metrics"]:
             s = run["summary"][name]
@@ -109,7 +110,7 @@ def test_the_runs_view_lists_every_run_with_means_and_cis(
         total = run["progress"]["total"]
         expect(row).to_contain_text(f"{total} of {total} rows")
     expect(page.locator("tr", has_text="golden-qa")).to_have_count(2)
-    expect(page.locator("tr", has_text="(inline rows)")).to_have_count(1)
+    expect(page.locator("td.dataset", has_text="inline rows")).to_have_count(1)
     expect(page.locator("caption")).to_have_text("3 runs")
     shoot(page, "dashboard-runs-en")
     assert errors == []
@@ -131,7 +132,7 @@ def test_filters_change_the_url_and_survive_a_reload(
     expect(page.locator("table.runs tbody tr")).to_have_count(2)
     shoot(page, "dashboard-runs-filtered")
     # the dataset filter lists stored datasets by name; the inline run matches none
-    page.get_by_label("Dataset").select_option(label="golden-qa")
+    page.get_by_label("Dataset").select_option(label="golden-qa@1")
     expect(page).to_have_url(re.compile(r"dataset=\d+"))
     expect(page.locator("table.runs tbody tr")).to_have_count(2)
     page.get_by_label("State").select_option("failed")

@@ -17,6 +17,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from ragmeter.testing import ScriptedJudgeServer
+from tests.browser.helpers import api as _api
+from tests.browser.helpers import page_errors as _errors
 from tests.integration.helpers import GUIDE_AWEL, NOTES_AWEL, TEA, write_models
 from tests.integration.service import KEY, ServiceProcess, data, failure, wait_run
 
@@ -73,17 +75,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]
             _upload(http, "recall-qa", RECALL_ROWS)
             _upload(http, "judged", JUDGED_ROWS)
             yield served
-
-
-def _api(server: ServiceProcess, path: str, **params: Any) -> Any:
-    with server.client(None) as http:
-        return data(http.get(path, params=params))
-
-
-def _errors(page: Page) -> list[str]:
-    found: list[str] = []
-    page.on("pageerror", lambda error: found.append(str(error)))
-    return found
 
 
 def test_the_spaces_view_lists_a_space_and_pages_its_chunks(
@@ -195,7 +186,8 @@ def test_the_datasets_view_lists_shows_rows_and_uploads(
     page.get_by_role("navigation", name="Views").get_by_role("link", name="Datasets").click()
     expect(page).to_have_url(re.compile(r"#/datasets$"))
     row = page.locator('tr[data-dataset="recall-qa"]')
-    expect(row.locator("td").first).to_have_text(str(len(RECALL_ROWS)))
+    expect(row.locator('td[data-col="rows"]')).to_have_text(str(len(RECALL_ROWS)))
+    expect(row.locator('td[data-col="version"]')).to_have_text("v1")
     expect(page.locator('tr[data-dataset="judged"]')).to_be_visible()
     expect(page.locator("main")).not_to_contain_text("null")
     # a good file: stored, listed, its rows shown
@@ -205,8 +197,10 @@ def test_the_datasets_view_lists_shows_rows_and_uploads(
     )
     page.get_by_label("Name", exact=True).fill("extra-qa")
     page.get_by_role("button", name="Upload").click()
-    expect(page.locator("#ds-outcome [role=status]")).to_contain_text("Stored 3 rows as extra-qa.")
-    expect(page.locator('tr[data-dataset="extra-qa"] td').first).to_have_text("3")
+    expect(page.locator("#ds-outcome [role=status]")).to_contain_text(
+        "Stored 3 rows as extra-qa@1."
+    )
+    expect(page.locator('tr[data-dataset="extra-qa"] td[data-col="rows"]')).to_have_text("3")
     shoot(page, "dashboard-datasets-en")
     # a bad row: the server's message, naming the line and field, as it is
     bad = _jsonl([{"query": "fine"}, {"response": "no query here"}])
@@ -401,7 +395,9 @@ def test_with_keys_an_upload_goes_with_the_session_and_its_csrf_token(
             ]
         )
         page.get_by_role("button", name="Upload").click()
-        expect(page.locator("#ds-outcome [role=status]")).to_contain_text("Stored 1 row as keyed.")
+        expect(page.locator("#ds-outcome [role=status]")).to_contain_text(
+            "Stored 1 row as keyed@1."
+        )
         refused = page.evaluate(
             """async () => {
                 const form = new FormData();

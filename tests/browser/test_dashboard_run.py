@@ -71,12 +71,13 @@ def test_the_run_view_shows_the_apis_summary_histograms_and_null_reasons(
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(f"{server.url}/#/runs")
-    page.get_by_role("link", name=run_id[:12]).click()
+    page.locator(f'tr[data-run="{run_id}"] th a').click()  # the run's name (or target label)
     expect(page).to_have_url(re.compile(f"#/runs/{run_id}$"))
     page.wait_for_selector("table.rows")
     run = _api(server, f"/evaluate/runs/{run_id}")
     found = {d["metric_name"]: d for d in _api(server, f"/evaluate/runs/{run_id}/distribution")}
-    expect(page.locator("h1")).to_have_text(f"Run {run_id[:12]}")
+    expect(page.locator("h1")).to_have_text(run["name"] or run["label"])
+    expect(page.locator("#run-head .subtitle")).to_have_text(f"Run {run_id[:12]}")
     expect(page.locator("#run-state")).to_have_text("done")
     expect(page.locator("#run-head")).to_contain_text("120 of 120 rows")
     expect(page.locator("#run-head")).not_to_contain_text("null")  # nothing stray
@@ -101,7 +102,7 @@ def test_the_run_view_shows_the_apis_summary_histograms_and_null_reasons(
     expect(page.locator('tr[data-row="1"] td[data-metric="mrr"]')).to_have_text("0.500")
     shoot(page, "dashboard-run-en")
     page.get_by_label("Language").select_option("zh")
-    expect(page.locator("h1")).to_have_text(f"运行 {run_id[:12]}")
+    expect(page.locator("#run-head .subtitle")).to_have_text(f"运行 {run_id[:12]}")
     expect(page.locator("table.rows caption")).to_have_text("共 120 行")
     expect(page.get_by_text("空值及原因").first).to_be_visible()
     shoot(page, "dashboard-run-zh")

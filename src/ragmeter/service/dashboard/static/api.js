@@ -44,6 +44,8 @@ export async function call(method, path, body) {
 
 export const get = (path) => call("GET", path);
 export const post = (path, body) => call("POST", path, body);
+export const patch = (path, body) => call("PATCH", path, body);
+export const del = (path) => call("DELETE", path);
 
 /** Whether this server wants a key and whether this browser holds a session. */
 export async function sessionState() {
@@ -64,11 +66,13 @@ export async function signOut() {
   csrf = { header: csrf.header, token: null };
 }
 
-/** A query string from an object, leaving out empty values. */
+/** A query string from an object, leaving out empty values; an array repeats its name. */
 export function query(params) {
   const found = new URLSearchParams();
   for (const [name, value] of Object.entries(params)) {
-    if (value !== undefined && value !== null && value !== "") found.set(name, String(value));
+    for (const one of Array.isArray(value) ? value : [value]) {
+      if (one !== undefined && one !== null && one !== "") found.append(name, String(one));
+    }
   }
   const text = found.toString();
   return text ? `?${text}` : "";

@@ -7,6 +7,8 @@ import { get, query } from "./api.js";
 import { intervalBar, scatter } from "./chart.js";
 import { h } from "./dom.js";
 import { t } from "./i18n.js";
+import { runChoice } from "./labels.js";
+import { changesSection } from "./lineage.js";
 import { notInformative, scaled } from "./stats_text.js";
 
 const PAGE = 50;
@@ -69,9 +71,11 @@ export class CompareView {
 
   async start() {
     this.picker = h("div", { id: "compare-pick" });
+    this.changes = h("div", { id: "compare-lineage" });
     this.summary = h("div", { id: "compare-summary", "aria-live": "polite" });
     this.detail = h("div", { id: "compare-detail" });
-    this.root.replaceChildren(h("h1", {}, t("cmp.title")), this.picker, this.summary, this.detail);
+    this.root.replaceChildren(h("h1", {}, t("cmp.title")), this.picker, this.changes, this.summary, this.detail);
+    this.askChanges();
     const listed = get(`/evaluate/runs${query({ limit: 200 })}`);
     if (this.base && this.other) {
       // the statistics, and the rows and scatter of the metric in the URL, asked at once
@@ -93,17 +97,38 @@ export class CompareView {
       this.summary.replaceChildren(h("div", { class: "empty" }, h("p", {}, t("cmp.pickTwo"))));
       return;
     }
-    await this.load();
+    await Promise.all([this.loadChanges(), this.load()]);
   }
 
   stop() {
     this.stopped = true;
   }
 
+  /** What differs between the two runs' lineages and rows, asked with the statistics. */
+  askChanges() {
+    if (!this.base || !this.other) return;
+    const [a, b] = [this.base, this.other].map(encodeURIComponent);
+    this.changesAsked = get(`/evaluate/runs/${a}/changes/${b}`);
+    this.changesAsked.catch(() => {}); // answered in loadChanges()
+  }
+
+  /** The "what changed" table, shown before the numbers. */
+  async loadChanges() {
+    let found;
+    try {
+      found = await this.changesAsked;
+    } catch (error) {
+      if (this.stopped || error.status === 401) return;
+      this.changes.replaceChildren(h("p", { class: "error", role: "alert" }, t("error", { message: error.message })));
+      return;
+    }
+    if (!this.stopped) this.changes.replaceChildren(changesSection(found));
+  }
+
   async renderPicker(page) {
     const runs = page.items.map((run) => run.run_id);
     for (const id of [this.base, this.other]) if (id && !runs.includes(id)) runs.unshift(id);
-    const label = new Map(page.items.map((run) => [run.run_id, `${run.run_id.slice(0, 12)} · ${run.metrics.join(", ")}`]));
+    const label = new Map(page.items.map((run) => [run.run_id, runChoice(run)]));
     const select = (id, chosen) => h("select", { id, name: id },
       h("option", { value: "" }, t("cmp.choose")),
       runs.map((run) => h("option", { value: run, selected: run === chosen }, label.get(run) || run.slice(0, 12))));

@@ -1,9 +1,11 @@
-// The Datasets views: every stored dataset with an upload form (`#/datasets`), and one
-// dataset's rows paged on the server (`#/datasets/<name>`). A refused upload shows the
-// server's message as it is: it names the row and the field at fault.
-import { get, query, upload } from "./api.js";
+// The Datasets views: every stored dataset (its newest version, how many versions and runs)
+// with an upload form (`#/datasets`), and one dataset's versions, each with its runs, and
+// rows paged on the server (`#/datasets/<name>` or `<name>@<version>`). A refused upload
+// shows the server's message as it is: it names the row and the field at fault.
+import { del, get, query, upload } from "./api.js";
 import { announce, h } from "./dom.js";
 import { t } from "./i18n.js";
+import { openDialog } from "./labels.js";
 import { replaceParams } from "./router.js";
 import { alertBox, longText, pageOf, pager, table, when } from "./widgets.js";
 
@@ -62,9 +64,11 @@ export class DatasetsView {
       button.disabled = true;
       try {
         const stored = await upload("/datasets", form);
-        const text = t(stored.row_count === 1 ? "datasets.done1" : "datasets.done", { name: stored.name, n: stored.row_count });
+        const tag = `${stored.name}@${stored.version}`;
+        const key = stored.reused ? "datasets.reused" : stored.row_count === 1 ? "datasets.done1" : "datasets.done";
+        const text = t(key, { name: tag, n: stored.row_count });
         outcome.append(h("p", { class: "ok", role: "status" }, text, " ",
-          h("a", { href: `#/datasets/${enc(stored.name)}` }, t("datasets.see"))));
+          h("a", { href: `#/datasets/${enc(tag)}` }, t("datasets.see"))));
         announce(text);
         file.value = "";
         name.value = "";
@@ -100,10 +104,13 @@ export class DatasetsView {
         h("p", { class: "muted" }, t("datasets.emptyHint"))));
       return;
     }
-    const head = ["datasets.name", "datasets.rows", "datasets.source", "col.date", "col.actions"].map((k) => t(k));
+    const head = ["datasets.name", "datasets.newest", "datasets.versions", "datasets.runs", "datasets.rows", "datasets.source", "col.date", "col.actions"].map((k) => t(k));
     const rows = page.items.map((d) => h("tr", { "data-dataset": d.name },
       h("th", { scope: "row" }, h("a", { href: `#/datasets/${enc(d.name)}` }, d.name)),
-      h("td", { class: "num" }, String(d.row_count)),
+      h("td", { class: "num", "data-col": "version" }, `v${d.version}`),
+      h("td", { class: "num", "data-col": "versions" }, String(d.versions ?? 1)),
+      h("td", { class: "num", "data-col": "runs" }, String(d.runs ?? 0)),
+      h("td", { class: "num", "data-col": "rows" }, String(d.row_count)),
       h("td", { class: "text" }, d.source),
       h("td", { class: "nowrap" }, when(d.created_at)),
       h("td", {}, evaluateLink(d.name))));
@@ -135,21 +142,63 @@ export class DatasetView {
 
   async start() {
     this.root.replaceChildren(h("p", { class: "loading" }, t("loading"))); // not the last view's page
-    const d = await get(`/datasets/${enc(this.id)}`);
+    const [d, versions] = await Promise.all([get(`/datasets/${enc(this.id)}`), get(`/datasets/${enc(this.id)}/versions`)]);
     if (this.stopped) return;
     this.dataset = d;
     this.body = h("div", { id: "rows-body", "aria-live": "polite" });
     const fact = (label, value) => h("div", { class: "fact" }, h("dt", {}, label), h("dd", {}, value));
     this.root.replaceChildren(
       h("p", {}, h("a", { href: "#/datasets" }, t("datasets.back"))),
-      h("h1", {}, t("datasets.one", { name: d.name })),
+      h("div", { class: "title-row" }, h("h1", {}, t("datasets.one", { name: d.name })),
+        h("button", { type: "button", class: "danger", id: "delete-dataset", onclick: () => this.remove(d.name, versions.length) },
+          t("datasets.deleteAll"))),
       h("dl", { class: "facts" },
+        fact(t("datasets.version"), h("span", { id: "shown-version" }, t(d.version === versions[0].version ? "datasets.newestOf" : "datasets.olderOf",
+          { v: d.version, n: versions.length }))),
         fact(t("datasets.rows"), String(d.row_count)),
+        fact(t("datasets.hash"), h("span", { class: "mono", title: d.content_hash || "" }, (d.content_hash || "–").slice(0, 12))),
         fact(t("datasets.source"), d.source),
         fact(t("col.date"), when(d.created_at)),
         fact(t("col.actions"), evaluateLink(d.name))),
-      h("h2", {}, t("run.rows")), this.body);
+      h("h2", {}, t("datasets.versionsTitle")), this.versionTable(d, versions),
+      h("h2", {}, t("datasets.rowsOf", { name: `${d.name}@${d.version}` })), this.body);
     await this.load();
+  }
+
+  /** Every version: rows, hash, source, date, and its runs (a link to them in the Runs view). */
+  versionTable(shown, versions) {
+    const head = ["datasets.version", "datasets.rows", "datasets.hash", "datasets.source", "col.date", "datasets.runs", "col.actions"].map((k) => t(k));
+    const rows = versions.map((v) => {
+      const tag = `${v.name}@${v.version}`;
+      return h("tr", { "data-version": v.version, class: v.id === shown.id ? "current" : null },
+        h("th", { scope: "row" }, v.id === shown.id ? h("strong", { "aria-current": "true" }, `v${v.version}`)
+          : h("a", { href: `#/datasets/${enc(tag)}`, "aria-label": t("datasets.openVersion", { name: tag }) }, `v${v.version}`)),
+        h("td", { class: "num" }, String(v.row_count)),
+        h("td", { class: "mono", title: v.content_hash || "" }, (v.content_hash || "–").slice(0, 12)),
+        h("td", { class: "text" }, v.source),
+        h("td", { class: "nowrap" }, when(v.created_at)),
+        h("td", { class: "num" }, v.runs ? h("a", { href: `#/runs?dataset=${v.id}`, "aria-label": t("datasets.runsOf", { name: tag, n: v.runs }) }, String(v.runs))
+          : h("span", { class: "muted" }, "0")),
+        h("td", {}, h("button", { type: "button", class: "danger small-button", "aria-label": t("datasets.deleteVersionLabel", { name: tag }),
+          onclick: () => this.remove(tag, 1) }, t("manage.delete"))));
+    });
+    const caption = versions.length === 1 ? t("datasets.versionCount1") : t("datasets.versionCount", { n: versions.length });
+    return table("versions", caption, head, rows);
+  }
+
+  /** Delete `what` (a name: every version; `name@v`: one) once the user confirms. */
+  remove(what, count) {
+    const all = !what.includes("@");
+    openDialog({
+      title: t(all ? "datasets.deleteAllTitle" : "datasets.deleteVersionTitle", { name: what, n: count }),
+      message: t("datasets.deleteText"), action: t("manage.delete"), danger: true,
+      submit: () => del(`/datasets/${enc(what)}`),
+      done: () => {
+        announce(t("datasets.deleted", { name: what }));
+        if (all || what === `${this.dataset.name}@${this.dataset.version}`) location.hash = "#/datasets";
+        else this.start();
+      },
+    });
   }
 
   stop() {

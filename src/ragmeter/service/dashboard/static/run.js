@@ -5,6 +5,8 @@ import { get, query } from "./api.js";
 import { histogram, intervalBar, progressBar } from "./chart.js";
 import { h } from "./dom.js";
 import { lang, t } from "./i18n.js";
+import { labelsCard, runTitle } from "./labels.js";
+import { lineagePanel } from "./lineage.js";
 import { replaceParams } from "./router.js";
 import { notInformative, scaled } from "./stats_text.js";
 
@@ -78,10 +80,12 @@ export class RunView {
     this.run = await get(`/evaluate/runs/${encodeURIComponent(this.id)}`);
     if (this.stopped) return;
     this.head = h("div", { id: "run-head", "aria-live": "polite" });
+    this.about = h("div", { id: "run-about", class: "run-about" });
     this.cards = h("div", { id: "run-metrics", class: "metric-cards" });
     this.body = h("div", { id: "rows-body", "aria-live": "polite" });
-    this.root.replaceChildren(this.head, this.cards,
+    this.root.replaceChildren(this.head, this.about, this.cards,
       h("h2", {}, t("run.rows")), this.filters(), this.body);
+    this.renderAbout();
     await this.refresh(this.run);
   }
 
@@ -112,10 +116,11 @@ export class RunView {
     const { done = 0, total = 0 } = run.progress || {};
     const cost = run.cost || {};
     const tokens = (cost.prompt_tokens || 0) + (cost.completion_tokens || 0);
-    const target = run.scene_value ? `${run.scene_key}: ${run.scene_value}` : run.scene_key;
+    const target = run.label || (run.scene_value ? `${run.scene_key}: ${run.scene_value}` : run.scene_key);
     this.head.replaceChildren(
       h("p", {}, h("a", { href: "#/runs" }, t("run.back"))),
-      h("h1", {}, t("run.title", { id: run.run_id.slice(0, 12) })),
+      h("h1", {}, runTitle(run)),
+      h("p", { class: "muted subtitle" }, t("run.title", { id: run.run_id.slice(0, 12) })),
       h("dl", { class: "facts" },
         fact(t("col.state"), h("span", { class: `badge state-${run.state}`, id: "run-state" }, t(`state.${run.state}`)),
           " ", progressBar(done, total), " ", h("span", { class: "muted small" }, t("progress", { done, total }))),
@@ -126,6 +131,17 @@ export class RunView {
         fact(t("run.duration"), duration(run)),
         fact(t("col.date"), when(run.created_at))),
       ...(run.error ? [h("p", { class: "error", role: "alert" }, run.error)] : []));
+  }
+
+  /** Name, tags and note (editable), and what made the run; not redrawn while it polls. */
+  renderAbout() {
+    this.about.replaceChildren(
+      labelsCard(this.run, (run) => {
+        this.run = { ...this.run, ...run, summary: this.run.summary };
+        this.renderHead();
+        this.renderAbout();
+      }),
+      lineagePanel(this.run));
   }
 
   filters() {

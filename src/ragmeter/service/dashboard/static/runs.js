@@ -1,9 +1,11 @@
-// The Runs view: every run with its metrics (mean and 95% CI), live state, cost and date;
-// search and filters kept in the URL; cancel and resume.
-import { ApiError, get, post, query } from "./api.js";
+// The Runs view: every run with its name, tags, target and dataset version, its metrics (mean
+// and 95% CI), live state, cost and date; search, tag and archived filters kept in the URL;
+// cancel and resume; rename, tag, archive and delete.
+import { ApiError, del, get, patch, post, query } from "./api.js";
 import { intervalBar, progressBar } from "./chart.js";
 import { announce, h } from "./dom.js";
 import { lang, t } from "./i18n.js";
+import { datasetText, labelFields, openDialog, parseTags, relabel, tagChips } from "./labels.js";
 import { replaceParams } from "./router.js";
 
 const STATES = ["pending", "running", "done", "failed", "cancelled"];
@@ -67,8 +69,8 @@ export class RunsView {
     this.root.replaceChildren(this.filters(), h("div", { id: "runs-body", "aria-live": "polite" }));
     try {
       const page = await get(`/datasets${query({ limit: 1000 })}`);
-      for (const d of page.items) this.datasets.set(d.id, d.name);
-      this.fillDatasets();
+      for (const d of page.items) this.datasets.set(d.id, d);
+      await this.fillDatasets();
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
     }
@@ -87,16 +89,25 @@ export class RunsView {
       h("option", { value: "" }, t("runs.any")),
       STATES.map((s) => h("option", { value: s, selected: p.get("state") === s }, t(`state.${s}`))));
     this.datasetSelect = h("select", { id: "f-dataset", name: "dataset" }, h("option", { value: "" }, t("runs.any")));
+    this.tagInput = h("input", { id: "f-tag", type: "search", name: "tag", value: p.getAll("tag").join(" "), placeholder: t("runs.tagHint"), class: "tags-filter" });
+    const archived = h("select", { id: "f-archived", name: "archived" },
+      ["no", "all", "yes"].map((v) => h("option", { value: v, selected: (p.get("archived") || "no") === v }, t(`runs.archived.${v}`))));
     let typing = null;
     search.addEventListener("input", () => {
       clearTimeout(typing);
       typing = setTimeout(() => this.change({ q: search.value.trim() }), 250);
     });
     state.addEventListener("change", () => this.change({ state: state.value }));
+    let tagging = null;
+    this.tagInput.addEventListener("input", () => {
+      clearTimeout(tagging);
+      tagging = setTimeout(() => this.change({ tag: parseTags(this.tagInput.value) }), 250);
+    });
+    archived.addEventListener("change", () => this.change({ archived: archived.value === "no" ? "" : archived.value }));
     this.datasetSelect.addEventListener("change", () => this.change({ dataset: this.datasetSelect.value }));
     const clear = h("button", { type: "button", class: "secondary", onclick: () => {
-      search.value = ""; state.value = ""; this.datasetSelect.value = "";
-      this.change({ q: "", state: "", dataset: "" });
+      search.value = ""; state.value = ""; this.datasetSelect.value = ""; this.tagInput.value = ""; archived.value = "no";
+      this.change({ q: "", state: "", dataset: "", tag: [], archived: "" });
     } }, t("runs.clear"));
     this.compareButton = h("button", { type: "button", class: "secondary", disabled: true, onclick: () => {
       location.hash = `#/compare/${this.picked.map(encodeURIComponent).join("/")}`;
@@ -109,20 +120,30 @@ export class RunsView {
         h("label", { for: "f-q" }, t("runs.search")), search,
         h("label", { for: "f-state" }, t("runs.state")), state,
         h("label", { for: "f-dataset" }, t("runs.dataset")), this.datasetSelect,
+        h("label", { for: "f-tag" }, t("runs.tags")), this.tagInput,
+        h("label", { for: "f-archived" }, t("runs.archived")), archived,
         clear));
   }
 
-  fillDatasets() {
+  async fillDatasets() {
     const chosen = this.params.get("dataset") || "";
-    for (const [id, name] of this.datasets) {
-      if (name) this.datasetSelect.append(h("option", { value: id, selected: String(id) === chosen }, name));
+    if (chosen && !this.datasets.has(Number(chosen))) {
+      // an older version (a link from a dataset's page): named, not left out of the list
+      try {
+        this.datasets.set(Number(chosen), await get(`/datasets/${encodeURIComponent(chosen)}`));
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+      }
+    }
+    for (const [id, d] of this.datasets) {
+      if (d.name) this.datasetSelect.append(h("option", { value: id, selected: String(id) === chosen }, datasetText(d)));
     }
   }
 
   change(values) {
     for (const [name, value] of Object.entries(values)) {
-      if (value) this.params.set(name, value);
-      else this.params.delete(name);
+      this.params.delete(name);
+      for (const one of Array.isArray(value) ? value : [value]) if (one) this.params.append(name, one);
     }
     this.params.delete("page");
     replaceParams("runs", this.params);
@@ -133,7 +154,8 @@ export class RunsView {
     clearTimeout(this.timer);
     const p = this.params;
     const pageNo = Math.max(Number(p.get("page") || 1), 1);
-    const ask = { offset: (pageNo - 1) * PAGE, limit: PAGE, summary: true, q: p.get("q"), state: p.get("state"), dataset_id: p.get("dataset") };
+    const ask = { offset: (pageNo - 1) * PAGE, limit: PAGE, summary: true, q: p.get("q"), state: p.get("state"),
+      dataset_id: p.get("dataset"), tag: p.getAll("tag"), archived: p.get("archived") };
     const body = document.getElementById("runs-body");
     // filters changed quickly send several requests: only the latest one's answer is shown
     const ticket = (this.ticket = (this.ticket || 0) + 1);
@@ -151,13 +173,13 @@ export class RunsView {
   }
 
   render(page, pageNo) {
-    const filtered = ["q", "state", "dataset"].some((name) => this.params.get(name));
+    const filtered = ["q", "state", "dataset", "tag", "archived"].some((name) => this.params.get(name));
     if (!page.items.length) {
       return filtered
         ? h("div", { class: "empty" }, h("p", {}, t("runs.noMatch")))
         : h("div", { class: "empty" }, h("p", { class: "big" }, t("runs.empty")), h("p", { class: "muted" }, t("runs.emptyHint")));
     }
-    const head = ["col.run", "col.dataset", "col.target", "col.metrics", "col.state", "col.cost", "col.date", "col.actions"];
+    const head = ["col.run", "col.tags", "col.target", "col.dataset", "col.metrics", "col.state", "col.cost", "col.date", "col.actions"];
     const table = h("table", { class: "runs" },
       h("caption", {}, page.total === 1 ? t("runs.count1") : t("runs.count", { n: page.total })),
       h("thead", {}, h("tr", {}, head.map((key) => h("th", { scope: "col" }, t(key))))),
@@ -166,17 +188,21 @@ export class RunsView {
   }
 
   row(run) {
-    const name = this.datasets.get(run.dataset_id);
-    const target = run.scene_value ? `${run.scene_key}: ${run.scene_value}` : run.scene_key;
-    return h("tr", { "data-run": run.run_id, "data-state": run.state },
-      h("th", { scope: "row", class: "mono", title: run.run_id },
-        h("a", { href: `#/runs/${encodeURIComponent(run.run_id)}` }, run.run_id.slice(0, 12))),
-      h("td", {}, name || h("span", { class: "muted" }, `#${run.dataset_id} ${t("inline")}`)),
-      h("td", {}, target),
+    const href = `#/runs/${encodeURIComponent(run.run_id)}`;
+    return h("tr", { "data-run": run.run_id, "data-state": run.state, class: run.archived ? "archived" : null },
+      h("th", { scope: "row", class: "run-name", title: run.run_id },
+        run.name ? h("a", { href, class: "name" }, run.name) : h("a", { href, class: "name unnamed" }, run.label || run.run_id.slice(0, 12)),
+        h("span", { class: "mono small muted run-id" }, run.run_id.slice(0, 12)),
+        run.archived ? h("span", { class: "badge archived" }, t("runs.archivedBadge")) : null),
+      h("td", { class: "tags" }, tagChips(run.tags, (tag) => this.addTag(tag))),
+      h("td", { class: "label" }, run.label || h("span", { class: "muted" }, "–")),
+      h("td", { class: "nowrap dataset" }, run.dataset && run.dataset.name
+        ? h("span", { title: run.dataset.hash ? `#${run.dataset.hash}` : null }, datasetText(run.dataset))
+        : h("span", { class: "muted" }, datasetText(run.dataset))),
       h("td", {}, metricCell(run)),
       h("td", {}, stateCell(run)),
       h("td", {}, costCell(run.cost || {})),
-      h("td", { class: "nowrap" }, when(run.created_at)),
+      h("td", { class: "created" }, when(run.created_at)),
       h("td", {}, this.actions(run)));
   }
 
@@ -206,7 +232,49 @@ export class RunsView {
       box.append(h("button", { type: "button", "aria-label": t("action.resumeLabel", { id: short }),
         onclick: (e) => this.act(e.currentTarget, run.run_id, "resume", "action.resumed") }, t("action.resume")));
     }
+    box.append(this.manage(run));
     return box;
+  }
+
+  /** Rename, tag, archive and delete, behind one "Manage" disclosure per run. */
+  manage(run) {
+    const title = run.name || run.label || run.run_id.slice(0, 12);
+    const path = `/evaluate/runs/${encodeURIComponent(run.run_id)}`;
+    const after = (key) => () => { announce(t(key, { name: title })); this.load(); };
+    const item = (key, onclick, cls) => h("button", { type: "button", class: cls || "secondary small-button",
+      onclick: (e) => { menu.open = false; return onclick(e); } }, t(key));
+    const menu = h("details", { class: "manage" });
+    menu.append(
+      h("summary", { "aria-label": t("manage.label", { name: title }) }, t("manage.open")),
+      h("div", { class: "manage-items" },
+        item("manage.rename", () => openDialog({ title: t("manage.renameTitle", { name: title }), fields: labelFields(run, ["name"]),
+          action: t("dialog.save"), submit: (v) => relabel(run.run_id, run, v), done: after("manage.saved") })),
+        item("manage.tags", () => openDialog({ title: t("manage.tagsTitle", { name: title }), fields: labelFields(run, ["tags"]),
+          action: t("dialog.save"), submit: (v) => relabel(run.run_id, run, v), done: after("manage.saved") })),
+        item(run.archived ? "manage.unarchive" : "manage.archive", async (e) => {
+          const button = e.currentTarget;
+          button.disabled = true;
+          try {
+            await patch(path, { archived: !run.archived });
+            after(run.archived ? "manage.unarchived" : "manage.archived")();
+          } catch (error) {
+            if (!(error instanceof ApiError)) throw error;
+            announce(t("error", { message: error.message }));
+            button.disabled = false;
+          }
+        }),
+        item("manage.delete", () => openDialog({ title: t("manage.deleteTitle", { name: title }),
+          message: t("manage.deleteText", { n: run.progress ? run.progress.done : 0 }), action: t("manage.delete"), danger: true,
+          submit: () => del(path), done: after("manage.deleted") }), "danger small-button")));
+    return menu;
+  }
+
+  /** Add `tag` to the tag filter (a chip clicked in the table). */
+  addTag(tag) {
+    const tags = parseTags(this.tagInput.value);
+    if (!tags.includes(tag)) tags.push(tag);
+    this.tagInput.value = tags.join(" ");
+    this.change({ tag: tags });
   }
 
   async act(button, runId, verb, done) {
