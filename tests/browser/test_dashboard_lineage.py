@@ -224,7 +224,7 @@ def test_rename_tag_archive_and_delete_from_the_runs_view(
             slow = data(http.post("/evaluate/runs", json=body), 202)["run_id"]
         _open(page, world, "#/runs?q=slow")
         row = page.locator(f'tr[data-run="{slow}"]')
-        expect(row.locator(".badge").first).to_have_text(re.compile("pending|running"))
+        expect(row.locator(".badge[class*=state-]")).to_have_text(re.compile("pending|running"))
         row.get_by_text("Manage").click()
         row.get_by_role("button", name="Delete").click()
         page.get_by_role("dialog").get_by_role("button", name="Delete").click()
@@ -430,4 +430,25 @@ def test_deleting_a_version_and_then_the_dataset(page: Page, world: World, shoot
     expect(page.locator('tr[data-dataset="scratch"]')).to_have_count(0)
     with world.server.client(None) as http:
         assert http.get("/datasets/scratch").status_code == 404
+    assert errors == []
+
+
+def test_a_run_judged_by_the_scripted_judge_says_so(page: Page, world: World, shoot: Shoot) -> None:
+    errors = _errors(page)
+    with world.server.client(None) as http:
+        body = {"scene_key": "dataset", "datasets": JUDGED, "name": "dry run",
+                "evaluate_metrics": ["faithfulness"], "context": {"model": "scripted"}}  # fmt: skip
+        run_id = data(http.post("/evaluate/runs", json=body), 202)["run_id"]
+        assert wait_run(http, run_id)["scripted_judge"] is True
+    for lang, badge in (("en", "scripted judge"), ("zh", "脚本评审")):
+        _open(page, world, f"#/runs/{run_id}", lang)
+        expect(page.locator(".scripted-note .badge.scripted")).to_have_text(badge)
+        shoot(page, f"dashboard-scripted-run-{lang}")
+        _open(page, world, "#/runs?q=dry", lang)
+        row = page.locator(f'tr[data-run="{run_id}"]')
+        expect(row.locator(".badge.scripted")).to_have_text(badge)
+    # a run with no judge carries no such mark
+    _open(page, world, f"#/runs/{world.baseline}")
+    expect(page.locator("h1")).to_have_text("baseline")
+    expect(page.locator(".badge.scripted")).to_have_count(0)
     assert errors == []

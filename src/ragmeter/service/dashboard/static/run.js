@@ -120,6 +120,9 @@ export class RunView {
     this.head.replaceChildren(
       h("p", {}, h("a", { href: "#/runs" }, t("run.back"))),
       h("h1", {}, runTitle(run)),
+      ...(run.scripted_judge
+        ? [h("p", { class: "scripted-note", role: "note" }, h("span", { class: "badge scripted" }, t("scripted.badge")), " ", t("scripted.note"))]
+        : []),
       h("p", { class: "muted subtitle" }, t("run.title", { id: run.run_id.slice(0, 12) })),
       h("dl", { class: "facts" },
         fact(t("col.state"), h("span", { class: `badge state-${run.state}`, id: "run-state" }, t(`state.${run.state}`)),

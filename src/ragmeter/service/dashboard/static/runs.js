@@ -7,6 +7,7 @@ import { announce, h } from "./dom.js";
 import { lang, t } from "./i18n.js";
 import { datasetText, labelFields, openDialog, parseTags, relabel, tagChips } from "./labels.js";
 import { replaceParams } from "./router.js";
+import { notInformative, scaled } from "./stats_text.js";
 
 const STATES = ["pending", "running", "done", "failed", "cancelled"];
 const LIVE = new Set(["pending", "running"]);
@@ -27,11 +28,14 @@ function metricCell(run) {
   const list = h("ul", { class: "metrics" });
   for (const name of run.metrics) {
     const s = (run.summary || {})[name] || {};
+    const flagged = notInformative(s.ci_note, s.count);
     const interval = s.mean === null || s.mean === undefined
       ? h("span", { class: "muted" }, t("metric.noScore"))
-      : h("span", { class: "num" }, `${fmt(s.mean)} [${fmt(s.ci95_low)}, ${fmt(s.ci95_high)}]`);
+      : flagged
+        ? h("span", { class: "num" }, `${fmt(s.mean)} `, flagged)
+        : h("span", { class: "num" }, `${fmt(s.mean)} [${fmt(s.ci95_low)}, ${fmt(s.ci95_high)}]`);
     list.append(h("li", { "data-metric": name },
-      h("span", { class: "metric-name" }, name),
+      h("span", { class: "metric-name" }, scaled(name, s.scale)),
       intervalBar({ mean: s.mean, low: s.ci95_low, high: s.ci95_high }),
       interval,
       s.null ? h("span", { class: "nulls" }, t("metric.null", { n: s.null })) : null));
@@ -193,7 +197,8 @@ export class RunsView {
       h("th", { scope: "row", class: "run-name", title: run.run_id },
         run.name ? h("a", { href, class: "name" }, run.name) : h("a", { href, class: "name unnamed" }, run.label || run.run_id.slice(0, 12)),
         h("span", { class: "mono small muted run-id" }, run.run_id.slice(0, 12)),
-        run.archived ? h("span", { class: "badge archived" }, t("runs.archivedBadge")) : null),
+        run.archived ? h("span", { class: "badge archived" }, t("runs.archivedBadge")) : null,
+        run.scripted_judge ? h("span", { class: "badge scripted", title: t("scripted.note") }, t("scripted.badge")) : null),
       h("td", { class: "tags" }, tagChips(run.tags, (tag) => this.addTag(tag))),
       h("td", { class: "label" }, run.label || h("span", { class: "muted" }, "–")),
       h("td", { class: "nowrap dataset" }, run.dataset && run.dataset.name
