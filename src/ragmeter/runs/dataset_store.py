@@ -3,23 +3,24 @@ back by ranges of the primary key."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+import orjson
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from ragmeter.errors import ConflictError, NotFoundError, StoreError, clip
 from ragmeter.store import DatasetRecord, DatasetRowRecord, RunRecord, Store
-from ragmeter.store.db import to_json
+from ragmeter.store.db import insert_plain, json_text
 from ragmeter.store.lookup import by_name_or_id, is_id
 
 __all__ = ["DatasetStore"]
 
 #: dataset rows written per INSERT (executemany)
 _ROW_BATCH = 2000
+_ROW_COLUMNS = ("dataset_id", "position", "data")
 
 
 def _until(texts: Iterable[str], max_bytes: int | None, read: Callable[[str], Any]) -> list[Any]:
@@ -34,21 +35,20 @@ def _until(texts: Iterable[str], max_bytes: int | None, read: Callable[[str], An
     return out
 
 
-def _insert_rows(session: Session, dataset_id: int, rows: Iterable[dict[str, Any]]) -> int:
-    """Write ``rows`` at positions 0, 1, ... with one executemany per ``_ROW_BATCH`` rows (a
-    Core INSERT: the ORM's bulk path costs twice as much per row); how many."""
-    connection = session.connection()
-    statement = insert(DatasetRowRecord)  # run on the connection: plain Core
+def _insert_rows(
+    session: Session, dataset_id: int, rows: Iterable[dict[str, Any]], start: int = 0
+) -> int:
+    """Write ``rows`` at positions ``start``, ``start + 1``, ... with one executemany per
+    ``_ROW_BATCH`` rows (JSON text by orjson, tuples straight to the driver); how many."""
     count = 0
-    batch: list[dict[str, Any]] = []
+    batch: list[tuple[Any, ...]] = []
     for row in rows:
-        batch.append({"dataset_id": dataset_id, "position": count, "data": to_json(row)})
+        batch.append((dataset_id, start + count, json_text(row)))
         count += 1
         if len(batch) == _ROW_BATCH:
-            connection.execute(statement, batch)
+            insert_plain(session, DatasetRowRecord, _ROW_COLUMNS, batch)
             batch = []
-    if batch:
-        connection.execute(statement, batch)
+    insert_plain(session, DatasetRowRecord, _ROW_COLUMNS, batch)
     return count
 
 
@@ -70,7 +70,7 @@ def _each_row(store: Store, dataset_id: int, batch: int) -> Iterator[dict[str, A
     while True:
         with store.session() as session:
             texts = list(session.scalars(_rows_between(dataset_id, start, start + batch)))
-        yield from map(json.loads, texts)
+        yield from map(orjson.loads, texts)
         if len(texts) < batch:
             return
         start += batch
@@ -108,15 +108,7 @@ class DatasetStore:
                 record = session.get(DatasetRecord, dataset_id)
                 if record is None:
                     raise NotFoundError(f"no dataset {dataset_id}")
-                start = record.row_count
-                session.connection().execute(
-                    insert(DatasetRowRecord),
-                    [
-                        {"dataset_id": dataset_id, "position": start + i, "data": to_json(row)}
-                        for i, row in enumerate(rows)
-                    ],
-                )
-                record.row_count = start + len(rows)
+                record.row_count += _insert_rows(session, dataset_id, rows, record.row_count)
                 session.commit()
                 return record.row_count
         except SQLAlchemyError as exc:
@@ -142,7 +134,7 @@ class DatasetStore:
         query = _rows_between(record.id, offset, offset + limit)
         with self.store.session() as session:
             texts = session.scalars(query.execution_options(yield_per=8))
-            return _until(texts, max_bytes, json.loads)
+            return _until(texts, max_bytes, orjson.loads)
 
     def iter_dataset_rows(self, key: str | int, batch: int = 2000) -> Iterator[dict[str, Any]]:
         """Every row of a dataset in order, read ``batch`` rows at a time (each batch one
