@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -17,7 +16,7 @@ from ragmeter.datasets import Dataset
 from ragmeter.metrics import EvaluationMetric
 from ragmeter.reports import ResultColumns, ResultRecord
 from ragmeter.runs.scoring import build_records
-from ragmeter.store.db import json_text
+from ragmeter.store.db import json_text, json_texts
 from ragmeter.store.pairing import keys_of
 
 __all__ = ["ResultTable", "ScoredBatch", "merged_columns", "result_table"]
@@ -54,9 +53,7 @@ class ResultTable:
 
 def _texts(values: Sequence[Any] | None, rows: int) -> list[str | None]:
     """JSON text of each value (None where there is none)."""
-    if values is None:
-        return [None] * rows
-    return [None if v is None else json_text(v) for v in values]
+    return [None] * rows if values is None else json_texts(values)
 
 
 def _spread(found: dict[int, Any], rows: int, convert: Any = None) -> list[Any]:
@@ -115,7 +112,7 @@ def result_table(
         per_metric.append(
             list(
                 zip(
-                    repeat(run_id), batch.indices, repeat(name), score, passing, feedback,
+                    [run_id] * rows, batch.indices, [name] * rows, score, passing, feedback,
                     error, kind, prediction, contexts, cost, queries, raws, usage, details,
                     id_keys, query_keys, strict=True,
                 )

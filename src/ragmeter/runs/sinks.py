@@ -40,10 +40,10 @@ class Budget:
         self.too_wide: int | None = None  # a row that alone passes the whole budget
 
     def fitting(self, sizes: Sequence[int], indices: Sequence[int]) -> int:
-        """How many of the leading rows (``sizes`` bytes each, ``indices`` in the run) fit;
-        they are taken from what is left."""
+        """How many of the leading rows (``indices`` in the run, ``sizes`` bytes each: not
+        measured without a limit) fit; they are taken from what is left."""
         if self.left is None:
-            return len(sizes)
+            return len(indices)
         for count, size in enumerate(sizes):
             if size > self.left:
                 if self.max_bytes is not None and size > self.max_bytes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ __all__ = [
     "Store",
     "insert_plain",
     "json_text",
+    "json_texts",
     "open_store",
     "plain_cursor",
     "plain_rows",
@@ -96,6 +97,18 @@ def json_text(value: Any) -> str:
         return orjson.dumps(value, default=_numbers, option=_ORJSON).decode()
     except (orjson.JSONEncodeError, TypeError):
         return to_json(json.loads(json.dumps(value, default=_numbers)))
+
+
+def json_texts(values: Iterable[Any]) -> list[str | None]:
+    """``json_text`` of each value, None for None (many values: one orjson call each)."""
+    dumps = orjson.dumps
+    try:
+        return [
+            None if v is None else dumps(v, default=_numbers, option=_ORJSON).decode()
+            for v in values
+        ]
+    except (orjson.JSONEncodeError, TypeError):
+        return [None if v is None else json_text(v) for v in values]
 
 
 def insert_plain(
