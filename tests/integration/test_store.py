@@ -188,3 +188,52 @@ def test_a_new_or_current_store_opens_without_alembic(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert done.stdout.strip() == "False"
+
+
+def test_results_stored_with_a_copy_of_their_row_read_it_from_the_dataset_after_0009(
+    tmp_path: Path,
+) -> None:
+    """A store of revision 0008 keeps each result's row as a copy; upgrading drops the copies
+    that are the run's dataset row (same text) and keeps those a target filled, and every
+    result reads back the same row as before."""
+    url = f"sqlite:///{tmp_path / 'copies.db'}"
+    engine = create_engine(url)
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    rows = [{"query": "q0", "id": "a"}, {"query": "q1", "id": 7}]
+    filled = {"query": "q1", "id": 7, "retrieved_contexts": ["found by the space"]}
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0008")
+        connection.execute(text("INSERT INTO datasets (id, source, row_count) VALUES (1, 's', 2)"))
+        for position, row in enumerate(rows):
+            connection.execute(
+                text("INSERT INTO dataset_rows (dataset_id, position, data) VALUES (1, :p, :d)"),
+                {"p": position, "d": json.dumps(row)},
+            )
+        connection.execute(
+            text(
+                "INSERT INTO runs (id, state, scene_key, dataset_id, spec, request, total_rows, "
+                "done_rows, resumable, usage) VALUES ('r', 'done', 'dataset', 1, "
+                "'{\"metric_names\": [\"mrr\"]}', '{}', 2, 2, 0, '{}')"
+            )
+        )
+        for index, raw in ((0, rows[0]), (1, filled)):
+            connection.execute(
+                text(
+                    "INSERT INTO results (run_id, row_index, metric_name, score, prediction_cost, "
+                    "query, raw_dataset) VALUES ('r', :i, 'mrr', 1.0, 0, :q, :raw)"
+                ),
+                {"i": index, "q": raw["query"], "raw": json.dumps(raw)},
+            )
+    engine.dispose()
+    store = Store(url)
+    with store.engine.connect() as connection:
+        kept = connection.execute(text("SELECT row_index, raw_dataset FROM results")).all()
+        indexes = {row[1] for row in connection.execute(text("PRAGMA index_list(results)"))}
+    assert sorted((i, raw is None) for i, raw in kept) == [(0, True), (1, False)]
+    assert "ix_results_run_metric_row" in indexes and "ix_results_run_id" not in indexes
+    found, total = RunStore(store).results("r")
+    assert total == 2 and [r.raw_dataset for r in found] == [rows[0], filled]
+    assert [r.query for r in found] == ["q0", "q1"]
+    store.close()
