@@ -300,7 +300,7 @@ def _open_run(runs: Any, plan: RunPlan, name: str | None) -> str:
                 raise ConflictError(f"run '{name}' is done; choose another name to run again")
             return str(runs.reopen(name).id)
     source = plan.dataset.source or "python"
-    dataset_id = runs.add_dataset(plan.dataset.raws(), source=source).id  # read once
+    dataset_id = runs.add_dataset(plan.dataset.each_raw(), source=source).id
     return str(runs.create(plan.config, names, dataset_id, len(plan.rows), {}, name).id)
 
 
