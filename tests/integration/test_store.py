@@ -237,3 +237,9 @@ def test_results_stored_with_a_copy_of_their_row_read_it_from_the_dataset_after_
     assert total == 2 and [r.raw_dataset for r in found] == [rows[0], filled]
     assert [r.query for r in found] == ["q0", "q1"]
     store.close()
+    with engine.begin() as connection:  # and back: every result holds its row again
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0008")
+        copies = connection.execute(text("SELECT raw_dataset FROM results ORDER BY row_index"))
+        assert [json.loads(raw) for (raw,) in copies] == [rows[0], filled]
+    engine.dispose()

@@ -56,10 +56,12 @@ def _fill_copies() -> None:
         .where(_RUNS.c.id == _RESULTS.c.run_id, _ROWS.c.position == _RESULTS.c.row_index)
         .scalar_subquery()
     )
-    op.get_bind().execute(
-        _RESULTS.update()
-        .where(_RESULTS.c.raw_dataset.is_(None))
-        .values(raw_dataset=sa.func.coalesce(row, "{}"))
+    value: sa.ColumnElement[str] = sa.func.coalesce(row, "{}")
+    bind = op.get_bind()
+    if bind.dialect.name != "sqlite":  # SQLite keeps JSON as text; CAST AS JSON means a number
+        value = sa.cast(value, sa.JSON())
+    bind.execute(
+        _RESULTS.update().where(_RESULTS.c.raw_dataset.is_(None)).values(raw_dataset=value)
     )
 
 
