@@ -151,7 +151,9 @@ def plain_cursor(session: Session, query: ClauseElement) -> Iterator[Any]:
     """The driver's cursor over ``query`` (``fetchmany`` a few rows at a time), as
     ``plain_rows`` reads it; closed on leaving."""
     connection = session.connection()
-    compiled = query.compile(dialect=connection.dialect)
+    compiled = query.compile(
+        dialect=connection.dialect, compile_kwargs={"render_postcompile": True}
+    )  # IN lists as plain parameters
     assert isinstance(compiled, SQLCompiler)  # a select compiles to one
     params = compiled.construct_params()
     args: Any = params
