@@ -1,8 +1,11 @@
 """The dashboard's Compare view in real Chromium over a real ``ragmeter serve`` and three real
 runs of the same 100 rows (retrieval metrics: no judge): a baseline; a candidate whose
-retriever lost the reference on 30% of the rows (shown "worse", p < 0.05 after Holm, those
-rows listed first); and a candidate that moved six references up or down one rank in equal
-measure (shown "same"). Runs are picked from the Runs view; the choices live in the URL."""
+retriever lost the reference on 30% of the rows (shown "worse", p < 0.05 after Bonferroni's
+correction and a 95% family-wise interval below 0, those rows listed first); and a candidate
+that moved six references up or down one rank in equal measure (shown "no evidence of a
+difference", and "equivalent" only with a margin). The header says how the numbers are
+corrected; a flat interval reads "not informative". Runs are picked from the Runs view; the
+choices live in the URL."""
 
 from __future__ import annotations
 
@@ -99,8 +102,10 @@ def test_a_regression_on_30_percent_of_rows_is_worse_and_its_rows_come_first(
     }
     for metric in ("mrr", "hit_rate"):
         c = compared[metric]
-        assert c["verdict"] == "worse" and c["p_holm"] < 0.05 and c["worse"] == 30
+        assert c["verdict"] == "worse" and c["p_adjusted"] < 0.05 and c["worse"] == 30
+        assert c["ci95_high"] < 0 and (c["correction"], c["family"]) == ("bonferroni", 2)
         row = page.locator(f'table.compare-metrics tr[data-metric="{metric}"]')
+        expect(row.locator("th")).to_have_text(f"{metric} (0–1)")
         expect(row.locator(".verdict")).to_have_text("▼ worse")
         expect(row).to_contain_text(f"{c['base_mean']:.3f}")
         expect(row).to_contain_text(f"{c['other_mean']:.3f}")
@@ -108,6 +113,12 @@ def test_a_regression_on_30_percent_of_rows_is_worse_and_its_rows_come_first(
         expect(row).to_contain_text("< 0.001")
         expect(row).to_contain_text("0 / 0")
     expect(page.locator("table.compare-metrics caption")).to_contain_text("paired by their id")
+    head = page.locator("table.compare-metrics thead")
+    expect(head).to_contain_text("Paired difference [95% family-wise CI]")
+    expect(head).to_contain_text("p (Bonferroni)")
+    expect(page.locator("#compare-correction")).to_contain_text(
+        "corrected together for the 2 metrics compared (each interval at 97.5%)"
+    )
     # the row table: mrr (the first metric), the 30 lost rows first, worst drop first
     expect(page.locator("table.pairs caption")).to_have_text("100 paired rows")
     shown = page.locator("table.pairs tbody tr")
@@ -139,6 +150,9 @@ def test_a_regression_on_30_percent_of_rows_is_worse_and_its_rows_come_first(
     page.get_by_label("Language").select_option("zh")
     expect(page.locator("h1")).to_have_text("对比运行")
     expect(page.locator('tr[data-metric="mrr"] .verdict')).to_have_text("▼ 更差")
+    expect(head).to_contain_text("配对差值 [95% 联合置信区间]")
+    expect(head).to_contain_text("p 值（Bonferroni 校正）")
+    expect(page.locator("#compare-correction")).to_contain_text("针对所比较的 2 个指标一并校正")
     expect(page.locator("table.pairs caption")).to_have_text("共 30 个配对行")
     shoot(page, "dashboard-compare-regressed-zh")
     page.get_by_role("link", name="打开候选运行的第 0 行").click()
@@ -146,18 +160,36 @@ def test_a_regression_on_30_percent_of_rows_is_worse_and_its_rows_come_first(
     assert errors == []
 
 
-def test_noise_alone_is_the_same_and_swapping_keeps_the_choices(
-    page: Page, served: tuple[ServiceProcess, dict[str, str]], shoot: Shoot
-) -> None:
+def _noisy(
+    page: Page, served: tuple[ServiceProcess, dict[str, str]], **params: Any
+) -> tuple[str, str, dict[str, dict[str, Any]]]:
+    """The baseline against the noisy run, opened (with ``params`` in the URL), and the
+    API's comparison of them by metric."""
     server, runs = served
     base, noisy = runs["baseline"], runs["noisy"]
-    page.goto(f"{server.url}/#/compare/{base}/{noisy}")
+    asked = "&".join(f"{k}={v}" for k, v in params.items())
+    page.goto(f"{server.url}/#/compare/{base}/{noisy}" + (f"?{asked}" if asked else ""))
     page.wait_for_selector("table.pairs")
-    compared = {c["metric_name"]: c for c in _api(server, f"/evaluate/runs/{base}/compare/{noisy}")}
-    assert compared["mrr"]["verdict"] == "same" and compared["mrr"]["p_holm"] > 0.05
+    found = _api(server, f"/evaluate/runs/{base}/compare/{noisy}", **params)
+    return base, noisy, {c["metric_name"]: c for c in found}
+
+
+def test_noise_alone_is_no_evidence_and_swapping_keeps_the_choices(
+    page: Page, served: tuple[ServiceProcess, dict[str, str]], shoot: Shoot
+) -> None:
+    base, noisy, compared = _noisy(page, served)
+    assert compared["mrr"]["verdict"] == "no_evidence" and compared["mrr"]["p_adjusted"] > 0.05
     assert (compared["mrr"]["worse"], compared["mrr"]["better"]) == (3, 3)
-    assert _verdict(page, "mrr") == "same" == _verdict(page, "hit_rate")
-    expect(page.locator('tr[data-metric="mrr"] .verdict')).to_have_text("= same")
+    assert _verdict(page, "mrr") == "no_evidence" == _verdict(page, "hit_rate")
+    expect(page.locator('tr[data-metric="mrr"] .verdict')).to_have_text(
+        "· no evidence of a difference"
+    )
+    # every hit_rate difference is 0: its interval is shown as not informative, not as 0 to 0
+    assert compared["hit_rate"]["ci_note"] == "interval not informative: all 100 values equal"
+    expect(page.locator('tr[data-metric="hit_rate"] td.delta')).to_contain_text(
+        "interval not informative (n=100)"
+    )
+    expect(page.locator("table.compare-metrics")).not_to_contain_text("same")
     expect(page.locator("table.pairs tbody tr")).to_have_count(50)  # the rows, once here
     rows = page.locator("table.pairs tbody tr").evaluate_all(
         "rows => rows.map(r => Number(r.dataset.row))"
@@ -200,3 +232,43 @@ def test_the_view_asks_for_two_runs_and_the_pickers_open_a_comparison(
     expect(page).to_have_url(re.compile(f"#/compare/{runs['baseline']}/{runs['regressed']}$"))
     page.wait_for_selector("table.pairs")
     expect(page.locator('tr[data-metric="mrr"] .verdict')).to_have_text("▼ worse")
+
+
+def test_a_margin_makes_equivalence_and_a_small_run_is_not_informative(
+    page: Page, served: tuple[ServiceProcess, dict[str, str]], shoot: Shoot
+) -> None:
+    server, _ = served
+    _, _, compared = _noisy(page, served, margin=0.1)
+    expect(page.get_by_label("Equivalence margin")).to_have_value("0.1")
+    mrr = compared["mrr"]
+    assert mrr["verdict"] == "equivalent" and -0.1 < mrr["ci95_low"] < mrr["ci95_high"] < 0.1
+    assert compared["hit_rate"]["verdict"] == "no_evidence"  # a flat interval shows nothing
+    expect(page.locator('tr[data-metric="mrr"] .verdict')).to_have_text("= equivalent (±0.1)")
+    expect(page.locator("#compare-correction")).to_contain_text("inside ±0.1")
+    shoot(page, "dashboard-compare-margin-en")
+    page.get_by_label("Language").select_option("zh")
+    expect(page.locator('tr[data-metric="mrr"] .verdict')).to_have_text("= 等效（±0.1）")
+    expect(page.locator('tr[data-metric="hit_rate"] .verdict')).to_have_text("· 无证据表明有差异")
+    expect(page.locator('tr[data-metric="hit_rate"] td.delta')).to_contain_text(
+        "区间无参考意义（n=100）"
+    )
+    shoot(page, "dashboard-compare-margin-zh")
+    page.get_by_label("等效界值").fill("")
+    page.get_by_label("等效界值").dispatch_event("change")
+    expect(page).not_to_have_url(re.compile("margin="))
+    expect(page.locator('tr[data-metric="mrr"] .verdict')).to_have_text("· 无证据表明有差异")
+    # a run of 5 rows: its Run view says its intervals are not informative, and the scale
+    with server.client(None) as http:
+        small = _run(http, "small", BASE[:5])
+    page.get_by_label("语言").select_option("en")
+    page.goto(f"{server.url}/#/runs/{small}")
+    card = page.locator('.metric-card[data-metric="mrr"]')
+    expect(card.locator("h3")).to_have_text("mrr (0–1)")
+    expect(card).to_contain_text("interval not informative (n=5)")
+    summary = _api(server, f"/evaluate/runs/{small}")["summary"]["mrr"]
+    assert summary["small_sample"] is True and summary["scale"] == "0–1"
+    assert summary["ci_note"] == "interval not informative: 5 values (fewer than 30)"
+    shoot(page, "dashboard-run-small-en")
+    page.get_by_label("Language").select_option("zh")
+    expect(card).to_contain_text("区间无参考意义（n=5）")
+    shoot(page, "dashboard-run-small-zh")

@@ -118,8 +118,10 @@ def test_the_compared_report_opens_offline_with_its_comparison_and_reasoning(
         expect(summary).to_contain_text(name)
     assert page.locator("svg[role=img]").count() == len(METRICS.split(","))
     # the candidate ranks the relevant id third in half the rows: mrr is worse, significantly
-    mrr = page.locator("tr", has=page.locator("td", has_text=re.compile("^mrr$")))
+    mrr = page.locator("tr", has=page.locator("td", has_text=re.compile(r"^mrr \(0–1\)$")))
     expect(mrr.filter(has_text="worse")).to_have_count(1)
+    expect(page.get_by_text("95% family-wise CI")).to_be_visible()
+    expect(page.get_by_text(re.compile("corrected together for the"))).to_be_visible()
     expect(page.get_by_text("mrr: the rows that regressed most")).to_be_visible()
     # the worst rows carry the judge's reasoning: statements with verdict marks
     expect(page.get_by_text("Statements of the response").first).to_be_visible()
@@ -142,8 +144,10 @@ def test_the_chinese_compared_report_opens_offline(
 ) -> None:
     assert _open_offline(page, reports["zh-compared"]) == []
     expect(page.get_by_role("heading", name="与基线对比")).to_be_visible()
-    mrr = page.locator("tr", has=page.locator("td", has_text=re.compile("^mrr$")))
+    mrr = page.locator("tr", has=page.locator("td", has_text=re.compile(r"^mrr \(0–1\)$")))
     expect(mrr.filter(has_text="更差")).to_have_count(1)
+    expect(page.get_by_text("95% 联合置信区间")).to_be_visible()
+    expect(page.get_by_text(re.compile("一并校正（Bonferroni）"))).to_be_visible()
     expect(page.get_by_text("mrr：退步最多的行")).to_be_visible()
     expect(page.get_by_text("回答中的陈述").first).to_be_visible()
     assert page.locator("svg[role=img]").count() == len(METRICS.split(","))

@@ -91,7 +91,8 @@ def _sync_tour(client: Client, name: str, files: Path) -> dict[str, Any]:
     ]
     seen["page"] = client.runs.results_page(created.run_id, limit=1).total
     seen["compare"] = [
-        (c.metric_name, c.delta) for c in client.runs.compare(name + "-run", name + "-run")
+        (c.metric_name, c.delta, c.verdict, c.margin, c.ci_note is not None)
+        for c in client.runs.compare(name + "-run", name + "-run", margin=0.05)
     ]
     with pytest.raises(ClientConflictError) as refused:  # nothing left to do
         client.runs.resume(created.run_id)
@@ -147,7 +148,8 @@ async def _async_tour(client: AsyncClient, name: str, files: Path) -> dict[str, 
     ]
     seen["page"] = (await client.runs.results_page(created.run_id, limit=1)).total
     seen["compare"] = [
-        (c.metric_name, c.delta) for c in await client.runs.compare(name + "-run", name + "-run")
+        (c.metric_name, c.delta, c.verdict, c.margin, c.ci_note is not None)
+        for c in await client.runs.compare(name + "-run", name + "-run", margin=0.05)
     ]
     with pytest.raises(ClientConflictError) as refused:  # nothing left to do
         await client.runs.resume(created.run_id)
@@ -183,7 +185,12 @@ def test_both_clients_cover_every_resource_alike(service: ServiceProcess, files:
     assert blocking["hits"][0] == "awel.md" and blocking["app"] and blocking["datasets"]
     assert blocking["run"][0] == "done" and blocking["run"][1]["done"] == 2
     assert len(blocking["results"]) == 4 and blocking["page"] == 4
-    assert blocking["compare"] == [("RetrieverHitRateMetric", 0.0), ("RetrieverMRRMetric", 0.0)]
+    # a run against itself on 2 rows: every difference 0, an interval that says nothing, so
+    # no equivalence even within the margin asked for
+    assert blocking["compare"] == [
+        ("RetrieverHitRateMetric", 0.0, "no_evidence", 0.05, True),
+        ("RetrieverMRRMetric", 0.0, "no_evidence", 0.05, True),
+    ]
     assert blocking["scenes"] == ["recall", "app", "dataset"]
     assert "RetrieverHitRateMetric" in blocking["metrics"]
     assert blocking["models"] == ["hashed", "scripted"]

@@ -66,7 +66,9 @@ def test_three_retrievers_side_by_side(recall_home: Path, in_home: KnowledgeBase
         home=recall_home,
     )
     assert result.returncode == 0, result.stderr
-    header = next(line for line in result.stdout.splitlines() if "vector" in line)
+    header = next(
+        line for line in result.stdout.splitlines() if "vector" in line and "hybrid" in line
+    )
     assert header.index("vector") < header.index("bm25") < header.index("hybrid")
     lines = json_lines(out.read_text(encoding="utf-8"))
     assert len(lines) == 3 * len(QA) * 3

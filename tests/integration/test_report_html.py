@@ -70,12 +70,17 @@ def test_the_command_and_python_write_the_same_compared_report(
     page = out.read_text(encoding="utf-8")
     # the summary: the run, its dataset, both ids, each metric with its mean and nulls
     assert candidate in page and base in page and "candidate.jsonl" in page
-    assert "<td>mrr</td>" in page and "1 × <b>input</b>" in page
-    # mrr: 20 of 40 rows drop from 1 to 1/3: worse, significantly; hit_rate: the same
-    mrr = re.search(r"<tr><td>mrr</td>.*?</tr>", page.split(TEXT["en"]["comparison"])[1])
+    named = "<td>{} <span class='muted'>(0–1)</span></td>"  # each metric with its scale
+    assert named.format("mrr") in page and "1 × <b>input</b>" in page
+    # mrr: 20 of 40 rows drop from 1 to 1/3: worse, significantly; hit_rate: no difference
+    compared = page.split(TEXT["en"]["comparison"])[1]
+    mrr = re.search(f"<tr>{re.escape(named.format('mrr'))}.*?</tr>", compared)
     assert mrr is not None and "badge worse" in mrr.group(0) and "-0.3333" in mrr.group(0)
-    hit = re.search(r"<tr><td>hit_rate</td>.*?</tr>", page.split(TEXT["en"]["comparison"])[1])
-    assert hit is not None and "badge same" in hit.group(0)
+    hit = re.search(f"<tr>{re.escape(named.format('hit_rate'))}.*?</tr>", compared)
+    assert hit is not None and "badge no_evidence" in hit.group(0)
+    assert "no evidence of a difference" in hit.group(0) and ">same<" not in compared
+    assert "95% family-wise CI" in compared and "p (Bonferroni)" in compared
+    assert "corrected together for the 2 metrics compared (Bonferroni)" in compared
     regressed = page.split("mrr: the rows that regressed most")[1].split("</table>")[0]
     assert regressed.count("<tr>") == 21  # the header and the 20 rows, each -0.6667
     assert regressed.count("-0.6667") == 20

@@ -295,11 +295,17 @@ def test_dataset_scene_rows_carry_predictions(service: ServiceProcess) -> None:
     )  # fmt: skip
     assert mrr["delta"] == pytest.approx((0.5 + 0.0 + 1.0) / 3)
     assert hit["delta"] == pytest.approx(1 / 3)
-    # mrr's non-zero differences 0.5 and 1.0: 2 of 4 sign patterns reach |1.5|; Holm doubles
-    # the smaller p of the two metrics (hit rate: one difference, p = 1)
-    assert (mrr["p_value"], mrr["p_method"], mrr["p_holm"]) == (0.5, "exact", 1.0)
-    assert (hit["p_value"], hit["p_holm"], hit["verdict"]) == (1.0, 1.0, "same")
-    assert (mrr["ci_method"], mrr["verdict"], mrr["paired_by"]) == ("percentile", "same", "query")
+    # mrr's non-zero differences 0.5 and 1.0: 2 of 4 sign patterns reach |1.5|; Bonferroni
+    # doubles each p of the two metrics, capped at 1 (hit rate: one difference, p = 1)
+    assert (mrr["p_value"], mrr["p_method"], mrr["p_adjusted"]) == (0.5, "exact", 1.0)
+    assert (hit["p_value"], hit["p_adjusted"], hit["verdict"]) == (1.0, 1.0, "no_evidence")
+    assert (mrr["ci_method"], mrr["verdict"], mrr["paired_by"]) == (
+        "percentile", "no_evidence", "query",
+    )  # fmt: skip
+    assert (mrr["correction"], mrr["family"], mrr["ci_level"]) == ("bonferroni", 2, 0.975)
+    assert mrr["small_sample"] and mrr["ci_note"] == (
+        "interval not informative: 3 values (fewer than 30)"
+    )
     assert (mrr["base_unpaired"], mrr["other_unpaired"]) == (0, 0)
     assert "fewer than 10 pairs" in mrr["note"]
     assert "alpha" in strict
@@ -343,7 +349,7 @@ def test_cli_eval_runs_on_the_server(
         lines = json_lines(printed.stdout)
         assert len(lines) == 2 * 2 and {x["metric_name"] for x in lines} == {"hit_rate", "mrr"}
     shown = run("runs", "show", run_id, home=service.home)
-    assert "top 5" in shown.stdout  # the recall scene's default cut-off is in the title
+    assert "vector@5 on" in shown.stdout  # the recall scene's default cut-off is in the title
 
 
 @pytest.mark.parametrize("key", [None, "wrong"])

@@ -134,7 +134,8 @@ def test_datasets_upload_list_rows_and_use(service: ServiceProcess) -> None:
         message = failure(http.post("/datasets", files={"file": ("bad.jsonl", bad)}), 400)
         assert "line 2" in message and "query" in message
         failure(http.post("/datasets", files={"file": ("rows.xlsx", b"PK")}), 415)
-        failure(http.post("/datasets", files={"file": ("eval.jsonl", jsonl)}), 409)
+        again = data(http.post("/datasets", files={"file": ("eval.jsonl", jsonl)}), 201)
+        assert (again["id"], again["version"], again["reused"]) == (first["id"], 1, True)
         body = {
             "scene_key": "dataset",
             "datasets_name": "eval",

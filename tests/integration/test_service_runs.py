@@ -3,6 +3,7 @@ kill -9 mid-run loses no finished row and redoes none after it is started again.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -272,8 +273,10 @@ def test_the_cli_resumes_a_run_whose_server_was_killed(
         run_id = _run_under_way(server, _slow_run("cli"), 4)
     finally:
         server.kill()  # no server comes back: the command line takes over
-    listed = run("runs", "list", home=home)
-    assert listed.returncode == 0 and run_id in listed.stdout and "running" in listed.stdout
+    listed = run("runs", "list", "--json", home=home)
+    assert listed.returncode == 0, listed.stderr
+    (shown,) = json.loads(listed.stdout)  # its process is gone: interrupted, never "running"
+    assert shown["id"] == run_id and shown["state"] == "failed" and shown["resumable"]
     resumed = run("runs", "resume", run_id, home=home)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{ROWS}/{ROWS} rows" in resumed.stdout and "AnswerRelevancyMetric" in resumed.stdout

@@ -12,6 +12,7 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, text
 
+from ragmeter.runs.run_view import run_info
 from ragmeter.runs.store import RunStore
 from ragmeter.store.db import _MIGRATIONS, HEAD_REVISION, Store
 
@@ -190,12 +191,59 @@ def test_a_new_or_current_store_opens_without_alembic(tmp_path: Path) -> None:
     assert done.stdout.strip() == "False"
 
 
-def test_results_stored_with_a_copy_of_their_row_read_it_from_the_dataset_after_0009(
+def test_datasets_stored_before_versions_keep_their_rows_and_become_version_1(
     tmp_path: Path,
 ) -> None:
-    """A store of revision 0008 keeps each result's row as a copy; upgrading drops the copies
-    that are the run's dataset row (same text) and keeps those a target filled, and every
-    result reads back the same row as before."""
+    """0009 rebuilds the datasets table (its name unique per version): the rows and runs that
+    point at it stay, and rows kept again are recognised by their hash, computed then."""
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = create_engine(url)
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    rows = [{"query": "a", "retrieved_ids": ["1"]}, {"query": "b", "retrieved_ids": ["2"]}]
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0008")
+        connection.execute(
+            text(
+                "INSERT INTO datasets (id, name, source, row_count) VALUES (1, 'qa', 'qa.jsonl', 2)"
+            )
+        )
+        for position, row in enumerate(rows):
+            connection.execute(
+                text("INSERT INTO dataset_rows (dataset_id, position, data) VALUES (1, :p, :d)"),
+                {"p": position, "d": json.dumps(row)},
+            )
+        connection.execute(
+            text(
+                "INSERT INTO runs (id, state, scene_key, dataset_id, spec, request, total_rows, "
+                "done_rows, resumable, usage, created_at) VALUES ('r', 'done', 'dataset', 1, "
+                "'{}', '{}', 2, 2, 0, '{}', '2026-01-01 00:00:00')"
+            )
+        )
+    engine.dispose()
+    store = Store(url)
+    runs = RunStore(store)
+    record = runs.dataset("qa")
+    assert (record.id, record.version, record.content_hash) == (1, 1, None)
+    assert list(runs.iter_dataset_rows("qa@1")) == rows  # no cascade took them
+    assert runs.get("r").dataset_id == 1 and run_info(runs, runs.get("r")).lineage == {}
+    kept, new = runs.keep_dataset(rows, name="qa")
+    assert (kept.id, new) == (1, False)  # its hash computed now, the same rows recognised
+    changed, new = runs.keep_dataset([*rows, {"query": "c"}], name="qa")
+    assert (changed.version, new) == (2, True) and runs.dataset("qa").id == changed.id
+    with store.engine.connect() as connection:
+        assert connection.execute(text("PRAGMA foreign_key_check")).all() == []
+        assert connection.execute(text("PRAGMA foreign_keys")).scalar() == 1
+    store.close()
+
+
+def test_results_stored_with_a_copy_of_their_row_read_it_from_the_dataset_after_0010(
+    tmp_path: Path,
+) -> None:
+    """A store of revision 0008 keeps each result's row as a copy; upgrading to 0010 drops
+    the copies that are the run's dataset row (same text) and keeps those a target filled,
+    and every result reads back the same row as before."""
     url = f"sqlite:///{tmp_path / 'copies.db'}"
     engine = create_engine(url)
     config = Config()
@@ -239,7 +287,7 @@ def test_results_stored_with_a_copy_of_their_row_read_it_from_the_dataset_after_
     store.close()
     with engine.begin() as connection:  # and back: every result holds its row again
         config.attributes["connection"] = connection
-        command.downgrade(config, "0008")
+        command.downgrade(config, "0009")
         copies = connection.execute(text("SELECT raw_dataset FROM results ORDER BY row_index"))
         assert [json.loads(raw) for (raw,) in copies] == [rows[0], filled]
     engine.dispose()

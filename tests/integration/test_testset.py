@@ -230,7 +230,7 @@ def test_named_dataset_is_stored(
         demo_home, judge, tmp_path / "qa.jsonl", "--size", "3", "--name", "garden-gen"
     )
     assert result.returncode == 0, result.stderr
-    assert "stored as dataset 'garden-gen' (3 rows)" in result.stdout
+    assert "stored as dataset 'garden-gen' version 1 (3 rows)" in result.stdout
 
 
 @pytest.mark.parametrize(

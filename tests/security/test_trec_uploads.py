@@ -118,10 +118,16 @@ def test_a_huge_bad_context_value_is_not_echoed_back(service: ServiceProcess) ->
     assert "context.no_relevant" in message and len(message) < 2_000
 
 
-def test_a_dataset_name_already_taken_is_refused_before_the_files_are_read(
+def test_a_dataset_name_already_taken_gets_a_version_and_bad_files_are_refused(
     service: ServiceProcess,
 ) -> None:
-    assert data(_upload(service, QRELS, RUN, name="taken"), 201)["name"] == "taken"
-    # the second upload's files are not even valid: the name is refused first
-    message = failure(_upload(service, b"not qrels", b"not a run", name="taken"), 409)
-    assert "already exists" in message
+    first = data(_upload(service, QRELS, RUN, name="taken"), 201)
+    assert (first["name"], first["version"], first["reused"]) == ("taken", 1, False)
+    again = data(_upload(service, QRELS, RUN, name="taken"), 201)  # the same rows: kept once
+    assert (again["id"], again["version"], again["reused"]) == (first["id"], 1, True)
+    # files that are not TREC files add no version, and say which file is wrong
+    message = failure(_upload(service, b"not qrels", b"not a run", name="taken"), 400)
+    assert "line 1" in message and len(message) < 2_000
+    with service.client() as http:
+        versions = data(http.get("/datasets/taken/versions"))
+    assert [v["version"] for v in versions] == [1]

@@ -1,5 +1,6 @@
 """Comparing two runs: a comparison of nothing is an error, a metric without pairs says why,
-rows pair by query or id, a real regression is significant and noise is not."""
+rows pair by query or id, a real regression is significant and noise is not, and the
+interval, p-value and verdict are corrected the same way."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ def test_a_metric_without_pairs_gets_a_note() -> None:
     mrr, faithfulness = compare_scores(base, other)
     assert (mrr.paired, mrr.delta, mrr.ci_method) == (1, 0.5, "percentile")
     assert mrr.note == "BCa undefined: a single pair"
+    assert mrr.ci_note == "interval not informative: all 1 values equal" and mrr.small_sample
+    assert (mrr.scale, faithfulness.scale) == ("0–1", "0–1")
     assert (faithfulness.paired, faithfulness.delta) == (0, None)
     assert faithfulness.other_mean == 0.8
     assert faithfulness.note == (
@@ -85,31 +88,67 @@ def _runs(shift: float, seed: int) -> tuple[list[tuple[str, str, float]], ...]:
     return base, other
 
 
-def test_a_known_regression_is_worse_and_noise_is_same() -> None:
+def test_a_known_regression_is_worse_and_noise_is_no_evidence() -> None:
     base, other = _runs(0.05, seed=1)
     found = {c.metric_name: c for c in compare_scores(base, other)}
-    assert found["faithfulness"].verdict == "worse"
-    assert found["faithfulness"].p_holm is not None and found["faithfulness"].p_holm <= 0.05
-    assert found["mrr"].verdict == found["hit_rate"].verdict == "same"
+    faithfulness = found["faithfulness"]
+    assert faithfulness.verdict == "worse"
+    assert faithfulness.p_adjusted is not None and faithfulness.p_adjusted <= 0.05
+    assert faithfulness.ci95_high is not None and faithfulness.ci95_high < 0
+    assert found["mrr"].verdict == found["hit_rate"].verdict == "no_evidence"
     for c in found.values():
-        assert c.p_value is not None and c.p_holm is not None and c.p_holm >= c.p_value
+        assert c.p_value is not None and c.p_adjusted == pytest.approx(min(1.0, 3 * c.p_value))
         assert c.ci_method == "bca" and c.p_method == "randomisation"
+        assert (c.correction, c.family, c.ci_level) == (
+            "bonferroni",
+            3,
+            pytest.approx(1 - 0.05 / 3),
+        )
+        assert c.ci_note is None and not c.small_sample and c.margin is None
 
 
 def test_alpha_decides_the_verdict() -> None:
     base, other = _runs(0.025, seed=4)
     (faithfulness, *_) = compare_scores(base, other)
-    assert faithfulness.p_holm is not None and 0.001 < faithfulness.p_holm < 0.05
+    assert faithfulness.p_adjusted is not None and 0.001 < faithfulness.p_adjusted < 0.05
     assert faithfulness.verdict == "worse"
     (strict, *_) = compare_scores(base, other, alpha=0.001)
-    assert strict.verdict == "same"
+    assert strict.verdict == "no_evidence"
+    assert strict.ci95_low is not None and faithfulness.ci95_low is not None
+    assert strict.ci95_low < faithfulness.ci95_low  # a 99.9% family-wise interval is wider
+
+
+def test_each_metric_alone_is_the_gate_s_interval() -> None:
+    base, other = _runs(0.025, seed=4)
+    (family, *_) = compare_scores(base, other)
+    (alone, *_) = compare_scores(base, other, correction="none")
+    assert (alone.correction, alone.family, alone.ci_level) == ("none", 1, pytest.approx(0.95))
+    assert alone.p_adjusted == alone.p_value
+    assert family.ci95_low is not None and alone.ci95_low is not None
+    assert family.ci95_low < alone.ci95_low
+
+
+def test_equivalence_needs_a_margin_the_interval_fits_in() -> None:
+    base, other = _runs(0.0, seed=3)
+    plain = {c.metric_name: c for c in compare_scores(base, other)}
+    assert {c.verdict for c in plain.values()} == {"no_evidence"}
+    wide = {c.metric_name: c for c in compare_scores(base, other, margin=0.05)}
+    assert {c.verdict for c in wide.values()} == {"equivalent"}
+    for c in wide.values():
+        assert c.margin == 0.05 and c.ci95_low is not None and c.ci95_high is not None
+        assert c.ci95_low > -0.05 and c.ci95_high < 0.05
+    tight = compare_scores(base, other, margin=0.001)
+    assert {c.verdict for c in tight} == {"no_evidence"}
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ConfigError, match="margin"):
+            compare_scores(base, other, margin=bad)
 
 
 def test_swapping_the_runs_mirrors_the_comparison() -> None:
     base, other = _runs(0.05, seed=2)
     forward, backward = compare_scores(base, other), compare_scores(other, base)
     for a, b in zip(forward, backward, strict=True):
-        assert (a.p_value, a.p_holm, a.paired) == (b.p_value, b.p_holm, b.paired)
+        assert (a.p_value, a.p_adjusted, a.paired) == (b.p_value, b.p_adjusted, b.paired)
         assert a.delta == -b.delta if a.delta is not None else b.delta is None
         assert (a.ci95_low, a.ci95_high) == (-b.ci95_high, -b.ci95_low)  # type: ignore[operator]
         assert (a.better, a.worse) == (b.worse, b.better)

@@ -123,6 +123,8 @@ def test_absolute_rules_read_mean_ci_pass_rate_and_null_rate() -> None:
     (null_row,) = null_rate.rows
     assert null_row.row_index == 4 and null_row.reason == "judge timed out"
     assert "1 of 8 results of all metrics have no score" in null_rate.detail
+    # 7 scores: the interval is reported, and flagged as saying little
+    assert low.detail.endswith("; interval not informative: 7 values (fewer than 30)")
 
 
 def test_a_failed_pass_rate_lists_the_failing_rows_with_the_judges_feedback() -> None:
@@ -187,7 +189,9 @@ def test_a_tenth_of_the_rows_made_worse_fails_the_baseline_rule_naming_them() ->
     assert len(outcome.rows) == 10 and listed <= set(map(int, worse))
     assert full <= listed or listed <= full
     assert all(r.delta is not None and r.delta < 0 for r in outcome.rows)
-    assert "pairs by id" in outcome.detail and "(Holm)" in outcome.detail
+    assert "pairs by id" in outcome.detail and "95% CI" in outcome.detail
+    (faithfulness,) = result.comparison  # the gate's own 95% interval, not a family's
+    assert (faithfulness.correction, faithfulness.ci_level) == ("none", 0.95)
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -191,15 +191,15 @@ def test_a_raw_reply_gives_its_content_and_token_counts() -> None:
         "choices": [{"message": {"role": "assistant", "content": '{"ok": 1}'}}],
         "usage": {"prompt_tokens": 12, "completion_tokens": 3.0},
     }
-    assert reply_parts(json.dumps(body).encode()) == ('{"ok": 1}', 12, 3)
+    assert reply_parts(json.dumps(body).encode()) == ('{"ok": 1}', 12, 3, False)
     # the server did not count: None, so the engine estimates
     del body["usage"]
-    assert reply_parts(json.dumps(body).encode()) == ('{"ok": 1}', None, None)
+    assert reply_parts(json.dumps(body).encode()) == ('{"ok": 1}', None, None, False)
     # counts it gave badly are 0, as the SDK's "or 0" made them
     body["usage"] = {"prompt_tokens": None, "completion_tokens": "many"}
-    assert reply_parts(json.dumps(body).encode()) == ('{"ok": 1}', 0, 0)
+    assert reply_parts(json.dumps(body).encode()) == ('{"ok": 1}', 0, 0, False)
     body["usage"] = {"prompt_tokens": True, "completion_tokens": -5}
-    assert reply_parts(json.dumps(body).encode()) == ('{"ok": 1}', 0, 0)
+    assert reply_parts(json.dumps(body).encode()) == ('{"ok": 1}', 0, 0, False)
 
 
 @pytest.mark.parametrize(

@@ -132,7 +132,9 @@ def test_failures_become_nulls_with_reasons() -> None:
     assert report.scores("mrr") == [0.5, 1.0, 0.0]  # other metrics unaffected
     assert report.summary()["Flaky"] == {
         "mean": None, "count": 0, "null": 3, "ci95_low": None, "ci95_high": None,
+        "ci_note": None, "small_sample": True, "scale": None,
     }  # fmt: skip
+    assert report.summary()["mrr"]["scale"] == "0–1"  # a built-in metric declares its scale
 
 
 def test_metric_without_scoring_method_is_rejected() -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from ragmeter import ConfigError, EvaluationReport, ResultRecord, evaluate
 from ragmeter.reports.html import ITEMS_SHOWN, MAX_WORST, render_html
-from ragmeter.reports.html_text import TEXT
+from ragmeter.reports.html_text import TEXT, Language
 from ragmeter.wire import MetricComparison
 
 HOSTILE = '<script>alert(1)</script><img src="https://evil.example/x.png" onerror="x()">'
@@ -177,8 +177,11 @@ def test_a_comparison_shows_both_means_the_difference_and_the_verdict() -> None:
             ci95_low=-0.45,
             ci95_high=-0.15,
             p_value=0.004,
-            p_holm=0.008,
+            p_adjusted=0.008,
             verdict="worse",
+            family=2,
+            ci_level=0.975,
+            scale="0–1",
             **common,
         ),
         MetricComparison(
@@ -198,6 +201,51 @@ def test_a_comparison_shows_both_means_the_difference_and_the_verdict() -> None:
     assert "<span class='badge worse'>▼ worse</span>" in page
     assert "no row id is scored in both runs" in page  # no verdict without pairs: the note
     assert TEXT["en"]["noRegression"] in page
+    # the header names the correction, and the note says what it means
+    assert "<th class='num'>95% family-wise CI</th>" in page
+    assert "<th class='num'>p (Bonferroni)</th>" in page
+    assert "corrected together for the 2 metrics compared (Bonferroni)" in page
+    assert "each interval is made at 97.5%" in page
+    assert "mrr <span class='muted'>(0–1)</span>" in page
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_no_evidence_equivalence_and_a_flat_interval_read_right(language: Language) -> None:
+    report = _report([_record(0, "mrr", 0.5)], ["mrr"])
+    base = {"base_mean": 0.5, "other_mean": 0.5, "delta": 0.0, "ci95_low": 0.0}
+    common = {"better": 0, "worse": 0, "same": 24, "paired": 24, "family": 2, "ci_level": 0.975}
+    compared = [
+        MetricComparison(
+            metric_name="hit_rate",
+            ci95_high=0.0,
+            p_value=1.0,
+            p_adjusted=1.0,
+            verdict="no_evidence",
+            ci_note="interval not informative: all 24 values equal",
+            small_sample=True,
+            **base,
+            **common,
+        ),
+        MetricComparison(
+            metric_name="mrr",
+            ci95_high=0.01,
+            p_value=0.9,
+            p_adjusted=1.0,
+            verdict="equivalent",
+            margin=0.02,
+            **base,
+            **common,
+        ),
+    ]
+    page = render_html(report, title="t", comparison=compared, language=language)
+    text = TEXT[language]
+    assert text["notInformative"].format(n=24) in page
+    # the summary's one-row interval too, with the reason under the table
+    assert text["notInformative"].format(n=1) in page and text["notInformativeNote"] in page
+    assert "0.0000 – 0.0000" not in page  # the flat interval is not shown as one
+    assert f"{text['no_evidence']}</span>" in page
+    assert f"{text['equivalent'].format(margin='0.02')}</span>" in page
+    assert ">same<" not in page and "无显著差异" not in page
 
 
 def test_chinese_text_and_bad_options(tmp_path: Path) -> None:

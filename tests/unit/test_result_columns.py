@@ -58,6 +58,9 @@ def test_a_columns_report_answers_as_a_records_report(tmp_path: Path) -> None:
         assert report.scores(name) == again.scores(name)
         assert report.results(name) == again.results(name)
     assert report.errors() == again.errors() and len(report.errors()) == 2
+    # the scales come from the metrics, which a report of bare records does not have
+    assert report.scales == {"mrr": "0–1", "hit_rate@1": "0–1"} and again.scales == {}
+    again.scales = report.scales
     assert report.summary(resamples=50) == again.summary(resamples=50)
     assert report.to_pandas().equals(again.to_pandas())
     a, b = report.to_jsonl(tmp_path / "a.jsonl"), again.to_jsonl(tmp_path / "b.jsonl")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -20,9 +20,12 @@ from rich.progress import (
 from rich.table import Table
 
 from ragmeter.reports import EvaluationReport
+from ragmeter.reports.stats import SMALL_SAMPLE
 
 __all__ = [
+    "ci_text",
     "comparison_table",
+    "named",
     "null_reasons",
     "progress_bar",
     "progress_bars",
@@ -59,38 +62,50 @@ def progress_bars(
         yield [functools.partial(progress.advance, task) for task in tasks]
 
 
-def _fmt(value: float | int | None, digits: int = 4) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
+def _fmt(value: object, digits: int = 4) -> str:
+    return f"{value:.{digits}f}" if isinstance(value, int | float) else "—"
+
+
+def named(name: str, scale: object) -> str:
+    """A metric's name with its scale, ``mrr (0-1)``, where the scale is known."""
+    return f"{name} ({scale})" if scale else name
+
+
+def ci_text(stats: Mapping[str, Any], digits: int = 4, joiner: str = " – ") -> str:
+    """A summary's 95% CI, or "not informative" with the count when ``ci_note`` flags it
+    (fewer than 30 values, or all equal): a one-row interval ``0.333-0.333`` says nothing."""
+    if stats.get("ci95_low") is None:
+        return "—"
+    if stats.get("ci_note"):
+        return f"not informative (n={stats['count']})"
+    return f"{_fmt(stats['ci95_low'], digits)}{joiner}{_fmt(stats['ci95_high'], digits)}"
 
 
 def summary_table(report: EvaluationReport, title: str | None = None) -> Table:
     table = Table(title=title, title_justify="left")
-    table.add_column("metric", style="bold")
+    table.add_column("metric (scale)", style="bold")
     table.add_column("mean", justify="right")
     table.add_column("95% CI", justify="right")
     table.add_column("scored", justify="right")
     table.add_column("null", justify="right")
     for name, stats in report.summary().items():
-        ci = (
-            "—"
-            if stats["ci95_low"] is None
-            else f"{stats['ci95_low']:.4f} – {stats['ci95_high']:.4f}"
-        )
         nulls = int(stats["null"] or 0)
         table.add_row(
-            name,
+            named(name, stats.get("scale")),
             _fmt(stats["mean"]),
-            ci,
+            f"[dim]{ci_text(stats)}[/]" if stats.get("ci_note") else ci_text(stats),
             str(stats["count"]),
             f"[yellow]{nulls}[/]" if nulls else "0",
         )
+    if any(stats.get("ci_note") for stats in report.summary().values()):
+        table.caption = f"not informative: fewer than {SMALL_SAMPLE} scores, or all equal"
     return table
 
 
 def comparison_table(reports: Sequence[tuple[str, EvaluationReport]], title: str) -> Table:
     """Means of several reports side by side, with the change from the first."""
     table = Table(title=title, title_justify="left")
-    table.add_column("metric", style="bold")
+    table.add_column("metric (scale)", style="bold")
     for label, _ in reports:
         table.add_column(label, justify="right")
     if len(reports) > 1:
@@ -101,37 +116,37 @@ def comparison_table(reports: Sequence[tuple[str, EvaluationReport]], title: str
         cells = [_fmt(m) for m in means]
         if len(reports) > 1:
             first, last = means[0], means[-1]
-            if first is None or last is None:
+            if not isinstance(first, int | float) or not isinstance(last, int | float):
                 cells.append("—")
             else:
                 delta = float(last) - float(first)
                 colour = "green" if delta > 0 else "red" if delta < 0 else "white"
                 cells.append(f"[{colour}]{delta:+.4f}[/]")
-        table.add_row(name, *cells)
+        table.add_row(named(name, summaries[0][name].get("scale")), *cells)
     return table
 
 
 def side_by_side_table(reports: Sequence[tuple[str, EvaluationReport]], title: str) -> Table:
     """Each metric's mean and 95% CI under several targets (retrievers), best in bold."""
     table = Table(title=title, title_justify="left")
-    table.add_column("metric", style="bold")
+    table.add_column("metric (scale)", style="bold")
     for label, _ in reports:
         table.add_column(label, justify="right")
     summaries = [report.summary() for _, report in reports]
     for name in reports[0][1].metric_names:
         means = [s[name]["mean"] for s in summaries]
-        best = max((float(m) for m in means if m is not None), default=None)
+        best = max((float(m) for m in means if isinstance(m, int | float)), default=None)
         cells = []
         for stats, mean in zip(summaries, means, strict=True):
             text = _fmt(mean)
             if stats[name]["ci95_low"] is not None:
-                text += f" [dim]({stats[name]['ci95_low']:.3f}–{stats[name]['ci95_high']:.3f})[/]"
+                text += f" [dim]({ci_text(stats[name], 3, '–')})[/]"
             if stats[name]["null"]:
                 text += f" [yellow]{stats[name]['null']} null[/]"
-            if mean is not None and best is not None and float(mean) == best and len(reports) > 1:
+            if isinstance(mean, int | float) and float(mean) == best and len(reports) > 1:
                 text = f"[bold green]{text}[/]"
             cells.append(text)
-        table.add_row(name, *cells)
+        table.add_row(named(name, summaries[0][name].get("scale")), *cells)
     return table
 
 
@@ -159,4 +174,7 @@ def usage_line(usage: dict[str, float], rows: int, seconds: float) -> str:
         parts.append(f"{usage['reasks']:g} re-asks")
     parts.append(f"{usage.get('embedding_requests', 0.0):g} embedding calls")
     parts.append(f"{seconds:.1f}s ({rows / seconds if seconds else 0:.1f} rows/s)")
-    return " · ".join(parts)
+    line = " · ".join(parts)
+    if usage.get("scripted"):
+        line += "\nscripted judge: these scores come from ragmeter's judge-server, not a model"
+    return line

@@ -44,7 +44,13 @@ class _Commands(LazyGroup):
         "runs": LazyTyper(
             "ragmeter.cli.runs",
             "runs_app",
-            "Stored runs (from ragmeter eval and serve): list, show, results, cancel, resume.",
+            "Stored runs (from ragmeter eval and serve): list, show, compare, name, tag, archive, "
+            "remove, results, cancel, resume.",
+        ),
+        "datasets": LazyTyper(
+            "ragmeter.cli.datasets",
+            "datasets_app",
+            "Stored datasets and their versions: list, show, rm.",
         ),
         "testset": LazyTyper(
             "ragmeter.cli.testset",

@@ -17,6 +17,8 @@ __all__ = ["eval_command"]
 
 #: where ``--help`` lists the options of TREC files
 _TREC = "TREC files"
+#: where ``--help`` lists what a stored run is called
+_RUN = "Stored run"
 
 
 @handles_errors
@@ -181,6 +183,33 @@ def eval_command(
             "compare and gates). By default a TREC evaluation keeps nothing, as trec_eval.",
         ),
     ] = False,
+    name: Annotated[
+        str | None,
+        typer.Option(
+            help="Call the stored run this (default: the dataset's name, with the retriever "
+            "when several are compared); with several retrievers each run is NAME-RETRIEVER.",
+            rich_help_panel=_RUN,
+        ),
+    ] = None,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tag",
+            help="Tag the stored run (repeatable), e.g. --tag nightly.",
+            rich_help_panel=_RUN,
+        ),
+    ] = None,
+    note: Annotated[
+        str | None, typer.Option(help="A note kept with the stored run.", rich_help_panel=_RUN)
+    ] = None,
+    dataset_name: Annotated[
+        str | None,
+        typer.Option(
+            help="Keep the rows as this dataset (default: the file's name without extension). "
+            "The same rows reuse the stored version; changed rows become its next version.",
+            rich_help_panel=_RUN,
+        ),
+    ] = None,
     rule: Annotated[
         list[str] | None,
         typer.Option(
@@ -292,6 +321,10 @@ def eval_command(
             repeats=repeats,
             relevance_level=relevance_level,
             no_relevant=no_relevant,
+            name=name,
+            tags=tuple(tag or ()),
+            note=note or "",
+            dataset_name=dataset_name,
         )
     )
     if prepared is not None:

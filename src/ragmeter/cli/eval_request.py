@@ -51,6 +51,12 @@ class EvalRequest:
     #: score the rows this many times, each repeat's judge requests with their own seed,
     #: and report the mean (``runs.repeats``)
     repeats: int = 1
+    #: what to call the stored run (None: the dataset's name), its tags and note
+    name: str | None = None
+    tags: tuple[str, ...] = ()
+    note: str = ""
+    #: the stored dataset the rows are kept as (None: the file's name)
+    dataset_name: str | None = None
 
 
 #: how the command line names a judge, added to "metrics X need a judge model"

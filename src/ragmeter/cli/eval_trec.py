@@ -15,6 +15,7 @@ from rich.markup import escape
 
 from ragmeter._specs import split_specs
 from ragmeter.cli._common import console, err_console
+from ragmeter.cli._render import ci_text
 from ragmeter.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -132,8 +133,8 @@ def trec_summary_table(result: TrecEvaluation, title: str) -> Table:
             continue  # runid is in the title; relstring has no all line
         stats = summary[measure.spec]
         ci = "—"
-        if measure.aggregate == "mean" and stats["ci95_low"] is not None:
-            ci = f"{stats['ci95_low']:.4f} – {stats['ci95_high']:.4f}"
+        if measure.aggregate == "mean":
+            ci = ci_text(stats)
         shown = str(value) if isinstance(value, int | str) else f"{value:.4f}"
         table.add_row(measure.name, shown, ci, measure.spec)
     return table

@@ -3,7 +3,8 @@ one or several retrievers side by side) or the ``app`` scene (``--app``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NoReturn, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
@@ -21,13 +22,12 @@ from ragmeter.runs.config import (
     DEFAULT_RECALL_TOP_K,
     ROWS_PER_REQUEST,
     AppTargetConfig,
-    EmbedderConfig,
     EvaluationConfig,
-    JudgeConfig,
-    NoTarget,
     SpaceTargetConfig,
-    TargetConfig,
+    parse_config,
 )
+from ragmeter.runs.lineage import RunLabels
+from ragmeter.runs.lineage import label as target_label
 
 if TYPE_CHECKING:
     from ragmeter.embeddings.process import ProcessEmbedder
@@ -45,11 +45,25 @@ __all__ = [
 ]
 
 
+#: what the command line calls the config's fields, in errors (``runs.config.parse_config``)
+OPTION_NAMES = {
+    "plan": "--plan",
+    "language": "--language",
+    "top_k": "--top-k",
+    "target.top_k": "--top-k",
+    "target.retriever": "--retriever",
+    "target.score_threshold": "--score-threshold",
+    "relevance_level": "--relevance-level",
+    "no_relevant": "--no-relevant",
+    "judge.max_concurrency": "--max-concurrency",
+    "judge.timeout": "--judge-timeout",
+    "concurrency": "--max-concurrency",
+}
+
+
 def _check(request: EvalRequest) -> None:
-    if request.plan not in (None, "fused", "separate"):
-        raise ConfigError(f"--plan must be fused or separate, got {request.plan!r}")
-    if request.language not in (None, "auto", "en", "zh"):
-        raise ConfigError(f"--language must be auto, en or zh, got {request.language!r}")
+    """What only the command line's options can get wrong together (the config checks each
+    value: ``eval_config``)."""
     if request.judge_base_url is not None and request.judge_model is None:
         raise ConfigError("--judge-base-url needs --judge-model, the model id to ask")
     if request.space is None and request.app is None:
@@ -77,8 +91,6 @@ def evaluate_request(request: EvalRequest) -> tuple[Reports, list[Disagreement]]
     """``run_eval``, and with ``--repeats`` the rows whose repeats disagree (the reports
     then hold the mean over the repeats)."""
     request = apply_request_body(request)
-    if request.no_relevant not in (None, "null", "zero"):
-        raise ConfigError(f"--no-relevant must be null or zero, got {request.no_relevant!r}")
     if not request.metrics.strip():
         raise ConfigError(
             "no metrics: give --metrics (e.g. -m mrr,ndcg@10), or evaluate_metrics in a "
@@ -97,48 +109,51 @@ def evaluate_request(request: EvalRequest) -> tuple[Reports, list[Disagreement]]
     return reports, flaky
 
 
-def _target(request: EvalRequest, retriever: str | None) -> TargetConfig:
+def _target(request: EvalRequest, retriever: str | None) -> dict[str, Any]:
     if request.app is not None:
-        return AppTargetConfig(app=request.app, space=request.space)
+        return {"kind": "app", "app": request.app, "space": request.space}
     if request.space is not None:
-        return SpaceTargetConfig(
-            space=request.space,
-            retriever=cast(Any, retriever or "vector"),
-            top_k=request.top_k or DEFAULT_RECALL_TOP_K,
-            score_threshold=request.score_threshold,
-        )
-    return NoTarget()
+        return {
+            "kind": "space",
+            "space": request.space,
+            "retriever": retriever or "vector",
+            "top_k": request.top_k or DEFAULT_RECALL_TOP_K,
+            "score_threshold": request.score_threshold,
+        }
+    return {"kind": "none"}
 
 
 def eval_config(request: EvalRequest, retriever: str | None = None) -> EvaluationConfig:
-    """What ``ragmeter eval`` was asked to do, as the config its run keeps."""
+    """What ``ragmeter eval`` was asked to do, as the config its run keeps; a bad value is
+    exit 2 naming its option."""
     judge = None
     if request.judge_model is not None:
-        judge = JudgeConfig(
-            model=request.judge_model,
-            base_url=request.judge_base_url,
-            api_key_env=request.judge_api_key_env,
-            timeout=request.judge_timeout,
-            cache=not request.no_cache,
-            max_concurrency=request.max_concurrency,
-        )
-    return EvaluationConfig(
-        metrics=tuple(split_specs(request.metrics)),
-        target=_target(request, retriever),
-        judge=judge,
-        judge_prompt=request.judge_prompt,
-        embedder=EmbedderConfig(
-            model=request.embedding_model,
-            base_url=request.embedding_base_url,
-            api_key_env=request.embedding_api_key_env,
-        ),
-        top_k=request.top_k,
-        plan=cast(Any, request.plan or "fused"),
-        language=cast(Any, request.language or "auto"),
-        relevance_level=request.relevance_level or 1,
-        no_relevant=cast(Any, request.no_relevant or "null"),
-        concurrency=request.max_concurrency * (ROWS_PER_REQUEST if judge is not None else 1),
-    )
+        judge = {
+            "model": request.judge_model,
+            "base_url": request.judge_base_url,
+            "api_key_env": request.judge_api_key_env,
+            "timeout": request.judge_timeout,
+            "cache": not request.no_cache,
+            "max_concurrency": request.max_concurrency,
+        }
+    values = {
+        "metrics": tuple(split_specs(request.metrics)),
+        "target": _target(request, retriever),
+        "judge": judge,
+        "judge_prompt": request.judge_prompt,
+        "embedder": {
+            "model": request.embedding_model,
+            "base_url": request.embedding_base_url,
+            "api_key_env": request.embedding_api_key_env,
+        },
+        "top_k": request.top_k,
+        "plan": request.plan or "fused",
+        "language": request.language or "auto",
+        "relevance_level": request.relevance_level or 1,
+        "no_relevant": request.no_relevant or "null",
+        "concurrency": request.max_concurrency * (ROWS_PER_REQUEST if judge is not None else 1),
+    }
+    return parse_config(values, OPTION_NAMES)
 
 
 def _stages(plan: RunPlan, label: str) -> list[tuple[str, int]]:
@@ -157,9 +172,12 @@ def _interrupted(run_id: str | None) -> NoReturn:
     raise typer.Exit(130)
 
 
-def _execute(plan: RunPlan, label: str, kb: KnowledgeBase | None) -> EvaluationReport:
-    """One evaluation through the executor, with progress bars; stored unless ``kb`` is None.
-    Ctrl-C stops a stored run keeping its finished rows, and says how to resume it."""
+def _execute(
+    plan: RunPlan, label: str, kb: KnowledgeBase | None, stored: _Stored | None = None
+) -> EvaluationReport:
+    """One evaluation through the executor, with progress bars; stored unless ``kb`` is None
+    (as ``stored`` says). Ctrl-C stops a stored run keeping its finished rows, and says how
+    to resume it."""
     import uuid
 
     from ragmeter._sync import run_sync
@@ -170,7 +188,10 @@ def _execute(plan: RunPlan, label: str, kb: KnowledgeBase | None) -> EvaluationR
     try:
         with progress_bars(console, _stages(plan, label)) as advances:
             progress = Progress(advances[0] if plan.target is not None else None, advances[-1])
-            report = run_sync(run_plan(plan, progress, kb=kb, name=run_id))
+            labels, dataset = (None, None) if stored is None else (stored.labels, stored.dataset)
+            report = run_sync(
+                run_plan(plan, progress, kb=kb, name=run_id, labels=labels, dataset_name=dataset)
+            )
     except RunStopped as exc:
         if exc.state != "cancelled":  # a judge or app that failed: exit 1, naming it
             raise
@@ -178,10 +199,32 @@ def _execute(plan: RunPlan, label: str, kb: KnowledgeBase | None) -> EvaluationR
     except KeyboardInterrupt:
         _interrupted(run_id)
     if report.run_id is not None:
+        called = (
+            "" if stored is None or stored.labels.name is None else f" as '{stored.labels.name}'"
+        )
         console.print(
-            f"run {report.run_id} stored (ragmeter runs show {report.run_id})", highlight=False
+            f"run {report.run_id} stored{called}: {target_label(plan.config)} "
+            f"(ragmeter runs show {report.run_id})",
+            highlight=False,
         )
     return report
+
+
+@dataclass(frozen=True)
+class _Stored:
+    """What a stored run of ``ragmeter eval`` is called, and its dataset's name."""
+
+    labels: RunLabels
+    dataset: str | None
+
+
+def _stored_as(request: EvalRequest, retriever: str | None, several: bool) -> _Stored:
+    from ragmeter.runs.lineage import dataset_name_of
+
+    dataset = request.dataset_name or dataset_name_of(str(request.data))
+    base = request.name or dataset
+    name = f"{base}-{retriever}" if several and base else base
+    return _Stored(RunLabels(name=name, tags=request.tags, note=request.note), dataset)
 
 
 def _label(plan: RunPlan) -> str:
@@ -288,9 +331,11 @@ def _run_local(request: EvalRequest) -> tuple[Reports, list[Disagreement]]:
     helper = _embed_in_helper(plans)
     reports: Reports = []
     flaky: list[Disagreement] = []
+    several = len(plans) > 1
     try:
-        for plan in plans:
-            report = _execute(plan, _label(plan), None if request.no_store else kb)
+        for plan, retriever in zip(plans, retrievers, strict=True):
+            stored = _stored_as(request, retriever, several)
+            report = _execute(plan, _label(plan), None if request.no_store else kb, stored)
             if request.repeats > 1:
                 report, flaky = _repeat(request, plans, report, kb)
             reports.append((report.target or "", report))

@@ -17,6 +17,7 @@ from ragmeter.config import load_settings
 from ragmeter.errors import ConfigError
 from ragmeter.reports import EvaluationReport
 from ragmeter.runs.gate_output import (
+    dataset_rows_text,
     junit_xml,
     markdown,
     value_text,
@@ -100,6 +101,9 @@ def _print(result: GateResult) -> None:
         verdict = "[green]pass[/]" if o.passed else "[bold red]FAIL[/]"
         bound = f"{o.rule.op} {o.rule.bound:g}"
         table.add_row(escape(o.rule.name), value_text(o.value), bound, verdict, escape(o.detail))
+    versions = dataset_rows_text(result)
+    if versions is not None:
+        console.print(f"[yellow]{escape(versions)}[/]", highlight=False)
     console.print(table)
     for o in result.failed:
         if not o.rows:

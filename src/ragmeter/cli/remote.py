@@ -14,6 +14,7 @@ from ragmeter.client import ClientError
 from ragmeter.client._base import KEY_ENV
 from ragmeter.errors import ConfigError, RagmeterError
 from ragmeter.knowledge import parse_retrievers
+from ragmeter.metrics.scales import scale_labels
 from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.runs.request import MAX_PARALLEL
 from ragmeter.runs.scoring import check_judge, resolve_metrics
@@ -122,7 +123,9 @@ def _report(client: Client, run_id: str, rows: int) -> EvaluationReport:
     seconds = 0.0
     if info.started_at is not None and info.finished_at is not None:
         seconds = (info.finished_at - info.started_at).total_seconds()
-    return EvaluationReport(records, info.metrics, rows, seconds, usage=info.cost or None)
+    report = EvaluationReport(records, info.metrics, rows, seconds, usage=info.cost or None)
+    report.scales = scale_labels(info.metrics)
+    return report
 
 
 def _one_run(client: Client, body: dict[str, Any], label: str) -> EvaluationReport:

@@ -1,5 +1,6 @@
 """``ragmeter report``: a stored run as one self-contained HTML file, optionally against a
-baseline run (paired differences, Holm-corrected p-values, the rows that regressed most)."""
+baseline run (paired differences with 95% family-wise intervals and Bonferroni-adjusted
+p-values, the rows that regressed most)."""
 
 from __future__ import annotations
 

@@ -288,11 +288,15 @@ async def _generate(
 def _store(rows: list[dict[str, Any]], name: str, out: Path) -> None:
     from ragmeter.config import load_settings
     from ragmeter.datasets.row import row_from_mapping
+    from ragmeter.runs.lineage import shown_source
     from ragmeter.runs.store import RunStore
     from ragmeter.store import open_store
 
-    checked = (row_from_mapping(r, i, source=str(out)).to_raw() for i, r in enumerate(rows))
-    record = RunStore(open_store(load_settings().store_url())).add_dataset(
-        checked, name=name, source=str(out)
+    checked = [row_from_mapping(r, i, source=str(out)).to_raw() for i, r in enumerate(rows)]
+    runs = RunStore(open_store(load_settings().store_url()))
+    record, new = runs.keep_dataset(checked, name=name, source=shown_source(str(out)))
+    kept = "stored as" if new else "the same rows as"
+    console.print(
+        f"{kept} dataset '{name}' version {record.version} ({record.row_count} rows)",
+        highlight=False,
     )
-    console.print(f"stored as dataset '{name}' ({record.row_count} rows)", highlight=False)

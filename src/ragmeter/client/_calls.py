@@ -26,8 +26,10 @@ from ragmeter.wire import (
     PromptOut,
     ResultItem,
     RowDetail,
+    RunChanges,
     RunCreated,
     RunInfo,
+    RunUpdate,
     SceneInfo,
     SpaceInfo,
     TestsetCreate,
@@ -124,11 +126,32 @@ def get_run(run_id: str) -> Call[RunInfo]:
     return Call("GET", f"/evaluate/runs/{run_id}", _model(RunInfo))
 
 
-def list_runs(offset: int, limit: int, state: str | None) -> Call[Page[RunInfo]]:
-    params: dict[str, Any] = {"offset": offset, "limit": limit}
+def list_runs(
+    offset: int,
+    limit: int,
+    state: str | None,
+    tags: Sequence[str] = (),
+    archived: str = "no",
+) -> Call[Page[RunInfo]]:
+    params: dict[str, Any] = {"offset": offset, "limit": limit, "archived": archived}
     if state:
         params["state"] = state
+    if tags:
+        params["tag"] = list(tags)
     return Call("GET", "/evaluate/runs", _model(Page[RunInfo]), params=params)
+
+
+def update_run(run_id: str, update: RunUpdate) -> Call[RunInfo]:
+    body = update.model_dump(exclude_none=True)
+    return Call("PATCH", f"/evaluate/runs/{run_id}", _model(RunInfo), json=body)
+
+
+def delete_run(run_id: str) -> Call[RunInfo]:
+    return Call("DELETE", f"/evaluate/runs/{run_id}", _model(RunInfo))
+
+
+def run_changes(run_id: str, other_id: str) -> Call[RunChanges]:
+    return Call("GET", f"/evaluate/runs/{run_id}/changes/{other_id}", _model(RunChanges))
 
 
 def results_page(run_id: str, offset: int, limit: int) -> Call[Page[ResultItem]]:
@@ -141,10 +164,11 @@ def run_row(run_id: str, row_index: int) -> Call[RowDetail]:
 
 
 def compare_runs(
-    run_id: str, other_id: str, alpha: float | None = None
+    run_id: str, other_id: str, alpha: float | None = None, margin: float | None = None
 ) -> Call[list[MetricComparison]]:
     path = f"/evaluate/runs/{run_id}/compare/{other_id}"
-    params = None if alpha is None else {"alpha": alpha}
+    asked = {"alpha": alpha, "margin": margin}
+    params = {k: v for k, v in asked.items() if v is not None} or None
     return Call("GET", path, _model(list[MetricComparison]), params=params)
 
 
@@ -282,6 +306,14 @@ def datasets(offset: int, limit: int) -> Call[Page[DatasetOut]]:
 
 def dataset(key: str | int) -> Call[DatasetOut]:
     return Call("GET", f"/datasets/{key}", _model(DatasetOut))
+
+
+def dataset_versions(key: str | int) -> Call[list[DatasetOut]]:
+    return Call("GET", f"/datasets/{key}/versions", _model(list[DatasetOut]))
+
+
+def delete_dataset(key: str | int) -> Call[DatasetOut]:
+    return Call("DELETE", f"/datasets/{key}", _model(DatasetOut))
 
 
 def dataset_rows(key: str | int, offset: int, limit: int) -> Call[Page[dict[str, Any]]]:

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from time import sleep
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import httpx
 
@@ -31,8 +31,10 @@ from ragmeter.wire import (
     PromptOut,
     ResultItem,
     RowDetail,
+    RunChanges,
     RunCreated,
     RunInfo,
+    RunUpdate,
     SceneInfo,
     SpaceInfo,
     TestsetCreate,
@@ -115,8 +117,43 @@ class Runs:
     def get(self, run_id: str) -> RunInfo:
         return self._c.send(calls.get_run(run_id))
 
-    def list(self, offset: int = 0, limit: int = 50, state: str | None = None) -> Page[RunInfo]:
-        return self._c.send(calls.list_runs(offset, limit, state))
+    def list(
+        self,
+        offset: int = 0,
+        limit: int = 50,
+        state: str | None = None,
+        *,
+        tags: Sequence[str] = (),
+        archived: Literal["no", "yes", "all"] = "no",
+    ) -> Page[RunInfo]:
+        """Runs, newest first: of a ``state``, with every one of ``tags``; archived ones
+        only with ``archived="yes"`` (``"all"``: both)."""
+        return self._c.send(calls.list_runs(offset, limit, state, tags, archived))
+
+    def update(
+        self,
+        run_id: str,
+        *,
+        name: str | None = None,
+        note: str | None = None,
+        archived: bool | None = None,
+        add_tags: Sequence[str] = (),
+        remove_tags: Sequence[str] = (),
+    ) -> RunInfo:
+        """Rename a run, change its note, (un)archive it, add or remove tags."""
+        update = RunUpdate(
+            name=name, note=note, archived=archived,
+            add_tags=list(add_tags), remove_tags=list(remove_tags),
+        )  # fmt: skip
+        return self._c.send(calls.update_run(run_id, update))
+
+    def delete(self, run_id: str) -> RunInfo:
+        """Delete a finished, failed or cancelled run with its results."""
+        return self._c.send(calls.delete_run(run_id))
+
+    def changes(self, run_id: str, other_id: str) -> RunChanges:
+        """What differs between two runs: their lineage, and their datasets' rows."""
+        return self._c.send(calls.run_changes(run_id, other_id))
 
     def results_page(self, run_id: str, offset: int = 0, limit: int = 100) -> Page[ResultItem]:
         return self._c.send(calls.results_page(run_id, offset, limit))
@@ -162,12 +199,19 @@ class Runs:
             sleep(poll)
 
     def compare(
-        self, run_id: str, other_id: str, *, alpha: float | None = None
+        self,
+        run_id: str,
+        other_id: str,
+        *,
+        alpha: float | None = None,
+        margin: float | None = None,
     ) -> builtins.list[MetricComparison]:
-        """Per metric: both means, the paired difference (other - base) with its CI, its
-        p-value (Holm-corrected across metrics too) and better/worse/same at ``alpha``
-        (the server's default 0.05 when not given)."""
-        return self._c.send(calls.compare_runs(run_id, other_id, alpha))
+        """Per metric: both means, the paired difference (other - base) with its 95%
+        family-wise CI and p-value (both Bonferroni-corrected across the metrics) and the
+        verdict at ``alpha`` (the server's default 0.05 when not given): better, worse,
+        no_evidence, or equivalent when ``margin`` (in the metrics' units) is given and the
+        interval lies inside +-margin."""
+        return self._c.send(calls.compare_runs(run_id, other_id, alpha, margin))
 
     def cancel(self, run_id: str) -> RunInfo:
         return self._c.send(calls.cancel_run(run_id))
@@ -344,6 +388,14 @@ class Datasets:
 
     def get(self, dataset: str | int) -> DatasetOut:
         return self._c.send(calls.dataset(dataset))
+
+    def versions(self, dataset: str | int) -> builtins.list[DatasetOut]:
+        """Every version of a dataset, newest first, each with its number of runs."""
+        return self._c.send(calls.dataset_versions(dataset))
+
+    def delete(self, dataset: str | int) -> DatasetOut:
+        """Forget a dataset (every version; ``NAME@VERSION``: one)."""
+        return self._c.send(calls.delete_dataset(dataset))
 
     def rows(self, dataset: str | int, offset: int = 0, limit: int = 100) -> Page[dict[str, Any]]:
         return self._c.send(calls.dataset_rows(dataset, offset, limit))

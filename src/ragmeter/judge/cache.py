@@ -38,6 +38,8 @@ class CachedReply:
     content: str
     prompt_tokens: int
     completion_tokens: int
+    #: made by ragmeter's scripted judge
+    scripted: bool = False
 
 
 class JudgeCache:
@@ -54,7 +56,9 @@ class JudgeCache:
             raise StoreError(f"judge cache read failed: {exc}") from exc
         if entry is None:
             return None
-        return CachedReply(entry.content, entry.prompt_tokens, entry.completion_tokens)
+        return CachedReply(
+            entry.content, entry.prompt_tokens, entry.completion_tokens, bool(entry.scripted)
+        )
 
     def put(self, key: str, model: str, base_url: str, reply: CachedReply) -> None:
         values = {
@@ -64,6 +68,7 @@ class JudgeCache:
             "content": reply.content,
             "prompt_tokens": reply.prompt_tokens,
             "completion_tokens": reply.completion_tokens,
+            "scripted": reply.scripted,
         }
         try:
             with self.store.session() as session:

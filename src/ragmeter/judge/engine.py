@@ -94,6 +94,8 @@ class JudgeEngine:
         self.settings = settings
         self.cache = cache
         self.total = Usage()
+        #: whether this endpoint is ragmeter's scripted judge (its replies say so)
+        self.scripted = False
         self._mode: StructuredMode = settings.structured
         self._client: ChatClient | None = None
         self._probe: asyncio.Lock | None = None
@@ -225,7 +227,7 @@ class JudgeEngine:
                 except _Unusable:
                     pass  # the expected reply changed shape: ask again
                 else:
-                    self._count(usage, cached=1)
+                    self._count(usage, cached=1, scripted=float(hit.scripted))
                     return value
         conversation = list(messages)
         problem = ""
@@ -246,7 +248,7 @@ class JudgeEngine:
                 ]
                 continue
             if self.cache is not None:
-                reply = CachedReply(content, prompt_tokens, completion_tokens)
+                reply = CachedReply(content, prompt_tokens, completion_tokens, self.scripted)
                 await asyncio.to_thread(
                     self.cache.put, key, self.settings.model, self.settings.base_url, reply
                 )
@@ -407,7 +409,10 @@ class JudgeEngine:
     def _read(
         self, body: bytes, messages: list[dict[str, str]], usage: Usage
     ) -> tuple[str, int, int]:
-        content, prompt_tokens, completion_tokens = reply_parts(body)
+        content, prompt_tokens, completion_tokens, scripted = reply_parts(body)
+        if scripted:
+            self.scripted = True
+            self._count(usage, scripted=1)
         if prompt_tokens is None or completion_tokens is None:
             # the server did not say: estimate, so the counters are never blank
             prompt_tokens = sum(count_tokens(m["content"]) for m in messages)

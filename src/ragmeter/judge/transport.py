@@ -11,7 +11,11 @@ import threading
 from types import ModuleType
 from typing import Any
 
-__all__ = ["import_transport", "reply_parts"]
+__all__ = ["SCRIPTED_FINGERPRINT", "import_transport", "reply_parts"]
+
+#: the ``system_fingerprint`` of every reply of ragmeter's scripted judge (``judge-server``):
+#: scores it gave are marked as such wherever they are shown
+SCRIPTED_FINGERPRINT = "ragmeter-scripted-judge"
 
 _transport_lock = threading.Lock()
 _transport: concurrent.futures.Future[ModuleType] | None = None
@@ -40,16 +44,18 @@ def import_transport() -> concurrent.futures.Future[ModuleType]:
         return _transport
 
 
-def reply_parts(body: bytes) -> tuple[str, int | None, int | None]:
-    """A chat completion's first message content ("" when there is none) and its prompt and
-    completion tokens (None when the server did not say), read from the raw JSON body as
-    leniently as OpenAI's SDK reads it: a body that is not the expected shape has no content."""
+def reply_parts(body: bytes) -> tuple[str, int | None, int | None, bool]:
+    """A chat completion's first message content ("" when there is none), its prompt and
+    completion tokens (None when the server did not say) and whether ragmeter's scripted
+    judge made it, read from the raw JSON body as leniently as OpenAI's SDK reads it: a body
+    that is not the expected shape has no content."""
     try:
         reply = json.loads(body)
     except ValueError:
-        return "", None, None
+        return "", None, None, False
     if not isinstance(reply, dict):
-        return "", None, None
+        return "", None, None, False
+    scripted = reply.get("system_fingerprint") == SCRIPTED_FINGERPRINT
     content = ""
     choices = reply.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
@@ -58,11 +64,12 @@ def reply_parts(body: bytes) -> tuple[str, int | None, int | None]:
             content = message["content"]
     counted = reply.get("usage")
     if not isinstance(counted, dict):
-        return content, None, None
+        return content, None, None, scripted
     return (
         content,
         _count_of(counted.get("prompt_tokens")),
         _count_of(counted.get("completion_tokens")),
+        scripted,
     )
 
 

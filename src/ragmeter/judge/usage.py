@@ -20,6 +20,8 @@ class Usage:
     retries: float = 0
     reasks: float = 0
     embedding_requests: float = 0
+    #: replies (sent or cached) of ragmeter's scripted judge: scores no model gave
+    scripted: float = 0
 
     def add(self, other: Usage, share: float = 1.0) -> None:
         """Add ``other`` (or the ``share`` of it one consumer is charged) to these counters."""

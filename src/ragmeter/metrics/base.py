@@ -87,6 +87,9 @@ class EvaluationMetric(ABC, Generic[P, C]):
 
     #: One line shown by ``ragmeter metrics``; defaults to the docstring's first line.
     description: ClassVar[str] = ""
+    #: the range of a score, (low, high) with None for an unbounded end, shown beside the
+    #: metric's name (``0-1``); None: not declared (a user's metric may declare it)
+    scale: ClassVar[tuple[float | None, float | None] | None] = None
 
     _metric_name: str | None = None
 

@@ -13,7 +13,7 @@ from importlib.metadata import entry_points
 from typing import Any, TypeVar
 
 from ragmeter._specs import split_outside_brackets
-from ragmeter.errors import LimitError, MetricError, NotFoundError
+from ragmeter.errors import ConfigError, LimitError, MetricError, NotFoundError
 from ragmeter.metrics.base import EvaluationMetric
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "RegistryEntry",
     "UnknownMetricError",
     "create_metric",
+    "entry_of",
     "first_sentence",
     "metric_entries",
     "parse_metric_spec",
@@ -329,6 +330,15 @@ def parse_metric_spec(text: str) -> MetricSpec:
         _parse_params(params, text) if params is not None else (),
         _parse_k(k, text) if k is not None else None,
     )
+
+
+def entry_of(metric_name: str) -> RegistryEntry | None:
+    """The entry a result's metric name (a spec, a class name, a trec_eval name) resolves
+    to, or None when it names no registered metric."""
+    try:
+        return _resolve(parse_metric_spec(metric_name))[0]
+    except (MetricError, ConfigError, ValueError):
+        return None
 
 
 def create_metric(spec: str | MetricSpec, *, top_k: int | None = None) -> Any:

@@ -154,18 +154,37 @@ def _cost(report: ReportLike, text: Mapping[str, str]) -> list[tuple[str, str]]:
     ]
 
 
+def _named(name: str, scale: Any) -> str:
+    """A metric's name with its scale beside it (``mrr`` and a muted ``0-1``)."""
+    shown = f" <span class='muted'>({_e(scale)})</span>" if scale else ""
+    return f"{_e(name)}{shown}"
+
+
+def _interval(
+    low: float | None, high: float | None, note: Any, n: int, text: Mapping[str, str]
+) -> str:
+    """An interval, or "not informative (n=...)" where ``note`` flags it."""
+    if low is None or high is None:
+        return "–"
+    if note:
+        return f"<span class='muted' title='{_e(note)}'>{text['notInformative'].format(n=n)}</span>"
+    return f"{_num(low)} – {_num(high)}"
+
+
 def _summary(report: ReportLike, summary: Mapping[str, Any], text: Mapping[str, str]) -> str:
     head = _head(text, ("metric", "mean", "ci", "scored", "null"))
     lines = [f"<table><thead><tr>{head}</tr></thead><tbody>"]
     for name in report.metric_names:
         s = summary[name]
-        ci = f"{_num(s['ci95_low'])} – {_num(s['ci95_high'])}" if s["mean"] is not None else "–"
+        ci = _interval(s["ci95_low"], s["ci95_high"], s.get("ci_note"), s["count"], text)
         lines.append(
-            f"<tr><td>{_e(name)}</td><td class='num'>{_num(s['mean'])}</td>"
+            f"<tr><td>{_named(name, s.get('scale'))}</td><td class='num'>{_num(s['mean'])}</td>"
             f"<td class='num'>{ci}</td><td class='num'>{s['count']:,}</td>"
             f"<td class='num'>{s['null']:,}{_null_reasons(report, name, s['null'])}</td></tr>"
         )
     lines.append("</tbody></table>")
+    if any(summary[name].get("ci_note") for name in report.metric_names):
+        lines.append(f"<p class='muted'>{text['notInformativeNote']}</p>")
     return "".join(lines)
 
 
@@ -210,30 +229,48 @@ def _histogram(name: str, scores: list[float | None], text: Mapping[str, str]) -
     )
 
 
+def _percent(level: float) -> str:
+    return f"{100 * level:.4g}"
+
+
 def _comparison(comparison: Sequence[MetricComparison], text: Mapping[str, str]) -> str:
-    keys = ("metric", "baseMean", "candidateMean", "delta", "ci", "pHolm", "verdict", "paired")
-    head = _head(text, keys)
-    lines = [f"<table><thead><tr>{head}</tr></thead><tbody>"]
+    """The comparison table under a header naming its correction, as ``runs compare``."""
+    first = next((c for c in comparison if c.ci_level is not None), comparison[0])
+    family = first.correction == "bonferroni"
+    level = first.confidence
+    ci = text["ciFamily"].format(level=_percent(level)) if family else text["ciEach"]
+    labels = {**text, "ci": ci, "p": text["pAdjusted" if family else "pRaw"]}
+    keys = ("metric", "baseMean", "candidateMean", "delta", "ci", "p", "verdict", "paired")
+    lines = [f"<table><thead><tr>{_head(labels, keys)}</tr></thead><tbody>"]
     for c in comparison:
-        verdict = _verdict(c, text)
+        ci_shown = _interval(c.ci95_low, c.ci95_high, c.ci_note, c.paired, text)
         lines.append(
-            f"<tr><td>{_e(c.metric_name)}</td><td class='num'>{_num(c.base_mean)}</td>"
+            f"<tr><td>{_named(c.metric_name, c.scale)}</td><td class='num'>{_num(c.base_mean)}</td>"
             f"<td class='num'>{_num(c.other_mean)}</td><td class='num'>{_num(c.delta)}</td>"
-            f"<td class='num'>{_num(c.ci95_low)} – {_num(c.ci95_high)}</td>"
-            f"<td class='num'>{_num(c.p_holm)}</td>"
-            f"<td>{verdict}</td>"
-            f"<td class='num'>{c.paired:,}</td></tr>"
+            f"<td class='num'>{ci_shown}</td><td class='num'>{_num(c.p_adjusted)}</td>"
+            f"<td>{_verdict(c, text)}</td><td class='num'>{c.paired:,}</td></tr>"
         )
     lines.append("</tbody></table>")
+    if family:
+        said = text["correction"].format(
+            m=first.family, each=_percent(first.ci_level or 0.95), level=_percent(level)
+        )
+        if first.margin is not None:
+            said += text["margin"].format(margin=f"{first.margin:g}")
+        lines.append(f"<p class='muted'>{_e(said)}</p>")
     return "".join(lines)
+
+
+#: a verdict's mark on its badge
+_MARKS = {"better": "▲", "worse": "▼", "no_evidence": "·", "equivalent": "="}
 
 
 def _verdict(c: MetricComparison, text: Mapping[str, str]) -> str:
     """The verdict as a badge; a metric without pairs has none, and its note says why."""
     if c.verdict is None:
         return f"<span class='muted'>{_e(c.note or '–')}</span>"
-    mark = {"better": "▲", "worse": "▼", "same": "="}[c.verdict]
-    return f"<span class='badge {c.verdict}'>{mark} {text[c.verdict]}</span>"
+    said = text[c.verdict].format(margin=f"{c.margin:g}" if c.margin is not None else "")
+    return f"<span class='badge {c.verdict}'>{_MARKS[c.verdict]} {_e(said)}</span>"
 
 
 def _regressions(name: str, pairs: Sequence[RowPair], text: Mapping[str, str]) -> str:

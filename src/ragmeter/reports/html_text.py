@@ -13,8 +13,14 @@ TEXT: dict[Language, dict[str, str]] = {
     "en": {
         "report": "ragmeter report",
         "run": "Run",
+        "name": "Name",
+        "tags": "Tags",
+        "note": "Note",
         "dataset": "Dataset",
         "target": "Target",
+        "judge": "Judge",
+        "scripted": "SCRIPTED JUDGE: scores no model gave (a dry run)",
+        "code": "Code",
         "state": "State",
         "created": "Created",
         "baseline": "Baseline",
@@ -37,12 +43,28 @@ TEXT: dict[Language, dict[str, str]] = {
         "baseMean": "Baseline mean",
         "candidateMean": "This run's mean",
         "delta": "Paired difference",
-        "pHolm": "p (Holm)",
+        "ciFamily": "{level}% family-wise CI",
+        "ciEach": "CI",
+        "pAdjusted": "p (Bonferroni)",
+        "pRaw": "p",
+        "correction": (
+            "Intervals and p-values are corrected together for the {m} metrics compared "
+            "(Bonferroni): each interval is made at {each}% so that all {m} hold together at "
+            "{level}%. A verdict says better or worse only when both the p-value and the "
+            "interval show a difference; otherwise there is no evidence of a difference "
+            "(which does not mean the runs are the same)."
+        ),
+        "margin": " Equivalent: the interval lies inside ±{margin}.",
         "verdict": "Verdict",
         "paired": "Paired rows",
         "better": "better",
         "worse": "worse",
-        "same": "same",
+        "no_evidence": "no evidence of a difference",
+        "equivalent": "equivalent (±{margin})",
+        "notInformative": "not informative (n={n})",
+        "notInformativeNote": (
+            "Not informative: fewer than 30 values, or all equal; the interval says little."
+        ),
         "regressed": "{name}: the rows that regressed most",
         "noRegression": "No row got worse.",
         "row": "Row",
@@ -71,8 +93,14 @@ TEXT: dict[Language, dict[str, str]] = {
     "zh": {
         "report": "ragmeter 评测报告",
         "run": "运行",
+        "name": "名称",
+        "tags": "标签",
+        "note": "备注",
         "dataset": "数据集",
         "target": "评测对象",
+        "judge": "评审模型",
+        "scripted": "脚本评审：分数并非模型给出（仅供演练）",
+        "code": "代码版本",
         "state": "状态",
         "created": "创建时间",
         "baseline": "基线",
@@ -95,12 +123,24 @@ TEXT: dict[Language, dict[str, str]] = {
         "baseMean": "基线均值",
         "candidateMean": "本次均值",
         "delta": "配对差值",
-        "pHolm": "p 值（Holm）",
+        "ciFamily": "{level}% 联合置信区间",
+        "ciEach": "置信区间",
+        "pAdjusted": "p 值（Bonferroni 校正）",
+        "pRaw": "p 值",
+        "correction": (
+            "区间与 p 值针对所比较的 {m} 个指标一并校正（Bonferroni）：每个区间按 {each}% 构造，"
+            "使 {m} 个区间同时成立的概率为 {level}%。只有 p 值与区间都显示差异时，结论才是更好"
+            "或更差；否则为无证据表明有差异（这并不表示两次运行相同）。"
+        ),
+        "margin": "等效：区间完全落在 ±{margin} 之内。",
         "verdict": "结论",
         "paired": "配对行数",
         "better": "更好",
         "worse": "更差",
-        "same": "无显著差异",
+        "no_evidence": "无证据表明有差异",
+        "equivalent": "等效（±{margin}）",
+        "notInformative": "区间无参考意义（n={n}）",
+        "notInformativeNote": "区间无参考意义：少于 30 个值，或所有值相同。",
         "regressed": "{name}：退步最多的行",
         "noRegression": "没有变差的行。",
         "row": "行",

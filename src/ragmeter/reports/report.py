@@ -15,7 +15,7 @@ import numpy as np
 from ragmeter.errors import NotFoundError
 from ragmeter.reports.columns import ResultColumns
 from ragmeter.reports.record import ResultRecord, json_default
-from ragmeter.reports.stats import bootstrap_mean_ci
+from ragmeter.reports.stats import mean_summary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 __all__ = ["EvaluationReport", "MetricSummary", "ResultRecord", "RowSource", "json_default"]
 
-MetricSummary = dict[str, float | int | None]
+#: mean, count, null, ci95_low, ci95_high, ci_note, small_sample, scale
+MetricSummary = dict[str, float | int | str | None]
 
 
 class RowSource(Protocol):
@@ -94,6 +95,8 @@ class EvaluationReport:
         self.seconds = seconds
         #: the stored run these results belong to (None: kept in memory only)
         self.run_id: str | None = None
+        #: each metric's scale as shown beside its name (``0-1``), where known
+        self.scales: dict[str, str] = {}
 
     # -- records, made from the columns when asked for -------------------------------------
 
@@ -200,32 +203,18 @@ class EvaluationReport:
     def summary(
         self, *, confidence: float = 0.95, resamples: int = 1000
     ) -> dict[str, MetricSummary]:
-        """Per metric: mean, count of scores, count of nulls and a bootstrap CI of the mean.
+        """Per metric: mean, count of scores, count of nulls, a bootstrap CI of the mean with
+        ``ci_note`` saying when it is not informative (``stats.mean_summary``), and the
+        metric's ``scale`` where known (``0-1``, ``0-5``).
 
         Null scores are excluded from the mean and counted in ``null``.
         """
         out: dict[str, MetricSummary] = {}
         for name in self.metric_names:
-            scores = self._score_array(name)
-            values = scores[~np.isnan(scores)]
-            nulls = len(scores) - len(values)
-            if len(values) == 0:
-                out[name] = {
-                    "mean": None,
-                    "count": 0,
-                    "null": nulls,
-                    "ci95_low": None,
-                    "ci95_high": None,
-                }
-                continue
-            low, high = bootstrap_mean_ci(values, confidence=confidence, resamples=resamples)
-            out[name] = {
-                "mean": float(values.mean()),
-                "count": len(values),
-                "null": nulls,
-                "ci95_low": low,
-                "ci95_high": high,
-            }
+            found = mean_summary(
+                self._score_array(name), confidence=confidence, resamples=resamples
+            )
+            out[name] = {**found, "scale": self.scales.get(name)}
         return out
 
     def to_pandas(self) -> pd.DataFrame:

@@ -1,7 +1,27 @@
 """The statistics of runs and their comparison, in one place: the confidence interval of a
 mean (BCa bootstrap, its analytic form for many values, percentile where BCa is undefined),
-a paired sign-flip randomisation test, Holm's correction across metrics and a
-better/worse/same verdict. Every random draw is seeded: the same runs, the same numbers.
+a paired sign-flip randomisation test, the family-wise correction across metrics and a
+verdict. Every random draw is seeded: the same runs, the same numbers.
+
+The correction (Bonferroni, for the p-values and the intervals alike). A comparison tests m
+metrics at once, so both what it shows are made at the family's level: each p-value is
+multiplied by m (capped at 1) and each interval is made at confidence 1 - alpha/m, so all m
+intervals hold together with probability at least 1 - alpha (simultaneous intervals). Holm's
+step-down rejects more often than Bonferroni, but it has no simultaneous intervals to show
+beside its p-values: a metric Holm calls different at the second step may have a Bonferroni
+interval that covers 0, and the page would contradict itself. Bonferroni's p-value and its
+interval are the same bound seen two ways, so they agree up to the small gap between the
+sign-flip test and the bootstrap (both approximate the same sampling law).
+
+The verdict: "better" or "worse" only when the adjusted p is at most alpha AND the
+family-wise interval lies on one side of 0 (never a claim that either contradicts; in the
+rare case they disagree the verdict is "no_evidence" and the note says so), "equivalent" only
+when an equivalence margin was given and the interval lies inside +-margin (the interval
+form of two one-sided tests, at the family's level), else "no_evidence" (no evidence of a
+difference: absence of evidence, not evidence of sameness).
+
+An interval of fewer than ``SMALL_SAMPLE`` values, or of values all equal, is computed but
+flagged (``ci_note``): it is not informative (one row gives 0.3333 (0.333-0.333)).
 
 Cost: Monte-Carlo routes take ``resamples x n`` draws. For a mean of many values the
 resampling distributions are sums of many independent terms and their analytic forms are
@@ -19,22 +39,31 @@ import numpy as np
 
 __all__ = [
     "ANALYTIC_FROM",
+    "SMALL_SAMPLE",
     "CiMethod",
+    "Correction",
     "Interval",
     "PMethod",
     "PairedComparison",
     "Verdict",
+    "adjusted",
     "bootstrap_mean_ci",
+    "ci_note",
     "compare_paired",
-    "holm",
     "mean_ci",
+    "mean_summary",
     "sign_flip_test",
     "verdict",
 ]
 
 CiMethod = Literal["bca", "percentile", "abc"]
 PMethod = Literal["exact", "randomisation", "normal"]
-Verdict = Literal["better", "worse", "same"]
+#: no_evidence: no evidence of a difference; equivalent: inside the margin asked for
+Verdict = Literal["better", "worse", "no_evidence", "equivalent"]
+#: bonferroni: p-values and intervals at the family's level; none: each metric alone
+Correction = Literal["bonferroni", "none"]
+#: fewer values than this and a mean's interval is flagged as not informative
+SMALL_SAMPLE = 30
 
 #: draws held in memory at once (8 bytes each): bounds a chunk to ~32 MB
 _MAX_DRAWS_PER_CHUNK = 4_000_000
@@ -68,16 +97,21 @@ class Interval:
 
 @dataclass(frozen=True)
 class PairedComparison:
-    """One metric's paired differences (other - base): mean, CI, raw and Holm-adjusted p of
-    the sign-flip test, and the verdict at the family's alpha."""
+    """One metric's paired differences (other - base): mean, the CI at ``ci_level`` (the
+    family's level under a correction), raw and adjusted p of the sign-flip test, the
+    verdict, why the interval is not informative (``ci_note``) and why the verdict is
+    cautious (``verdict_note``: the test and the interval disagree)."""
 
     pairs: int
     delta: float
     ci: Interval
+    ci_level: float
     p_value: float
     p_method: PMethod
-    p_holm: float
+    p_adjusted: float
     verdict: Verdict
+    ci_note: str | None = None
+    verdict_note: str | None = None
 
 
 def _sum_of_squares(values: np.ndarray) -> float:
@@ -264,24 +298,50 @@ def sign_flip_test(
     return (math.erfc(z / math.sqrt(2.0)), "normal")
 
 
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the given order: the i-th smallest raw p times
-    (m - i), made non-decreasing in the raw order and capped at 1."""
-    p = np.asarray(p_values, dtype=np.float64)
-    m = len(p)
-    order = np.argsort(p, kind="stable")
-    stepped = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
-    adjusted = np.empty(m, dtype=np.float64)
-    adjusted[order] = stepped
-    return [float(x) for x in adjusted]
+def adjusted(p_values: Sequence[float], correction: Correction) -> list[float]:
+    """Bonferroni's adjusted p-values (each times the family's size, capped at 1), or the
+    raw ones with no correction."""
+    m = len(p_values) if correction == "bonferroni" else 1
+    return [min(1.0, m * float(p)) for p in p_values]
 
 
-def verdict(delta: float, p_adjusted: float, alpha: float = 0.05) -> Verdict:
-    """better / worse when the adjusted p is at most ``alpha`` (direction from the mean
-    difference, other - base, higher scores better), same otherwise."""
-    if p_adjusted > alpha or delta == 0.0:
-        return "same"
-    return "better" if delta > 0.0 else "worse"
+def ci_note(values: np.ndarray) -> str | None:
+    """Why an interval over ``values`` says little, or None: fewer than ``SMALL_SAMPLE``
+    values, or all of them equal (the bootstrap then has nothing to resample)."""
+    n = len(values)
+    if n and float(values.min()) == float(values.max()):
+        return f"interval not informative: all {n} values equal"
+    if n < SMALL_SAMPLE:
+        return f"interval not informative: {n} values (fewer than {SMALL_SAMPLE})"
+    return None
+
+
+def verdict(
+    delta: float,
+    ci: Interval,
+    p_adjusted: float,
+    *,
+    alpha: float = 0.05,
+    margin: float | None = None,
+    informative: bool = True,
+) -> tuple[Verdict, str | None]:
+    """better / worse when the adjusted p is at most ``alpha`` and the interval excludes 0
+    on the side of the mean difference (other - base, higher scores better); equivalent when
+    a ``margin`` was given and an informative interval lies inside (-margin, +margin); else
+    no_evidence. Also a note when the test and the interval disagree."""
+    significant = p_adjusted <= alpha and delta != 0.0
+    side = 1 if ci.low > 0.0 else -1 if ci.high < 0.0 else 0
+    if significant and side == (1 if delta > 0.0 else -1):
+        return ("better" if delta > 0.0 else "worse"), None
+    note = None
+    if (significant or side) and informative:  # a flat interval disagrees by nature
+        note = (
+            f"the test (adjusted p {p_adjusted:.3g}) and the interval "
+            f"[{ci.low:+.4g}, {ci.high:+.4g}] disagree at alpha {alpha:g}: more rows decide"
+        )
+    if margin is not None and informative and -margin < ci.low and ci.high < margin:
+        return "equivalent", note
+    return "no_evidence", note
 
 
 def _oriented(diffs: np.ndarray) -> tuple[float, np.ndarray]:
@@ -302,27 +362,60 @@ def compare_paired(
     diffs: Mapping[str, np.ndarray],
     *,
     alpha: float = 0.05,
-    confidence: float = 0.95,
+    correction: Correction = "bonferroni",
+    margin: float | None = None,
     seed: int = 0,
 ) -> dict[str, PairedComparison]:
-    """Per metric with at least one pair: mean difference, CI, sign-flip p, Holm-adjusted p
-    across these metrics and verdict. Metrics without pairs are left out (and out of the
-    Holm family). Row order does not matter; swapping the runs mirrors every answer."""
+    """Per metric with at least one pair: mean difference, CI at 1 - alpha/m (Bonferroni;
+    1 - alpha with no correction), sign-flip p, adjusted p across these m metrics and the
+    verdict. Metrics without pairs are left out (and out of the family). Row order does not
+    matter; swapping the runs mirrors every answer."""
     tested = {name: d for name, d in diffs.items() if len(d)}
     raw = {name: sign_flip_test(d, seed=seed) for name, d in tested.items()}
-    adjusted = dict(zip(raw, holm([p for p, _ in raw.values()]), strict=True))
+    p_adjusted = dict(zip(raw, adjusted([p for p, _ in raw.values()], correction), strict=True))
+    family = len(tested) if correction == "bonferroni" else 1
+    level = 1.0 - alpha / max(family, 1)
+    # enough draws that each tail holds ~50 of them, however small alpha/m is
+    resamples = max(RESAMPLES, math.ceil(100.0 / (1.0 - level)))
     out: dict[str, PairedComparison] = {}
     for name, d in tested.items():
         sign, oriented = _oriented(d)
         delta = sign * float(oriented.mean())
-        ci = mean_ci(oriented, confidence=confidence, seed=seed)
+        ci = _mirrored(mean_ci(oriented, confidence=level, resamples=resamples, seed=seed), sign)
+        note = ci_note(d)
+        found, why = verdict(
+            delta, ci, p_adjusted[name], alpha=alpha, margin=margin, informative=note is None
+        )
         out[name] = PairedComparison(
             pairs=len(d),
             delta=delta,
-            ci=_mirrored(ci, sign),
+            ci=ci,
+            ci_level=level,
             p_value=raw[name][0],
             p_method=raw[name][1],
-            p_holm=adjusted[name],
-            verdict=verdict(delta, adjusted[name], alpha),
+            p_adjusted=p_adjusted[name],
+            verdict=found,
+            ci_note=note,
+            verdict_note=why,
         )
     return out
+
+
+def mean_summary(
+    scores: np.ndarray, *, confidence: float = 0.95, resamples: int = 1000
+) -> dict[str, float | int | str | None]:
+    """A metric's summary over its scores (NaN where null): mean, count, nulls, the mean's
+    bootstrap CI and ``ci_note`` (why the interval is not informative: few values, or all
+    equal); ``small_sample`` is true under ``SMALL_SAMPLE`` scored values."""
+    values = scores[~np.isnan(scores)]
+    low, high = bootstrap_mean_ci(values, confidence=confidence, resamples=resamples)
+    scored = len(values) > 0
+    return {
+        "mean": float(values.mean()) if scored else None,
+        "count": len(values),
+        "null": len(scores) - len(values),
+        "ci95_low": low if scored else None,
+        "ci95_high": high if scored else None,
+        "ci_note": ci_note(values) if scored else None,
+        "small_sample": len(values) < SMALL_SAMPLE,
+    }

@@ -9,11 +9,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
-from pydantic import ValidationError
-
-from ragmeter._grades import MAX_GRADE
 from ragmeter._specs import split_specs
 from ragmeter._sync import run_sync
 from ragmeter.datasets import load_dataset
@@ -23,17 +21,14 @@ from ragmeter.judge.plan import PlanKind
 from ragmeter.reports import EvaluationReport
 from ragmeter.runs.config import (
     DEFAULT_CONCURRENCY,
+    DEFAULT_RECALL_TOP_K,
     ROWS_PER_REQUEST,
-    AppTargetConfig,
-    EmbedderConfig,
     EvaluationConfig,
-    JudgeConfig,
-    NoTarget,
     ObjectPart,
-    SpaceTargetConfig,
-    TargetConfig,
+    parse_config,
 )
 from ragmeter.runs.executor import Progress, execute_plan, execute_run
+from ragmeter.runs.lineage import RunLabels, dataset_name_of, make_lineage, shown_source
 from ragmeter.runs.plan import Given, RunPlan, build_plan
 from ragmeter.runs.scoring import MetricLike, resolve_metrics
 from ragmeter.runs.sinks import MemorySink
@@ -70,6 +65,9 @@ class EvaluateOptions(TypedDict, total=False):
     app: Any
     judge_prompt: str | None
     store: bool | str
+    tags: Iterable[str]
+    note: str
+    dataset_name: str | None
     relevance_level: int
     no_relevant: Literal["null", "zero"]
 
@@ -78,7 +76,7 @@ def _label(obj: Any) -> str:
     return str(getattr(obj, "name", None) or type(obj).__name__)
 
 
-def _target(options: EvaluateOptions, objects: set[ObjectPart]) -> TargetConfig:
+def _target(options: EvaluateOptions, objects: set[ObjectPart]) -> dict[str, Any]:
     from ragmeter.knowledge import parse_retrievers
 
     given = [k for k in ("target", "space", "app") if options.get(k) is not None]
@@ -87,53 +85,41 @@ def _target(options: EvaluateOptions, objects: set[ObjectPart]) -> TargetConfig:
     space, app = options.get("space"), options.get("app")
     if options.get("target") is not None:
         objects.add("target")
-        return NoTarget()
+        return {"kind": "none"}
     if app is not None:
         if not isinstance(app, str):
             objects.add("app")
         name = app if isinstance(app, str) else _label(app)
-        return AppTargetConfig(app=name, space=None if space is None else str(space))
+        return {"kind": "app", "app": name, "space": None if space is None else str(space)}
     if space is None:
-        return NoTarget()
+        return {"kind": "none"}
     retrievers = parse_retrievers(options.get("retriever", "vector"))
     if len(retrievers) != 1:
         raise ConfigError("evaluate takes one retriever; call it once per retriever")
-    return SpaceTargetConfig(
-        space=str(space),
-        retriever=retrievers[0],
-        top_k=options.get("top_k") or 5,
-        score_threshold=options.get("score_threshold"),
-    )
-
-
-def _check_choices(options: EvaluateOptions) -> None:
     top_k = options.get("top_k")
-    if top_k is not None and top_k < 1:
-        raise ConfigError(f"top_k must be at least 1, got {top_k}")
-    plan = options.get("plan", "fused")
-    if plan not in ("fused", "separate"):
-        raise ConfigError(f"plan must be 'fused' or 'separate', got {plan!r}")
-    language = options.get("language", "auto")
-    if language not in ("auto", "en", "zh"):
-        raise ConfigError(f"language must be auto, en or zh, got {language!r}")
+    return {
+        "kind": "space",
+        "space": str(space),
+        "retriever": retrievers[0],
+        "top_k": DEFAULT_RECALL_TOP_K if top_k is None else top_k,
+        "score_threshold": options.get("score_threshold"),
+    }
+
+
+def _concurrency(options: EvaluateOptions) -> int:
+    """``max_concurrency``: the Python API's own option, read into the config's judge and
+    concurrency (which check the rest)."""
     limit = options.get("max_concurrency", DEFAULT_CONCURRENCY)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ConfigError(f"max_concurrency must be a whole number >= 1, got {limit!r}")
-    level = options.get("relevance_level", 1)
-    if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= MAX_GRADE:
-        raise ConfigError(
-            f"relevance_level must be a whole number from 1 to {MAX_GRADE}, got {level!r}"
-        )
-    no_relevant = options.get("no_relevant", "null")
-    if no_relevant not in ("null", "zero"):
-        raise ConfigError(f"no_relevant must be 'null' or 'zero', got {no_relevant!r}")
+    return limit
 
 
 def config_from_options(
     metrics: str | Iterable[MetricLike], options: EvaluateOptions
 ) -> tuple[EvaluationConfig, Given]:
     """The config ``evaluate``'s arguments describe, and the objects given instead of names."""
-    _check_choices(options)
+    limit = _concurrency(options)
     objects: set[ObjectPart] = set()
     given = Given(target=options.get("target"))
     items = split_specs(metrics) if isinstance(metrics, str) else list(metrics)
@@ -146,43 +132,39 @@ def config_from_options(
         if not specs:
             raise MetricError("no metrics given")
     judge, embedder = options.get("judge"), options.get("embedder")
-    judge_config = None
-    limit = options.get("max_concurrency", DEFAULT_CONCURRENCY)
+    judge_config: dict[str, Any] | None = None
     if isinstance(judge, str):
-        judge_config = JudgeConfig(model=judge, max_concurrency=limit)
+        judge_config = {"model": judge, "max_concurrency": limit}
     elif judge is not None:
         given.judge = judge
         objects.add("judge")
-        judge_config = JudgeConfig(model=_label(judge))
-    embedder_config = EmbedderConfig()
+        judge_config = {"model": _label(judge)}
+    embedder_config: dict[str, Any] = {}
     if isinstance(embedder, str):
-        embedder_config = EmbedderConfig(model=embedder)
+        embedder_config = {"model": embedder}
     elif embedder is not None:
         given.embedder = embedder
         objects.add("embedder")
-        embedder_config = EmbedderConfig(model=_label(embedder))
+        embedder_config = {"model": _label(embedder)}
     if not isinstance(options.get("app"), str | None):
         given.app = options["app"]
     target = _target(options, objects)
-    try:
-        config = EvaluationConfig(
-            metrics=specs,
-            target=target,
-            judge=judge_config,
-            judge_prompt=options.get("judge_prompt"),
-            embedder=embedder_config,
-            top_k=options.get("top_k"),
-            plan=options.get("plan", "fused"),
-            language=options.get("language", "auto"),
-            relevance_level=options.get("relevance_level", 1),
-            no_relevant=options.get("no_relevant", "null"),
-            concurrency=ROWS_PER_REQUEST * limit if judge is not None else limit,
-            objects=frozenset(objects),
-        )
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{where}: {first['msg']}") from None
+    config = parse_config(
+        {
+            "metrics": specs,
+            "target": target,
+            "judge": judge_config,
+            "judge_prompt": options.get("judge_prompt"),
+            "embedder": embedder_config,
+            "top_k": options.get("top_k"),
+            "plan": options.get("plan", "fused"),
+            "language": options.get("language", "auto"),
+            "relevance_level": options.get("relevance_level", 1),
+            "no_relevant": options.get("no_relevant", "null"),
+            "concurrency": ROWS_PER_REQUEST * limit if judge is not None else limit,
+            "objects": frozenset(objects),
+        }
+    )
     return config, given
 
 
@@ -201,7 +183,9 @@ async def aevaluate(
     trec_eval does, instead of null with the reason. A ``target`` (a space's retriever, an app)
     fills each row first; ``on_target_progress`` counts its rows. An empty dataset is a
     ``DatasetError`` naming it. ``store=True`` keeps the evaluation as a run in the store
-    (``store="name"`` names it; calling again with that name resumes it if it stopped).
+    (``store="name"`` names it; calling again with that name resumes it if it stopped),
+    with ``tags`` and a ``note``, its rows kept as the version of dataset ``dataset_name``
+    (default: the file's name; unnamed for rows given in Python) holding exactly them.
     """
     config, given = config_from_options(metrics, options)
     dataset = load_dataset(rows)
@@ -214,7 +198,21 @@ async def aevaluate(
         kb = KnowledgeBase()
     plan = build_plan(config, dataset, kb, given=given, judge_hint="")
     name = store if isinstance(store, str) else None
-    return await run_plan(plan, progress, kb=kb if store else None, name=name)
+    labels = None
+    if store:
+        labels = RunLabels(
+            name=name, tags=tuple(options.get("tags", ())), note=options.get("note", "")
+        )
+    elif options.get("tags") or options.get("note") or options.get("dataset_name"):
+        raise ConfigError("tags, note and dataset_name are kept with a stored run: add store=True")
+    return await run_plan(
+        plan,
+        progress,
+        kb=kb if store else None,
+        name=name,
+        labels=labels,
+        dataset_name=options.get("dataset_name"),
+    )
 
 
 async def run_plan(
@@ -223,10 +221,15 @@ async def run_plan(
     *,
     kb: KnowledgeBase | None = None,
     name: str | None = None,
+    labels: RunLabels | None = None,
+    dataset_name: str | None = None,
 ) -> EvaluationReport:
     """Execute ``plan``: in memory, or with ``kb`` as a run of its store (new, or the stopped
     run ``name`` resumed), raising what stopped it after keeping every finished row. The
-    plan's clients are closed after."""
+    plan's clients are closed after. A stored run keeps ``labels`` (its name, tags and note)
+    and what made it, over the version of dataset ``dataset_name`` (default: the rows'
+    file name without its extension; unnamed for rows not read from a file) holding
+    exactly its rows."""
     started = time.perf_counter()
     try:
         if kb is None:
@@ -235,18 +238,32 @@ async def run_plan(
             seconds = time.perf_counter() - started
             label = getattr(plan.target, "label", None)
             return sink.report(plan.rows, plan.metrics, seconds, label)
-        return await _stored(plan, kb, name, progress, started)
+        opening = _Opening(name, labels or RunLabels(name=name), dataset_name)
+        return await _stored(plan, kb, opening, progress, started)
     finally:  # connections belong to this event loop; clients reopen on their next use
         await plan.aclose()
 
 
+@dataclass(frozen=True)
+class _Opening:
+    """How a stored run is opened: the id to resume or take, what to call it, its dataset."""
+
+    run_id: str | None
+    labels: RunLabels
+    dataset_name: str | None
+
+
 async def _stored(
-    plan: RunPlan, kb: KnowledgeBase, name: str | None, progress: Progress | None, started: float
+    plan: RunPlan,
+    kb: KnowledgeBase,
+    opening: _Opening,
+    progress: Progress | None,
+    started: float,
 ) -> EvaluationReport:
     from ragmeter.runs.store import RunStore
 
     runs = RunStore(kb.store)
-    run_id = await asyncio.to_thread(_open_run, runs, plan, name)
+    run_id = await asyncio.to_thread(_open_run, runs, plan, opening)
     kept = MemorySink()  # what this execution stores, for the report
     await execute_run(runs, kb, run_id, plan=plan, progress=progress, also=kept)
     record = await asyncio.to_thread(runs.get, run_id)
@@ -280,12 +297,13 @@ class RunStopped(RagmeterError):
         self.resumable = resumable
 
 
-def _open_run(runs: Any, plan: RunPlan, name: str | None) -> str:
-    """A new pending run for ``plan``, or the stopped run ``name`` reopened (same config and
-    rows), so that only its missing rows are evaluated."""
+def _open_run(runs: Any, plan: RunPlan, opening: _Opening) -> str:
+    """A new pending run for ``plan``, or the stopped run ``opening.run_id`` reopened (same
+    config and rows), so that only its missing rows are evaluated."""
     names = [m.metric_name for m in plan.metrics]
+    rows = list(plan.dataset.each_raw())  # read column by column
+    name = opening.run_id
     if name is not None:
-        rows = list(plan.dataset.raws())
         try:
             record = runs.get(name)
         except NotFoundError:
@@ -299,9 +317,16 @@ def _open_run(runs: Any, plan: RunPlan, name: str | None) -> str:
             if record.state == "done":
                 raise ConflictError(f"run '{name}' is done; choose another name to run again")
             return str(runs.reopen(name).id)
-    source = plan.dataset.source or "python"
-    dataset_id = runs.add_dataset(plan.dataset.each_raw(), source=source).id
-    return str(runs.create(plan.config, names, dataset_id, len(plan.rows), {}, name).id)
+    source = plan.dataset.source or ""
+    dataset, _new = runs.keep_dataset(
+        rows, name=opening.dataset_name or dataset_name_of(source), source=shown_source(source)
+    )
+    lineage = make_lineage(plan, dataset)
+    record = runs.create(
+        plan.config, names, dataset.id, len(plan.rows), {}, name,
+        labels=opening.labels, lineage=lineage,
+    )  # fmt: skip
+    return str(record.id)
 
 
 def evaluate(

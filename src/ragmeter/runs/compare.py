@@ -1,6 +1,9 @@
 """Two runs side by side: per metric, each run's mean and the paired difference over the rows
-both scored, with a 95% CI, a sign-flip test's p-value (Holm-corrected across metrics) and a
-better/worse/same verdict, so "did this change help?" has an answer beyond noise.
+both scored, with a 95% family-wise CI and a sign-flip test's p-value, both
+Bonferroni-corrected across the metrics (``reports.stats`` says why), and a verdict (better,
+worse, no evidence of a difference, or equivalent within a margin asked for), so "did this
+change help?" has an answer beyond noise. One code for the service, the dashboard, the
+report and ``ragmeter runs compare``; the gate asks for each metric's own 95% interval.
 Rows pair by query text, or by ``id`` when every row of both runs has one; the n-th
 occurrence of a key pairs with the n-th in the other run."""
 
@@ -15,19 +18,24 @@ from typing import Any, Literal
 import numpy as np
 
 from ragmeter.errors import ConfigError
-from ragmeter.reports.stats import PairedComparison, compare_paired
+from ragmeter.metrics.scales import scale_label
+from ragmeter.reports.stats import SMALL_SAMPLE, Correction, PairedComparison, compare_paired
 from ragmeter.store.pairing import is_row_id
 from ragmeter.wire import MetricComparison
 
 __all__ = [
     "TIE",
+    "VERDICT_TEXT",
     "MetricComparison",
     "Pairing",
     "Scored",
     "Side",
+    "check_options",
     "compare_scores",
     "compare_sides",
+    "correction_text",
     "pair_positions",
+    "verdict_text",
 ]
 
 #: (query, metric_name, score) or (query, metric_name, score, row_id) of one run, in row
@@ -37,6 +45,13 @@ Pairing = Literal["query", "id"]
 _BY: dict[Pairing, str] = {"query": "query text", "id": "row id"}
 #: a paired difference this close to zero counts as "same", not better or worse
 TIE = 1e-12
+#: each verdict as a reader sees it (``{margin}``: the equivalence margin)
+VERDICT_TEXT = {
+    "better": "better",
+    "worse": "worse",
+    "no_evidence": "no evidence of a difference",
+    "equivalent": "equivalent (±{margin})",
+}
 
 
 @dataclass(frozen=True)
@@ -133,15 +148,24 @@ def _diffs(a: Side, b: Side) -> tuple[np.ndarray, int, int, float | None, float 
     return diffs, len(va), len(vb), mean_a, mean_b
 
 
+def _notes(*notes: str | None) -> str | None:
+    return "; ".join(n for n in notes if n) or None
+
+
 def _comparison(
     name: str,
     diffs: np.ndarray,
     counts: tuple[int, int, float | None, float | None],
     tested: PairedComparison | None,
-    paired_by: Pairing,
+    family: tuple[Pairing, Correction, int, float | None, float],
 ) -> MetricComparison:
     scored_a, scored_b, mean_a, mean_b = counts
-    note = _unpaired_note(paired_by, scored_a, scored_b) if tested is None else tested.ci.note
+    by, correction, size, margin, alpha = family
+    note = (
+        _unpaired_note(by, scored_a, scored_b)
+        if tested is None
+        else _notes(tested.ci.note, tested.verdict_note)
+    )
     return MetricComparison(
         metric_name=name,
         base_mean=mean_a,
@@ -157,19 +181,35 @@ def _comparison(
         ci_method=None if tested is None else tested.ci.method,
         p_value=None if tested is None else tested.p_value,
         p_method=None if tested is None else tested.p_method,
-        p_holm=None if tested is None else tested.p_holm,
+        p_adjusted=None if tested is None else tested.p_adjusted,
         verdict=None if tested is None else tested.verdict,
         base_unpaired=scored_a - len(diffs),
         other_unpaired=scored_b - len(diffs),
-        paired_by=paired_by,
+        paired_by=by,
+        correction=correction,
+        family=size,
+        confidence=1.0 - alpha,
+        ci_level=None if tested is None else tested.ci_level,
+        margin=margin,
+        ci_note=None if tested is None else tested.ci_note,
+        small_sample=len(diffs) < SMALL_SAMPLE,
+        scale=scale_label(name),
     )
 
 
-def compare_scores(base: Scored, other: Scored, *, alpha: float = 0.05) -> list[MetricComparison]:
+def compare_scores(
+    base: Scored,
+    other: Scored,
+    *,
+    alpha: float = 0.05,
+    correction: Correction = "bonferroni",
+    margin: float | None = None,
+) -> list[MetricComparison]:
     """Metrics both runs have, in the base run's order, with verdicts at ``alpha`` after
-    Holm's correction across them. ConfigError when the runs share no metric, or no key
-    scored in both (a comparison of nothing is not a result); a metric without pairs has
-    ``delta`` null and a ``note`` saying why."""
+    the ``correction`` across them (``margin``: the equivalence margin, in each metric's
+    units). ConfigError when the runs share no metric, or no key scored in both (a
+    comparison of nothing is not a result); a metric without pairs has ``delta`` null and a
+    ``note`` saying why."""
     rows_a, rows_b = list(base), list(other)
     by = _pairing(rows_a + rows_b)
     key_index, metric_index = _index(), _index()
@@ -177,14 +217,31 @@ def compare_scores(base: Scored, other: Scored, *, alpha: float = 0.05) -> list[
     b = _sides(rows_b, by, key_index, metric_index)
     names = list(map(str, metric_index))
     sides = {names[code]: (a.get(code), b.get(code)) for code in range(len(names))}
-    return compare_sides(sides, by, alpha=alpha)
+    return compare_sides(sides, by, alpha=alpha, correction=correction, margin=margin)
+
+
+def check_options(alpha: float, margin: float | None) -> None:
+    """ConfigError naming the option unless 0 < alpha < 1 and the margin is positive."""
+    if isinstance(alpha, bool) or not 0.0 < alpha < 1.0:
+        raise ConfigError(f"alpha: {alpha!r}; choose a number between 0 and 1 (e.g. 0.05)")
+    if margin is not None and (isinstance(margin, bool) or not 0.0 < margin < float("inf")):
+        raise ConfigError(
+            f"margin: {margin!r}; choose a positive number in the metrics' own units "
+            "(e.g. 0.02: a difference under 0.02 counts as none)"
+        )
 
 
 def compare_sides(
-    sides: dict[str, tuple[Side | None, Side | None]], by: Pairing, *, alpha: float = 0.05
+    sides: dict[str, tuple[Side | None, Side | None]],
+    by: Pairing,
+    *,
+    alpha: float = 0.05,
+    correction: Correction = "bonferroni",
+    margin: float | None = None,
 ) -> list[MetricComparison]:
     """``compare_scores`` over runs given as columns: per metric name (the base run's
     first, in its order) each run's results, None where a run has no result of it."""
+    check_options(alpha, margin)
     shared = {name: (a, b) for name, (a, b) in sides.items() if a is not None and b is not None}
     if not shared:
         names_a = [name for name, (a, _) in sides.items() if a is not None]
@@ -199,5 +256,40 @@ def compare_sides(
             f"the runs share no scored {by}: no {by} has a score in both runs for any of "
             f"their metrics ({', '.join(parts)}); rows pair by {_BY[by]}"
         )
-    tested = compare_paired({name: p[0] for name, p in parts.items()}, alpha=alpha)
-    return [_comparison(name, p[0], p[1:], tested.get(name), by) for name, p in parts.items()]
+    tested = compare_paired(
+        {name: p[0] for name, p in parts.items()},
+        alpha=alpha,
+        correction=correction,
+        margin=margin,
+    )
+    size = len(tested) if correction == "bonferroni" else 1
+    family = (by, correction, size, margin, alpha)
+    return [_comparison(name, p[0], p[1:], tested.get(name), family) for name, p in parts.items()]
+
+
+def verdict_text(c: MetricComparison) -> str:
+    """The verdict in words (``no evidence of a difference``), or "—" with no pair."""
+    if c.verdict is None:
+        return "—"
+    margin = f"{c.margin:g}" if c.margin is not None else ""
+    return VERDICT_TEXT[c.verdict].format(margin=margin)
+
+
+def correction_text(comparison: Sequence[MetricComparison]) -> tuple[str, str]:
+    """(the interval's column header, one line saying how intervals and p-values are
+    corrected): ``95% family-wise CI`` and "Bonferroni across 5 metrics, each interval at
+    99%" for compare; ``95% CI`` and "no correction" for each metric alone."""
+    first = next((c for c in comparison if c.ci_level is not None), None)
+    if first is None or first.ci_level is None:
+        return "CI", "no metric has pairs"
+    level = f"{100 * first.confidence:.4g}%"
+    if first.correction == "none":
+        return f"{level} CI", f"{level} CI and p of each metric alone (no correction)"
+    line = (
+        f"{level} family-wise CI, Bonferroni-adjusted p, {first.family} "
+        f"metric{'s' if first.family != 1 else ''} "
+        f"(each interval at {100 * first.ci_level:.4g}%); better/worse only when both show it"
+    )
+    if first.margin is not None:
+        line += f"; equivalent: the interval inside ±{first.margin:g}"
+    return f"{level} family-wise CI", line

@@ -11,11 +11,13 @@ them is resumed by calling ``evaluate`` again with the same run name and the sam
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator
 
 from ragmeter._grades import MAX_GRADE
+from ragmeter.errors import ConfigError
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
@@ -29,6 +31,7 @@ __all__ = [
     "ObjectPart",
     "SpaceTargetConfig",
     "TargetConfig",
+    "parse_config",
 ]
 
 #: retrieval depth of the recall scene when no top_k is given (DB-GPT's context.top_k)
@@ -44,6 +47,11 @@ Retriever = Literal["vector", "bm25", "hybrid"]
 _NICKNAMES = frozenset({"official", "all_trec", "set"})
 #: parts of an evaluation the Python API may pass as objects rather than names
 ObjectPart = Literal["metrics", "judge", "embedder", "app", "target"]
+
+
+#: a whole number given as one (True, 2.0 and "3" are not): each interface reads its own text
+#: (the command line's options, the service's strings) into numbers first
+Whole = Annotated[int, Strict()]
 
 
 class _Frozen(BaseModel):
@@ -64,7 +72,7 @@ class JudgeConfig(_Frozen):
     cache: bool = True
     #: requests in flight to the judge (None: the model's own limit, else 16); the command
     #: line's and the Python API's ``max_concurrency``
-    max_concurrency: int | None = Field(default=None, ge=1)
+    max_concurrency: Whole | None = Field(default=None, ge=1)
 
 
 class EmbedderConfig(_Frozen):
@@ -88,7 +96,7 @@ class SpaceTargetConfig(_Frozen):
     kind: Literal["space"] = "space"
     space: str = Field(min_length=1)
     retriever: Retriever = "vector"
-    top_k: int = Field(default=DEFAULT_RECALL_TOP_K, ge=1)
+    top_k: Whole = Field(default=DEFAULT_RECALL_TOP_K, ge=1)
     score_threshold: float | None = None
 
 
@@ -117,18 +125,18 @@ class EvaluationConfig(_Frozen):
     judge_prompt: str | None = None
     embedder: EmbedderConfig = EmbedderConfig()
     #: cut-off of metrics without their own @k (their names stay as written)
-    top_k: int | None = Field(default=None, ge=1)
+    top_k: Whole | None = Field(default=None, ge=1)
     plan: Literal["fused", "separate"] = "fused"
     language: Literal["auto", "en", "zh"] = "auto"
     #: the grade from which an item is relevant, for ranking metrics without their own
     #: ``rel`` (trec_eval's -l)
-    relevance_level: int = Field(default=1, ge=1, le=MAX_GRADE)
+    relevance_level: Whole = Field(default=1, ge=1, le=MAX_GRADE)
     #: what a ranking metric scores on a row without a relevant item: null (with the reason)
     #: or 0, as trec_eval does
     no_relevant: Literal["null", "zero"] = "null"
     #: rows evaluated at once (the service's ``parallel_num``; locally ``ROWS_PER_REQUEST``
     #: times the judge's ``max_concurrency``)
-    concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1)
+    concurrency: Whole = Field(default=DEFAULT_CONCURRENCY, ge=1)
     #: parts given as Python objects (see the module's docstring)
     objects: frozenset[ObjectPart] = frozenset()
 
@@ -208,3 +216,49 @@ def _from_flat_spec(spec: dict[str, Any]) -> dict[str, Any]:
         "language": spec.get("language") or "auto",
         "concurrency": spec.get("parallel_num") or DEFAULT_CONCURRENCY,
     }
+
+
+def _where(location: tuple[Any, ...]) -> str:
+    """A field's dotted path, without the target's kind (``target.top_k``)."""
+    parts = [str(p) for p in location]
+    if len(parts) > 2 and parts[0] == "target":
+        del parts[1]
+    return ".".join(parts)
+
+
+def _refusal(error: Any, names: Mapping[str, str]) -> str:
+    where = _where(tuple(error["loc"]))
+    name = names.get(where) or names.get(where.rsplit(".", 1)[-1]) or where
+    got = repr(error.get("input"))[:60]
+    ctx = error.get("ctx") or {}
+    kind = error["type"]
+    if kind == "literal_error":
+        return (
+            f"{name} must be one of {str(ctx.get('expected', '')).replace(chr(39), '')}, got {got}"
+        )
+    if kind == "greater_than_equal":
+        return f"{name} must be at least {ctx.get('ge')}, got {got}"
+    if kind == "less_than_equal":
+        return f"{name} must be at most {ctx.get('le')}, got {got}"
+    if kind.startswith("int"):
+        return f"{name} must be a whole number, got {got}"
+    return f"{name}: {error['msg']}"
+
+
+def parse_config(
+    values: Mapping[str, Any],
+    names: Mapping[str, str] | None = None,
+    *,
+    part: type[BaseModel] | None = None,
+) -> EvaluationConfig:
+    """The config of ``values``, checked once for every entry point: a ConfigError names
+    the first field at fault as the caller's users know it (``names``: ``plan`` is the
+    command line's ``--plan``, the service's ``context.plan``; a field not named keeps its
+    own name, as the Python API's keywords)."""
+    try:
+        if part is not None:  # one part alone (a recall target's keys in another scene)
+            part.model_validate(dict(values))
+            return EvaluationConfig(metrics=("-",))
+        return EvaluationConfig.model_validate(dict(values))
+    except ValidationError as exc:
+        raise ConfigError(_refusal(exc.errors()[0], names or {})) from None

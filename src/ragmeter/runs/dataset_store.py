@@ -1,5 +1,7 @@
 """The stored datasets of a store and their rows: written in batches in one transaction, read
-back by ranges of the primary key."""
+back by ranges of the primary key. A named dataset has versions: keeping rows under a name
+reuses the version holding the same rows (by their content hash) or adds the next version;
+``NAME`` means its newest version, ``NAME@2`` version 2."""
 
 from __future__ import annotations
 
@@ -11,10 +13,11 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from ragmeter.datasets.digest import ContentHash, content_hash
 from ragmeter.errors import ConflictError, NotFoundError, StoreError, clip
 from ragmeter.store import DatasetRecord, DatasetRowRecord, RunRecord, Store
 from ragmeter.store.db import insert_plain, json_text
-from ragmeter.store.lookup import by_name_or_id, is_id
+from ragmeter.store.lookup import is_id, known_names
 
 __all__ = ["DatasetStore"]
 
@@ -36,13 +39,20 @@ def _until(texts: Iterable[str], max_bytes: int | None, read: Callable[[str], An
 
 
 def _insert_rows(
-    session: Session, dataset_id: int, rows: Iterable[dict[str, Any]], start: int = 0
+    session: Session,
+    dataset_id: int,
+    rows: Iterable[dict[str, Any]],
+    digest: ContentHash | None = None,
+    start: int = 0,
 ) -> int:
     """Write ``rows`` at positions ``start``, ``start + 1``, ... with one executemany per
-    ``_ROW_BATCH`` rows (JSON text by orjson, tuples straight to the driver); how many."""
+    ``_ROW_BATCH`` rows (JSON text by orjson, tuples straight to the driver), feeding
+    ``digest``; how many."""
     count = 0
     batch: list[tuple[Any, ...]] = []
     for row in rows:
+        if digest is not None:
+            digest.add(row)
         batch.append((dataset_id, start + count, json_text(row)))
         count += 1
         if len(batch) == _ROW_BATCH:
@@ -76,6 +86,20 @@ def _each_row(store: Store, dataset_id: int, batch: int) -> Iterator[dict[str, A
         start += batch
 
 
+def _split_version(key: str) -> tuple[str, int | None]:
+    """``NAME@V`` as (NAME, V); a plain name (which cannot hold "@") as (NAME, None)."""
+    name, at, version = key.partition("@")
+    if not at:
+        return key, None
+    if not is_id(version) or int(version) < 1:
+        raise NotFoundError(f"no dataset '{clip(key)}': a version is a whole number from 1")
+    return name, int(version)
+
+
+def _newest_first() -> tuple[Any, ...]:
+    return (DatasetRecord.version.desc(), DatasetRecord.id.desc())
+
+
 class DatasetStore:
     """Datasets of one store (a part of ``RunStore``, which sets ``store``)."""
 
@@ -84,46 +108,116 @@ class DatasetStore:
     def add_dataset(
         self, rows: Iterable[dict[str, Any]], *, name: str | None = None, source: str = ""
     ) -> DatasetRecord:
-        """Keep rows (canonical dicts, read once: a generator will do), one per row, written
-        in batches in one transaction; a named dataset's name must be free."""
-        record = DatasetRecord(name=name, source=source, row_count=0)
+        """Keep rows (canonical dicts, read once: a generator will do) as a new dataset, one
+        stored row per row, written in batches in one transaction; a named dataset's name
+        must be free (``keep_dataset`` adds a version instead)."""
+        if name is not None:
+            with self.store.session() as session:
+                if session.scalar(select(DatasetRecord.id).where(DatasetRecord.name == name)):
+                    raise ConflictError(f"dataset '{name}' already exists; choose another name")
+        return self._insert(rows, name=name, version=1, source=source)
+
+    def _insert(
+        self, rows: Iterable[dict[str, Any]], *, name: str | None, version: int, source: str
+    ) -> DatasetRecord:
+        record = DatasetRecord(name=name, version=version, source=source, row_count=0)
         key = name or "(unnamed)"
+        digest = ContentHash()
         try:
             with self.store.session() as session:
                 session.add(record)
-                session.flush()  # the id, and the name taken or not, before any row
-                record.row_count = _insert_rows(session, record.id, rows)
+                session.flush()  # the id, and the name's version taken or not, before any row
+                record.row_count = _insert_rows(session, record.id, rows, digest)
+                record.content_hash = digest.hexdigest()
                 session.commit()
         except IntegrityError:
-            raise ConflictError(f"dataset '{key}' already exists; choose another name") from None
+            raise ConflictError(
+                f"dataset '{key}' version {version} was stored meanwhile; try again"
+            ) from None
         except SQLAlchemyError as exc:
             raise StoreError(f"cannot store dataset '{key}': {exc}") from exc
         return record
 
+    def keep_dataset(
+        self, rows: Sequence[dict[str, Any]], *, name: str | None, source: str = ""
+    ) -> tuple[DatasetRecord, bool]:
+        """The stored version of dataset ``name`` holding exactly ``rows`` (any version with
+        the same content hash), or a new version after its newest; and whether it is new.
+        Unnamed rows (a request's inline rows) reuse an unnamed dataset with the same rows."""
+        wanted = content_hash(rows)
+        with self.store.session() as session:
+            same = select(DatasetRecord).where(
+                DatasetRecord.name.is_(None) if name is None else DatasetRecord.name == name
+            )
+            found = session.scalars(same.where(DatasetRecord.content_hash == wanted)).first()
+            newest = (
+                None if name is None else session.scalars(same.order_by(*_newest_first())).first()
+            )
+        if found is None and name is not None:
+            found = self._rehash_versions(name, wanted)
+        if found is not None:
+            return found, False
+        version = 1 if newest is None else newest.version + 1
+        return self._insert(rows, name=name, version=version, source=source), True
+
+    def _rehash_versions(self, name: str, wanted: str) -> DatasetRecord | None:
+        """Versions of ``name`` whose hash was never computed (stored before versions, or a
+        test set that grew) get it now; the one whose rows hash to ``wanted``, if any."""
+        with self.store.session() as session:
+            unknown = session.scalars(
+                select(DatasetRecord).where(
+                    DatasetRecord.name == name, DatasetRecord.content_hash.is_(None)
+                )
+            ).all()
+        found = None
+        for record in unknown:
+            digest = content_hash(_each_row(self.store, record.id, _ROW_BATCH))
+            with self.store.session() as session:
+                session.execute(
+                    update(DatasetRecord)
+                    .where(DatasetRecord.id == record.id)
+                    .values(content_hash=digest)
+                )
+                session.commit()
+            if digest == wanted:
+                record.content_hash = digest
+                found = record
+        return found
+
     def append_dataset_rows(self, dataset_id: int, rows: Sequence[dict[str, Any]]) -> int:
         """Add ``rows`` after a dataset's last row, in one transaction (a generator keeping
-        rows as they pass); the dataset's new row count."""
+        rows as they pass); the dataset's new row count. Its content hash is computed again
+        when next needed."""
         try:
             with self.store.session() as session:
                 record = session.get(DatasetRecord, dataset_id)
                 if record is None:
                     raise NotFoundError(f"no dataset {dataset_id}")
-                record.row_count += _insert_rows(session, dataset_id, rows, record.row_count)
+                start = record.row_count
+                record.row_count += _insert_rows(session, dataset_id, rows, start=start)
+                record.content_hash = None
                 session.commit()
                 return record.row_count
         except SQLAlchemyError as exc:
             raise StoreError(f"cannot add rows to dataset {dataset_id}: {exc}") from exc
 
     def dataset(self, key: str | int) -> DatasetRecord:
-        """A dataset by name or id (its rows stay in the store: ``dataset_rows``,
-        ``iter_dataset_rows``)."""
+        """A dataset by id, name (its newest version) or ``NAME@VERSION`` (its rows stay in
+        the store: ``dataset_rows``, ``iter_dataset_rows``)."""
+        text = str(key).strip()
         with self.store.session() as session:
-            record = by_name_or_id(
-                session, DatasetRecord, key, what="dataset", hint="upload one first"
-            )
-            if record.name is None and not is_id(str(key)):
-                raise NotFoundError(f"no dataset '{clip(str(key))}'")
-            return record
+            if is_id(text):
+                found = session.get(DatasetRecord, int(text))
+            else:
+                name, version = _split_version(text)
+                query = select(DatasetRecord).where(DatasetRecord.name == name)
+                if version is not None:
+                    query = query.where(DatasetRecord.version == version)
+                found = session.scalars(query.order_by(*_newest_first())).first()
+            if found is None:
+                known = known_names(session, DatasetRecord.name, "upload one first")
+                raise NotFoundError(f"no dataset '{clip(text)}'; known: {known}")
+            return found
 
     def dataset_rows(
         self, key: str | int, offset: int, limit: int, max_bytes: int | None = None
@@ -143,31 +237,68 @@ class DatasetStore:
         return _each_row(self.store, self.dataset(key).id, batch)
 
     def datasets(self, offset: int = 0, limit: int = 50) -> tuple[list[DatasetRecord], int]:
-        """Named datasets, newest first, and how many there are; their rows are not read."""
-        named = DatasetRecord.name.is_not(None)
+        """Named datasets (each as its newest version), newest first, and how many there
+        are; their rows are not read."""
+        newest = (
+            select(func.max(DatasetRecord.id))
+            .where(DatasetRecord.name.is_not(None))
+            .group_by(DatasetRecord.name)
+        )
         with self.store.session() as session:
-            total = session.scalar(select(func.count()).where(named)) or 0
+            total = session.scalar(select(func.count()).select_from(newest.subquery())) or 0
             query = (
                 select(DatasetRecord)
-                .where(named)
+                .where(DatasetRecord.id.in_(newest))
                 .order_by(DatasetRecord.id.desc())
                 .offset(offset)
                 .limit(limit)
             )
             return list(session.scalars(query).all()), total
 
+    def dataset_versions(self, name: str) -> list[DatasetRecord]:
+        """Every version of dataset ``name``, newest first."""
+        self.dataset(name)
+        with self.store.session() as session:
+            query = select(DatasetRecord).where(DatasetRecord.name == name)
+            return list(session.scalars(query.order_by(*_newest_first())).all())
+
+    def runs_per_dataset(self, dataset_ids: Sequence[int]) -> dict[int, int]:
+        """How many runs use each of ``dataset_ids`` (an id no run uses is left out)."""
+        if not dataset_ids:
+            return {}
+        with self.store.session() as session:
+            found = session.execute(
+                select(RunRecord.dataset_id, func.count())
+                .where(RunRecord.dataset_id.in_(list(dataset_ids)))
+                .group_by(RunRecord.dataset_id)
+            ).all()
+        return {int(k): int(n) for k, n in found}
+
     def delete_dataset(self, key: str | int) -> DatasetRecord:
-        """Forget a named dataset: its name is freed at once; its rows go too unless a run
-        still uses them (then they stay, unnamed, for that run's results and resume)."""
+        """Forget a named dataset, every version (or one, as ``NAME@V``): its name is freed at
+        once; the rows of a version go too unless a run still uses them (then they stay,
+        unnamed, for that run's results and resume)."""
         record = self.dataset(key)
+        if record.name is None and not is_id(str(key)):
+            raise NotFoundError(f"no dataset '{clip(str(key))}'")
+        one = "@" in str(key) or is_id(str(key)) or record.name is None
+        chosen = DatasetRecord.id == record.id if one else DatasetRecord.name == record.name
         try:
             with self.store.session() as session:
-                used = session.scalar(select(func.count()).where(RunRecord.dataset_id == record.id))
-                this = DatasetRecord.id == record.id
-                if used:
-                    session.execute(update(DatasetRecord).where(this).values(name=None))
-                else:
-                    session.execute(delete(DatasetRecord).where(this))
+                ids = list(session.scalars(select(DatasetRecord.id).where(chosen)))
+                used = set(
+                    session.scalars(
+                        select(RunRecord.dataset_id).where(RunRecord.dataset_id.in_(ids))
+                    )
+                )
+                kept = [i for i in ids if i in used]
+                gone = [i for i in ids if i not in used]
+                if kept:
+                    session.execute(
+                        update(DatasetRecord).where(DatasetRecord.id.in_(kept)).values(name=None)
+                    )
+                if gone:
+                    session.execute(delete(DatasetRecord).where(DatasetRecord.id.in_(gone)))
                 session.commit()
         except SQLAlchemyError as exc:
             raise StoreError(f"cannot delete dataset '{record.name}': {exc}") from exc

@@ -172,11 +172,27 @@ def _rows_section(outcome: RuleOutcome, rows: int) -> list[str]:
     return lines + _table(head, body)
 
 
+def dataset_rows_text(result: GateResult) -> str | None:
+    """What changed in the rows when the runs evaluated two versions of a dataset."""
+    diff = result.dataset_rows
+    if diff is None:
+        return None
+    by = "row id" if diff.paired_by == "id" else "query text"
+    return (
+        f"The baseline and the candidate evaluated different versions of the dataset: "
+        f"{diff.added} rows added, {diff.removed} removed, {diff.changed} changed, "
+        f"{diff.unchanged} unchanged (paired by {by})."
+    )
+
+
 def markdown(result: GateResult, rows: int = 10) -> str:
     """A summary to post on a pull request: verdict, rules table, unpaired rows and, per
     failed rule, its worst rows with the judge's reason."""
     mark = "✅" if result.passed else "❌"
     lines = [f"## {mark} {_heading(result)}", ""]
+    versions = dataset_rows_text(result)
+    if versions is not None:
+        lines += [versions, ""]
     if result.paired_by is not None:
         lines.append(f"Rows pair by {'row id' if result.paired_by == 'id' else 'query text'}.")
         unpaired = {m: n for m, n in result.unpaired.items() if any(n)}

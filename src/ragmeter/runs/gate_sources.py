@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import select
 
 from ragmeter.errors import ConfigError, DatasetError, NotFoundError, clip
+from ragmeter.metrics.scales import scale_labels
 from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.runs.result_store import read_records, records_query
 from ragmeter.runs.store import RunStore
@@ -44,7 +45,7 @@ def load_results(
         raise NotFoundError(f"no results file '{clip(text, 200)}'")
     runs = RunStore(open_store(store))
     try:
-        record = runs.get(text)
+        record = runs.find(text)
     except NotFoundError:
         raise NotFoundError(
             f"'{clip(text)}' is neither a results file nor a stored run of this store "
@@ -203,7 +204,9 @@ def read_results_file(path: Path) -> EvaluationReport:
             )
     names = list(dict.fromkeys(r.metric_name for r in records))
     rows = len({r.row_index for r in records})
-    return EvaluationReport(records, names, rows, 0.0)
+    report = EvaluationReport(records, names, rows, 0.0)
+    report.scales = scale_labels(names)
+    return report
 
 
 def full_records(report: EvaluationReport, records: Sequence[ResultRecord]) -> list[ResultRecord]:

@@ -2,7 +2,10 @@
 candidate's scores; baseline rules bound the paired difference (candidate - baseline) by its
 95% confidence bound, so noise alone neither fails nor passes a change. The statistics are
 ``reports.stats``'s (as the dashboard's compare): per metric, the mean's bootstrap CI, and
-the paired differences' CI with the sign-flip test, Holm-corrected across the metrics.
+the paired differences' CI with the sign-flip test, each metric's own 95% interval and p
+(no correction across metrics: the gate passes only when every rule passes, an
+intersection-union test that holds its level without one; compare's verdicts, which claim
+a difference on any metric, use family-wise intervals instead).
 
 A rule's value, per statistic (null scores are left out of every one but ``null_rate``):
 
@@ -24,16 +27,16 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ragmeter.errors import ConfigError, clip
+from ragmeter.errors import ConfigError, NotFoundError, clip
 from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.reports.details import cut_text
-from ragmeter.reports.stats import bootstrap_mean_ci
+from ragmeter.reports.stats import bootstrap_mean_ci, ci_note
 from ragmeter.runs.compare import TIE, Pairing, compare_scores, pair_positions
 from ragmeter.runs.gate_rules import Rule, parse_rules
 from ragmeter.runs.gate_sources import full_records, load_results
 from ragmeter.runs.repeats import Disagreement
 from ragmeter.store.pairing import is_row_id
-from ragmeter.wire import MetricComparison
+from ragmeter.wire import DatasetDiff, MetricComparison
 
 __all__ = ["GateResult", "GateRow", "RuleOutcome", "gate", "gate_reports"]
 
@@ -95,6 +98,8 @@ class GateResult:
     #: with repeated judgements, the results whose repeats disagree (the scores gated are
     #: the repeats' mean)
     flaky: tuple[Disagreement, ...] = ()
+    #: two stored runs of different versions of a dataset: the rows added, removed, changed
+    dataset_rows: DatasetDiff | None = None
 
     @property
     def passed(self) -> bool:
@@ -207,6 +212,8 @@ def _absolute(report: EvaluationReport, rule: Rule) -> RuleOutcome:
     value = {"mean": mean, "ci95_low": low, "ci95_high": high}[rule.stat]
     detail = f"mean {mean:.4f}, 95% CI [{low:.4f}, {high:.4f}] over {len(values)} rows"
     detail += f" ({nulls} null)" if nulls else ""
+    note = ci_note(values)
+    detail += f"; {note}" if note else ""
     # the rows on the wrong side of the bound themselves (all rows when none is)
     against = [r for r in scores if r.score is None or not rule.holds(r.score)]
     return _judged(rule, value, detail, lambda: _lowest(report, against or scores))
@@ -265,12 +272,35 @@ def _delta(
     detail = (
         f"delta {item.delta:+.4f}, 95% CI [{item.ci95_low:+.4f}, {item.ci95_high:+.4f}] over "
         f"{item.paired} pairs by {by} (baseline {item.base_mean:.4f}, candidate "
-        f"{item.other_mean:.4f}); p = {item.p_holm:.3g} (Holm), {item.worse} rows worse, "
+        f"{item.other_mean:.4f}); p = {item.p_value:.3g}, {item.worse} rows worse, "
         f"{item.better} better"
     )
     if item.base_unpaired or item.other_unpaired:
         detail += f"; unpaired: {item.base_unpaired} baseline, {item.other_unpaired} candidate"
+    if item.ci_note:
+        detail += f"; {item.ci_note}"
     return _judged(rule, value, detail, lambda: _regressed(base, candidate, item.metric_name, by))
+
+
+def _dataset_rows(
+    baseline: EvaluationReport | None, candidate: EvaluationReport
+) -> DatasetDiff | None:
+    """How the candidate's test cases differ from the baseline's, when both are runs of one
+    store over different dataset versions whose cases differ (None otherwise: rows that
+    differ only in the answers they carry are the comparison, not a change)."""
+    from ragmeter.runs.dataset_diff import dataset_diff
+
+    runs = getattr(baseline, "runs", None) or getattr(candidate, "runs", None)
+    if baseline is None or runs is None or not (baseline.run_id and candidate.run_id):
+        return None
+    try:
+        a, b = runs.get(baseline.run_id).dataset_id, runs.get(candidate.run_id).dataset_id
+    except NotFoundError:  # a report of another store
+        return None
+    if a == b:
+        return None
+    diff = dataset_diff(runs, a, b)
+    return diff if diff.added or diff.removed or diff.changed else None
 
 
 def gate_reports(
@@ -298,7 +328,7 @@ def gate_reports(
     by: Pairing | None = None
     if baseline is not None:
         by = _pairing(baseline, candidate)
-        comparison = compare_scores(_scored(baseline), _scored(candidate))
+        comparison = compare_scores(_scored(baseline), _scored(candidate), correction="none")
     found = {c.metric_name: c for c in comparison}
     outcomes = [
         _delta(rule, found, baseline, candidate, by)
@@ -313,6 +343,7 @@ def gate_reports(
         comparison=tuple(comparison),
         unpaired={c.metric_name: (c.base_unpaired, c.other_unpaired) for c in comparison},
         paired_by=by,
+        dataset_rows=_dataset_rows(baseline, candidate),
     )
 
 

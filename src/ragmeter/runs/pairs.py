@@ -16,7 +16,14 @@ from sqlalchemy.orm import Session
 
 from ragmeter.errors import ConfigError, clip
 from ragmeter.runs.browse import TEXT_CHARS
-from ragmeter.runs.compare import TIE, Pairing, Side, compare_sides, pair_positions
+from ragmeter.runs.compare import (
+    TIE,
+    Pairing,
+    Side,
+    check_options,
+    compare_sides,
+    pair_positions,
+)
 from ragmeter.runs.sides import read_side
 from ragmeter.store import DatasetRowRecord, ResultRow, RunRecord, Store
 from ragmeter.store.rowdata import row_field, row_of
@@ -113,9 +120,12 @@ def compare_runs(
     other: tuple[str, list[str]],
     *,
     alpha: float = 0.05,
+    margin: float | None = None,
 ) -> list[MetricComparison]:
     """``compare_scores`` of two stored runs (each its id and metric names), read metric by
-    metric from the pair index: what the service and the HTML report compare runs with."""
+    metric from the pair index: what the service, the HTML report and ``ragmeter runs
+    compare`` compare runs with (family-wise intervals; ``margin`` for equivalence)."""
+    check_options(alpha, margin)
     names = list(dict.fromkeys([*base[1], *other[1]]))
     with store.session() as session:
         by = pairing(session, base, other)
@@ -123,7 +133,7 @@ def compare_runs(
             name: (_held(session, base, name, by), _held(session, other, name, by))
             for name in names
         }
-    return compare_sides(sides, by, alpha=alpha)
+    return compare_sides(sides, by, alpha=alpha, margin=margin)
 
 
 def _held(session: Session, run: tuple[str, list[str]], metric: str, by: Pairing) -> Side | None:

@@ -99,6 +99,7 @@ def combine_repeats(reports: Sequence[EvaluationReport]) -> EvaluationReport:
         records, first.metric_names, first.rows, seconds, usage, first.target
     )
     combined.run_id = first.run_id
+    combined.scales = first.scales
     return combined
 
 

@@ -7,17 +7,12 @@ import contextlib
 import re
 from typing import Any, Literal
 
-from ragmeter._grades import MAX_GRADE
 from ragmeter.errors import ConfigError, clip
 from ragmeter.runs.config import (
     DEFAULT_RECALL_TOP_K,
-    AppTargetConfig,
-    EmbedderConfig,
     EvaluationConfig,
-    JudgeConfig,
-    NoTarget,
     SpaceTargetConfig,
-    TargetConfig,
+    parse_config,
 )
 from ragmeter.wire import EvaluateServeRequest
 
@@ -77,20 +72,19 @@ def _number(context: dict[str, Any], key: str, *, integer: bool) -> Any:
     if isinstance(value, bool) or not isinstance(value, kinds):
         what = "an integer" if integer else "a number"
         raise ConfigError(f"context.{key} must be {what}, got {clip(repr(value))}")
-    if integer and value < 1:
-        raise ConfigError(f"context.{key} must be at least 1, got {value}")
     return value
 
 
-def _choice(context: dict[str, Any], key: str, allowed: tuple[str, ...], default: str) -> str:
-    value = context.get(key)
-    if value is None:
-        return default
-    if value not in allowed:
-        raise ConfigError(
-            f"context.{key} must be one of {', '.join(allowed)}, got {clip(repr(value))}"
-        )
-    return str(value)
+#: what the request calls the config's fields, in errors (``runs.config.parse_config``)
+_NAMES = {
+    **{key: f"context.{key}" for key in ("plan", "language", "relevance_level", "no_relevant")},
+    "top_k": "context.top_k",
+    "target.top_k": "context.top_k",
+    "target.retriever": "context.retriever",
+    "target.score_threshold": "context.score_threshold",
+    "concurrency": "parallel_num",
+}
+_TARGET_NAMES = {k.removeprefix("target."): v for k, v in _NAMES.items()}
 
 
 def _scene(request: EvaluateServeRequest) -> Scene:
@@ -104,23 +98,23 @@ def _scene(request: EvaluateServeRequest) -> Scene:
     return scene  # type: ignore[return-value]  # checked against SCENES above
 
 
-def _target(scene: Scene, value: str | None, context: dict[str, Any]) -> TargetConfig:
-    """The scene's target; every context key of the recall scene is checked in any scene."""
+def _target(scene: Scene, value: str | None, context: dict[str, Any]) -> dict[str, Any]:
+    """The scene's target (checked with the rest of the config); every context key of the
+    recall scene is read in any scene, so a bad one is refused in any scene."""
     top_k = _number(context, "top_k", integer=True)
-    retriever = _choice(context, "retriever", ("vector", "bm25", "hybrid"), "vector")
-    threshold = _number(context, "score_threshold", integer=False)
+    recall = {
+        "kind": "space",
+        "space": value,
+        "retriever": context.get("retriever", "vector"),
+        "top_k": DEFAULT_RECALL_TOP_K if top_k is None else top_k,
+        "score_threshold": _number(context, "score_threshold", integer=False),
+    }
     if scene == "recall":
-        assert value is not None  # _scene checked it
-        return SpaceTargetConfig(
-            space=value,
-            retriever=retriever,
-            top_k=top_k or DEFAULT_RECALL_TOP_K,
-            score_threshold=threshold,
-        )
+        return recall
+    parse_config({**recall, "space": "-"}, _TARGET_NAMES, part=SpaceTargetConfig)
     if scene == "app":
-        assert value is not None
-        return AppTargetConfig(app=value)
-    return NoTarget()
+        return {"kind": "app", "app": value}
+    return {"kind": "none"}
 
 
 def config_from_request(request: EvaluateServeRequest) -> EvaluationConfig:
@@ -138,31 +132,24 @@ def config_from_request(request: EvaluateServeRequest) -> EvaluationConfig:
             f"context has unknown key(s) {', '.join(unknown)}; known: {', '.join(CONTEXT_KEYS)}"
         )
     parallel = request.parallel_num
-    if parallel is not None and parallel < 1:
-        raise ConfigError(f"parallel_num must be at least 1, got {parallel}")
     if request.evaluate_code is not None and not _RUN_ID.match(request.evaluate_code):
         raise ConfigError(
             f"evaluate_code {request.evaluate_code!r} is not a valid run id: use 1-64 letters, "
             "digits, '_', '-' or '.'"
         )
     judge = _text(context, "model")
-    return EvaluationConfig(
-        metrics=tuple(metrics),
-        target=_target(scene, (request.scene_value or "").strip() or None, context),
-        judge=None if judge is None else JudgeConfig(model=judge),
-        judge_prompt=_text(context, "prompt"),
-        embedder=EmbedderConfig(model=_text(context, "embedding_model")),
-        top_k=_number(context, "top_k", integer=True),
-        language=_choice(context, "language", ("auto", "en", "zh"), "auto"),
-        plan=_choice(context, "plan", ("fused", "separate"), "fused"),
-        relevance_level=_level(context),
-        no_relevant=_choice(context, "no_relevant", ("null", "zero"), "null"),
-        concurrency=parallel or DEFAULT_PARALLEL,
-    )
-
-
-def _level(context: dict[str, Any]) -> int:
     level = _number(context, "relevance_level", integer=True)
-    if level is not None and level > MAX_GRADE:
-        raise ConfigError(f"context.relevance_level must be at most {MAX_GRADE}, got {level}")
-    return 1 if level is None else int(level)
+    values = {
+        "metrics": tuple(metrics),
+        "target": _target(scene, (request.scene_value or "").strip() or None, context),
+        "judge": None if judge is None else {"model": judge},
+        "judge_prompt": _text(context, "prompt"),
+        "embedder": {"model": _text(context, "embedding_model")},
+        "top_k": _number(context, "top_k", integer=True),
+        "language": context.get("language", "auto"),
+        "plan": context.get("plan", "fused"),
+        "relevance_level": 1 if level is None else level,
+        "no_relevant": context.get("no_relevant", "null"),
+        "concurrency": DEFAULT_PARALLEL if parallel is None else parallel,
+    }
+    return parse_config(values, _NAMES)

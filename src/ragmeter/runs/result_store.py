@@ -16,8 +16,9 @@ from sqlalchemy.orm import Session
 from ragmeter._public import public_text
 from ragmeter.errors import StoreError
 from ragmeter.metrics.retrieval import LEGACY_NO_RELEVANT_REASON, NO_RELEVANT_REASON
-from ragmeter.reports import EvaluationReport, ResultRecord
-from ragmeter.reports.stats import bootstrap_mean_ci
+from ragmeter.metrics.scales import scale_label, scale_labels
+from ragmeter.reports import EvaluationReport, MetricSummary, ResultRecord
+from ragmeter.reports.stats import mean_summary
 from ragmeter.runs.run_records import RunRecords
 from ragmeter.store import DatasetRowRecord, ResultRow, RunRecord, Store
 from ragmeter.store.db import insert_plain, json_text, plain_cursor, plain_rows
@@ -33,22 +34,15 @@ __all__ = [
 ]
 
 
-def _summary(scores: dict[str, list[float | None]]) -> dict[str, dict[str, float | int | None]]:
-    out: dict[str, dict[str, float | int | None]] = {}
-    for name, values in scores.items():
-        present = np.asarray([s for s in values if s is not None], dtype=np.float64)
-        entry: dict[str, float | int | None] = {
-            "mean": None,
-            "count": len(present),
-            "null": len(values) - len(present),
-            "ci95_low": None,
-            "ci95_high": None,
+def _summary(scores: dict[str, list[float | None]]) -> dict[str, MetricSummary]:
+    """Per metric ``stats.mean_summary`` with the metric's scale (``0-1``) where known."""
+    return {
+        name: {
+            **mean_summary(np.array(values, dtype=np.float64)),  # None -> NaN
+            "scale": scale_label(name),
         }
-        if len(present):
-            low, high = bootstrap_mean_ci(present)
-            entry.update(mean=float(present.mean()), ci95_low=low, ci95_high=high)
-        out[name] = entry
-    return out
+        for name, values in scores.items()
+    }
 
 
 #: the columns a result is written with (``insert_plain``), in this order
@@ -149,7 +143,7 @@ class ResultStore(RunRecords):
 
     def __init__(self, store: Store) -> None:
         super().__init__(store)
-        self._summaries: dict[tuple[str, int], dict[str, dict[str, float | int | None]]] = {}
+        self._summaries: dict[tuple[str, int], dict[str, MetricSummary]] = {}
 
     def finished_rows(self, run_id: str) -> set[int]:
         with self.store.session() as session:
@@ -224,10 +218,13 @@ class ResultStore(RunRecords):
         seconds = 0.0
         if record.started_at is not None and record.finished_at is not None:
             seconds = (record.finished_at - record.started_at).total_seconds()
-        return EvaluationReport(records, names, record.done_rows, seconds, dict(record.usage))
+        report = EvaluationReport(records, names, record.done_rows, seconds, dict(record.usage))
+        report.scales = scale_labels(names)
+        return report
 
-    def summary(self, record: RunRecord) -> dict[str, dict[str, float | int | None]]:
-        """Per metric: mean, count, nulls and a 95% bootstrap CI over the rows done so far."""
+    def summary(self, record: RunRecord) -> dict[str, MetricSummary]:
+        """Per metric: mean, count, nulls, a 95% bootstrap CI over the rows done so far with
+        ``ci_note`` when it is not informative, and the metric's scale."""
         key = (record.id, record.done_rows)
         cached = self._summaries.get(key)
         if cached is not None:

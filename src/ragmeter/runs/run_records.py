@@ -6,12 +6,13 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, or_, select
+from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from ragmeter.errors import ConflictError, NotFoundError, StoreError, clip
 from ragmeter.runs.config import EvaluationConfig
-from ragmeter.store import DatasetRecord, RunRecord, Store
+from ragmeter.runs.lineage import RunLabels, check_tags
+from ragmeter.store import DatasetRecord, RunRecord, RunTag, Store
 from ragmeter.store.lookup import LIKE_ESCAPE, insert_unique, like_pattern
 
 __all__ = ["RunRecords"]
@@ -31,11 +32,19 @@ class RunRecords:
         total_rows: int,
         request: dict[str, Any],
         run_id: str | None = None,
+        *,
+        labels: RunLabels | None = None,
+        lineage: dict[str, Any] | None = None,
     ) -> RunRecord:
         """A pending run keeping the config it runs with (and what its results call the
-        metrics), over a stored dataset."""
+        metrics), over a stored dataset, with its name, tags and note and what made it."""
+        labels = labels or RunLabels()
         record = RunRecord(
             id=run_id or uuid.uuid4().hex,
+            name=labels.name,
+            note=labels.note,
+            archived=False,
+            lineage=lineage or {},
             state="pending",
             scene_key=config.scene,
             scene_value=config.scene_value,
@@ -48,7 +57,74 @@ class RunRecords:
             usage={},
         )
         insert_unique(self.store, record, "run", record.id, kind="id")
+        if labels.tags:
+            self.set_tags(record.id, labels.tags)
         return record
+
+    def tags(self, run_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Each run's tags, sorted (a run without any is left out)."""
+        if not run_ids:
+            return {}
+        with self.store.session() as session:
+            found = session.execute(
+                select(RunTag.run_id, RunTag.tag)
+                .where(RunTag.run_id.in_(list(run_ids)))
+                .order_by(RunTag.run_id, RunTag.tag)
+            ).all()
+        out: dict[str, list[str]] = {}
+        for run_id, tag in found:
+            out.setdefault(run_id, []).append(tag)
+        return out
+
+    def set_tags(
+        self, run_id: str, add: Sequence[str] = (), remove: Sequence[str] = ()
+    ) -> list[str]:
+        """Add and remove tags of a run, in one transaction; its tags after."""
+        added, removed = check_tags(list(add)), check_tags(list(remove))
+        self.get(run_id)
+        try:
+            with self.store.session() as session:
+                have = set(session.scalars(select(RunTag.tag).where(RunTag.run_id == run_id)))
+                new = [t for t in added if t not in have]
+                if new:
+                    session.execute(insert(RunTag), [{"run_id": run_id, "tag": t} for t in new])
+                if removed:
+                    session.execute(
+                        delete(RunTag).where(RunTag.run_id == run_id, RunTag.tag.in_(removed))
+                    )
+                session.commit()
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot tag run '{run_id}': {exc}") from exc
+        return self.tags([run_id]).get(run_id, [])
+
+    def relabel(
+        self,
+        run_id: str,
+        *,
+        name: str | None = None,
+        note: str | None = None,
+        archived: bool | None = None,
+    ) -> RunRecord:
+        """Rename a run, change its note or (un)archive it; what is None stays."""
+        checked = RunLabels(name=name, note=note or "")
+        values: dict[str, Any] = {}
+        if name is not None:
+            values["name"] = checked.name
+        if note is not None:
+            values["note"] = checked.note
+        if archived is not None:
+            values["archived"] = archived
+        self.get(run_id)
+        if values:
+            try:
+                with self.store.session() as session:
+                    session.execute(
+                        update(RunRecord).where(RunRecord.id == run_id).values(**values)
+                    )
+                    session.commit()
+            except SQLAlchemyError as exc:
+                raise StoreError(f"cannot change run '{run_id}': {exc}") from exc
+        return self.get(run_id)
 
     def get(self, run_id: str) -> RunRecord:
         with self.store.session() as session:
@@ -56,6 +132,27 @@ class RunRecords:
         if record is None:
             raise NotFoundError(f"no run '{clip(run_id)}'")
         return record
+
+    def find(self, key: str) -> RunRecord:
+        """A run by its id, its name (the newest run of that name) or the start of its id
+        (at least 6 characters, one run only): what a person types."""
+        text = key.strip()
+        with self.store.session() as session:
+            record = session.get(RunRecord, text)
+            if record is not None:
+                return record
+            named = select(RunRecord).where(RunRecord.name == text)
+            record = session.scalars(named.order_by(RunRecord.created_at.desc())).first()
+            if record is not None:
+                return record
+            if len(text) >= 6 and text.isalnum():
+                query = select(RunRecord).where(RunRecord.id.startswith(text)).limit(2)
+                found = list(session.scalars(query))
+                if len(found) == 1:
+                    return found[0]
+                if found:
+                    raise NotFoundError(f"'{clip(text)}' starts several runs' ids; give more of it")
+        raise NotFoundError(f"no run '{clip(text)}' (an id, a name or the start of an id)")
 
     def state(self, run_id: str) -> str:
         """The run's state as stored now."""
@@ -73,12 +170,19 @@ class RunRecords:
         *,
         text: str | None = None,
         dataset_id: int | None = None,
+        tags: Sequence[str] = (),
+        archived: bool | None = False,
     ) -> tuple[list[RunRecord], int]:
-        """Runs, newest first, and how many match: of a ``state``, over a dataset, and whose
-        id, dataset name or target (scene value) holds ``text`` (case-insensitive)."""
+        """Runs, newest first, and how many match: of a ``state``, over a dataset, holding
+        every one of ``tags``, archived or not (None: both), and whose id, name, dataset
+        name or target (scene value) holds ``text`` (case-insensitive)."""
         where: list[Any] = [RunRecord.state == state] if state else []
+        if archived is not None:
+            where.append(RunRecord.archived == archived)
         if dataset_id is not None:
             where.append(RunRecord.dataset_id == dataset_id)
+        for tag in tags:
+            where.append(RunRecord.id.in_(select(RunTag.run_id).where(RunTag.tag == tag)))
         if text:
             pattern = like_pattern(text)
             named = select(DatasetRecord.id).where(
@@ -87,6 +191,7 @@ class RunRecords:
             where.append(
                 or_(
                     RunRecord.id.ilike(pattern, escape=LIKE_ESCAPE),
+                    RunRecord.name.ilike(pattern, escape=LIKE_ESCAPE),
                     RunRecord.scene_value.ilike(pattern, escape=LIKE_ESCAPE),
                     RunRecord.dataset_id.in_(named),
                 )

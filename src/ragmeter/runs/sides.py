@@ -1,5 +1,5 @@
 """One run's results of one metric as columns (pairing key, row index, score), read from a
-covering index in row order (migration 0009) for comparisons: a seek and a walk of the
+covering index in row order (migration 0010) for comparisons: a seek and a walk of the
 index, never a scan of the results; a finished run's columns kept for the next request, as
 the compare view asks for statistics, pairs and scatter of the same two runs at once."""
 

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from ragmeter.errors import LimitError
 from ragmeter.metrics import EvaluationMetric
+from ragmeter.metrics.scales import metric_scales
 from ragmeter.reports import EvaluationReport
 from ragmeter.runs.result_table import ScoredBatch, merged_columns, result_table
 from ragmeter.runs.store import RunStore
@@ -137,13 +138,18 @@ class MemorySink:
         from the batches' records in row order."""
         if len(self.batches) == 1 and len(self.batches[0].indices) == len(rows):
             only = self.batches[0]
-            return EvaluationReport.from_columns(
+            report = EvaluationReport.from_columns(
                 only.rows, only.columns, seconds, self.usage, target=target
             )
-        if self.held() == len(rows) and all(b.stored for b in self.batches):
+        elif self.held() == len(rows) and all(b.stored for b in self.batches):
             columns = merged_columns(self.batches, len(rows))
-            return EvaluationReport.from_columns(rows, columns, seconds, self.usage, target=target)
-        ordered = sorted(self.batches, key=lambda b: b.indices[0] if b.indices else 0)
-        records = [r for b in ordered for row in b.records_by_row(metrics) for r in row]
-        names = [m.metric_name for m in metrics]
-        return EvaluationReport(records, names, len(rows), seconds, self.usage, target=target)
+            report = EvaluationReport.from_columns(
+                rows, columns, seconds, self.usage, target=target
+            )
+        else:
+            ordered = sorted(self.batches, key=lambda b: b.indices[0] if b.indices else 0)
+            records = [r for b in ordered for row in b.records_by_row(metrics) for r in row]
+            names = [m.metric_name for m in metrics]
+            report = EvaluationReport(records, names, len(rows), seconds, self.usage, target=target)
+        report.scales = metric_scales(metrics)
+        return report

@@ -17,11 +17,13 @@ from ragmeter.runs._owner import alive, this_process
 from ragmeter.runs.dataset_store import DatasetStore
 from ragmeter.runs.result_store import ResultStore, forget_upstream_failures
 from ragmeter.store import RunRecord
-from ragmeter.wire import RunInfo, RunState
+from ragmeter.wire import RunState
 
-__all__ = ["RunInfo", "RunState", "RunStore", "add_usage"]
+__all__ = ["RunState", "RunStore", "add_usage", "metric_names"]
 
-INTERRUPTED = "interrupted: the server stopped while this run was running; resume it"
+INTERRUPTED = (
+    "interrupted: the process running it stopped (a server shut down, a command killed); resume it"
+)
 
 
 def add_usage(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float]:
@@ -35,25 +37,6 @@ def _now() -> datetime:
 
 class RunStore(DatasetStore, ResultStore):
     """Datasets, runs and results of one store."""
-
-    def info(self, record: RunRecord, *, summary: bool = True) -> RunInfo:
-        return RunInfo(
-            run_id=record.id,
-            state=record.state,
-            scene_key=record.scene_key,
-            scene_value=record.scene_value,
-            metrics=list(record.spec.get("metric_names") or record.spec.get("metrics", [])),
-            progress={"done": record.done_rows, "total": record.total_rows},
-            resumable=record.resumable,
-            error=record.error,
-            error_kind=record.error_kind,
-            summary=self.summary(record) if summary else None,
-            cost=dict(record.usage or {}),
-            dataset_id=record.dataset_id,
-            created_at=record.created_at,
-            started_at=record.started_at,
-            finished_at=record.finished_at,
-        )
 
     def _set(self, run_id: str, *conditions: Any, **values: Any) -> bool:
         """One conditional UPDATE; whether it applied (the run was in the expected state)."""
@@ -157,6 +140,27 @@ class RunStore(DatasetStore, ResultStore):
             finished_at=_now(),
         )
 
+    def runs(self, *args: Any, **kwargs: Any) -> tuple[list[RunRecord], int]:
+        """``RunRecords.runs``, after marking the runs whose process died as interrupted, so
+        a list never shows a dead run as running."""
+        self.reap()
+        return super().runs(*args, **kwargs)
+
+    def reap(self, run_id: str | None = None) -> list[str]:
+        """Runs (or the one ``run_id``) left ``running`` by another process of this machine
+        that is gone become failed, interrupted and resumable; which ones. A killed
+        ``ragmeter eval`` leaves such a run."""
+        me = this_process()
+        where = [RunRecord.state == "running"]
+        if run_id is not None:
+            where.append(RunRecord.id == run_id)
+        with self.store.session() as session:
+            found = session.execute(select(RunRecord.id, RunRecord.owner).where(*where)).all()
+        ids = [i for i, owner in found if owner != me and not alive(owner)]
+        for i in ids:
+            self.interrupt(i)
+        return ids
+
     def mark_interrupted(self) -> list[str]:
         """Runs left ``running`` by a process of this machine that is gone become failed and
         resumable (a server's start-up, ``ragmeter runs resume``). Runs of live processes, and
@@ -169,6 +173,11 @@ class RunStore(DatasetStore, ResultStore):
         for run_id in ids:
             self.interrupt(run_id)
         return ids
+
+
+def metric_names(record: RunRecord) -> list[str]:
+    """What a run's results call its metrics, in order."""
+    return list(record.spec.get("metric_names") or record.spec.get("metrics", []))
 
 
 def _rows_left() -> Any:

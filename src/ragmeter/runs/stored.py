@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 
-from ragmeter.reports import EvaluationReport, ResultRecord
+from ragmeter.reports import EvaluationReport, MetricSummary, ResultRecord
 from ragmeter.reports.html import DEFAULT_WORST, check_options, render_html, write_page
 from ragmeter.reports.html_text import TEXT, Language
 from ragmeter.runs.browse import MAX_REASONS
 from ragmeter.runs.pairs import choose, compare_runs, pair_page
 from ragmeter.runs.result_store import read_records, records_query
+from ragmeter.runs.run_view import run_info
+from ragmeter.runs.store import metric_names
 from ragmeter.store import ResultRow
 
 if TYPE_CHECKING:
@@ -22,7 +24,12 @@ if TYPE_CHECKING:
     from ragmeter.store import RunRecord
     from ragmeter.wire import MetricComparison, RowPair
 
-__all__ = ["REGRESSED_ROWS", "StoredRun", "load_run"]
+__all__ = [
+    "REGRESSED_ROWS",
+    "StoredRun",
+    "dataset_text",
+    "load_run",
+]
 
 #: rows listed per metric under "the rows that regressed most"
 REGRESSED_ROWS = 20
@@ -47,7 +54,7 @@ class StoredRun:
         self.runs = runs
         self.record: RunRecord = runs.get(run_id)
         self.run_id: str = self.record.id
-        self.metric_names = runs.info(self.record, summary=False).metrics
+        self.metric_names = metric_names(self.record)
         self.rows = self.record.done_rows
         started, finished = self.record.started_at, self.record.finished_at
         self.seconds = (finished - started).total_seconds() if started and finished else 0.0
@@ -63,7 +70,7 @@ class StoredRun:
         report.target = self.record.scene_value
         return report
 
-    def summary(self) -> dict[str, dict[str, float | int | None]]:
+    def summary(self) -> dict[str, MetricSummary]:
         return self.runs.summary(self.record)
 
     def _where(self, metric_name: str) -> list[Any]:
@@ -100,17 +107,30 @@ class StoredRun:
             return [(kind, text or "", int(n)) for kind, text, n in session.execute(query)]
 
     def facts(self, language: Language) -> list[tuple[str, str]]:
-        """The run's id, dataset, target, state and creation time, labelled in ``language``."""
-        text, record = TEXT[language], self.record
-        dataset = self.runs.dataset(record.dataset_id)
-        target = record.scene_key + (f": {record.scene_value}" if record.scene_value else "")
-        return [
-            (text["run"], record.id),
-            (text["dataset"], dataset.name or dataset.source or str(dataset.id)),
-            (text["target"], target),
-            (text["state"], record.state),
-            (text["created"], record.created_at.strftime("%Y-%m-%d %H:%M")),
-        ]
+        """The run's id, name, tags and note, dataset version, target, judge, code, state
+        and creation time, labelled in ``language`` (what is unknown is left out). No path
+        of the machine that made it: a dataset is its name, version, file name and hash."""
+        text, info = TEXT[language], run_info(self.runs, self.record, summary=False)
+        lineage = info.lineage
+        facts = [(text["run"], info.run_id), (text["name"], info.name or "")]
+        facts += [(text["tags"], ", ".join(info.tags)), (text["note"], info.note)]
+        facts.append((text["dataset"], dataset_text(info.dataset)))
+        facts.append((text["target"], info.label))
+        judge = lineage.get("judge") or {}
+        if judge:
+            prompt = judge.get("prompt") or {}
+            said = f"{judge.get('model')} · prompt {prompt.get('code')}"
+            if info.scripted_judge:
+                said = f"{text['scripted']} · {said}"
+            facts.append((text["judge"], said))
+        code = lineage.get("code") or {}
+        if code.get("commit"):
+            dirty = " (uncommitted changes)" if code.get("dirty") else ""
+            ragmeter = lineage.get("ragmeter")
+            facts.append((text["code"], f"{code['commit'][:12]}{dirty} · ragmeter {ragmeter}"))
+        facts.append((text["state"], info.state))
+        facts.append((text["created"], info.created_at.strftime("%Y-%m-%d %H:%M")))
+        return [(label, value) for label, value in facts if value]
 
     def compare_with(
         self, baseline: StoredRun, rows: int = REGRESSED_ROWS
@@ -157,3 +177,16 @@ class StoredRun:
             language=language,
         )
         return write_page(page, path)
+
+
+def dataset_text(dataset: dict[str, Any]) -> str:
+    """A run's dataset version as others may see it: ``qa@2 · qa.jsonl · 3fa2b1c9d0e4``
+    (``inline rows`` for a request's rows); never a folder."""
+    if not dataset:
+        return ""
+    name = dataset.get("name")
+    head = f"{name}@{dataset.get('version', 1)}" if name else "inline rows"
+    if "version" not in dataset:
+        head = name or f"dataset {dataset.get('id', '')}".strip()
+    parts = [head, str(dataset.get("source") or ""), str(dataset.get("hash") or "")]
+    return " · ".join(p for p in dict.fromkeys(parts) if p)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ragmeter._grades import MAX_GRADE
@@ -94,6 +95,17 @@ def _measures(measures: str | Sequence[str] | None) -> list[TrecMeasure]:
     return found
 
 
+def _kept_as(store: bool | str, run: Any, runid: str) -> str | None:
+    """A stored TREC evaluation's rows are kept as dataset "RUN-FILE-STEM" (or the run's
+    RUNID for a dict), versioned as any dataset."""
+    if not store:
+        return None
+    from ragmeter.runs.lineage import dataset_name_of
+
+    name = dataset_name_of(str(run)) if isinstance(run, str | Path) else None
+    return name or dataset_name_of(f"{runid}.trec") or "trec"
+
+
 def evaluate_trec(
     qrels: str | os.PathLike[str] | Mapping[str, Mapping[str, int]],
     run: str | os.PathLike[str] | Mapping[str, Mapping[str, float]],
@@ -133,6 +145,7 @@ def evaluate_trec(
         no_relevant="zero",
         store=store,
         on_progress=on_progress,
+        dataset_name=_kept_as(store, run, made.runid),
     )
     scores = {spec: report.scores(spec) for spec in specs}
     per_query, over_all = trec_values(chosen, made.rows, scores, made.runid)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from ragmeter.config import ServerConfig
@@ -11,6 +13,7 @@ from ragmeter.datasets.row import MAX_DEPTH, nesting_depth
 from ragmeter.embeddings import is_local_embedder
 from ragmeter.errors import ConfigError, ConflictError, LimitError, NotFoundError
 from ragmeter.runs.config import EvaluationConfig, SpaceTargetConfig
+from ragmeter.runs.lineage import RunLabels, make_lineage
 from ragmeter.runs.plan import build_plan
 from ragmeter.runs.request import EvaluateServeRequest, config_from_request
 from ragmeter.service.state import Services
@@ -19,7 +22,7 @@ from ragmeter.store import RunRecord
 __all__ = ["create_run", "grouped_results", "readable", "result_dict"]
 
 #: request fields kept with the run as given (rows are kept as a dataset)
-_NOT_KEPT = {"datasets"}
+_NOT_KEPT = {"datasets", "name", "tags", "note"}
 
 
 def _rows(
@@ -84,12 +87,23 @@ def _check_models(svc: Services, config: EvaluationConfig) -> None:
         policy.check_model(embedder, "context.embedding_model")
 
 
-def _check(
-    svc: Services, body: EvaluateServeRequest
-) -> tuple[EvaluationConfig, list[str], int, int]:
-    """(config, metric names, dataset id, row count); raises naming what is wrong."""
+@dataclass(frozen=True)
+class _Checked:
+    """A run request that passed every check, ready to be stored."""
+
+    config: EvaluationConfig
+    names: list[str]
+    dataset_id: int
+    total: int
+    labels: RunLabels
+    lineage: dict[str, Any]
+
+
+def _check(svc: Services, body: EvaluateServeRequest) -> _Checked:
+    """The run the request asks for; raises naming what is wrong."""
     server = svc.settings.server
     _check_counts(server, body)
+    labels = RunLabels(name=body.name, tags=tuple(body.tags or ()), note=body.note or "")
     config = config_from_request(body)
     if len(config.metrics) > server.max_metrics:  # trec_eval's forms name several each
         raise LimitError(
@@ -121,17 +135,21 @@ def _check(
         _check_depth(server, f"metric '{metric.metric_name}'", getattr(metric, "top_k", None))
     names = [m.metric_name for m in plan.metrics]
     if dataset_id is None:
-        dataset_id = svc.runs.add_dataset(rows, source="request").id
-    return config, names, dataset_id, len(plan.rows)
+        dataset = svc.runs.keep_dataset(rows, name=None, source="request")[0]
+    else:
+        dataset = svc.runs.dataset(dataset_id)
+    lineage = make_lineage(plan, dataset, code=None)
+    return _Checked(config, names, dataset.id, len(plan.rows), labels, lineage)
 
 
 async def create_run(svc: Services, body: EvaluateServeRequest) -> RunRecord:
     """Check the request, store the run and queue it."""
-    config, names, dataset_id, total = await asyncio.to_thread(_check, svc, body)
+    run = await asyncio.to_thread(_check, svc, body)
     kept = body.model_dump(exclude_none=True, exclude=_NOT_KEPT)
     record = await asyncio.to_thread(
-        svc.runs.create, config, names, dataset_id, total, kept, body.evaluate_code
-    )
+        partial(svc.runs.create, labels=run.labels, lineage=run.lineage),
+        run.config, run.names, run.dataset_id, run.total, kept, body.evaluate_code,
+    )  # fmt: skip
     svc.manager.submit(record.id)
     return record
 

@@ -12,6 +12,7 @@ from ragmeter.store.models import (
     PromptRecord,
     ResultRow,
     RunRecord,
+    RunTag,
     SpaceRecord,
 )
 
@@ -26,6 +27,7 @@ __all__ = [
     "PromptRecord",
     "ResultRow",
     "RunRecord",
+    "RunTag",
     "SpaceRecord",
     "Store",
     "open_store",

@@ -40,7 +40,7 @@ __all__ = [
 
 _MIGRATIONS = Path(__file__).with_name("migrations")
 #: the newest migration's revision (a test keeps it equal to alembic's head)
-HEAD_REVISION = "0009"
+HEAD_REVISION = "0010"
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -207,9 +207,17 @@ class Store:
         config = Config()
         config.set_main_option("script_location", str(_MIGRATIONS))
         try:
-            with self.engine.begin() as connection:
-                config.attributes["connection"] = connection
-                command.upgrade(config, "head")
+            with self.engine.connect() as connection:
+                sqlite = connection.dialect.name == "sqlite"
+                if sqlite:  # a table rebuilt by a migration must not cascade to its rows
+                    _foreign_keys(connection, on=False)
+                with connection.begin():
+                    config.attributes["connection"] = connection
+                    command.upgrade(config, "head")
+                    if sqlite:
+                        _check_foreign_keys(connection)
+                if sqlite:
+                    _foreign_keys(connection, on=True)
         except SQLAlchemyError as exc:
             raise StoreError(f"cannot migrate store {self.url!r}: {exc}") from exc
 
@@ -218,6 +226,19 @@ class Store:
 
     def close(self) -> None:
         self.engine.dispose()
+
+
+def _foreign_keys(connection: Connection, *, on: bool) -> None:
+    """SQLite's foreign keys on or off; outside any transaction (inside one SQLite ignores it),
+    so straight on the driver's connection, which SQLAlchemy has not begun one on."""
+    connection.connection.driver_connection.execute(f"PRAGMA foreign_keys={int(on)}")  # type: ignore[union-attr]
+
+
+def _check_foreign_keys(connection: Connection) -> None:
+    """Fail (rolling the migration back) if it left a row pointing at nothing."""
+    broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+    if broken:
+        raise StoreError(f"the migration would leave rows without their parent: {broken[:3]}")
 
 
 def _current_or_created(connection: Connection) -> bool:

@@ -18,6 +18,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
     func,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -33,6 +34,7 @@ __all__ = [
     "PromptRecord",
     "ResultRow",
     "RunRecord",
+    "RunTag",
     "SpaceRecord",
 ]
 
@@ -57,6 +59,8 @@ class JudgeCacheEntry(Base):
     content: Mapped[str] = mapped_column(Text)
     prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
     completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    #: the reply of ragmeter's scripted judge (``judge-server``), not of a model
+    scripted: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
 
 
@@ -150,13 +154,22 @@ class AppRecord(Base):
 
 
 class DatasetRecord(Base):
-    """Rows to evaluate (their count here, the rows in ``dataset_rows``). Uploaded ones have
-    a name; the rows a request carries inline are kept unnamed, for the run that uses them."""
+    """One version of a dataset: rows to evaluate (their count here, the rows in
+    ``dataset_rows``). A named dataset has versions 1, 2, ... under one name, each with the
+    hash of its rows (``datasets.digest``), so the same rows are stored once; the rows a
+    request carries inline are kept unnamed, for the runs that use them."""
 
     __tablename__ = "datasets"
+    __table_args__ = (UniqueConstraint("name", "version", name="uq_datasets_name_version"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    name: Mapped[str | None] = mapped_column(String(200), unique=True, nullable=True)
+    name: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
+    version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    #: ``datasets.digest.content_hash`` of the rows; NULL: not computed yet (rows stored
+    #: before versions, or a test set still growing), computed when first needed
+    content_hash: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
+    #: where the rows came from, as shown to others: a file's name (never its folder), a
+    #: request, a test set
     source: Mapped[str] = mapped_column(String(1000), default="")
     row_count: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
@@ -181,6 +194,14 @@ class RunRecord(Base):
     __tablename__ = "runs"
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    #: what the user calls it (``--name``); not unique: runs of one experiment may share it
+    name: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
+    note: Mapped[str] = mapped_column(Text, default="", server_default="")
+    #: hidden from lists unless asked for; kept with its results
+    archived: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: what made the run (``runs.lineage``): dataset version, target, metrics, judge and
+    #: prompt, embedder, ragmeter version, code commit
+    lineage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
     state: Mapped[str] = mapped_column(String(16), index=True)
     scene_key: Mapped[str] = mapped_column(String(16))
     scene_value: Mapped[str | None] = mapped_column(String(200), nullable=True)
@@ -203,6 +224,15 @@ class RunRecord(Base):
     )
     started_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+
+
+class RunTag(Base):
+    """A tag of a run (``--tag``), one row per tag, so runs filter by tag in any database."""
+
+    __tablename__ = "run_tags"
+
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    tag: Mapped[str] = mapped_column(String(100), primary_key=True, index=True)
 
 
 class ResultRow(Base):

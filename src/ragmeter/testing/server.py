@@ -20,6 +20,7 @@ from typing import Any
 
 from ragmeter.errors import ConfigError
 from ragmeter.judge.tokens import count_tokens
+from ragmeter.judge.transport import SCRIPTED_FINGERPRINT
 from ragmeter.testing.agent_play import agent_message
 from ragmeter.testing.answers import answer_chat, embed_text, reply_keys
 from ragmeter.testing.pinned import PinnedAnswers
@@ -186,6 +187,7 @@ class ScriptedJudgeServer:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", "scripted"),
+            "system_fingerprint": SCRIPTED_FINGERPRINT,
             "choices": [
                 {
                     "index": i,

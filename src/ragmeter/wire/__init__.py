@@ -27,6 +27,7 @@ from ragmeter.wire.knowledge import (
     HitOut,
     SpaceInfo,
 )
+from ragmeter.wire.lineage import DatasetDiff, LineageChange, RunChanges, RunUpdate
 from ragmeter.wire.pages import Page
 from ragmeter.wire.resources import AppOut, DatasetOut, ModelOut, PromptOut, TrecDatasetOut
 from ragmeter.wire.rows import (
@@ -65,6 +66,7 @@ __all__ = [
     "ChunkInfo",
     "ChunkingConfig",
     "ChunkingStrategy",
+    "DatasetDiff",
     "DatasetOut",
     "DbgptContentUpload",
     "DbgptDataset",
@@ -75,6 +77,7 @@ __all__ = [
     "DocumentInfo",
     "EvaluateServeRequest",
     "HitOut",
+    "LineageChange",
     "MetricComparison",
     "MetricDistribution",
     "MetricInfo",
@@ -91,9 +94,11 @@ __all__ = [
     "RowResult",
     "RowScore",
     "RowView",
+    "RunChanges",
     "RunCreated",
     "RunInfo",
     "RunState",
+    "RunUpdate",
     "Scatter",
     "ScatterPoint",
     "SceneInfo",

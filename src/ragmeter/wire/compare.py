@@ -12,11 +12,19 @@ from ragmeter.wire.pages import Page
 
 class MetricComparison(BaseModel):
     """One metric of two runs: means over each run's scored rows, and over the ``paired``
-    rows both scored, ``delta`` = other - base with its 95% CI; ``better``/``worse``/``same``
-    count paired rows. ``p_value`` is the paired sign-flip test of delta = 0, ``p_holm`` the
-    same corrected across the compared metrics (Holm), and ``verdict`` says better/worse at
-    the alpha asked (default 0.05) on ``p_holm``, same otherwise. ``note`` says why
-    ``delta`` is null (no pair) or why the CI is not BCa."""
+    rows both scored, ``delta`` = other - base with its confidence interval
+    (``ci95_low``/``ci95_high``): with ``correction`` bonferroni (compare's default) a 95%
+    family-wise interval, every one of the ``family`` metrics' intervals made at ``ci_level``
+    = 1 - 0.05/family so that all hold together; with none (the gate's) each metric's own 95%
+    interval. ``better``/``worse``/``same`` count paired rows. ``p_value`` is the paired
+    sign-flip test of delta = 0, ``p_adjusted`` the same corrected as the interval is
+    (times ``family``, capped at 1). ``verdict``: better/worse when ``p_adjusted`` <= the
+    alpha asked (default 0.05) and the interval excludes 0; equivalent when a ``margin`` was
+    asked and the interval lies inside +-margin; else no_evidence (no evidence of a
+    difference, which is not sameness). ``ci_note`` says why the interval is not
+    informative (fewer than 30 pairs, all differences equal); ``note`` says why ``delta``
+    is null (no pair), why the CI is not BCa, or that the test and the interval disagree.
+    ``scale`` is the metric's range (``0-1``) where known."""
 
     metric_name: str
     base_mean: float | None
@@ -35,13 +43,25 @@ class MetricComparison(BaseModel):
     p_value: float | None = None
     #: exact (all sign patterns), randomisation (Monte-Carlo) or normal (many pairs)
     p_method: Literal["exact", "randomisation", "normal"] | None = None
-    p_holm: float | None = None
-    verdict: Literal["better", "worse", "same"] | None = None
+    p_adjusted: float | None = None
+    verdict: Literal["better", "worse", "no_evidence", "equivalent"] | None = None
     #: rows scored in one run whose query (or id) has no score in the other run
     base_unpaired: int = 0
     other_unpaired: int = 0
     #: what rows pair by: their ``id`` when every row of both runs has one, else query text
     paired_by: Literal["query", "id"] = "query"
+    correction: Literal["bonferroni", "none"] = "bonferroni"
+    #: metrics in the family the correction spans (those with pairs)
+    family: int = 1
+    #: the level all the family's intervals hold at together (1 - alpha)
+    confidence: float = 0.95
+    #: the confidence level each metric's interval is made at (0.99 for 5 metrics)
+    ci_level: float | None = None
+    #: the equivalence margin asked for (in the metric's own units), if any
+    margin: float | None = None
+    ci_note: str | None = None
+    small_sample: bool = False
+    scale: str | None = None
 
 
 class RowPair(BaseModel):

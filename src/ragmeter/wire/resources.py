@@ -45,9 +45,18 @@ class DatasetOut(BaseModel):
 
     id: int
     name: str | None
+    #: 1, 2, ...: a name's rows changed; ``NAME@VERSION`` names one
+    version: int = 1
+    #: hash of the rows (None: not computed yet)
+    content_hash: str | None = None
     source: str
     row_count: int
     created_at: datetime | None = None
+    #: an upload whose rows a version held already: that version, no new one
+    reused: bool = False
+    #: in a list: how many versions the name has and runs used them
+    versions: int | None = None
+    runs: int | None = None
 
 
 class TrecDatasetOut(DatasetOut):

@@ -22,6 +22,9 @@ class EvaluateServeRequest(BaseModel):
     datasets: list[dict[str, Any]] | None = Field(None, description="rows, inline")
     evaluate_metrics: list[str] | None = Field(None, description="metric names or specs")
     context: dict[str, Any] | None = Field(None, description="top_k, prompt, model, ...")
+    name: str | None = Field(None, description="what to call the run (not unique)")
+    tags: list[str] | None = Field(None, description="tags to find the run by")
+    note: str | None = Field(None, description="a note on the run")
     user_name: str | None = None
     user_id: str | None = None
     sys_code: str | None = None
@@ -42,6 +45,19 @@ class RunInfo(BaseModel):
     """A run as the API shows it."""
 
     run_id: str
+    #: what the user called it (``--name``); None: unnamed
+    name: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    note: str = ""
+    archived: bool = False
+    #: the target in a few words (``hybrid@5 on docs``)
+    label: str = ""
+    #: the dataset version the run evaluated: name (None: inline rows), version, hash
+    dataset: dict[str, Any] = Field(default_factory=dict)
+    #: what made the run (``runs.lineage``); empty for runs stored before lineage was
+    lineage: dict[str, Any] = Field(default_factory=dict)
+    #: judged by ragmeter's scripted judge (``judge-server``): scores no model gave
+    scripted_judge: bool = False
     state: RunState
     scene_key: str
     scene_value: str | None
@@ -51,7 +67,9 @@ class RunInfo(BaseModel):
     error: str | None
     #: input (fix the request), upstream (judge, embedder or app), internal, interrupted
     error_kind: str | None = None
-    summary: dict[str, dict[str, float | int | None]] | None = None
+    #: per metric: mean, count, null, ci95_low, ci95_high, ci_note (why the interval is not
+    #: informative: fewer than 30 values, or all equal), small_sample, scale (``0-1``)
+    summary: dict[str, dict[str, bool | float | int | str | None]] | None = None
     cost: dict[str, float]
     dataset_id: int
     created_at: datetime

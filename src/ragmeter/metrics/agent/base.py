@@ -77,6 +77,8 @@ class ToolCallMetric(EvaluationMetric[list[ToolCall], list[ToolCall]]):
     A row without ``messages`` or ``reference_tool_calls`` stops the evaluation before any
     work with an error naming the row and the field, as every metric's missing input does."""
 
+    scale = (0.0, 1.0)
+
     def score_calls(self, actual: Sequence[ToolCall], expected: Sequence[ToolCall]) -> Outcome:
         """(score, feedback) of one row's calls."""
         raise NotImplementedError

@@ -36,6 +36,8 @@ NO_CONTEXTS = (
 class JsonFieldMetric(EvaluationMetric[str, str]):
     """1 if the response's JSON field ``key`` is one of the contexts, else 0."""
 
+    scale = (0.0, 1.0)
+
     key: ClassVar[str]
 
     def missing_fields(self, row: Row) -> str | None:

@@ -131,6 +131,8 @@ class AnswerRelevancyMetric(LLMEvaluationMetric):
     ``{query}``, ``{context}`` and ``{answer}``; the first line of its reply is the score, the
     rest the feedback. ``passing`` = score >= ``passing_score`` (3 by default)."""
 
+    scale = (0.0, 5.0)
+
     prompt_templates = ANSWER_RELEVANCY_TEMPLATES
 
     def __init__(
@@ -157,6 +159,8 @@ class AnswerRelevancyMetric(LLMEvaluationMetric):
 class CriteriaMetric(LLMEvaluationMetric):
     """Any rubric, scored 0-1 with a reason: ``CriteriaMetric(criteria="cites its sources")``.
     ``passing`` = score >= ``passing_score`` (0.5 by default)."""
+
+    scale = (0.0, 1.0)
 
     def __init__(
         self,

@@ -118,6 +118,8 @@ class PlannedMetric(LLMEvaluationMetric):
     row starts, while the judge works). Subclasses implement ``score`` from the row's judgement.
     """
 
+    scale = (0.0, 1.0)
+
     tasks: ClassVar[tuple[str, ...]] = ()
     needs: ClassVar[tuple[str, ...]] = ()
     embeds: tuple[str, ...] = ()

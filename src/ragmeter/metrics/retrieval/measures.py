@@ -235,6 +235,8 @@ class RetrieverUtilityMetric(RankingMetric):
     d x non-relevant missed (trec_eval's utility; defaults 1, -1, 0, 0; ``n`` the collection's
     size for d). Defined on every row."""
 
+    scale = (None, None)
+
     kernel = "utility"
 
     def __init__(
@@ -262,6 +264,8 @@ class RetrieverNumRetMetric(RankingMetric):
     """Items retrieved (with ``rel`` given: those of grade >= rel, as ir_measures' NumRet);
     trec_eval's all line sums them."""
 
+    scale = (0.0, None)
+
     kernel = "num_ret"
     aggregate: ClassVar[Aggregate] = "sum"
 
@@ -283,6 +287,8 @@ class RetrieverNumRetMetric(RankingMetric):
 class RetrieverNumRelMetric(RankingMetric):
     """Relevant items judged for the row (R); trec_eval's all line sums them."""
 
+    scale = (0.0, None)
+
     kernel = "num_rel"
     aggregate: ClassVar[Aggregate] = "sum"
 
@@ -290,6 +296,8 @@ class RetrieverNumRelMetric(RankingMetric):
 @register_metric("num_rel_ret", aliases=("NumRelRet", "hits"))
 class RetrieverNumRelRetMetric(RankingMetric):
     """Relevant items retrieved (in the top k; ranx's hits); trec_eval's all line sums them."""
+
+    scale = (0.0, None)
 
     kernel = "num_rel_ret"
     aggregate: ClassVar[Aggregate] = "sum"
@@ -299,6 +307,8 @@ class RetrieverNumRelRetMetric(RankingMetric):
 class RetrieverNumNonrelJudgedRetMetric(RankingMetric):
     """Items retrieved that are judged not relevant; trec_eval's all line sums them."""
 
+    scale = (0.0, None)
+
     kernel = "num_nonrel_judged_ret"
     aggregate: ClassVar[Aggregate] = "sum"
 
@@ -306,6 +316,8 @@ class RetrieverNumNonrelJudgedRetMetric(RankingMetric):
 @register_metric("num_q", aliases=("NumQ",))
 class RetrieverNumQMetric(RankingMetric):
     """1 for every row evaluated: trec_eval's all line sums them (the number of queries)."""
+
+    scale = (0.0, None)
 
     kernel = "num_q"
     aggregate: ClassVar[Aggregate] = "sum"
@@ -322,12 +334,16 @@ class RetrieverUnjudgedMetric(RankingMetric):
 class RetrieverDCGMetric(GainMetric):
     """DCG@k = sum over the top k of gain / log2(rank + 1), not normalised (ranx's dcg)."""
 
+    scale = (0.0, None)
+
     kernel = "dcg"
 
 
 @register_metric("normalized_gain", aliases=("G",))
 class RetrieverNormalizedGainMetric(GainMetric):
     """trec_eval's G: gain discounted by the cost so far, over the ideal's total gain."""
+
+    scale = (0.0, None)
 
     kernel = "normalized_gain"
 
@@ -401,5 +417,7 @@ class RetrieverNDCGBurgesMetric(GainMetric):
 @register_metric("dcg_burges", aliases=("dcg_exp",))
 class RetrieverDCGBurgesMetric(RetrieverNDCGBurgesMetric):
     """DCG with gains 2**grade - 1 (ranx's dcg_burges), not normalised."""
+
+    scale = (0.0, None)
 
     kernel = "dcg"

@@ -202,6 +202,7 @@ class RankingMetric(RetrieverEvaluationMetric):
     #: the name of its kernel (``_kernels.KERNELS``, ``_gain_loops.KERNELS``)
     kernel: ClassVar[str]
     #: how trec_eval's "all" line combines the queries (a table shows the mean either way)
+    scale: ClassVar[tuple[float | None, float | None] | None] = (0.0, 1.0)
     aggregate: ClassVar[Aggregate] = "mean"
     #: the grades are gains (nDCG and its kin): no relevance level, null without a gain
     graded: ClassVar[bool] = False

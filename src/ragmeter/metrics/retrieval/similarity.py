@@ -37,6 +37,8 @@ class RetrieverSimilarityMetric(RetrieverEvaluationMetric):
     Embeddings of all rows are computed in one batched call.
     """
 
+    scale = (-1.0, 1.0)
+
     def __init__(
         self,
         embedder: Embedder | None = None,

@@ -15,7 +15,7 @@ from ragmeter.apps import HttpAppConfig, RagAppConfig
 from ragmeter.datasets import Dataset, DatasetLimits, load_dataset
 from ragmeter.datasets.trec import read_qrels, read_run
 from ragmeter.datasets.trec_rows import TrecRows, trec_rows
-from ragmeter.errors import ConflictError, DatasetError, NotFoundError, clip
+from ragmeter.errors import ConflictError, DatasetError
 from ragmeter.service._runs import readable
 from ragmeter.service.envelope import Result, ok
 from ragmeter.service.schemas import (
@@ -30,6 +30,7 @@ from ragmeter.service.schemas import (
 )
 from ragmeter.service.state import Services, services
 from ragmeter.service.uploads import save_uploads
+from ragmeter.store import DatasetRecord
 from ragmeter.store.lookup import check_name
 from ragmeter.wire import TrecDatasetOut
 
@@ -163,13 +164,19 @@ async def upload_dataset(
     name: Annotated[str | None, Form(max_length=200)] = None,
 ) -> Result[DatasetOut]:
     """Store rows under a name (default: the file's stem) for ``datasets_name``. Every row
-    is checked; a bad one is refused naming its line and field."""
+    is checked; a bad one is refused naming its line and field. A name already stored gets
+    its next version, unless one of its versions holds the same rows (then that one is
+    answered, ``reused``)."""
     filename, dataset = await read_dataset_upload(svc, file)
     dataset_name = (name or PurePosixPath(filename).stem).strip()
     check_name(dataset_name, "dataset")
-    rows = (row.to_raw() for row in dataset)  # stored as they are made, not listed first
-    record = await asyncio.to_thread(svc.runs.add_dataset, rows, name=dataset_name, source=filename)
-    return ok(DatasetOut.model_validate(record))
+    return ok(await _keep(svc, dataset, dataset_name, filename))
+
+
+async def _keep(svc: Services, dataset: Dataset, name: str, source: str) -> DatasetOut:
+    rows = [row.to_raw() for row in dataset]
+    record, new = await asyncio.to_thread(svc.runs.keep_dataset, rows, name=name, source=source)
+    return DatasetOut.model_validate(record).model_copy(update={"reused": not new})
 
 
 def _trec_rows(
@@ -215,15 +222,12 @@ async def upload_trec_dataset(
             saved.append((folder / saved_name, saved_name))
         dataset_name = (name or PurePosixPath(saved[1][1]).stem).strip()
         check_name(dataset_name, "dataset")  # before the files are read
-        await asyncio.to_thread(_name_is_free, svc, dataset_name)
         made, dataset = await asyncio.to_thread(
             _trec_rows, saved[0], saved[1], depth, complete, limits
         )
     qrels_name, run_name = saved[0][1], saved[1][1]
     source = f"{qrels_name} + {run_name} (runid {made.runid})"
-    rows = (row.to_raw() for row in dataset)
-    record = await asyncio.to_thread(svc.runs.add_dataset, rows, name=dataset_name, source=source)
-    out = DatasetOut.model_validate(record).model_dump()
+    out = (await _keep(svc, dataset, dataset_name, source)).model_dump()
     return ok(
         TrecDatasetOut(
             **out,
@@ -235,25 +239,47 @@ async def upload_trec_dataset(
     )
 
 
-def _name_is_free(svc: Services, name: str) -> None:
-    """ConflictError when a dataset is already stored under ``name``."""
-    try:
-        svc.runs.dataset(name)
-    except NotFoundError:
-        return
-    raise ConflictError(f"dataset '{clip(name)}' already exists; choose another name")
-
-
 @router.get("/datasets", tags=["datasets"])
 def list_datasets(svc: Deps, offset: Offset = 0, limit: Limit = 50) -> Result[Page[DatasetOut]]:
+    """Datasets by name, newest first, each as its newest version with how many versions
+    it has and how many runs used any of them."""
     found, total = svc.runs.datasets(offset, limit)
-    items = [DatasetOut.model_validate(r) for r in found]
+    items = [_with_counts(svc, r) for r in found]
     return ok(Page[DatasetOut](items=items, total=total, offset=offset, limit=limit))
+
+
+def _with_counts(svc: Services, record: DatasetRecord) -> DatasetOut:
+    versions = svc.runs.dataset_versions(str(record.name))
+    used = svc.runs.runs_per_dataset([v.id for v in versions])
+    out = DatasetOut.model_validate(record)
+    return out.model_copy(update={"versions": len(versions), "runs": sum(used.values())})
 
 
 @router.get("/datasets/{dataset}", tags=["datasets"])
 def get_dataset(dataset: str, svc: Deps) -> Result[DatasetOut]:
+    """A dataset: by name its newest version, ``NAME@VERSION`` or id one version."""
     return ok(DatasetOut.model_validate(svc.runs.dataset(dataset)))
+
+
+@router.get("/datasets/{dataset}/versions", tags=["datasets"])
+def dataset_versions(dataset: str, svc: Deps) -> Result[list[DatasetOut]]:
+    """Every version of a dataset, newest first, each with how many runs used it."""
+    record = svc.runs.dataset(dataset)
+    versions = svc.runs.dataset_versions(record.name) if record.name else [record]
+    used = svc.runs.runs_per_dataset([v.id for v in versions])
+    return ok(
+        [
+            DatasetOut.model_validate(v).model_copy(update={"runs": used.get(v.id, 0)})
+            for v in versions
+        ]
+    )
+
+
+@router.delete("/datasets/{dataset}", tags=["datasets"])
+def delete_dataset(dataset: str, svc: Deps) -> Result[DatasetOut]:
+    """Forget a dataset (every version; ``NAME@VERSION`` one): the name is freed, rows that
+    runs used stay for those runs."""
+    return ok(DatasetOut.model_validate(svc.runs.delete_dataset(dataset)))
 
 
 @router.get("/datasets/{dataset}/rows", tags=["datasets"])

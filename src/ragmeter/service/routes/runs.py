@@ -11,8 +11,12 @@ from fastapi import APIRouter, Depends, Path, Query, status
 
 from ragmeter.runs.browse import MAX_BINS, RowFilter, distribution, row_detail
 from ragmeter.runs.browse import row_page as browse_rows
+from ragmeter.runs.dataset_diff import dataset_diff
+from ragmeter.runs.lineage import changes as lineage_changes
 from ragmeter.runs.pairs import Chosen, choose, compare_runs, pair_page, scatter
 from ragmeter.runs.request import EvaluateServeRequest
+from ragmeter.runs.run_view import run_info, run_infos
+from ragmeter.runs.store import metric_names
 from ragmeter.service._runs import create_run, result_dict
 from ragmeter.service.envelope import Result, ok
 from ragmeter.service.schemas import (
@@ -26,12 +30,15 @@ from ragmeter.service.schemas import (
 )
 from ragmeter.service.state import Services, services
 from ragmeter.wire import (
+    LineageChange,
     MetricComparison,
     MetricDistribution,
     RowDetail,
     RowPairPage,
     RowView,
+    RunChanges,
     RunInfo,
+    RunUpdate,
     Scatter,
 )
 
@@ -42,6 +49,8 @@ Deps = Annotated[Services, Depends(services)]
 State = Literal["pending", "running", "done", "failed", "cancelled"]
 #: the significance level of a comparison's verdicts
 Alpha = Annotated[float, Query(gt=0.0, lt=1.0)]
+#: an equivalence margin, in the metrics' own units
+Margin = Annotated[float | None, Query(gt=0.0, le=1e9)]
 
 
 @router.post("", status_code=status.HTTP_202_ACCEPTED)
@@ -58,6 +67,10 @@ MetricName = Annotated[str | None, Query(max_length=200)]
 #: a score threshold: a finite number
 Threshold = Annotated[float | None, Query(allow_inf_nan=False)]
 Bins = Annotated[int, Query(ge=1, le=MAX_BINS)]
+#: tags a run must all have
+Tags = Annotated[list[str] | None, Query(max_length=20)]
+#: archived runs: left out (no), only them (yes) or both (all)
+Archived = Literal["no", "yes", "all"]
 #: a row's place in its run (from 0)
 RowIndex = Annotated[int, Path(ge=0, le=2**31)]
 
@@ -71,18 +84,61 @@ def list_runs(
     q: SearchText = None,
     dataset_id: RecordId = None,
     summary: bool = False,
+    tag: Tags = None,
+    archived: Archived = "no",
 ) -> Result[Page[RunInfo]]:
-    """Runs, newest first: of a ``state``, over a dataset, whose id, dataset name or target
-    holds ``q``. Summaries (per-metric mean and 95% CI) only with ``summary=true``."""
-    found, total = svc.runs.runs(offset, limit, state, text=q, dataset_id=dataset_id)
-    items = [svc.runs.info(r, summary=summary) for r in found]
+    """Runs, newest first: of a ``state``, over a dataset, with every ``tag`` given, whose
+    id, name, dataset name or target holds ``q``; archived ones only with ``archived=yes``
+    (``all``: both). Summaries (per-metric mean and 95% CI) only with ``summary=true``. A
+    run whose process died is shown interrupted, never running."""
+    found, total = svc.runs.runs(
+        offset, limit, state, text=q, dataset_id=dataset_id, tags=tuple(tag or ()),
+        archived={"no": False, "yes": True, "all": None}[archived],
+    )  # fmt: skip
+    items = run_infos(svc.runs, found, summary=summary)
     return ok(Page[RunInfo](items=items, total=total, offset=offset, limit=limit))
 
 
 @router.get("/{run_id}")
 def get_run(run_id: str, svc: Deps) -> Result[RunInfo]:
-    """State, progress (rows done of total), per-metric mean with 95% CI, and cost."""
-    return ok(svc.runs.info(svc.runs.get(run_id)))
+    """What made the run (``lineage``), its name, tags and note, state, progress (rows done
+    of total), per-metric mean with 95% CI, and cost."""
+    svc.runs.reap(run_id)
+    return ok(run_info(svc.runs, svc.runs.get(run_id)))
+
+
+@router.patch("/{run_id}")
+def update_run(run_id: str, body: RunUpdate, svc: Deps) -> Result[RunInfo]:
+    """Rename a run, change its note, archive or unarchive it, add or remove tags."""
+    svc.runs.relabel(run_id, name=body.name, note=body.note, archived=body.archived)
+    if body.add_tags or body.remove_tags:
+        svc.runs.set_tags(run_id, add=body.add_tags, remove=body.remove_tags)
+    return ok(run_info(svc.runs, svc.runs.get(run_id), summary=False))
+
+
+@router.delete("/{run_id}")
+def delete_run(run_id: str, svc: Deps) -> Result[RunInfo]:
+    """Delete a finished, failed or cancelled run with its results (409 for a pending or
+    running one: cancel it first); its dataset stays."""
+    info = run_info(svc.runs, svc.runs.get(run_id), summary=False)
+    svc.runs.delete_run(run_id)
+    return ok(info)
+
+
+@router.get("/{run_id}/changes/{other_id}")
+def changes(run_id: str, other_id: str, svc: Deps) -> Result[RunChanges]:
+    """What differs between two runs before their numbers: every fact of their lineage that
+    differs (dataset version, target, metrics, judge and prompt, embedder, versions, code),
+    and when their dataset versions differ, how many rows were added, removed or changed."""
+    base, other = svc.runs.get(run_id), svc.runs.get(other_id)
+    found = [
+        LineageChange(key=c.key, a=c.a, b=c.b)
+        for c in lineage_changes(base.lineage or {}, other.lineage or {})
+    ]
+    rows = None
+    if base.dataset_id != other.dataset_id:
+        rows = dataset_diff(svc.runs, base.dataset_id, other.dataset_id)
+    return ok(RunChanges(changes=found, rows=rows))
 
 
 @router.get("/{run_id}/results")
@@ -115,7 +171,7 @@ def rows(
     ``failures_first`` (a null or not-passing ``metric``, or any metric when unset), only rows
     whose ``metric`` scored ``below`` a threshold, or whose query or response holds ``q``."""
     record = svc.runs.get(run_id)
-    metrics = svc.runs.info(record, summary=False).metrics
+    metrics = metric_names(record)
     chosen = RowFilter(
         metric=metric, sort=sort, order=order, failures_first=failures_first, below=below, text=q
     )
@@ -138,20 +194,21 @@ def distributions(run_id: str, svc: Deps, bins: Bins = 10) -> Result[list[Metric
     """Per metric of the run: a histogram of its scores in ``bins`` bins (on 0-1 when every
     score lies there) and its null results counted by kind and reason."""
     record = svc.runs.get(run_id)
-    metrics = svc.runs.info(record, summary=False).metrics
+    metrics = metric_names(record)
     return ok([distribution(svc.runs.store, run_id, name, bins) for name in metrics])
 
 
 @router.get("/{run_id}/compare/{other_id}")
 def compare(
-    run_id: str, other_id: str, svc: Deps, alpha: Alpha = 0.05
+    run_id: str, other_id: str, svc: Deps, alpha: Alpha = 0.05, margin: Margin = None
 ) -> Result[list[MetricComparison]]:
     """Per metric both runs have: each run's mean and the paired difference (other - base)
-    over rows both scored (paired by row id, else query text), with a bootstrap 95% CI, the
-    sign-flip test's p-value, Holm-corrected across the metrics, and better/worse/same at
-    ``alpha``."""
+    over rows both scored (paired by row id, else query text), with a bootstrap CI and the
+    sign-flip test's p-value, both Bonferroni-corrected across the metrics (a 1 - ``alpha``
+    family-wise interval), and the verdict: better, worse, no_evidence, or equivalent when
+    ``margin`` is given and the interval lies inside +-margin."""
     base, other = _with_metrics(svc, run_id, other_id)
-    return ok(compare_runs(svc.runs.store, base, other, alpha=alpha))
+    return ok(compare_runs(svc.runs.store, base, other, alpha=alpha, margin=margin))
 
 
 #: the metric two runs are compared on row by row (one both runs have)
@@ -160,7 +217,7 @@ PairMetric = Annotated[str, Query(min_length=1, max_length=200)]
 
 def _with_metrics(svc: Services, *run_ids: str) -> list[tuple[str, list[str]]]:
     """Each run (404 for an unknown one) as its id and metric names."""
-    infos = [svc.runs.info(svc.runs.get(run_id), summary=False) for run_id in run_ids]
+    infos = [run_info(svc.runs, svc.runs.get(run_id), summary=False) for run_id in run_ids]
     return [(info.run_id, info.metrics) for info in infos]
 
 
@@ -202,7 +259,7 @@ async def cancel(run_id: str, svc: Deps) -> Result[RunInfo]:
     """Stop a pending or running run; rows finished so far stay, the rest can be resumed."""
     record = await asyncio.to_thread(svc.runs.request_cancel, run_id)
     svc.manager.cancel(run_id)
-    return ok(await asyncio.to_thread(svc.runs.info, record))
+    return ok(await asyncio.to_thread(run_info, svc.runs, record))
 
 
 @router.post("/{run_id}/resume", status_code=status.HTTP_202_ACCEPTED)
@@ -217,4 +274,4 @@ async def resume(run_id: str, svc: Deps, retry_failed: bool = False) -> Result[R
         functools.partial(svc.runs.reopen, run_id, retry_failed=retry_failed)
     )
     svc.manager.submit(run_id)
-    return ok(await asyncio.to_thread(svc.runs.info, record))
+    return ok(await asyncio.to_thread(run_info, svc.runs, record))

@@ -1,13 +1,16 @@
-// The Compare view (`#/compare/<baseline>/<candidate>?metric=m&worse=1&page=2`): per metric
-// both means, the paired difference with its 95% CI, the Holm-corrected p-value and a verdict;
+// The Compare view (`#/compare/<baseline>/<candidate>?metric=m&worse=1&page=2&margin=0.02`):
+// per metric both means, the paired difference with its 95% family-wise CI and the
+// Bonferroni-adjusted p-value (corrected together, as `ragmeter runs compare` shows them) and
+// a verdict (better, worse, no evidence of a difference, or equivalent within the margin);
 // one metric's rows, largest regression first, and the scatter of their two scores.
 import { get, query } from "./api.js";
 import { intervalBar, scatter } from "./chart.js";
 import { h } from "./dom.js";
 import { t } from "./i18n.js";
+import { notInformative, scaled } from "./stats_text.js";
 
 const PAGE = 50;
-const VERDICT_MARK = { better: "▲", worse: "▼", same: "=" };
+const VERDICT_MARK = { better: "▲", worse: "▼", no_evidence: "·", equivalent: "=" };
 
 function fmt(value, digits = 3) {
   return value === null || value === undefined ? "–" : Number(value).toFixed(digits);
@@ -41,7 +44,18 @@ function link(base, other, params) {
 function verdictBadge(c) {
   if (!c.verdict) return h("span", { class: "muted" }, t("cmp.noVerdict"));
   return h("span", { class: `badge verdict verdict-${c.verdict}`, "data-verdict": c.verdict },
-    `${VERDICT_MARK[c.verdict]} ${t(`cmp.verdict.${c.verdict}`)}`);
+    `${VERDICT_MARK[c.verdict]} ${t(`cmp.verdict.${c.verdict}`, { margin: c.margin ?? "" })}`);
+}
+
+/** A percentage as the header shows it: 95, 99, 98.33. */
+function percent(level) {
+  return String(Number((100 * level).toPrecision(4)));
+}
+
+/** The difference with its interval, or "interval not informative (n)" where flagged. */
+function deltaText(c) {
+  if (c.ci_note) return [`${signed(c.delta)} `, notInformative(c.ci_note, c.paired)];
+  return `${signed(c.delta)} [${signed(c.ci95_low)}, ${signed(c.ci95_high)}]`;
 }
 
 export class CompareView {
@@ -62,7 +76,7 @@ export class CompareView {
     if (this.base && this.other) {
       // the statistics, and the rows and scatter of the metric in the URL, asked at once
       this.path = `/evaluate/runs/${encodeURIComponent(this.base)}/compare/${encodeURIComponent(this.other)}`;
-      this.asked = get(this.path);
+      this.asked = get(`${this.path}${query({ margin: this.params.get("margin") })}`);
       this.asked.catch(() => {}); // answered in load()
       if (this.params.get("metric")) this.detailFrame(this.params.get("metric"));
     }
@@ -100,9 +114,18 @@ export class CompareView {
     other.addEventListener("change", go);
     const swap = h("button", { type: "button", class: "secondary", disabled: !this.base || !this.other,
       onclick: () => { location.hash = link(this.other, this.base, this.params); } }, t("cmp.swap"));
+    const margin = h("input", { id: "c-margin", name: "margin", type: "number", min: "0", step: "any",
+      placeholder: t("cmp.marginHint"), value: this.params.get("margin") || "" });
+    margin.addEventListener("change", () => {
+      const params = new URLSearchParams(this.params);
+      if (Number(margin.value) > 0) params.set("margin", margin.value);
+      else params.delete("margin");
+      location.hash = link(this.base, this.other, params);
+    });
     this.picker.replaceChildren(h("form", { class: "filters compare-runs", onsubmit: (e) => e.preventDefault() },
       h("label", { for: "c-base" }, t("cmp.baseline")), base,
-      h("label", { for: "c-other" }, t("cmp.candidate")), other, swap));
+      h("label", { for: "c-other" }, t("cmp.candidate")), other, swap,
+      h("label", { for: "c-margin" }, t("cmp.margin")), margin));
   }
 
   /** The row table and scatter of `metric`, asked now (before the statistics answer). */
@@ -134,24 +157,36 @@ export class CompareView {
     await this.pending;
   }
 
+  /** The header's interval label and the note saying how the numbers are corrected. */
+  correction() {
+    const first = this.comparison.find((c) => c.ci_level !== null) || this.comparison[0] || {};
+    const level = percent(first.confidence ?? 0.95);
+    let note = t("cmp.correction", { level, m: first.family ?? 1, each: percent(first.ci_level ?? 0.95) });
+    if (first.margin !== null && first.margin !== undefined) note += t("cmp.marginNote", { margin: first.margin });
+    return { delta: t("cmp.delta", { level }), note, p: "cmp.pAdjusted" };
+  }
+
   metricTable() {
     const first = this.comparison[0] || {};
-    const head = ["cmp.metric", "cmp.baseMean", "cmp.otherMean", "cmp.delta", "cmp.pHolm", "cmp.verdict", "cmp.paired", "cmp.unpaired"];
-    return h("div", { class: "table-wrap" }, h("table", { class: "runs compare-metrics" },
+    const said = this.correction();
+    const head = [t("cmp.metric"), t("cmp.baseMean"), t("cmp.otherMean"), said.delta, t(said.p),
+      t("cmp.verdict"), t("cmp.paired"), t("cmp.unpaired")];
+    const table = h("div", { class: "table-wrap" }, h("table", { class: "runs compare-metrics" },
       h("caption", {}, t(first.paired_by === "id" ? "cmp.byId" : "cmp.byQuery")),
-      h("thead", {}, h("tr", {}, head.map((key) => h("th", { scope: "col" }, t(key))))),
+      h("thead", {}, h("tr", {}, head.map((text) => h("th", { scope: "col" }, text)))),
       h("tbody", {}, this.comparison.map((c) => h("tr", { "data-metric": c.metric_name },
-        h("th", { scope: "row" }, c.metric_name),
+        h("th", { scope: "row" }, scaled(c.metric_name, c.scale)),
         h("td", { class: "num" }, fmt(c.base_mean)),
         h("td", { class: "num" }, fmt(c.other_mean)),
         h("td", { class: "num delta" }, h("div", { class: "delta-cell" },
-          h("span", {}, `${signed(c.delta)} [${signed(c.ci95_low)}, ${signed(c.ci95_high)}]`),
-          c.delta === null ? null : intervalBar({ mean: c.delta, low: c.ci95_low, high: c.ci95_high }, { lo: -1, hi: 1, width: 120, zero: true }),
+          h("span", {}, deltaText(c)),
+          c.delta === null || c.ci_note ? null : intervalBar({ mean: c.delta, low: c.ci95_low, high: c.ci95_high }, { lo: -1, hi: 1, width: 120, zero: true }),
           c.note ? h("span", { class: "muted small note" }, c.note) : null)),
-        h("td", { class: "num", title: c.p_value === null ? "" : t("cmp.pRaw", { p: pValue(c.p_value) }) }, pValue(c.p_holm)),
+        h("td", { class: "num", title: c.p_value === null ? "" : t("cmp.pRaw", { p: pValue(c.p_value) }) }, pValue(c.p_adjusted)),
         h("td", {}, verdictBadge(c)),
         h("td", { class: "num" }, String(c.paired)),
         h("td", { class: "num" }, `${c.base_unpaired} / ${c.other_unpaired}`))))));
+    return h("div", {}, table, said.note ? h("p", { class: "muted small compare-note", id: "compare-correction" }, said.note) : null);
   }
 
   rowControls(names) {

@@ -6,6 +6,7 @@ import { histogram, intervalBar, progressBar } from "./chart.js";
 import { h } from "./dom.js";
 import { lang, t } from "./i18n.js";
 import { replaceParams } from "./router.js";
+import { notInformative, scaled } from "./stats_text.js";
 
 const LIVE = new Set(["pending", "running"]);
 const PAGE = 50;
@@ -53,10 +54,10 @@ function metricCard(name, s, found) {
   const scored = found && found.counts.length;
   const label = t("run.histLabel", { metric: name, n: s.count ?? 0 });
   return h("section", { class: "metric-card", "data-metric": name, "aria-label": name },
-    h("h3", {}, name),
+    h("h3", {}, scaled(name, s.scale)),
     h("p", { class: "big num" }, fmt(s.mean), " ",
-      h("span", { class: "muted ci" }, `[${fmt(s.ci95_low)}, ${fmt(s.ci95_high)}]`)),
-    intervalBar({ mean: s.mean, low: s.ci95_low, high: s.ci95_high }, { width: 260 }),
+      notInformative(s.ci_note, s.count ?? 0) || h("span", { class: "muted ci" }, `[${fmt(s.ci95_low)}, ${fmt(s.ci95_high)}]`)),
+    s.ci_note ? null : intervalBar({ mean: s.mean, low: s.ci95_low, high: s.ci95_high }, { width: 260 }),
     h("p", { class: "muted small" }, t("run.counts", { n: s.count ?? 0, nulls: s.null ?? 0 })),
     scored ? histogram(found, { label }) : h("p", { class: "muted" }, t("metric.noScore")),
     found && found.nulls.length ? h("h4", {}, t("run.nulls")) : null,

@@ -5,8 +5,8 @@ Results are written in bulk: the two pair-key indexes (sorted by a hash, so ever
 lands at a random place) become one covering index in row order, and the index on run_id
 alone goes (the unique constraint's index leads with it)
 
-Revision ID: 0009
-Revises: 0008
+Revision ID: 0010
+Revises: 0009
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0009"
-down_revision = "0008"
+revision = "0010"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 

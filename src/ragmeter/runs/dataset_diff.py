@@ -1,0 +1,50 @@
+"""How two versions of a dataset differ, row by row: rows pair by their ``id`` when every row
+of both has one (a stable id survives edits), else by query text (the n-th occurrence of a
+text with the n-th), as comparisons pair results; a paired row whose test case changed counts
+as changed. What a target or app produces (a row's response, retrieved items, conversation) is
+the subject of a comparison, not a change of its test case, so it is left out of the diff."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from ragmeter.datasets.digest import row_digest
+from ragmeter.runs.dataset_store import DatasetStore
+from ragmeter.store.pairing import is_row_id
+from ragmeter.wire import DatasetDiff
+
+__all__ = ["PREDICTIONS", "dataset_diff"]
+
+#: a row's fields that hold what was evaluated rather than the test case
+PREDICTIONS = frozenset({"response", "retrieved_contexts", "retrieved_ids", "messages"})
+
+
+def _keyed(rows: Iterable[dict[str, Any]], by_id: bool) -> dict[tuple[str, int], bytes]:
+    seen: Counter[str] = Counter()
+    out: dict[tuple[str, int], bytes] = {}
+    for row in rows:
+        key = str(row.get("id")) if by_id else str(row.get("query", ""))
+        case = {k: v for k, v in row.items() if k not in PREDICTIONS}
+        out[(key, seen[key])] = row_digest(case)
+        seen[key] += 1
+    return out
+
+
+def dataset_diff(datasets: DatasetStore, a: int, b: int) -> DatasetDiff:
+    """Rows added (in ``b`` only), removed (in ``a`` only), changed and unchanged from
+    dataset version ``a`` to ``b`` (ids); both read in batches."""
+    rows_a = list(datasets.iter_dataset_rows(a))
+    rows_b = list(datasets.iter_dataset_rows(b))
+    by_id = all(is_row_id(r.get("id")) for r in (*rows_a, *rows_b))
+    keyed_a, keyed_b = _keyed(rows_a, by_id), _keyed(rows_b, by_id)
+    both = keyed_a.keys() & keyed_b.keys()
+    changed = sum(1 for key in both if keyed_a[key] != keyed_b[key])
+    return DatasetDiff(
+        paired_by="id" if by_id else "query",
+        added=len(keyed_b.keys() - keyed_a.keys()),
+        removed=len(keyed_a.keys() - keyed_b.keys()),
+        changed=changed,
+        unchanged=len(both) - changed,
+    )

@@ -1,0 +1,81 @@
+"""A stored run as the API shows it (``RunInfo``): its record, tags, lineage and summary read
+from the store and put together for the command line, the service and the report. The store
+half (``runs.store``) answers store records; this is where they become what people see."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragmeter.errors import NotFoundError
+from ragmeter.runs.store import RunStore, metric_names
+from ragmeter.store import RunRecord
+from ragmeter.wire import RunInfo
+
+__all__ = ["run_info", "run_infos"]
+
+
+def run_info(
+    runs: RunStore, record: RunRecord, *, summary: bool = True, tags: list[str] | None = None
+) -> RunInfo:
+    """The run as the API shows it (``tags``: already read, for a list of runs)."""
+    lineage = dict(record.lineage or {})
+    return RunInfo(
+        run_id=record.id,
+        name=record.name,
+        tags=runs.tags([record.id]).get(record.id, []) if tags is None else tags,
+        note=record.note or "",
+        archived=bool(record.archived),
+        label=str(lineage.get("label") or _old_label(record)),
+        dataset=dict(lineage.get("dataset") or _old_dataset(runs, record.dataset_id)),
+        lineage=lineage,
+        scripted_judge=float((record.usage or {}).get("scripted", 0)) > 0,
+        state=record.state,
+        scene_key=record.scene_key,
+        scene_value=record.scene_value,
+        metrics=metric_names(record),
+        progress={"done": record.done_rows, "total": record.total_rows},
+        resumable=record.resumable,
+        error=record.error,
+        error_kind=record.error_kind,
+        summary=runs.summary(record) if summary else None,
+        cost=dict(record.usage or {}),
+        dataset_id=record.dataset_id,
+        created_at=record.created_at,
+        started_at=record.started_at,
+        finished_at=record.finished_at,
+    )
+
+
+def _old_dataset(runs: RunStore, dataset_id: int) -> dict[str, Any]:
+    """The dataset of a run stored before lineage was, as lineage says it (a file's
+    name, never its folder)."""
+    from ragmeter.runs.lineage import SHORT_HASH, shown_source
+
+    try:
+        found = runs.dataset(dataset_id)
+    except NotFoundError:
+        return {"id": dataset_id}
+    return {
+        "id": dataset_id,
+        "name": found.name,
+        "version": found.version,
+        "hash": (found.content_hash or "")[:SHORT_HASH],
+        "source": shown_source(found.source),
+    }
+
+
+def run_infos(runs: RunStore, records: list[RunRecord], *, summary: bool = True) -> list[RunInfo]:
+    """``info`` of each record, their tags read in one query."""
+    tags = runs.tags([r.id for r in records])
+    return [run_info(runs, r, summary=summary, tags=tags.get(r.id, [])) for r in records]
+
+
+def _old_label(record: RunRecord) -> str:
+    """The target of a run stored before lineage was, in a few words."""
+    from ragmeter.runs.config import EvaluationConfig
+    from ragmeter.runs.lineage import label
+
+    try:
+        return label(EvaluationConfig.from_stored(record.spec))
+    except (ValueError, TypeError):  # a spec this version cannot read: say what is known
+        return f"{record.scene_key}: {record.scene_value or ''}".strip(": ")

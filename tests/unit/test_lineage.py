@@ -1,0 +1,106 @@
+"""Lineage's pure parts: row digests ignore key order and see every value, a dataset's hash
+its rows in order; what changed between two lineages; names a file's rows are kept under;
+labels a user gives, checked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ragmeter.datasets.digest import content_hash, row_digest
+from ragmeter.errors import ConfigError
+from ragmeter.runs.lineage import RunLabels, changes, dataset_name_of, flat_lineage, shown_source
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8) | st.floats(allow_nan=False),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_rows = st.dictionaries(st.text(min_size=1, max_size=6), _values, min_size=1, max_size=5)
+
+
+@given(_rows)
+def test_a_row_digest_does_not_depend_on_key_order(row: dict[str, Any]) -> None:
+    assert row_digest(row) == row_digest(dict(reversed(list(row.items()))))
+
+
+@given(_rows, st.text(min_size=1, max_size=6))
+def test_a_row_digest_sees_a_changed_value(row: dict[str, Any], key: str) -> None:
+    changed = {**row, key: ["changed", row.get(key)]}
+    assert row_digest(changed) != row_digest(row)
+
+
+@given(st.lists(_rows, min_size=2, max_size=5, unique_by=row_digest))
+def test_a_dataset_hash_sees_order_and_every_row(rows: list[dict[str, Any]]) -> None:
+    assert content_hash(rows) == content_hash([dict(r) for r in rows])
+    assert content_hash(rows) != content_hash(rows[::-1])
+    assert content_hash(rows) != content_hash(rows[:-1])
+
+
+def test_changes_list_what_differs_in_order() -> None:
+    a = {
+        "label": "vector@5 on docs",
+        "target": {"retriever": "vector", "top_k": 5},
+        "metrics": ["mrr"],
+        "dataset": {"version": 1, "rows": 3},
+    }
+    b = {
+        "label": "hybrid@5 on docs",
+        "target": {"retriever": "hybrid", "top_k": 5},
+        "metrics": ["mrr", "ndcg"],
+        "dataset": {"version": 1, "rows": 4},
+        "code": {"dirty": True},
+    }
+    found = [(c.key, c.a, c.b) for c in changes(a, b)]
+    assert found == [
+        ("label", "vector@5 on docs", "hybrid@5 on docs"),
+        ("target.retriever", "vector", "hybrid"),
+        ("metrics", "mrr", "mrr, ndcg"),
+        ("code.dirty", None, True),
+    ]  # dataset.rows is said by the hash, not listed
+    assert changes(a, dict(a)) == []
+    assert flat_lineage({"judge": None, "x": {"y": [1, 2]}}) == {"judge": None, "x.y": "1, 2"}
+
+
+@pytest.mark.parametrize(
+    ("source", "name"),
+    [
+        ("/home/me/data/qa.jsonl", "qa"),
+        ("qa.jsonl.gz", "qa"),
+        ("my data!.csv", "my data"),
+        ("2024.jsonl", "dataset-2024"),
+        ("<rows>", None),
+        ("", None),
+    ],
+)
+def test_a_file_is_kept_under_its_name(source: str, name: str | None) -> None:
+    assert dataset_name_of(source) == name
+
+
+def test_no_folder_is_shown() -> None:
+    assert shown_source("/home/me/secret/qa.jsonl") == "qa.jsonl"
+    assert shown_source("request") == "request"
+
+
+@pytest.mark.parametrize(
+    ("bad", "named"),
+    [
+        ({"name": ""}, "1 to 200"),
+        ({"tags": ("a b",)}, "invalid tag"),
+        ({"tags": tuple(f"t{i}" for i in range(21))}, "at most 20 tags"),
+        ({"note": "x" * 4001}, "at most 4000"),
+    ],
+)
+def test_labels_past_their_limits_are_refused(bad: dict[str, Any], named: str) -> None:
+    with pytest.raises(ConfigError, match=named):
+        RunLabels(**bad)
+
+
+def test_labels_are_tidied() -> None:
+    labels = RunLabels(name=" exp ", tags=("a", "b", "a"), note="n")
+    assert (labels.name, labels.tags) == ("exp", ("a", "b"))
