@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ragmeter.runs.pairs import compare_runs
+from ragmeter.runs.run_view import run_info
 from ragmeter.runs.store import RunStore
 from ragmeter.store import open_store
 from tests.integration.helpers import run
@@ -80,7 +81,7 @@ def test_the_table_names_its_correction_and_says_better(runs: dict[str, str | Pa
 def test_json_is_the_dashboard_s_comparison(runs: dict[str, str | Path]) -> None:
     found = _json(runs, runs["base"], runs["better"])
     store = RunStore(open_store(f"sqlite:///{Path(runs['home']) / 'ragmeter.db'}"))
-    infos = [store.info(store.get(str(runs[k])), summary=False) for k in ("base", "better")]
+    infos = [run_info(store, store.get(str(runs[k])), summary=False) for k in ("base", "better")]
     expected = compare_runs(
         store.store, (infos[0].run_id, infos[0].metrics), (infos[1].run_id, infos[1].metrics)
     )
@@ -97,8 +98,11 @@ def test_markdown_and_a_chosen_metric(runs: dict[str, str | Path]) -> None:
     args = ["runs", "compare", "base", "better", "--markdown", "-m", "mrr"]  # runs by name
     done = run(*args, home=Path(runs["home"]))
     assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert lines[0] == f"### {runs['better']} (candidate) against {runs['base']} (base)"
+    head, numbers = done.stdout.split("\n\n### ", 1)  # what changed, then the numbers
+    assert head.startswith("### What changed") and "| `dataset.name` | base | better |" in head
+    lines = ("### " + numbers).splitlines()
+    better, base = str(runs["better"])[:12], str(runs["base"])[:12]
+    assert lines[0] == f"### better ({better}) (candidate) against base ({base}) (base)"
     assert lines[2].startswith("| metric (scale) | base | candidate | Δ | 95% family-wise CI |")
     assert lines[3].startswith("|---|---:|")
     assert lines[4].startswith("| mrr (0–1) |") and "| better |" in lines[4]

@@ -193,7 +193,7 @@ def test_a_run_remembers_the_code_commit_it_was_made_from(home: Path, tmp_path: 
 
 def test_a_killed_eval_leaves_an_interrupted_resumable_run(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    rows = [{"query": f"question {i}", "response": f"answer {i}"} for i in range(40)]
+    rows = [{"query": f"question {i}", "response": f"answer {i}"} for i in range(80)]
     data = tmp_path / "slow.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     with ScriptedJudgeServer(latency_ms=150) as judge:
@@ -224,7 +224,7 @@ def test_a_killed_eval_leaves_an_interrupted_resumable_run(tmp_path: Path) -> No
         resumed = run("runs", "resume", "killed", home=home)
         assert resumed.returncode == 0, resumed.stderr
         done = _json("runs", "show", "killed", home=home)
-        assert done["state"] == "done" and done["progress"] == {"done": 40, "total": 40}
+        assert done["state"] == "done" and done["progress"] == {"done": 80, "total": 80}
         assert done["scripted_judge"]  # the scripted judge's scores say so
         assert "scripted judge" in run("runs", "show", "killed", home=home).stdout
 
