@@ -118,17 +118,25 @@ class DatasetStore:
         return self._insert(rows, name=name, version=1, source=source)
 
     def _insert(
-        self, rows: Iterable[dict[str, Any]], *, name: str | None, version: int, source: str
+        self,
+        rows: Iterable[dict[str, Any]],
+        *,
+        name: str | None,
+        version: int,
+        source: str,
+        known_hash: str | None = None,
     ) -> DatasetRecord:
+        """A new dataset of ``rows``; their content hash is computed as they are written
+        unless the caller knows it already (``known_hash``)."""
         record = DatasetRecord(name=name, version=version, source=source, row_count=0)
         key = name or "(unnamed)"
-        digest = ContentHash()
+        digest = None if known_hash is not None else ContentHash()
         try:
             with self.store.session() as session:
                 session.add(record)
                 session.flush()  # the id, and the name's version taken or not, before any row
                 record.row_count = _insert_rows(session, record.id, rows, digest)
-                record.content_hash = digest.hexdigest()
+                record.content_hash = known_hash if digest is None else digest.hexdigest()
                 session.commit()
         except IntegrityError:
             raise ConflictError(
@@ -158,7 +166,8 @@ class DatasetStore:
         if found is not None:
             return found, False
         version = 1 if newest is None else newest.version + 1
-        return self._insert(rows, name=name, version=version, source=source), True
+        record = self._insert(rows, name=name, version=version, source=source, known_hash=wanted)
+        return record, True
 
     def _rehash_versions(self, name: str, wanted: str) -> DatasetRecord | None:
         """Versions of ``name`` whose hash was never computed (stored before versions, or a
