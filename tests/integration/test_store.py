@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -191,6 +192,30 @@ def test_a_new_or_current_store_opens_without_alembic(tmp_path: Path) -> None:
     assert done.stdout.strip() == "False"
 
 
+def _run_over(
+    connection: Any, rows: list[dict[str, Any]], name: str | None, spec: dict[str, Any]
+) -> None:
+    """Dataset 1 (``name``) holding ``rows`` and the finished run 'r' over it, as a store of
+    revision 0008 holds them."""
+    connection.execute(
+        text("INSERT INTO datasets (id, name, source, row_count) VALUES (1, :n, 's', :c)"),
+        {"n": name, "c": len(rows)},
+    )
+    for position, row in enumerate(rows):
+        connection.execute(
+            text("INSERT INTO dataset_rows (dataset_id, position, data) VALUES (1, :p, :d)"),
+            {"p": position, "d": json.dumps(row)},
+        )
+    connection.execute(
+        text(
+            "INSERT INTO runs (id, state, scene_key, dataset_id, spec, request, total_rows, "
+            "done_rows, resumable, usage, created_at) VALUES ('r', 'done', 'dataset', 1, "
+            ":spec, '{}', :c, :c, 0, '{}', '2026-01-01 00:00:00')"
+        ),
+        {"spec": json.dumps(spec), "c": len(rows)},
+    )
+
+
 def test_datasets_stored_before_versions_keep_their_rows_and_become_version_1(
     tmp_path: Path,
 ) -> None:
@@ -204,23 +229,7 @@ def test_datasets_stored_before_versions_keep_their_rows_and_become_version_1(
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "0008")
-        connection.execute(
-            text(
-                "INSERT INTO datasets (id, name, source, row_count) VALUES (1, 'qa', 'qa.jsonl', 2)"
-            )
-        )
-        for position, row in enumerate(rows):
-            connection.execute(
-                text("INSERT INTO dataset_rows (dataset_id, position, data) VALUES (1, :p, :d)"),
-                {"p": position, "d": json.dumps(row)},
-            )
-        connection.execute(
-            text(
-                "INSERT INTO runs (id, state, scene_key, dataset_id, spec, request, total_rows, "
-                "done_rows, resumable, usage, created_at) VALUES ('r', 'done', 'dataset', 1, "
-                "'{}', '{}', 2, 2, 0, '{}', '2026-01-01 00:00:00')"
-            )
-        )
+        _run_over(connection, rows, "qa", {})
     engine.dispose()
     store = Store(url)
     runs = RunStore(store)
@@ -253,19 +262,7 @@ def test_results_stored_with_a_copy_of_their_row_read_it_from_the_dataset_after_
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "0008")
-        connection.execute(text("INSERT INTO datasets (id, source, row_count) VALUES (1, 's', 2)"))
-        for position, row in enumerate(rows):
-            connection.execute(
-                text("INSERT INTO dataset_rows (dataset_id, position, data) VALUES (1, :p, :d)"),
-                {"p": position, "d": json.dumps(row)},
-            )
-        connection.execute(
-            text(
-                "INSERT INTO runs (id, state, scene_key, dataset_id, spec, request, total_rows, "
-                "done_rows, resumable, usage) VALUES ('r', 'done', 'dataset', 1, "
-                "'{\"metric_names\": [\"mrr\"]}', '{}', 2, 2, 0, '{}')"
-            )
-        )
+        _run_over(connection, rows, None, {"metric_names": ["mrr"]})
         for index, raw in ((0, rows[0]), (1, filled)):
             connection.execute(
                 text(
