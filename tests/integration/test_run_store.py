@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from sqlalchemy import text
+
 from ragmeter.knowledge import KnowledgeBase
 from ragmeter.reports import ResultRecord
 from ragmeter.runs.executor import execute_run
@@ -139,3 +141,22 @@ def test_runs_made_within_one_second_are_listed_newest_first() -> None:
     made = [_new_run(runs, kb) for _ in range(5)]  # well within a second
     listed, _total = runs.runs(0, 5)
     assert [r.id for r in listed] == made[::-1]
+
+
+def test_a_run_of_the_rows_as_given_stores_each_row_once_and_reads_it_back() -> None:
+    """Results of rows no target filled keep no copy of their row (NULL): it is read from the
+    run's dataset, so every result reads back its row as the evaluation saw it."""
+    kb = KnowledgeBase()
+    runs = RunStore(kb.store)
+    run_id = _new_run(runs, kb)
+    asyncio.run(execute_run(runs, kb, run_id))
+    with kb.store.engine.connect() as connection:
+        copies = connection.execute(
+            text("SELECT count(*) FROM results WHERE run_id = :r AND raw_dataset IS NOT NULL"),
+            {"r": run_id},
+        ).scalar()
+    assert copies == 0
+    found = _results(runs, run_id)
+    assert [r.raw_dataset for r in found] == [row for row in ROWS for _ in range(2)]
+    assert [r.query for r in found] == [row["query"] for row in ROWS for _ in range(2)]
+    assert all(r.prediction == ["a", "b", "c"] for r in found)

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -191,6 +192,30 @@ def test_a_new_or_current_store_opens_without_alembic(tmp_path: Path) -> None:
     assert done.stdout.strip() == "False"
 
 
+def _run_over(
+    connection: Any, rows: list[dict[str, Any]], name: str | None, spec: dict[str, Any]
+) -> None:
+    """Dataset 1 (``name``) holding ``rows`` and the finished run 'r' over it, as a store of
+    revision 0008 holds them."""
+    connection.execute(
+        text("INSERT INTO datasets (id, name, source, row_count) VALUES (1, :n, 's', :c)"),
+        {"n": name, "c": len(rows)},
+    )
+    for position, row in enumerate(rows):
+        connection.execute(
+            text("INSERT INTO dataset_rows (dataset_id, position, data) VALUES (1, :p, :d)"),
+            {"p": position, "d": json.dumps(row)},
+        )
+    connection.execute(
+        text(
+            "INSERT INTO runs (id, state, scene_key, dataset_id, spec, request, total_rows, "
+            "done_rows, resumable, usage, created_at) VALUES ('r', 'done', 'dataset', 1, "
+            ":spec, '{}', :c, :c, 0, '{}', '2026-01-01 00:00:00')"
+        ),
+        {"spec": json.dumps(spec), "c": len(rows)},
+    )
+
+
 def test_datasets_stored_before_versions_keep_their_rows_and_become_version_1(
     tmp_path: Path,
 ) -> None:
@@ -204,23 +229,7 @@ def test_datasets_stored_before_versions_keep_their_rows_and_become_version_1(
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "0008")
-        connection.execute(
-            text(
-                "INSERT INTO datasets (id, name, source, row_count) VALUES (1, 'qa', 'qa.jsonl', 2)"
-            )
-        )
-        for position, row in enumerate(rows):
-            connection.execute(
-                text("INSERT INTO dataset_rows (dataset_id, position, data) VALUES (1, :p, :d)"),
-                {"p": position, "d": json.dumps(row)},
-            )
-        connection.execute(
-            text(
-                "INSERT INTO runs (id, state, scene_key, dataset_id, spec, request, total_rows, "
-                "done_rows, resumable, usage, created_at) VALUES ('r', 'done', 'dataset', 1, "
-                "'{}', '{}', 2, 2, 0, '{}', '2026-01-01 00:00:00')"
-            )
-        )
+        _run_over(connection, rows, "qa", {})
     engine.dispose()
     store = Store(url)
     runs = RunStore(store)
@@ -236,3 +245,46 @@ def test_datasets_stored_before_versions_keep_their_rows_and_become_version_1(
         assert connection.execute(text("PRAGMA foreign_key_check")).all() == []
         assert connection.execute(text("PRAGMA foreign_keys")).scalar() == 1
     store.close()
+
+
+def test_results_stored_with_a_copy_of_their_row_read_it_from_the_dataset_after_0010(
+    tmp_path: Path,
+) -> None:
+    """A store of revision 0008 keeps each result's row as a copy; upgrading to 0010 drops
+    the copies that are the run's dataset row (same text) and keeps those a target filled,
+    and every result reads back the same row as before."""
+    url = f"sqlite:///{tmp_path / 'copies.db'}"
+    engine = create_engine(url)
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    rows = [{"query": "q0", "id": "a"}, {"query": "q1", "id": 7}]
+    filled = {"query": "q1", "id": 7, "retrieved_contexts": ["found by the space"]}
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0008")
+        _run_over(connection, rows, None, {"metric_names": ["mrr"]})
+        for index, raw in ((0, rows[0]), (1, filled)):
+            connection.execute(
+                text(
+                    "INSERT INTO results (run_id, row_index, metric_name, score, prediction_cost, "
+                    "query, raw_dataset) VALUES ('r', :i, 'mrr', 1.0, 0, :q, :raw)"
+                ),
+                {"i": index, "q": raw["query"], "raw": json.dumps(raw)},
+            )
+    engine.dispose()
+    store = Store(url)
+    with store.engine.connect() as connection:
+        kept = connection.execute(text("SELECT row_index, raw_dataset FROM results")).all()
+        indexes = {row[1] for row in connection.execute(text("PRAGMA index_list(results)"))}
+    assert sorted((i, raw is None) for i, raw in kept) == [(0, True), (1, False)]
+    assert "ix_results_run_metric_row" in indexes and "ix_results_run_id" not in indexes
+    found, total = RunStore(store).results("r")
+    assert total == 2 and [r.raw_dataset for r in found] == [rows[0], filled]
+    assert [r.query for r in found] == ["q0", "q1"]
+    store.close()
+    with engine.begin() as connection:  # and back: every result holds its row again
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0009")
+        copies = connection.execute(text("SELECT raw_dataset FROM results ORDER BY row_index"))
+        assert [json.loads(raw) for (raw,) in copies] == [rows[0], filled]
+    engine.dispose()

@@ -291,7 +291,7 @@ class BrokenStore(RunStore):
         super().__init__(kb.store)
         self.failure = failure
 
-    def commit_rows(self, run_id: str, records: Any, usage: dict[str, float]) -> str:
+    def commit_results(self, run_id: str, values: Any, rows: int, usage: dict[str, float]) -> str:
         raise self.failure
 
 

@@ -198,10 +198,10 @@ def test_a_run_longer_than_its_budget_stops_and_an_app_that_never_answers_stops_
 def test_a_run_that_stores_more_than_its_budget_stops(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    """Results copy each row's data per metric: a small request with wide rows and many
-    metrics would store hundreds of times its size. Past ``[server] max_run_mb`` the run
-    stops before a row would take it past, keeping the rows that fit, resumable; a row wider
-    than the whole budget is never stored."""
+    """Results keep what each metric scored (the retrieved texts, cut to its k): a small
+    request with wide rows and many metrics would store many times its size. Past
+    ``[server] max_run_mb`` the run stops before a row would take it past, keeping the rows
+    that fit, resumable; a row wider than the whole budget is never stored."""
     home = tmp_path_factory.mktemp("storage-home")
     (home / "ragmeter.toml").write_text("[server]\nmax_run_mb = 0.2\n", encoding="utf-8")
     wide = ["x" * 200 + f" chunk {i}" for i in range(10)]  # 2 KB of contexts per row
@@ -220,7 +220,7 @@ def test_a_run_that_stores_more_than_its_budget_stops(
         info = data(http.get(f"/evaluate/runs/{run_id}"))
         assert info["resumable"] and 0 < info["progress"]["done"] < 20  # stopped early
         before = (home / "ragmeter.db").stat().st_size
-        one = {**body, "datasets": [{**rows[0], "pad": "p" * 2_000_000}]}  # 20 MB as stored
+        one = {**body, "datasets": [{**rows[0], "contexts": ["p" * 2_000_000]}]}  # 20 MB
         response = http.post("/evaluate/evaluation", json=one)
         assert "row 0 alone would store more than 0.2 MB" in failure(response, 400)
         wide_id = response.headers["X-Ragmeter-Run-Id"]

@@ -191,6 +191,11 @@ def test_unknown_fields_are_kept_per_row_in_order_however_many_names() -> None:
     assert dataset[7].extra == {"field_7": 7}
     assert list(dataset[-1].extra) == ["zeta", "alpha"]
     assert dataset.raw(2000) == {"query": "last", "zeta": 1, "alpha": {"k": [1]}}
+    assert list(dataset.each_raw()) == list(dataset.raws())  # column by column, the same
+    agents = load_dataset(
+        [{"query": "q", "messages": [{"role": "user", "content": "hi"}]}, {"query": "p"}]
+    )
+    assert list(agents.each_raw()) == list(agents.raws())
 
 
 # -- agent rows: the conversation reader, as columns and alone ---------------------------------

@@ -15,10 +15,12 @@ from ragmeter.datasets import Row
 from ragmeter.errors import ConfigError, NotFoundError, clip
 from ragmeter.metrics.retrieval import NOT_JUDGED
 from ragmeter.metrics.retrieval.ranking import judge_rows
+from ragmeter.runs.result_store import read_records, records_query
 from ragmeter.runs.trajectory import trajectory_of
-from ragmeter.store import ResultRow, RunRecord, Store
+from ragmeter.store import DatasetRowRecord, ResultRow, RunRecord, Store
 from ragmeter.store.db import plain_rows
 from ragmeter.store.lookup import LIKE_ESCAPE, like_pattern
+from ragmeter.store.rowdata import row_field, row_of
 from ragmeter.wire import (
     MetricDistribution,
     NullReason,
@@ -88,7 +90,7 @@ def _conditions(anchor: Any, chosen: RowFilter) -> list[Any]:
         where.append(
             or_(
                 anchor.query.ilike(plain, escape=LIKE_ESCAPE),
-                anchor.raw_dataset["response"].as_string().ilike(plain, escape=LIKE_ESCAPE),
+                row_field(anchor, "response", text=True).ilike(plain, escape=LIKE_ESCAPE),
                 prediction.ilike(plain, escape=LIKE_ESCAPE),
                 prediction.ilike(escaped, escape=LIKE_ESCAPE),
             )
@@ -136,8 +138,14 @@ def row_page(
     anchor = aliased(ResultRow)
     where = [anchor.run_id == run_id, anchor.metric_name == metric, *_conditions(anchor, chosen)]
     with store.session() as session:
-        total = session.scalar(select(func.count()).select_from(anchor).where(*where)) or 0
-        picked = select(anchor.row_index).where(*where).order_by(*_order(anchor, run_id, chosen))
+        dataset_id = _dataset_of(session, run_id)
+        counted = select(func.count()).select_from(anchor)
+        picked = select(anchor.row_index)
+        if chosen.text:  # the search reads the rows' responses
+            counted = counted.outerjoin(DatasetRowRecord, row_of(anchor, dataset_id))
+            picked = picked.outerjoin(DatasetRowRecord, row_of(anchor, dataset_id))
+        total = session.scalar(counted.where(*where)) or 0
+        picked = picked.where(*where).order_by(*_order(anchor, run_id, chosen))
         indexes = list(session.scalars(picked.offset(offset).limit(limit)))
         found = session.execute(
             select(
@@ -149,8 +157,10 @@ def row_page(
                 ResultRow.error_kind,
                 ResultRow.query,
                 ResultRow.prediction,
-                ResultRow.raw_dataset["response"].as_string(),
-            ).where(and_(ResultRow.run_id == run_id, ResultRow.row_index.in_(indexes)))
+                row_field(ResultRow, "response", text=True),
+            )
+            .outerjoin(DatasetRowRecord, row_of(ResultRow, dataset_id))
+            .where(and_(ResultRow.run_id == run_id, ResultRow.row_index.in_(indexes)))
         ).all()
     rows: dict[int, RowView] = {}
     for index, name, score, passing, error, kind, query, prediction, given in found:
@@ -296,6 +306,12 @@ def _contexts(
     ]
 
 
+def _dataset_of(session: Any, run_id: str) -> int:
+    """The id of the run's dataset (0 for no such run: no row is joined)."""
+    found = session.scalar(select(RunRecord.dataset_id).where(RunRecord.id == run_id))
+    return int(found or 0)
+
+
 def _level(session: Any, run_id: str) -> int:
     """The run's relevance level (1 for runs stored before there was one)."""
     spec = session.scalar(select(RunRecord.spec).where(RunRecord.id == run_id))
@@ -315,13 +331,12 @@ def row_detail(store: Store, run_id: str, row_index: int) -> RowDetail:
     """Row ``row_index`` of a run in full, with every metric's result and reasoning;
     NotFoundError naming the index when the run holds no such row."""
     with store.session() as session:
-        found = list(
-            session.scalars(
-                select(ResultRow)
-                .where(ResultRow.run_id == run_id, ResultRow.row_index == row_index)
-                .order_by(ResultRow.id)
-            )
+        query = records_query(
+            _dataset_of(session, run_id),
+            ResultRow.run_id == run_id,
+            ResultRow.row_index == row_index,
         )
+        found = read_records(session, query.order_by(ResultRow.id))
         if not found:
             count = session.scalar(
                 select(func.count(func.distinct(ResultRow.row_index))).where(

@@ -5,24 +5,25 @@ reuses the version holding the same rows (by their content hash) or adds the nex
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+import orjson
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from ragmeter.datasets.digest import ContentHash, content_hash
 from ragmeter.errors import ConflictError, NotFoundError, StoreError, clip
 from ragmeter.store import DatasetRecord, DatasetRowRecord, RunRecord, Store
-from ragmeter.store.db import to_json
+from ragmeter.store.db import insert_plain, json_text
 from ragmeter.store.lookup import is_id, known_names
 
 __all__ = ["DatasetStore"]
 
 #: dataset rows written per INSERT (executemany)
 _ROW_BATCH = 2000
+_ROW_COLUMNS = ("dataset_id", "position", "data")
 
 
 def _until(texts: Iterable[str], max_bytes: int | None, read: Callable[[str], Any]) -> list[Any]:
@@ -38,24 +39,26 @@ def _until(texts: Iterable[str], max_bytes: int | None, read: Callable[[str], An
 
 
 def _insert_rows(
-    session: Session, dataset_id: int, rows: Iterable[dict[str, Any]], digest: ContentHash
+    session: Session,
+    dataset_id: int,
+    rows: Iterable[dict[str, Any]],
+    digest: ContentHash | None = None,
+    start: int = 0,
 ) -> int:
-    """Write ``rows`` at positions 0, 1, ... with one executemany per ``_ROW_BATCH`` rows (a
-    Core INSERT: the ORM's bulk path costs twice as much per row), feeding ``digest``; how
-    many."""
-    connection = session.connection()
-    statement = insert(DatasetRowRecord)  # run on the connection: plain Core
+    """Write ``rows`` at positions ``start``, ``start + 1``, ... with one executemany per
+    ``_ROW_BATCH`` rows (JSON text by orjson, tuples straight to the driver), feeding
+    ``digest``; how many."""
     count = 0
-    batch: list[dict[str, Any]] = []
+    batch: list[tuple[Any, ...]] = []
     for row in rows:
-        digest.add(row)
-        batch.append({"dataset_id": dataset_id, "position": count, "data": to_json(row)})
+        if digest is not None:
+            digest.add(row)
+        batch.append((dataset_id, start + count, json_text(row)))
         count += 1
         if len(batch) == _ROW_BATCH:
-            connection.execute(statement, batch)
+            insert_plain(session, DatasetRowRecord, _ROW_COLUMNS, batch)
             batch = []
-    if batch:
-        connection.execute(statement, batch)
+    insert_plain(session, DatasetRowRecord, _ROW_COLUMNS, batch)
     return count
 
 
@@ -77,7 +80,7 @@ def _each_row(store: Store, dataset_id: int, batch: int) -> Iterator[dict[str, A
     while True:
         with store.session() as session:
             texts = list(session.scalars(_rows_between(dataset_id, start, start + batch)))
-        yield from map(json.loads, texts)
+        yield from map(orjson.loads, texts)
         if len(texts) < batch:
             return
         start += batch
@@ -115,17 +118,25 @@ class DatasetStore:
         return self._insert(rows, name=name, version=1, source=source)
 
     def _insert(
-        self, rows: Iterable[dict[str, Any]], *, name: str | None, version: int, source: str
+        self,
+        rows: Iterable[dict[str, Any]],
+        *,
+        name: str | None,
+        version: int,
+        source: str,
+        known_hash: str | None = None,
     ) -> DatasetRecord:
+        """A new dataset of ``rows``; their content hash is computed as they are written
+        unless the caller knows it already (``known_hash``)."""
         record = DatasetRecord(name=name, version=version, source=source, row_count=0)
         key = name or "(unnamed)"
-        digest = ContentHash()
+        digest = None if known_hash is not None else ContentHash()
         try:
             with self.store.session() as session:
                 session.add(record)
                 session.flush()  # the id, and the name's version taken or not, before any row
                 record.row_count = _insert_rows(session, record.id, rows, digest)
-                record.content_hash = digest.hexdigest()
+                record.content_hash = known_hash if digest is None else digest.hexdigest()
                 session.commit()
         except IntegrityError:
             raise ConflictError(
@@ -155,7 +166,8 @@ class DatasetStore:
         if found is not None:
             return found, False
         version = 1 if newest is None else newest.version + 1
-        return self._insert(rows, name=name, version=version, source=source), True
+        record = self._insert(rows, name=name, version=version, source=source, known_hash=wanted)
+        return record, True
 
     def _rehash_versions(self, name: str, wanted: str) -> DatasetRecord | None:
         """Versions of ``name`` whose hash was never computed (stored before versions, or a
@@ -191,14 +203,7 @@ class DatasetStore:
                 if record is None:
                     raise NotFoundError(f"no dataset {dataset_id}")
                 start = record.row_count
-                session.connection().execute(
-                    insert(DatasetRowRecord),
-                    [
-                        {"dataset_id": dataset_id, "position": start + i, "data": to_json(row)}
-                        for i, row in enumerate(rows)
-                    ],
-                )
-                record.row_count = start + len(rows)
+                record.row_count += _insert_rows(session, dataset_id, rows, start=start)
                 record.content_hash = None
                 session.commit()
                 return record.row_count
@@ -232,7 +237,7 @@ class DatasetStore:
         query = _rows_between(record.id, offset, offset + limit)
         with self.store.session() as session:
             texts = session.scalars(query.execution_options(yield_per=8))
-            return _until(texts, max_bytes, json.loads)
+            return _until(texts, max_bytes, orjson.loads)
 
     def iter_dataset_rows(self, key: str | int, batch: int = 2000) -> Iterator[dict[str, Any]]:
         """Every row of a dataset in order, read ``batch`` rows at a time (each batch one

@@ -170,7 +170,7 @@ async def _score_batch(
     fatal = getattr(plan.judge, "fatal", None)
     if fatal:  # the rows were not judged: leave them for a resume
         raise JudgeError(fatal)
-    return ScoredBatch(list(indices), kept, columns)
+    return ScoredBatch(list(indices), kept, columns, stored=plan.target is None)
 
 
 def _as_kept(rows: Dataset, produced: Sequence[Any]) -> Any:
@@ -365,6 +365,7 @@ async def _execute(
     limits: RunLimits,
     plan: RunPlan | None,
     progress: Progress | None,
+    also: MemorySink | None = None,
 ) -> None:
     own = plan is None
     try:
@@ -373,9 +374,10 @@ async def _execute(
         done = await asyncio.to_thread(runs.finished_rows, run_id)
         todo = [i for i in range(len(plan.rows)) if i not in done]
         record = await asyncio.to_thread(runs.get, run_id)
+        budget = Budget((limits or RunLimits()).max_bytes)
         await execute_plan(
             plan,
-            StoreSink(runs, run_id, plan.metrics, Budget((limits or RunLimits()).max_bytes)),
+            StoreSink(runs, run_id, plan.metrics, budget, also),
             todo,
             base_usage=dict(record.usage or {}),
             limits=limits,
@@ -395,6 +397,7 @@ async def execute_run(
     limits: RunLimits | None = None,
     plan: RunPlan | None = None,
     progress: Progress | None = None,
+    also: MemorySink | None = None,
 ) -> None:
     """Take a pending run to done, failed or cancelled. ``plan`` is the run's plan when the
     caller built it already (the command line: it stays the caller's to close); else it is
@@ -402,11 +405,12 @@ async def execute_run(
     cancel request) leaves the run cancelled and resumable; a state set meanwhile by someone
     else (a cancel, an interrupt) is never overwritten. The service gives its app ``policy``
     and its ``limits`` (past them the run fails, resumable); the command line runs apps
-    without a policy and runs without limits."""
+    without a policy and runs without limits. ``also`` keeps the rows stored by this
+    execution (for a report made from them)."""
     if not await asyncio.to_thread(runs.start, run_id):
         return  # cancelled before a worker got to it
     try:
-        await _execute(runs, kb, run_id, policy, limits or RunLimits(), plan, progress)
+        await _execute(runs, kb, run_id, policy, limits or RunLimits(), plan, progress, also)
     except (asyncio.CancelledError, _Stopped):
         await _finish(runs, run_id, "cancelled")
     except StoreError as exc:  # its text may hold SQL and parameters: kept for the log

@@ -14,8 +14,10 @@ from sqlalchemy import select
 from ragmeter.errors import ConfigError, DatasetError, NotFoundError, clip
 from ragmeter.metrics.scales import scale_labels
 from ragmeter.reports import EvaluationReport, ResultRecord
+from ragmeter.runs.result_store import read_records, records_query
 from ragmeter.runs.store import RunStore
-from ragmeter.store import ResultRow, open_store
+from ragmeter.store import DatasetRowRecord, ResultRow, open_store
+from ragmeter.store.rowdata import row_field, row_of
 
 __all__ = ["LABEL_KEYS", "StoredResults", "full_records", "load_results", "read_results_file"]
 
@@ -64,7 +66,7 @@ _LIGHT = (
     ResultRow.score,
     ResultRow.passing,
     ResultRow.query,
-    ResultRow.raw_dataset["id"],
+    row_field(ResultRow, "id"),
     ResultRow.error,
     ResultRow.error_kind,
 )
@@ -82,6 +84,7 @@ class StoredResults(EvaluationReport):
         record = runs.get(run_id)
         query = (
             select(*_LIGHT)
+            .outerjoin(DatasetRowRecord, row_of(ResultRow, record.dataset_id))
             .where(ResultRow.run_id == run_id)
             .order_by(ResultRow.row_index, ResultRow.id)
         )
@@ -107,15 +110,16 @@ class StoredResults(EvaluationReport):
         if not records:
             return []
         wanted = {(r.metric_name, r.row_index) for r in records}
-        query = select(ResultRow).where(
+        query = records_query(
+            self.runs.get(str(self.run_id)).dataset_id,
             ResultRow.run_id == self.run_id,
             ResultRow.row_index.in_({r.row_index for r in records}),
             ResultRow.metric_name.in_({r.metric_name for r in records}),
         )
         with self.runs.store.session() as session:
             found = {
-                (row.metric_name, row.row_index): ResultRecord.from_attributes(row)
-                for row in session.scalars(query)
+                (row.metric_name, row.row_index): row
+                for row in read_records(session, query)
                 if (row.metric_name, row.row_index) in wanted
             }
         return [found.get((r.metric_name, r.row_index), r) for r in records]

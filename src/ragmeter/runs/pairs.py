@@ -25,7 +25,8 @@ from ragmeter.runs.compare import (
     pair_positions,
 )
 from ragmeter.runs.sides import read_side
-from ragmeter.store import ResultRow, Store
+from ragmeter.store import DatasetRowRecord, ResultRow, RunRecord, Store
+from ragmeter.store.rowdata import row_field, row_of
 from ragmeter.wire import MetricComparison, RowPair, RowPairPage, Scatter, ScatterPoint
 
 __all__ = [
@@ -146,12 +147,15 @@ def _held(session: Session, run: tuple[str, list[str]], metric: str, by: Pairing
 
 def _texts(session: Session, chosen: Chosen, indexes: list[int]) -> dict[int, tuple[str, Any]]:
     """The candidate's query (cut short) and row id at each of ``indexes``."""
+    dataset_id = session.scalar(select(RunRecord.dataset_id).where(RunRecord.id == chosen.other_id))
     found = session.execute(
         select(
             ResultRow.row_index,
             func.substr(ResultRow.query, 1, TEXT_CHARS),
-            ResultRow.raw_dataset["id"],
-        ).where(
+            row_field(ResultRow, "id"),
+        )
+        .outerjoin(DatasetRowRecord, row_of(ResultRow, dataset_id or 0))
+        .where(
             ResultRow.run_id == chosen.other_id,
             ResultRow.metric_name == chosen.metric,
             ResultRow.row_index.in_(indexes),

@@ -4,12 +4,12 @@ run's report and its per-metric summary read them back."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from sqlalchemy import and_, delete, func, or_, select, update
+import orjson
+from sqlalchemy import Select, Text, and_, cast, delete, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -18,13 +18,20 @@ from ragmeter.errors import StoreError
 from ragmeter.metrics.retrieval import LEGACY_NO_RELEVANT_REASON, NO_RELEVANT_REASON
 from ragmeter.metrics.scales import scale_label, scale_labels
 from ragmeter.reports import EvaluationReport, MetricSummary, ResultRecord
-from ragmeter.reports.report import json_default
 from ragmeter.reports.stats import mean_summary
 from ragmeter.runs.run_records import RunRecords
-from ragmeter.store import ResultRow, RunRecord, Store
+from ragmeter.store import DatasetRowRecord, ResultRow, RunRecord, Store
+from ragmeter.store.db import insert_plain, json_text, plain_cursor, plain_rows
 from ragmeter.store.pairing import row_keys
+from ragmeter.store.rowdata import row_of
 
-__all__ = ["ResultStore", "forget_upstream_failures"]
+__all__ = [
+    "RESULT_COLUMNS",
+    "ResultStore",
+    "forget_upstream_failures",
+    "read_records",
+    "records_query",
+]
 
 
 def _summary(scores: dict[str, list[float | None]]) -> dict[str, MetricSummary]:
@@ -38,6 +45,99 @@ def _summary(scores: dict[str, list[float | None]]) -> dict[str, MetricSummary]:
     }
 
 
+#: the columns a result is written with (``insert_plain``), in this order
+RESULT_COLUMNS = (
+    "run_id",
+    "row_index",
+    "metric_name",
+    "score",
+    "passing",
+    "feedback",
+    "error",
+    "error_kind",
+    "prediction",
+    "contexts",
+    "prediction_cost",
+    "query",
+    "raw_dataset",
+    "cost",
+    "details",
+    "id_key",
+    "query_key",
+)
+#: a result as read back: its columns, JSON ones as text, and its dataset row's text
+_READ = (
+    ResultRow.row_index,
+    ResultRow.metric_name,
+    ResultRow.score,
+    ResultRow.passing,
+    ResultRow.feedback,
+    ResultRow.error,
+    ResultRow.error_kind,
+    cast(ResultRow.prediction, Text),
+    cast(ResultRow.contexts, Text),
+    ResultRow.prediction_cost,
+    ResultRow.query,
+    cast(ResultRow.raw_dataset, Text),
+    cast(ResultRow.cost, Text),
+    cast(ResultRow.details, Text),
+    DatasetRowRecord.data,
+)
+
+
+def _loads(text: Any) -> Any:
+    return None if text is None else orjson.loads(text)
+
+
+def _records(found: Iterable[Sequence[Any]]) -> list[ResultRecord]:
+    """Records from ``_READ`` tuples; the results of one row share its dataset row's dict."""
+    out: list[ResultRecord] = []
+    shared: tuple[int, dict[str, Any]] = (-1, {})
+    for index, name, score, passing, feedback, error, kind, *texts in found:
+        prediction, contexts, cost, query, own, usage, details, data = texts
+        if own is not None:
+            raw = orjson.loads(own)
+        else:
+            if shared[0] != index:
+                shared = (index, orjson.loads(data) if data is not None else {})
+            raw = shared[1]
+        out.append(
+            ResultRecord(
+                row_index=index,
+                metric_name=name,
+                score=score,
+                passing=None if passing is None else bool(passing),
+                feedback=feedback,
+                error=error,
+                prediction=_loads(prediction),
+                contexts=_loads(contexts),
+                prediction_cost=cost,
+                query=query,
+                raw_dataset=raw,
+                cost=_loads(usage),
+                error_kind=kind,
+                details=_loads(details),
+            )
+        )
+    return out
+
+
+def records_query(dataset_id: int, *where: Any) -> Select[*tuple[Any, ...]]:
+    """SQL: the results ``where`` says (of one run, whose dataset is ``dataset_id``) as
+    ``read_records`` reads them, each with its row."""
+    return select(*_READ).outerjoin(DatasetRowRecord, row_of(ResultRow, dataset_id)).where(*where)
+
+
+def read_records(session: Session, query: Select[*tuple[Any, ...]]) -> list[ResultRecord]:
+    """The results of a ``records_query`` as records, their rows filled in."""
+    return _records(plain_rows(session, query))
+
+
+def _size(found: Sequence[Any]) -> int:
+    """What a ``_READ`` tuple's texts take (prediction, contexts, row, details)."""
+    return sum(len(found[i] or "") for i in (7, 8, 11, 13, 14))
+
+
 class ResultStore(RunRecords):
     """The runs of one store with their results."""
 
@@ -48,19 +148,18 @@ class ResultStore(RunRecords):
     def finished_rows(self, run_id: str) -> set[int]:
         with self.store.session() as session:
             query = select(ResultRow.row_index).where(ResultRow.run_id == run_id).distinct()
-            return set(session.scalars(query))
+            return {index for (index,) in plain_rows(session, query)}
 
-    def commit_rows(
-        self, run_id: str, records: Sequence[ResultRecord], usage: dict[str, float]
+    def commit_results(
+        self, run_id: str, values: Sequence[tuple[Any, ...]], rows: int, usage: dict[str, float]
     ) -> str:
-        """Write finished rows' results and advance the run's counter, in one transaction;
-        the run's state after it (a run no longer running has its ``resumable`` updated)."""
-        rows = len({r.row_index for r in records})
-        values = [_result_row(run_id, r) for r in records]
+        """Write finished rows' results (tuples of ``RESULT_COLUMNS``, JSON as text) and
+        advance the run's counter by ``rows``, in one transaction; the run's state after it
+        (a run no longer running has its ``resumable`` updated)."""
         left = RunRecord.done_rows + rows < RunRecord.total_rows
         try:
             with self.store.session() as session:
-                session.add_all(values)
+                insert_plain(session, ResultRow, RESULT_COLUMNS, values)
                 session.execute(
                     update(RunRecord)
                     .where(RunRecord.id == run_id)
@@ -76,39 +175,45 @@ class ResultStore(RunRecords):
             raise StoreError(f"cannot store results of run '{run_id}': {exc}") from exc
         return str(state)
 
+    def commit_rows(
+        self, run_id: str, records: Sequence[ResultRecord], usage: dict[str, float]
+    ) -> str:
+        """``commit_results`` of records, each keeping its own copy of its row."""
+        rows = len({r.row_index for r in records})
+        return self.commit_results(run_id, [_values(run_id, r) for r in records], rows, usage)
+
     def results(
         self, run_id: str, offset: int = 0, limit: int = 100, max_bytes: int | None = None
-    ) -> tuple[list[Any], int]:
+    ) -> tuple[list[ResultRecord], int]:
         """Results in row then metric order, and how many the run has. With ``max_bytes`` the
         list stops once its texts and rows pass that size, read a few results at a time."""
-        self.get(run_id)
+        record = self.get(run_id)
         where = ResultRow.run_id == run_id
+        query = (
+            records_query(record.dataset_id, where)
+            .order_by(ResultRow.row_index, ResultRow.id)
+            .offset(offset)
+            .limit(limit)
+        )
         with self.store.session() as session:
             total = session.scalar(select(func.count()).select_from(ResultRow).where(where)) or 0
-            query = (
-                select(ResultRow)
-                .where(where)
-                .order_by(ResultRow.row_index, ResultRow.id)
-                .offset(offset)
-                .limit(limit)
-            )
             if max_bytes is None:
-                return list(session.scalars(query).all()), total
+                return read_records(session, query), total
             found: list[Any] = []
             size = 0
-            for row in session.scalars(query.execution_options(yield_per=8)):
-                found.append(row)
-                texts = [row.prediction, row.contexts, row.raw_dataset, row.details]
-                size += len(json.dumps(texts))
-                if size > max_bytes:
-                    break
-            return found, total
+            with plain_cursor(session, query) as cursor:
+                while size <= max_bytes and (few := cursor.fetchmany(8)):
+                    for item in few:
+                        found.append(item)
+                        size += _size(item)
+                        if size > max_bytes:
+                            break
+            return _records(found), total
 
     def report(self, run_id: str) -> EvaluationReport:
         """The run's stored results as a report (scores, summary, ``to_jsonl``)."""
         record = self.get(run_id)
-        found, _total = self.results(run_id, 0, 1_000_000_000)
-        records = [ResultRecord.from_attributes(r) for r in found]
+        records, _total = self.results(run_id, 0, 1_000_000_000)
         names = list(record.spec.get("metric_names") or record.spec.get("metrics", []))
         seconds = 0.0
         if record.started_at is not None and record.finished_at is not None:
@@ -179,29 +284,25 @@ def forget_upstream_failures(session: Session, run_id: str) -> None:
     session.execute(update(RunRecord).where(RunRecord.id == run_id).values(done_rows=done))
 
 
-def _plain(value: Any) -> Any:
-    """JSON-safe copy (numpy scalars and arrays become numbers and lists)."""
-    return json.loads(json.dumps(value, ensure_ascii=False, default=json_default))
-
-
-def _result_row(run_id: str, r: ResultRecord) -> ResultRow:
+def _values(run_id: str, r: ResultRecord) -> tuple[Any, ...]:
+    """A record as a tuple of ``RESULT_COLUMNS`` (its row kept as its own copy)."""
     id_key, query_key = row_keys(r.query, r.raw_dataset)
-    return ResultRow(
-        run_id=run_id,
-        row_index=r.row_index,
-        metric_name=r.metric_name,
-        score=None if r.score is None else float(r.score),
-        passing=None if r.passing is None else bool(r.passing),
-        feedback=r.feedback,
-        error=None if r.error is None else public_text(r.error),
-        error_kind=r.error_kind,
-        prediction=_plain(r.prediction),
-        contexts=_plain(r.contexts),
-        prediction_cost=int(r.prediction_cost or 0),
-        query=r.query,
-        raw_dataset=_plain(r.raw_dataset),
-        cost=_plain(r.cost),
-        details=None if r.details is None else _plain(r.details),
-        id_key=id_key,
-        query_key=query_key,
+    return (
+        run_id,
+        r.row_index,
+        r.metric_name,
+        None if r.score is None else float(r.score),
+        None if r.passing is None else bool(r.passing),
+        r.feedback,
+        None if r.error is None else public_text(r.error),
+        r.error_kind,
+        json_text(r.prediction),
+        json_text(r.contexts),
+        int(r.prediction_cost or 0),
+        r.query,
+        json_text(r.raw_dataset),
+        json_text(r.cost),
+        None if r.details is None else json_text(r.details),
+        id_key,
+        query_key,
     )

@@ -1,7 +1,7 @@
-"""One run's results of one metric as columns (pairing key, row index, score), read from the
-covering pair index (migration 0008) for comparisons: a seek and a walk of the index, never a
-scan of the results; a finished run's columns kept for the next request, as the compare view
-asks for statistics, pairs and scatter of the same two runs at once."""
+"""One run's results of one metric as columns (pairing key, row index, score), read from a
+covering index in row order (migration 0010) for comparisons: a seek and a walk of the
+index, never a scan of the results; a finished run's columns kept for the next request, as
+the compare view asks for statistics, pairs and scatter of the same two runs at once."""
 
 from __future__ import annotations
 
@@ -29,13 +29,13 @@ _kept: OrderedDict[tuple[Any, ...], tuple[Side, np.ndarray[Any, Any]]] = Ordered
 
 
 def side_query(run_id: str, metric: str, by: Pairing) -> Select[int | None, int, float | None]:
-    """SQL: the pairing key, row index and score of a run's results of ``metric``, in key
-    order (all three in the pair index, so SQLite never reads the results table)."""
+    """SQL: the pairing key, row index and score of a run's results of ``metric``, in row
+    order (all three in one covering index, so SQLite never reads the results table)."""
     key = ResultRow.id_key if by == "id" else ResultRow.query_key
     return (
         select(key, ResultRow.row_index, ResultRow.score)
         .where(ResultRow.run_id == run_id, ResultRow.metric_name == metric)
-        .order_by(key, ResultRow.row_index)
+        .order_by(ResultRow.row_index)
     )
 
 

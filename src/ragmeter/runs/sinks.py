@@ -4,7 +4,6 @@ metrics' result columns, records only when asked for)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -12,29 +11,11 @@ from typing import Any, Protocol
 from ragmeter.errors import LimitError
 from ragmeter.metrics import EvaluationMetric
 from ragmeter.metrics.scales import metric_scales
-from ragmeter.reports import EvaluationReport, ResultColumns, ResultRecord
-from ragmeter.reports.report import json_default
-from ragmeter.runs.scoring import build_records
+from ragmeter.reports import EvaluationReport
+from ragmeter.runs.result_table import ScoredBatch, merged_columns, result_table
 from ragmeter.runs.store import RunStore
 
 __all__ = ["Budget", "MemorySink", "ScoredBatch", "Sink", "StoreSink"]
-
-
-@dataclass
-class ScoredBatch:
-    """Rows ``indices`` of a plan (``rows``, as prepared) with each metric's result columns."""
-
-    indices: list[int]
-    rows: Any
-    columns: list[ResultColumns]
-
-    def records_by_row(
-        self, metrics: Sequence[EvaluationMetric[Any, Any]]
-    ) -> list[list[ResultRecord]]:
-        """The batch's records grouped per row (each row's metrics in order)."""
-        records = build_records(self.rows, metrics, self.columns, indices=self.indices)
-        width = len(metrics)
-        return [records[i : i + width] for i in range(0, len(records), width)]
 
 
 class Sink(Protocol):
@@ -50,20 +31,6 @@ class Sink(Protocol):
         ...
 
 
-def _stored_bytes(records: list[ResultRecord]) -> int:
-    """About what ``records`` take in the store: their predictions, contexts, details and
-    rows (a row shared by several results is measured once and counted for each)."""
-    sizes: dict[int, int] = {}
-    total = 0
-    for r in records:
-        key = id(r.raw_dataset)
-        if key not in sizes:
-            sizes[key] = len(json.dumps(r.raw_dataset, default=json_default))
-        texts = [r.prediction, r.contexts, r.details]
-        total += sizes[key] + len(json.dumps(texts, default=json_default))
-    return total
-
-
 class Budget:
     """Bytes one execution of a run may store (``max_run_mb``, None: no limit). A row is
     stored only if it fits whole, so no row, however wide, takes the store past it."""
@@ -73,19 +40,18 @@ class Budget:
         self.left = max_bytes
         self.too_wide: int | None = None  # a row that alone passes the whole budget
 
-    def take(self, rows: list[list[ResultRecord]]) -> tuple[list[ResultRecord], bool]:
-        """The records of the leading rows that fit, and whether every row fitted."""
-        kept: list[ResultRecord] = []
-        for row in rows:
-            if self.left is not None:
-                size = _stored_bytes(row)
-                if size > self.left:
-                    if self.max_bytes is not None and size > self.max_bytes and row:
-                        self.too_wide = row[0].row_index
-                    return kept, False
-                self.left -= size
-            kept.extend(row)
-        return kept, True
+    def fitting(self, sizes: Sequence[int], indices: Sequence[int]) -> int:
+        """How many of the leading rows (``indices`` in the run, ``sizes`` bytes each: not
+        measured without a limit) fit; they are taken from what is left."""
+        if self.left is None:
+            return len(indices)
+        for count, size in enumerate(sizes):
+            if size > self.left:
+                if self.max_bytes is not None and size > self.max_bytes:
+                    self.too_wide = indices[count]
+                return count
+            self.left -= size
+        return len(sizes)
 
     def exceeded(self) -> LimitError:
         megabytes = (self.max_bytes or 0) / 1_000_000
@@ -104,17 +70,35 @@ class Budget:
 
 @dataclass
 class StoreSink:
-    """Rows committed to a stored run as they finish, within ``budget``."""
+    """Rows committed to a stored run as they finish, within ``budget``, in one transaction
+    per call: each metric's result columns become tuples of the results table, with no
+    record per result. ``also`` keeps the batches committed (a report made from them)."""
 
     runs: RunStore
     run_id: str
     metrics: Sequence[EvaluationMetric[Any, Any]]
     budget: Budget = field(default_factory=lambda: Budget(None))
+    also: MemorySink | None = None
 
     def keep(self, batches: list[ScoredBatch], usage: dict[str, float]) -> bool:
-        rows = [row for batch in batches for row in batch.records_by_row(self.metrics)]
-        records, fitted = self.budget.take(rows)
-        running = self.runs.commit_rows(self.run_id, records, usage) == "running"
+        names = [m.metric_name for m in self.metrics]
+        values: list[tuple[Any, ...]] = []
+        rows = 0
+        kept: list[ScoredBatch] = []
+        fitted = True
+        for batch in batches:
+            measure = self.budget.left is not None
+            table = result_table(self.run_id, batch, names, measure=measure)
+            count = self.budget.fitting(table.sizes, batch.indices)
+            values.extend(table.values[: count * len(names)])
+            rows += count
+            if count < len(batch.indices):
+                fitted = False
+                break
+            kept.append(batch)
+        running = self.runs.commit_results(self.run_id, values, rows, usage) == "running"
+        if self.also is not None:
+            self.also.keep(kept, usage)
         if not fitted:
             raise self.budget.exceeded()
         return running
@@ -138,6 +122,10 @@ class MemorySink:
     def running(self) -> bool:
         return True
 
+    def held(self) -> int:
+        """How many rows it holds."""
+        return sum(len(b.indices) for b in self.batches)
+
     def report(
         self,
         rows: Any,
@@ -146,11 +134,17 @@ class MemorySink:
         target: str | None,
     ) -> EvaluationReport:
         """The report: straight from the columns when one batch holds every row (metrics
-        that ask no judge), else from the batches' records in row order."""
+        that ask no judge) or the batches are of the rows themselves (no target), else
+        from the batches' records in row order."""
         if len(self.batches) == 1 and len(self.batches[0].indices) == len(rows):
             only = self.batches[0]
             report = EvaluationReport.from_columns(
                 only.rows, only.columns, seconds, self.usage, target=target
+            )
+        elif self.held() == len(rows) and all(b.stored for b in self.batches):
+            columns = merged_columns(self.batches, len(rows))
+            report = EvaluationReport.from_columns(
+                rows, columns, seconds, self.usage, target=target
             )
         else:
             ordered = sorted(self.batches, key=lambda b: b.indices[0] if b.indices else 0)

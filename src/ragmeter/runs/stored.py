@@ -14,6 +14,7 @@ from ragmeter.reports.html import DEFAULT_WORST, check_options, render_html, wri
 from ragmeter.reports.html_text import TEXT, Language
 from ragmeter.runs.browse import MAX_REASONS
 from ragmeter.runs.pairs import choose, compare_runs, pair_page
+from ragmeter.runs.result_store import read_records, records_query
 from ragmeter.runs.run_view import run_info
 from ragmeter.runs.store import metric_names
 from ragmeter.store import ResultRow
@@ -85,13 +86,12 @@ class StoredRun:
         """The ``count`` lowest scores of a metric, then its nulls, ties in row order: read
         on the run/metric/score index."""
         query = (
-            select(ResultRow)
-            .where(*self._where(metric_name))
+            records_query(self.record.dataset_id, *self._where(metric_name))
             .order_by(ResultRow.score.is_(None), ResultRow.score, ResultRow.row_index)
             .limit(max(count, 0))
         )
         with self.runs.store.session() as session:
-            return [ResultRecord.from_attributes(row) for row in session.scalars(query)]
+            return read_records(session, query)
 
     def null_reasons(self, metric_name: str, limit: int) -> list[tuple[str | None, str, int]]:
         """(error kind, reason, count) of the metric's null scores, the most frequent first."""

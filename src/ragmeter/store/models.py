@@ -236,29 +236,30 @@ class RunTag(Base):
 
 
 class ResultRow(Base):
-    """One row x one metric of a run; written with the rest of its row, never twice."""
+    """One row x one metric of a run; written with the rest of its row, never twice. The row
+    itself is read from the run's dataset unless the target changed it (``raw_dataset``)."""
 
     __tablename__ = "results"
     __table_args__ = (
         UniqueConstraint("run_id", "row_index", "metric_name", name="uq_results_run_row_metric"),
         # a page of rows sorted or filtered by one metric's score (the dashboard's row table)
         Index("ix_results_run_metric_score", "run_id", "metric_name", "score"),
-        # two runs' results of one metric joined on their row's id or query (compare)
+        # one run's results of one metric with their pairing keys, in row order (compare):
+        # written in the order a run writes its rows, so it costs little to keep up
         Index(
-            "ix_results_run_metric_id_key", "run_id", "metric_name", "id_key", "row_index", "score"
-        ),
-        Index(
-            "ix_results_run_metric_query_key",
+            "ix_results_run_metric_row",
             "run_id",
             "metric_name",
-            "query_key",
             "row_index",
             "score",
+            "id_key",
+            "query_key",
         ),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    #: (no index of its own: the unique constraint's index leads with it)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     row_index: Mapped[int] = mapped_column(Integer)
     metric_name: Mapped[str] = mapped_column(String(200))
     score: Mapped[float | None] = mapped_column(Float, nullable=True)
@@ -272,7 +273,9 @@ class ResultRow(Base):
     contexts: Mapped[Any] = mapped_column(JSON, nullable=True)
     prediction_cost: Mapped[int] = mapped_column(Integer, default=0)
     query: Mapped[str] = mapped_column(Text)
-    raw_dataset: Mapped[dict[str, Any]] = mapped_column(JSON)
+    #: the row as the target filled it (an app's answer, a space's contexts); NULL: the row
+    #: is the run's dataset row at ``row_index`` (``dataset_rows``), stored once, not here
+    raw_dataset: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     cost: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     #: the judge's reasoning (``ragmeter.reports.details``); NULL: not recorded
     details: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)

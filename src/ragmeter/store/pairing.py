@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
-__all__ = ["is_row_id", "key_hash", "row_keys"]
+__all__ = ["is_row_id", "key_hash", "keys_of", "row_keys"]
 
 
 def is_row_id(value: Any) -> bool:
@@ -30,3 +32,24 @@ def row_keys(query: str, row: Any) -> tuple[int | None, int]:
     found = row.get("id") if isinstance(row, dict) else None
     id_key = key_hash(json.dumps(found)) if is_row_id(found) else None
     return id_key, key_hash(query)
+
+
+def keys_of(queries: Sequence[str], ids: Sequence[Any]) -> tuple[list[int | None], list[int]]:
+    """``row_keys`` of many rows at once (their queries and ``id`` values): the same keys,
+    the id's JSON text made as ``json.dumps`` makes it."""
+    blake = hashlib.blake2b
+    big = int.from_bytes
+
+    def hashed(text: str) -> int:
+        digest = blake(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        return big(digest, "big", signed=True)
+
+    id_keys: list[int | None] = []
+    for found in ids:
+        if isinstance(found, str):
+            id_keys.append(hashed(encode_basestring_ascii(found)))
+        elif isinstance(found, int) and not isinstance(found, bool):
+            id_keys.append(hashed(json.dumps(found)))
+        else:
+            id_keys.append(None)
+    return id_keys, [hashed(query) for query in queries]

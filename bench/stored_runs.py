@@ -1,0 +1,144 @@
+"""A stored run against an unstored one, as a user runs them: ``ragmeter eval FILE -m
+hit_rate,mrr`` (stored: the dataset and every result go into a fresh store), the same with
+``--no-store``, and ``evaluate()`` from a Python script, each a fresh subprocess, over
+retrieval rows (``retrieved_ids``, ``reference_ids``, an ``id``; every 50th row has no
+relevant id, so its scores are null with a reason). Wall time from start to exit and the
+child's peak resident memory (``getrusage`` of the process). The three commands alternate,
+``--repeat`` times each, and each figure is the median. Goal: a stored run within 1.5x the
+unstored run's time and memory.
+
+``--baseline SRC`` runs another checkout's ``src`` folder the same way in the same run (the
+code before a change), at the sizes of ``--baseline-rows`` (the old store writes slowly).
+
+Run: ``.venv/bin/python bench/stored_runs.py [--baseline /path/to/old/src]``; it rewrites
+its section of ``docs/benchmarks.md`` unless ``--no-write``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _report import machine_line, write_section  # bench/ is on sys.path when the script runs
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+METRICS = "hit_rate,mrr"
+GOAL = 1.5
+WORDS = ["workflow", "agent", "index", "retrieval", "chunk", "prompt", "model", "rerank"]
+EVALUATE = (
+    "import sys, ragmeter; "
+    "report = ragmeter.evaluate(sys.argv[1], sys.argv[2]); "
+    "print(report.summary())"
+)
+
+
+def write_rows(path: Path, rows: int) -> None:
+    """``rows`` retrieval rows of about 200 bytes each (seed 1)."""
+    rng = random.Random(1)
+    with path.open("w", encoding="utf-8") as handle:
+        for i in range(rows):
+            words = " ".join(rng.choice(WORDS) for _ in range(6))
+            retrieved = [f"d{i}-{k}" for k in range(5)]
+            relevant = [retrieved[rng.choice([0, 0, 1, 2, 4])]] if i % 50 else []
+            row = {
+                "id": f"q{i}",
+                "query": f"How does the {words} of part {i} work?",
+                "retrieved_ids": retrieved,
+                "reference_ids": relevant,
+            }
+            handle.write(json.dumps(row) + "\n")
+
+
+def timed(command: list[str], src: Path, home: Path) -> tuple[float, float]:
+    """Seconds from start to exit and peak memory (MB) of ``command`` run with ``src`` first
+    on the path and ``home`` as its data folder; it must succeed."""
+    env = {**os.environ, "PYTHONPATH": str(src), "RAGMETER_HOME": str(home)}
+    started = time.perf_counter()
+    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _pid, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - started
+    errors = child.stderr.read().decode(errors="replace") if child.stderr else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{errors[-2000:]}")
+    return seconds, usage.ru_maxrss / 1024  # KB on Linux
+
+
+def measure(src: Path, data: Path, repeat: int) -> dict[str, tuple[float, float]]:
+    """(median seconds, median peak MB) of each way to evaluate ``data`` with ``src``."""
+    commands = {
+        "stored": [sys.executable, "-m", "ragmeter", "eval", str(data), "-m", METRICS],
+        "no-store": [
+            sys.executable, "-m", "ragmeter", "eval", str(data), "-m", METRICS, "--no-store",
+        ],
+        "evaluate()": [sys.executable, "-c", EVALUATE, str(data), METRICS],
+    }  # fmt: skip
+    found: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    for _ in range(repeat):
+        for name, command in commands.items():
+            with tempfile.TemporaryDirectory(prefix="ragmeter-bench-home-") as home:
+                found[name].append(timed(command, src, Path(home)))
+            print(f"  {name}: {found[name][-1][0]:.2f} s, {found[name][-1][1]:.0f} MB")
+    return {
+        name: (statistics.median(s for s, _ in runs), statistics.median(m for _, m in runs))
+        for name, runs in found.items()
+    }
+
+
+def rows_of(rows: int, figures: dict[str, tuple[float, float]], code: str) -> list[str]:
+    stored, plain = figures["stored"], figures["no-store"]
+    time_ratio, memory_ratio = stored[0] / plain[0], stored[1] / plain[1]
+    met = "met" if time_ratio <= GOAL and memory_ratio <= GOAL else "NOT met"
+    out = []
+    for name in ("stored", "no-store", "evaluate()"):
+        seconds, megabytes = figures[name]
+        verdict = f"{time_ratio:.2f}x / {memory_ratio:.2f}x: {met}" if name == "stored" else ""
+        out.append(f"| {rows:,} | {code} | {name} | {seconds:.2f} | {megabytes:.0f} | {verdict} |")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, nargs="+", default=[50_000, 200_000])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline", type=Path, help="a src folder of the code to compare with")
+    parser.add_argument("--baseline-rows", type=int, nargs="+", default=[50_000])
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args()
+    lines = [
+        "| rows | code | command | wall s | peak MB | stored vs no-store (time / memory) |",
+        "|---:|---|---|---:|---:|---|",
+    ]
+    with tempfile.TemporaryDirectory(prefix="ragmeter-bench-data-") as tmp:
+        for rows in args.rows:
+            data = Path(tmp) / f"rows-{rows}.jsonl"
+            write_rows(data, rows)
+            if args.baseline is not None and rows in args.baseline_rows:
+                print(f"{rows:,} rows, before")
+                lines += rows_of(rows, measure(args.baseline, data, args.repeat), "before")
+            print(f"{rows:,} rows")
+            lines += rows_of(rows, measure(SRC, data, args.repeat), "now")
+    body = (
+        f"`ragmeter eval FILE -m {METRICS}` stored (a fresh store each time: the dataset and "
+        "every result written) and with `--no-store`, and `ragmeter.evaluate(FILE, ...)` in "
+        "a Python script; retrieval rows with an id, ranked ids and relevant ids. Each "
+        "command is a fresh process; wall time from start to exit, peak resident memory of "
+        f"the process (getrusage); median of {args.repeat} alternating runs. Goal: stored "
+        f'within {GOAL}x of `--no-store` in time and memory. "before" is the code before '
+        "results were written in bulk (one ORM object per result, each holding a copy of "
+        "its row).\n\n" + "\n".join(lines) + "\n\n" + machine_line("SQLAlchemy", "orjson")
+    )
+    print(body)
+    if not args.no_write:
+        write_section("stored_runs", "A stored run against an unstored one", body)
+
+
+if __name__ == "__main__":
+    main()
