@@ -23,7 +23,7 @@ import numpy as np
 
 from _report import machine_line, write_section  # bench/ is on sys.path when the script runs
 from ragmeter.reports.stats import ANALYTIC_FROM, RESAMPLES, compare_paired
-from ragmeter.runs.compare import compare_scores
+from ragmeter.runs.views.compare import compare_scores
 
 METRICS = [f"metric_{i}" for i in range(6)]
 Row = tuple[str, str, float | None]

@@ -23,7 +23,7 @@ import ragmeter
 from _corpus import dbgpt_docs  # bench/ is on sys.path when the script runs
 from _report import machine_line, write_section
 from ragmeter.knowledge import KnowledgeBase, SpaceSearcher, add_documents
-from ragmeter.runs.targets import RecallTarget
+from ragmeter.runs.planning.targets import RecallTarget
 
 QA = Path(__file__).with_name("data") / "dbgpt_en_qa.jsonl"
 METRICS = ["hit_rate@5", "mrr@5", "ndcg@5"]

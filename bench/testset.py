@@ -40,7 +40,7 @@ from ragmeter.judge.from_config import judge_from_config
 from ragmeter.judge.tasks import detect_language
 from ragmeter.judge.usage import Usage
 from ragmeter.knowledge import KnowledgeBase, SpaceSearcher, add_documents
-from ragmeter.runs.targets import RecallTarget
+from ragmeter.runs.planning.targets import RecallTarget
 from ragmeter.testing import ScriptedJudgeServer
 from ragmeter.testsets import GATES, TestsetConfig, TestsetGenerator, TestsetReport
 from ragmeter.testsets.gates import grounded, normalise

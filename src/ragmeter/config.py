@@ -181,7 +181,7 @@ class ServerConfig(BaseModel):
 
 class GateConfig(BaseModel):
     """``[gate]``: the rules ``ragmeter gate`` (and ``ragmeter eval``) judge when no
-    ``--rule`` is given, and the baseline when no ``--baseline`` is (``runs.gate_rules``
+    ``--rule`` is given, and the baseline when no ``--baseline`` is (``runs.gates.rules``
     has the rules' grammar)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

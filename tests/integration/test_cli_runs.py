@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import ragmeter
-from ragmeter.runs.store import RunStore
+from ragmeter.runs.storage.store import RunStore
 from ragmeter.store import open_store
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import RAGMETER, run
@@ -136,7 +136,7 @@ def test_evaluate_stores_only_when_asked_and_resumes_by_name(
 def test_stored_runs_compare_by_row_id_when_every_row_has_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ragmeter.runs.pairs import compare_runs
+    from ragmeter.runs.views.pairs import compare_runs
 
     monkeypatch.setenv("RAGMETER_HOME", str(tmp_path / "home"))
     base = [

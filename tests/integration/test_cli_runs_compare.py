@@ -1,5 +1,5 @@
 """``ragmeter runs compare A B``: the dashboard's comparison (the same numbers, from
-``runs.pairs.compare_runs``) as a table, markdown or JSON; its header names the correction;
+``runs.views.pairs.compare_runs``) as a table, markdown or JSON; its header names the correction;
 verdicts are better, worse, no evidence of a difference, or equivalent within --margin, never
 "same"; a flat or small sample's interval reads "not informative"; bad input exits 2 naming
 what is wrong."""
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.runs.pairs import compare_runs
-from ragmeter.runs.run_view import run_info
-from ragmeter.runs.store import RunStore
+from ragmeter.runs.storage.store import RunStore
+from ragmeter.runs.views.pairs import compare_runs
+from ragmeter.runs.views.run_view import run_info
 from ragmeter.store import open_store
 from tests.integration.helpers import run
 

@@ -18,9 +18,10 @@ from alembic.config import Config
 from sqlalchemy import create_engine, text
 
 from ragmeter.reports.record import ResultRecord
-from ragmeter.runs.compare import compare_scores
-from ragmeter.runs.config import EvaluationConfig
-from ragmeter.runs.pairs import (
+from ragmeter.runs.planning.config import EvaluationConfig
+from ragmeter.runs.storage.store import RunStore
+from ragmeter.runs.views.compare import compare_scores
+from ragmeter.runs.views.pairs import (
     GRID,
     MAX_POINTS,
     choose,
@@ -28,8 +29,7 @@ from ragmeter.runs.pairs import (
     pair_page,
     scatter,
 )
-from ragmeter.runs.sides import side_query
-from ragmeter.runs.store import RunStore
+from ragmeter.runs.views.sides import side_query
 from ragmeter.store import Store
 from ragmeter.store.db import _MIGRATIONS
 from tests.integration.service import ServiceProcess, data, failure, wait_run

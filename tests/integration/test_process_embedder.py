@@ -160,8 +160,8 @@ def test_where_no_helper_can_start_the_model_runs_in_process(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from ragmeter.cli.evaluate import _embed_in_helper
-    from ragmeter.runs.config import EvaluationConfig, JudgeConfig
-    from ragmeter.runs.plan import build_plan
+    from ragmeter.runs.planning.config import EvaluationConfig, JudgeConfig
+    from ragmeter.runs.planning.plan import build_plan
 
     config = EvaluationConfig(
         metrics=tuple(EMBEDDING_METRICS.split(",")),

@@ -12,8 +12,8 @@ import pytest
 
 import ragmeter
 from ragmeter.knowledge import KnowledgeBase, SpaceSearcher
-from ragmeter.runs.browse import row_detail
-from ragmeter.runs.targets import RecallTarget
+from ragmeter.runs.planning.targets import RecallTarget
+from ragmeter.runs.views.browse import row_detail
 from tests.integration.helpers import dbgpt_docs, json_lines, run, write_corpus
 
 pytestmark = pytest.mark.slow

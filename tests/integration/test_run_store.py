@@ -10,10 +10,10 @@ from sqlalchemy import text
 
 from ragmeter.knowledge import KnowledgeBase
 from ragmeter.reports import ResultRecord
-from ragmeter.runs.executor import execute_run
-from ragmeter.runs.plan import build_plan
-from ragmeter.runs.request import EvaluateServeRequest, config_from_request
-from ragmeter.runs.store import RunStore
+from ragmeter.runs.execution.executor import execute_run
+from ragmeter.runs.planning.plan import build_plan
+from ragmeter.runs.planning.request import EvaluateServeRequest, config_from_request
+from ragmeter.runs.storage.store import RunStore
 
 ROWS = [
     {

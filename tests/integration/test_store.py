@@ -13,8 +13,8 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, text
 
-from ragmeter.runs.run_view import run_info
-from ragmeter.runs.store import RunStore
+from ragmeter.runs.storage.store import RunStore
+from ragmeter.runs.views.run_view import run_info
 from ragmeter.store.db import _MIGRATIONS, HEAD_REVISION, Store
 
 

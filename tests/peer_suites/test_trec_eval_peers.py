@@ -19,7 +19,7 @@ from ragmeter.datasets.trec import read_qrels, read_run
 from ragmeter.datasets.trec_rows import trec_rows
 from ragmeter.metrics import score_rankings
 from ragmeter.metrics.retrieval.trec import expand_measures
-from ragmeter.runs.trec_table import format_trec, trec_values
+from ragmeter.runs.views.trec_table import format_trec, trec_values
 from tests.integration.helpers import run
 from tests.integration.service import KEY, ServiceProcess
 from tests.peer_suites._trec import CASES, TrecCase, differences, trec_eval_file

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ragmeter.runs.store import RunStore
+from ragmeter.runs.storage.store import RunStore
 from ragmeter.store import ResultRow, RunRecord, Store
 from tests.integration.helpers import scripted_home
 from tests.integration.service import ServiceProcess, data, failure, wait_run

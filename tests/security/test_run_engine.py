@@ -22,10 +22,10 @@ from ragmeter.errors import NotFoundError, StoreError
 from ragmeter.knowledge import KnowledgeBase
 from ragmeter.metrics.retrieval import LEGACY_NO_RELEVANT_REASON
 from ragmeter.reports import ResultRecord
-from ragmeter.runs.executor import execute_run
-from ragmeter.runs.plan import build_plan
-from ragmeter.runs.request import EvaluateServeRequest, config_from_request
-from ragmeter.runs.store import RunState, RunStore
+from ragmeter.runs.execution.executor import execute_run
+from ragmeter.runs.planning.plan import build_plan
+from ragmeter.runs.planning.request import EvaluateServeRequest, config_from_request
+from ragmeter.runs.storage.store import RunState, RunStore
 from ragmeter.service.app import create_app
 from ragmeter.store import Store
 from tests.integration.service import ServiceProcess, data, wait_run
@@ -312,7 +312,7 @@ def test_an_internal_failure_stores_a_reference_and_logs_the_details(
     kb = KnowledgeBase()
     runs = BrokenStore(kb, failure)
     run_id = _new_run(runs, kb)
-    with caplog.at_level(logging.ERROR, logger="ragmeter.runs.executor"):
+    with caplog.at_level(logging.ERROR, logger="ragmeter.runs.execution.executor"):
         asyncio.run(execute_run(runs, kb, run_id))
     record = runs.get(run_id)
     assert (record.state, record.error_kind) == ("failed", "internal")

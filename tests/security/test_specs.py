@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import event
 
 from ragmeter.errors import ConflictError, NotFoundError
-from ragmeter.runs.store import RunStore
+from ragmeter.runs.storage.store import RunStore
 from ragmeter.store import Store, open_store
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, write_models

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ragmeter.errors import ConfigError
-from ragmeter.runs.compare import compare_scores
+from ragmeter.runs.views.compare import compare_scores
 
 
 def test_runs_with_no_shared_query_are_an_error() -> None:

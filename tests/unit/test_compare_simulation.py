@@ -2,7 +2,7 @@
 true difference on any of 5 metrics) compared 1,000 times must report "better" or "worse"
 on any metric in at most 5% of the comparisons; each metric's own 95% interval (the old,
 uncorrected reading) fails that bound, so the check can fail. With a known shift the power
-is measured and recorded. Everything runs through ``runs.compare.compare_sides``, the code
+is measured and recorded. Everything runs through ``runs.views.compare.compare_sides``, the code
 the service, the dashboard, the report and ``ragmeter runs compare`` share."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ragmeter.reports.stats import Correction
-from ragmeter.runs.compare import Side, compare_sides
+from ragmeter.runs.views.compare import Side, compare_sides
 
 COMPARES = 1_000
 ROWS = 1_000

@@ -18,8 +18,8 @@ import ragmeter
 from ragmeter.errors import ConfigError, DatasetError, NotFoundError
 from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.reports.stats import bootstrap_mean_ci
-from ragmeter.runs.gate_rules import parse_rule, parse_rules
-from ragmeter.runs.gating import gate, gate_reports
+from ragmeter.runs.gates.gate import gate, gate_reports
+from ragmeter.runs.gates.rules import parse_rule, parse_rules
 
 
 def _record(i: int, metric: str, score: float | None, **extra: Any) -> ResultRecord:
@@ -248,7 +248,7 @@ def test_results_files_are_read_and_bad_lines_named(tmp_path: Path) -> None:
 
 
 def test_outputs_keep_hostile_row_text_as_text() -> None:
-    from ragmeter.runs.gate_output import failure_text, junit_xml, markdown
+    from ragmeter.runs.gates.output import failure_text, junit_xml, markdown
 
     base = _report({"grade": [1.0, 1.0]})
     records = list(_report({"grade": [0.0, 1.0]}))
@@ -294,7 +294,7 @@ def test_a_change_exactly_at_the_margin_passes_in_about_2_5_percent_of_400_simul
 
 
 def test_a_null_rate_over_every_metric_names_each_rows_metric() -> None:
-    from ragmeter.runs.gate_output import failure_text, markdown
+    from ragmeter.runs.gates.output import failure_text, markdown
 
     report = _report({"mrr": [1.0, None, 0.5], "grade": [None, 0.5, 0.5]})
     (outcome,) = gate_reports(report, ["null_rate <= 0.1"]).outcomes

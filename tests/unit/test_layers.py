@@ -38,7 +38,7 @@ def test_no_contract_lists_exceptions() -> None:
 def test_runs_config_is_light() -> None:
     """What an evaluation is can be read without the engine: no numpy, store or judge."""
     code = (
-        "import sys; import ragmeter.runs.config; "
+        "import sys; import ragmeter.runs.planning.config; "
         "heavy = [m for m in ('numpy', 'sqlalchemy', 'openai', 'faiss', 'torch') "
         "if m in sys.modules]; print(heavy)"
     )

@@ -12,7 +12,13 @@ from hypothesis import strategies as st
 
 from ragmeter.datasets.digest import content_hash, row_digest
 from ragmeter.errors import ConfigError
-from ragmeter.runs.lineage import RunLabels, changes, dataset_name_of, flat_lineage, shown_source
+from ragmeter.runs.planning.lineage import (
+    RunLabels,
+    changes,
+    dataset_name_of,
+    flat_lineage,
+    shown_source,
+)
 
 _values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8) | st.floats(allow_nan=False),

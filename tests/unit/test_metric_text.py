@@ -12,7 +12,7 @@ import pytest
 
 import ragmeter.service.dashboard
 from ragmeter.metrics import metric_entries
-from ragmeter.runs.request import SCENES
+from ragmeter.runs.planning.request import SCENES
 from ragmeter.service.routes.evaluate import metrics
 
 MODULE = Path(ragmeter.service.dashboard.__file__).parent / "static" / "metric_text.js"

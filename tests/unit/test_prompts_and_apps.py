@@ -9,7 +9,7 @@ from ragmeter.apps import AppAnswer, AppError, CallableApp, as_answer
 from ragmeter.apps.http import MISSING, dig
 from ragmeter.errors import ConfigError
 from ragmeter.prompts import check_template, template_fields
-from ragmeter.runs.targets import AppTarget
+from ragmeter.runs.planning.targets import AppTarget
 
 
 def test_judge_templates_need_query_context_and_answer() -> None:

@@ -9,7 +9,7 @@ import pytest
 from ragmeter.errors import ConfigError
 from ragmeter.judge.engine import JudgeEngine, JudgeSettings
 from ragmeter.reports import EvaluationReport, ResultRecord
-from ragmeter.runs.repeats import combine_repeats, disagreements, seeded
+from ragmeter.runs.execution.repeats import combine_repeats, disagreements, seeded
 
 
 def _report(scores: list[float | None], passing: list[bool | None]) -> EvaluationReport:

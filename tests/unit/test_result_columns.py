@@ -14,8 +14,8 @@ from ragmeter import EvaluationReport, evaluate
 from ragmeter.datasets import Row, load_dataset
 from ragmeter.metrics import BaseEvaluationResult, EvaluationContext, RetrieverEvaluationMetric
 from ragmeter.reports import ResultColumns
-from ragmeter.runs.scoring import build_records, resolve_metrics, score_rows
-from ragmeter.runs.targets import RowFailure
+from ragmeter.runs.planning.scoring import build_records, resolve_metrics, score_rows
+from ragmeter.runs.planning.targets import RowFailure
 
 ROWS = [
     {"query": "a", "retrieved_ids": ["1", "2"], "reference_ids": ["2"], "team": "x"},

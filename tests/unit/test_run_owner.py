@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from ragmeter.runs._owner import alive, process_owner, process_start, this_process
+from ragmeter.runs.storage._owner import alive, process_owner, process_start, this_process
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="start times come from /proc")

@@ -6,8 +6,8 @@ import pytest
 
 from ragmeter.config import ServerConfig, Settings
 from ragmeter.errors import ConfigError
-from ragmeter.runs.config import EvaluationConfig, SpaceTargetConfig
-from ragmeter.runs.request import EvaluateServeRequest, config_from_request
+from ragmeter.runs.planning.config import EvaluationConfig, SpaceTargetConfig
+from ragmeter.runs.planning.request import EvaluateServeRequest, config_from_request
 from ragmeter.service import check_bind
 from ragmeter.service.envelope import ApiError
 from ragmeter.service.server import is_loopback
@@ -96,7 +96,7 @@ def test_spec_errors_name_the_field(fields: dict[str, object], message: str) -> 
 
 
 def test_compare_pairs_rows_by_query_hand_worked() -> None:
-    from ragmeter.runs.compare import compare_scores
+    from ragmeter.runs.views.compare import compare_scores
 
     base = [("q1", "mrr", 0.5), ("q2", "mrr", 1.0), ("q3", "mrr", None), ("q1", "mrr", 0.0)]
     other = [("q2", "mrr", 1.0), ("q1", "mrr", 1.0), ("q3", "mrr", 0.5), ("q1", "mrr", 0.5)]

@@ -13,7 +13,7 @@ from ragmeter.metrics.base import LLMEvaluationMetric
 from ragmeter.metrics.llm.dbgpt import AnswerRelevancyMetric, parse_score_0_5
 from ragmeter.metrics.registry import create_metric
 from ragmeter.prompts import check_template, render_template, template_fields
-from ragmeter.runs.scoring import resolve_metrics
+from ragmeter.runs.planning.scoring import resolve_metrics
 
 #: (template, what the refusal says)
 AMPLIFYING = [

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragmeter.runs.trajectory import align_calls, same_json, trajectory_of
+from ragmeter.runs.views.trajectory import align_calls, same_json, trajectory_of
 from ragmeter.wire import TrajectoryCall
 
 

@@ -14,7 +14,7 @@ import ragmeter
 from ragmeter.datasets.trec import read_qrels, read_run
 from ragmeter.errors import DatasetError
 from ragmeter.metrics.retrieval.trec import expand_measures
-from ragmeter.runs.trec_table import format_trec, relstring, trec_values
+from ragmeter.runs.views.trec_table import format_trec, relstring, trec_values
 from tests.peer_suites._trec import trec_eval_file
 
 

@@ -12,11 +12,11 @@ from pydantic import ValidationError
 
 from ragmeter.cli._common import validation_message
 from ragmeter.errors import ConfigError
-from ragmeter.runs.config import EvaluationConfig, SpaceTargetConfig
+from ragmeter.runs.planning.config import EvaluationConfig, SpaceTargetConfig
 
 if TYPE_CHECKING:
     from ragmeter.cli.eval_request import EvalRequest
-    from ragmeter.runs.request import EvaluateServeRequest
+    from ragmeter.runs.planning.request import EvaluateServeRequest
 
 __all__ = ["apply_request_body"]
 
@@ -54,7 +54,7 @@ def _read_body(path: Path) -> dict[str, Any] | None:
 def _parse(path: Path, body: dict[str, Any]) -> tuple[EvaluateServeRequest, EvaluationConfig]:
     """The body checked as the service checks it (fields, context keys and values)."""
     # the service's request schema: loaded only for a file that is a request body
-    from ragmeter.runs.request import SCENES, EvaluateServeRequest, config_from_request
+    from ragmeter.runs.planning.request import SCENES, EvaluateServeRequest, config_from_request
 
     try:
         parsed = EvaluateServeRequest.model_validate(body)

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ragmeter.cli._common import console, handles_errors
 from ragmeter.knowledge import KnowledgeBase
-from ragmeter.runs.store import RunStore
+from ragmeter.runs.storage.store import RunStore
 from ragmeter.store import DatasetRecord
 
 __all__ = ["datasets_app"]

@@ -15,8 +15,8 @@ from ragmeter.cli._render import null_reasons, side_by_side_table, summary_table
 from ragmeter.cli.eval_request import EvalRequest
 from ragmeter.errors import RagmeterError
 from ragmeter.reports import EvaluationReport
-from ragmeter.runs.config import DEFAULT_RECALL_TOP_K
-from ragmeter.runs.repeats import Disagreement
+from ragmeter.runs.execution.repeats import Disagreement
+from ragmeter.runs.planning.config import DEFAULT_RECALL_TOP_K
 
 __all__ = ["Reports", "check_scored", "print_disagreements", "print_reports"]
 

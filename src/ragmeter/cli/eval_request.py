@@ -49,7 +49,7 @@ class EvalRequest:
     #: keep nothing in the store (a throwaway run, not resumable)
     no_store: bool = False
     #: score the rows this many times, each repeat's judge requests with their own seed,
-    #: and report the mean (``runs.repeats``)
+    #: and report the mean (``runs.execution.repeats``)
     repeats: int = 1
     #: what to call the stored run (None: the dataset's name), its tags and note
     name: str | None = None

@@ -18,7 +18,7 @@ from ragmeter.cli.eval_output import Reports, check_scored, print_disagreements,
 from ragmeter.cli.eval_request import JUDGE_HINT, EvalRequest, load_rows
 from ragmeter.errors import ConfigError
 from ragmeter.reports import EvaluationReport
-from ragmeter.runs.config import (
+from ragmeter.runs.planning.config import (
     DEFAULT_RECALL_TOP_K,
     ROWS_PER_REQUEST,
     AppTargetConfig,
@@ -26,14 +26,14 @@ from ragmeter.runs.config import (
     SpaceTargetConfig,
     parse_config,
 )
-from ragmeter.runs.lineage import RunLabels
-from ragmeter.runs.lineage import label as target_label
+from ragmeter.runs.planning.lineage import RunLabels
+from ragmeter.runs.planning.lineage import label as target_label
 
 if TYPE_CHECKING:
     from ragmeter.embeddings.process import ProcessEmbedder
     from ragmeter.knowledge import KnowledgeBase
-    from ragmeter.runs.plan import RunPlan
-    from ragmeter.runs.repeats import Disagreement
+    from ragmeter.runs.execution.repeats import Disagreement
+    from ragmeter.runs.planning.plan import RunPlan
 
 __all__ = [
     "JUDGE_HINT",
@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 
-#: what the command line calls the config's fields, in errors (``runs.config.parse_config``)
+#: what the command line calls the config's fields in errors (``parse_config``)
 OPTION_NAMES = {
     "plan": "--plan",
     "language": "--language",
@@ -182,7 +182,7 @@ def _execute(
 
     from ragmeter._sync import run_sync
     from ragmeter.runs.api import RunStopped, run_plan
-    from ragmeter.runs.executor import Progress
+    from ragmeter.runs.execution.executor import Progress
 
     run_id = None if kb is None else uuid.uuid4().hex
     try:
@@ -219,7 +219,7 @@ class _Stored:
 
 
 def _stored_as(request: EvalRequest, retriever: str | None, several: bool) -> _Stored:
-    from ragmeter.runs.lineage import dataset_name_of
+    from ragmeter.runs.planning.lineage import dataset_name_of
 
     dataset = request.dataset_name or dataset_name_of(str(request.data))
     base = request.name or dataset
@@ -236,7 +236,7 @@ def _label(plan: RunPlan) -> str:
 
 def _target_name(plan: RunPlan) -> str | None:
     """How the tables name the target: the space's stored name, or the app's."""
-    from ragmeter.runs.targets import AppTarget, RecallTarget
+    from ragmeter.runs.planning.targets import AppTarget, RecallTarget
 
     if isinstance(plan.target, RecallTarget):
         return plan.target.searcher.info.name
@@ -284,8 +284,8 @@ def _repeat(
 ) -> tuple[EvaluationReport, list[Disagreement]]:
     """Repeats 2..N of the one plan, in memory, each judge request with the repeat's seed;
     the mean report and the rows whose repeats disagree."""
-    from ragmeter.runs.plan import build_plan
-    from ragmeter.runs.repeats import combine_repeats, disagreements, seeded
+    from ragmeter.runs.execution.repeats import combine_repeats, disagreements, seeded
+    from ragmeter.runs.planning.plan import build_plan
 
     reports = [first]
     for repeat in range(1, request.repeats):
@@ -297,7 +297,7 @@ def _repeat(
 
 
 def _check_repeats(request: EvalRequest, plans: list[RunPlan]) -> None:
-    from ragmeter.runs.repeats import MAX_REPEATS
+    from ragmeter.runs.execution.repeats import MAX_REPEATS
 
     if not 1 <= request.repeats <= MAX_REPEATS:
         raise ConfigError(f"--repeats must be between 1 and {MAX_REPEATS}, not {request.repeats}")
@@ -316,7 +316,7 @@ def _check_repeats(request: EvalRequest, plans: list[RunPlan]) -> None:
 
 def _run_local(request: EvalRequest) -> tuple[Reports, list[Disagreement]]:
     from ragmeter.knowledge import KnowledgeBase, parse_retrievers
-    from ragmeter.runs.plan import build_plan
+    from ragmeter.runs.planning.plan import build_plan
 
     _check(request)
     dataset = load_rows(request)

@@ -16,17 +16,17 @@ from ragmeter.cli._common import console
 from ragmeter.config import load_settings
 from ragmeter.errors import ConfigError
 from ragmeter.reports import EvaluationReport
-from ragmeter.runs.gate_output import (
+from ragmeter.runs.execution.repeats import Disagreement
+from ragmeter.runs.gates.gate import GateResult, gate_reports
+from ragmeter.runs.gates.output import (
     dataset_rows_text,
     junit_xml,
     markdown,
     value_text,
     write_text,
 )
-from ragmeter.runs.gate_rules import Rule, parse_rules
-from ragmeter.runs.gate_sources import load_results
-from ragmeter.runs.gating import GateResult, gate_reports
-from ragmeter.runs.repeats import Disagreement
+from ragmeter.runs.gates.rules import Rule, parse_rules
+from ragmeter.runs.gates.sources import load_results
 
 __all__ = ["EXIT_FAILED", "GateRequest", "PreparedGate", "judge", "prepare_gate", "run_gate"]
 

@@ -7,7 +7,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from ragmeter.runs.lineage import changes, flat_lineage
+from ragmeter.runs.planning.lineage import changes, flat_lineage
 from ragmeter.wire import RunInfo
 
 __all__ = ["changes_table", "lineage_table", "shown_value"]

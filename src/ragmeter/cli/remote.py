@@ -16,8 +16,8 @@ from ragmeter.errors import ConfigError, RagmeterError
 from ragmeter.knowledge import parse_retrievers
 from ragmeter.metrics.scales import scale_labels
 from ragmeter.reports import EvaluationReport, ResultRecord
-from ragmeter.runs.request import MAX_PARALLEL
-from ragmeter.runs.scoring import check_judge, resolve_metrics
+from ragmeter.runs.planning.request import MAX_PARALLEL
+from ragmeter.runs.planning.scoring import check_judge, resolve_metrics
 
 if TYPE_CHECKING:
     from ragmeter.cli.eval_output import Reports

@@ -17,7 +17,7 @@ def write_report(
     run_id: str, out: Path, *, baseline: str | None, worst: int, language: str
 ) -> Path:
     """Write ``run_id``'s report to ``out`` (compared with ``baseline`` when given)."""
-    from ragmeter.runs.stored import load_run
+    from ragmeter.runs.views.stored import load_run
 
     if language not in LANGUAGES:
         raise ConfigError(f"--language {language!r}: choose {' or '.join(LANGUAGES)}")

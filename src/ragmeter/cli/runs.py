@@ -20,9 +20,9 @@ from ragmeter.cli.runs_compare import register
 from ragmeter.cli.runs_manage import COMMANDS
 from ragmeter.knowledge import KnowledgeBase
 from ragmeter.reports.report import json_default
-from ragmeter.runs.executor import execute_run
-from ragmeter.runs.run_view import run_info, run_infos
-from ragmeter.runs.store import RunStore
+from ragmeter.runs.execution.executor import execute_run
+from ragmeter.runs.storage.store import RunStore
+from ragmeter.runs.views.run_view import run_info, run_infos
 from ragmeter.wire import RunInfo
 
 __all__ = ["dataset_label", "run_listing", "runs_app"]

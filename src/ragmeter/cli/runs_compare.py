@@ -1,5 +1,5 @@
 """``ragmeter runs compare BASE CANDIDATE``: two stored runs compared per metric, the table
-the dashboard's Compare view shows (the same numbers, from ``runs.pairs.compare_runs``), as
+the dashboard's Compare view shows (the same numbers, from ``runs.views.pairs.compare_runs``), as
 a table, as markdown (``--markdown``, for a pull request) or as JSON (``--json``)."""
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from ragmeter.cli._common import console, handles_errors
 from ragmeter.cli._render import named
 from ragmeter.cli.lineage_view import changes_table, shown_value
 from ragmeter.errors import ConfigError, clip
-from ragmeter.runs.compare import correction_text, verdict_text
-from ragmeter.runs.dataset_diff import dataset_diff
-from ragmeter.runs.lineage import Change, changes
-from ragmeter.runs.pairs import compare_runs
-from ragmeter.runs.run_view import run_info
-from ragmeter.runs.store import RunStore
+from ragmeter.runs.planning.lineage import Change, changes
+from ragmeter.runs.storage.store import RunStore
+from ragmeter.runs.views.compare import correction_text, verdict_text
+from ragmeter.runs.views.dataset_diff import dataset_diff
+from ragmeter.runs.views.pairs import compare_runs
+from ragmeter.runs.views.run_view import run_info
 from ragmeter.wire import DatasetDiff, MetricComparison, RunInfo
 
 __all__ = ["register"]

@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from ragmeter.cli._common import console, handles_errors
 from ragmeter.knowledge import KnowledgeBase
-from ragmeter.runs.store import RunStore
+from ragmeter.runs.storage.store import RunStore
 
 __all__ = [
     "COMMANDS",

@@ -288,8 +288,8 @@ async def _generate(
 def _store(rows: list[dict[str, Any]], name: str, out: Path) -> None:
     from ragmeter.config import load_settings
     from ragmeter.datasets.row import row_from_mapping
-    from ragmeter.runs.lineage import shown_source
-    from ragmeter.runs.store import RunStore
+    from ragmeter.runs.planning.lineage import shown_source
+    from ragmeter.runs.storage.store import RunStore
     from ragmeter.store import open_store
 
     checked = [row_from_mapping(r, i, source=str(out)).to_raw() for i, r in enumerate(rows)]

@@ -30,7 +30,7 @@ NullCount = tuple[str | None, str, int]
 
 class ReportLike(Protocol):
     """What this module reads of a report: ``ragmeter.reports.EvaluationReport`` in memory, or
-    a stored run read in SQL (``ragmeter.runs.stored.StoredRun``), which never loads every
+    a stored run read in SQL (``ragmeter.runs.views.stored.StoredRun``), which never loads every
     result."""
 
     metric_names: list[str]

@@ -19,7 +19,9 @@ from ragmeter.embeddings import Embedder
 from ragmeter.errors import ConfigError, ConflictError, MetricError, NotFoundError, RagmeterError
 from ragmeter.judge.plan import PlanKind
 from ragmeter.reports import EvaluationReport
-from ragmeter.runs.config import (
+from ragmeter.runs.execution.executor import Progress, execute_plan, execute_run
+from ragmeter.runs.execution.sinks import MemorySink
+from ragmeter.runs.planning.config import (
     DEFAULT_CONCURRENCY,
     DEFAULT_RECALL_TOP_K,
     ROWS_PER_REQUEST,
@@ -27,12 +29,10 @@ from ragmeter.runs.config import (
     ObjectPart,
     parse_config,
 )
-from ragmeter.runs.executor import Progress, execute_plan, execute_run
-from ragmeter.runs.lineage import RunLabels, dataset_name_of, make_lineage, shown_source
-from ragmeter.runs.plan import Given, RunPlan, build_plan
-from ragmeter.runs.scoring import MetricLike, resolve_metrics
-from ragmeter.runs.sinks import MemorySink
-from ragmeter.runs.targets import Target
+from ragmeter.runs.planning.lineage import RunLabels, dataset_name_of, make_lineage, shown_source
+from ragmeter.runs.planning.plan import Given, RunPlan, build_plan
+from ragmeter.runs.planning.scoring import MetricLike, resolve_metrics
+from ragmeter.runs.planning.targets import Target
 
 if TYPE_CHECKING:
     from ragmeter.knowledge import KnowledgeBase
@@ -260,7 +260,7 @@ async def _stored(
     progress: Progress | None,
     started: float,
 ) -> EvaluationReport:
-    from ragmeter.runs.store import RunStore
+    from ragmeter.runs.storage.store import RunStore
 
     runs = RunStore(kb.store)
     run_id = await asyncio.to_thread(_open_run, runs, plan, opening)

@@ -31,7 +31,7 @@ from ragmeter.metrics.registry import create_metric
 from ragmeter.metrics.retrieval.trec import TrecMeasure, expand_measures
 from ragmeter.reports import EvaluationReport
 from ragmeter.runs.api import evaluate
-from ragmeter.runs.trec_table import Value, format_trec, trec_values
+from ragmeter.runs.views.trec_table import Value, format_trec, trec_values
 
 __all__ = ["TrecEvaluation", "evaluate_trec"]
 
@@ -100,7 +100,7 @@ def _kept_as(store: bool | str, run: Any, runid: str) -> str | None:
     RUNID for a dict), versioned as any dataset."""
     if not store:
         return None
-    from ragmeter.runs.lineage import dataset_name_of
+    from ragmeter.runs.planning.lineage import dataset_name_of
 
     name = dataset_name_of(str(run)) if isinstance(run, str | Path) else None
     return name or dataset_name_of(f"{runid}.trec") or "trec"

@@ -12,10 +12,10 @@ from ragmeter.datasets import DatasetLimits
 from ragmeter.datasets.row import MAX_DEPTH, nesting_depth
 from ragmeter.embeddings import is_local_embedder
 from ragmeter.errors import ConfigError, ConflictError, LimitError, NotFoundError
-from ragmeter.runs.config import EvaluationConfig, SpaceTargetConfig
-from ragmeter.runs.lineage import RunLabels, make_lineage
-from ragmeter.runs.plan import build_plan
-from ragmeter.runs.request import EvaluateServeRequest, config_from_request
+from ragmeter.runs.planning.config import EvaluationConfig, SpaceTargetConfig
+from ragmeter.runs.planning.lineage import RunLabels, make_lineage
+from ragmeter.runs.planning.plan import build_plan
+from ragmeter.runs.planning.request import EvaluateServeRequest, config_from_request
 from ragmeter.service.state import Services
 from ragmeter.store import RunRecord
 

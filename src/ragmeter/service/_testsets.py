@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ragmeter.apps import AppPolicy
     from ragmeter.config import Settings
     from ragmeter.knowledge import KnowledgeBase
-    from ragmeter.runs.store import RunStore
+    from ragmeter.runs.storage.store import RunStore
 
 
 class Services(Protocol):

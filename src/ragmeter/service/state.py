@@ -14,9 +14,9 @@ from ragmeter.config import Settings, config_path, load_settings
 from ragmeter.errors import ConfigError
 from ragmeter.knowledge import KnowledgeBase
 from ragmeter.prompts import PromptStore
-from ragmeter.runs.executor import RunLimits
-from ragmeter.runs.manager import RunManager
-from ragmeter.runs.store import RunStore
+from ragmeter.runs.execution.executor import RunLimits
+from ragmeter.runs.execution.manager import RunManager
+from ragmeter.runs.storage.store import RunStore
 from ragmeter.service._testsets import TestsetJobs
 
 __all__ = ["Services", "services"]

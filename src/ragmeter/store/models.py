@@ -199,7 +199,7 @@ class RunRecord(Base):
     note: Mapped[str] = mapped_column(Text, default="", server_default="")
     #: hidden from lists unless asked for; kept with its results
     archived: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
-    #: what made the run (``runs.lineage``): dataset version, target, metrics, judge and
+    #: what made the run (``runs.planning.lineage``): dataset version, target, metrics, judge and
     #: prompt, embedder, ragmeter version, code commit
     lineage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, server_default="{}")
     state: Mapped[str] = mapped_column(String(16), index=True)

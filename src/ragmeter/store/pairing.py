@@ -1,7 +1,7 @@
 """What pairs a result with the same row of another run, stored with the result so a
 comparison joins two runs on an index: a 63-bit hash of the row's ``id`` (when it has one)
 and of its query text. Rows pair by ``id`` when every row of both runs has one, else by
-query text (``runs.compare``); this module says what counts as an id."""
+query text (``runs.views.compare``); this module says what counts as an id."""
 
 from __future__ import annotations
 

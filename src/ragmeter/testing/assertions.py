@@ -21,17 +21,17 @@ from typing import Any
 from ragmeter.config import ragmeter_home
 from ragmeter.errors import ConfigError
 from ragmeter.reports import EvaluationReport
-from ragmeter.runs.gate_output import failure_text
-from ragmeter.runs.gate_rules import Rule, parse_rules
-from ragmeter.runs.gate_sources import load_results
-from ragmeter.runs.gating import GateResult, gate_reports
-from ragmeter.runs.repeats import (
+from ragmeter.runs.execution.repeats import (
     MAX_REPEATS,
     Disagreement,
     combine_repeats,
     disagreements,
     seeded,
 )
+from ragmeter.runs.gates.gate import GateResult, gate_reports
+from ragmeter.runs.gates.output import failure_text
+from ragmeter.runs.gates.rules import Rule, parse_rules
+from ragmeter.runs.gates.sources import load_results
 
 __all__ = ["Evaluated", "GateFailed", "assert_metrics", "evaluate_once", "metrics_of"]
 

@@ -21,7 +21,7 @@ import pytest
 
 if TYPE_CHECKING:
     from ragmeter.reports import EvaluationReport
-    from ragmeter.runs.gating import GateResult
+    from ragmeter.runs.gates.gate import GateResult
 
 __all__ = ["RagmeterFixture"]
 
@@ -134,7 +134,7 @@ class RagmeterFixture:
         return result
 
     def _record(self, result: GateResult) -> None:
-        from ragmeter.runs.gate_output import markdown
+        from ragmeter.runs.gates.output import markdown
 
         verdict = "passed" if result.passed else f"failed: {len(result.failed)} rule(s)"
         self._node.user_properties.append((_VERDICT, verdict))

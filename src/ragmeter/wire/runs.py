@@ -54,7 +54,7 @@ class RunInfo(BaseModel):
     label: str = ""
     #: the dataset version the run evaluated: name (None: inline rows), version, hash
     dataset: dict[str, Any] = Field(default_factory=dict)
-    #: what made the run (``runs.lineage``); empty for runs stored before lineage was
+    #: what made the run (``runs.planning.lineage``); empty for runs stored before lineage was
     lineage: dict[str, Any] = Field(default_factory=dict)
     #: judged by ragmeter's scripted judge (``judge-server``): scores no model gave
     scripted_judge: bool = False

@@ -22,7 +22,7 @@ from fastapi.responses import Response
 
 from ragmeter.datasets import DatasetLimits
 from ragmeter.errors import ConfigError, LimitError
-from ragmeter.runs.request import EvaluateServeRequest
+from ragmeter.runs.planning.request import EvaluateServeRequest
 from ragmeter.service._runs import create_run
 from ragmeter.service.envelope import ApiError, Result, ok
 from ragmeter.service.routes.resources import load_upload_rows, read_dataset_upload

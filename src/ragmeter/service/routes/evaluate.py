@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, Response
 
 from ragmeter.metrics import LLMEvaluationMetric
 from ragmeter.metrics.registry import metric_entries
-from ragmeter.runs.request import SCENES, EvaluateServeRequest
+from ragmeter.runs.planning.request import SCENES, EvaluateServeRequest
 from ragmeter.service._runs import create_run, grouped_results
 from ragmeter.service.envelope import ApiError, Result, ok
 from ragmeter.service.schemas import ResultItem, SceneInfo

@@ -9,14 +9,14 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, status
 
-from ragmeter.runs.browse import MAX_BINS, RowFilter, distribution, row_detail
-from ragmeter.runs.browse import row_page as browse_rows
-from ragmeter.runs.dataset_diff import dataset_diff
-from ragmeter.runs.lineage import changes as lineage_changes
-from ragmeter.runs.pairs import Chosen, choose, compare_runs, pair_page, scatter
-from ragmeter.runs.request import EvaluateServeRequest
-from ragmeter.runs.run_view import run_info, run_infos
-from ragmeter.runs.store import metric_names
+from ragmeter.runs.planning.lineage import changes as lineage_changes
+from ragmeter.runs.planning.request import EvaluateServeRequest
+from ragmeter.runs.storage.store import metric_names
+from ragmeter.runs.views.browse import MAX_BINS, RowFilter, distribution, row_detail
+from ragmeter.runs.views.browse import row_page as browse_rows
+from ragmeter.runs.views.dataset_diff import dataset_diff
+from ragmeter.runs.views.pairs import Chosen, choose, compare_runs, pair_page, scatter
+from ragmeter.runs.views.run_view import run_info, run_infos
 from ragmeter.service._runs import create_run, result_dict
 from ragmeter.service.envelope import Result, ok
 from ragmeter.service.schemas import (

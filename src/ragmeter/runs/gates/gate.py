@@ -31,10 +31,10 @@ from ragmeter.errors import ConfigError, NotFoundError, clip
 from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.reports.details import cut_text
 from ragmeter.reports.stats import bootstrap_mean_ci, ci_note
-from ragmeter.runs.compare import TIE, Pairing, compare_scores, pair_positions
-from ragmeter.runs.gate_rules import Rule, parse_rules
-from ragmeter.runs.gate_sources import full_records, load_results
-from ragmeter.runs.repeats import Disagreement
+from ragmeter.runs.execution.repeats import Disagreement
+from ragmeter.runs.gates.rules import Rule, parse_rules
+from ragmeter.runs.gates.sources import full_records, load_results
+from ragmeter.runs.views.compare import TIE, Pairing, compare_scores, pair_positions
 from ragmeter.store.pairing import is_row_id
 from ragmeter.wire import DatasetDiff, MetricComparison
 
@@ -224,7 +224,7 @@ def _scored(report: EvaluationReport) -> list[tuple[str, str, float | None, Any]
 
 
 def _pairing(base: EvaluationReport, candidate: EvaluationReport) -> Pairing:
-    """By ``id`` when every result of both has one (``runs.compare``'s rule), else query."""
+    """By ``id`` when every result of both has one (``runs.views.compare``'s rule), else query."""
     ids = [(r.raw_dataset or {}).get("id") for rep in (base, candidate) for r in rep]
     return "id" if ids and all(is_row_id(i) for i in ids) else "query"
 
@@ -288,7 +288,7 @@ def _dataset_rows(
     """How the candidate's test cases differ from the baseline's, when both are runs of one
     store over different dataset versions whose cases differ (None otherwise: rows that
     differ only in the answers they carry are the comparison, not a change)."""
-    from ragmeter.runs.dataset_diff import dataset_diff
+    from ragmeter.runs.views.dataset_diff import dataset_diff
 
     runs = getattr(baseline, "runs", None) or getattr(candidate, "runs", None)
     if baseline is None or runs is None or not (baseline.run_id and candidate.run_id):

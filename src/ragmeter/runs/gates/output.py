@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ragmeter.errors import ConfigError
-from ragmeter.runs.gating import GateResult, GateRow, RuleOutcome
+from ragmeter.runs.gates.gate import GateResult, GateRow, RuleOutcome
 
 __all__ = ["failure_text", "flaky_lines", "junit_xml", "markdown", "value_text", "write_text"]
 

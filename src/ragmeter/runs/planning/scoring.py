@@ -17,7 +17,7 @@ from ragmeter.metrics.base import EvaluationMetric, LLMEvaluationMetric
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import create_metric
 from ragmeter.reports import ResultColumns, ResultRecord
-from ragmeter.runs.targets import RowFailure, Target
+from ragmeter.runs.planning.targets import RowFailure, Target
 
 __all__ = [
     "MetricLike",

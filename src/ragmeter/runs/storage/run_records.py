@@ -10,8 +10,8 @@ from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from ragmeter.errors import ConflictError, NotFoundError, StoreError, clip
-from ragmeter.runs.config import EvaluationConfig
-from ragmeter.runs.lineage import RunLabels, check_tags
+from ragmeter.runs.planning.config import EvaluationConfig
+from ragmeter.runs.planning.lineage import RunLabels, check_tags
 from ragmeter.store import DatasetRecord, RunRecord, RunTag, Store
 from ragmeter.store.lookup import LIKE_ESCAPE, insert_unique, like_pattern
 

@@ -34,12 +34,12 @@ from ragmeter.errors import (
 from ragmeter.knowledge import KnowledgeBase
 from ragmeter.metrics import LLMEvaluationMetric
 from ragmeter.metrics.context import EmbeddingBatcher, EvaluationContext
-from ragmeter.runs.config import EvaluationConfig
-from ragmeter.runs.plan import RunPlan, build_plan
-from ragmeter.runs.scoring import score_rows, usage_since, usage_snapshot
-from ragmeter.runs.sinks import Budget, MemorySink, ScoredBatch, Sink, StoreSink
-from ragmeter.runs.store import RunState, RunStore, add_usage
-from ragmeter.runs.targets import AppTarget
+from ragmeter.runs.execution.sinks import Budget, MemorySink, ScoredBatch, Sink, StoreSink
+from ragmeter.runs.planning.config import EvaluationConfig
+from ragmeter.runs.planning.plan import RunPlan, build_plan
+from ragmeter.runs.planning.scoring import score_rows, usage_since, usage_snapshot
+from ragmeter.runs.planning.targets import AppTarget
+from ragmeter.runs.storage.store import RunState, RunStore, add_usage
 
 __all__ = [
     "MemorySink",

@@ -1,13 +1,13 @@
 """A stored run as the API shows it (``RunInfo``): its record, tags, lineage and summary read
 from the store and put together for the command line, the service and the report. The store
-half (``runs.store``) answers store records; this is where they become what people see."""
+half (``runs.storage.store``) answers store records; this is where they become what people see."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ragmeter.errors import NotFoundError
-from ragmeter.runs.store import RunStore, metric_names
+from ragmeter.runs.storage.store import RunStore, metric_names
 from ragmeter.store import RunRecord
 from ragmeter.wire import RunInfo
 
@@ -49,7 +49,7 @@ def run_info(
 def _old_dataset(runs: RunStore, dataset_id: int) -> dict[str, Any]:
     """The dataset of a run stored before lineage was, as lineage says it (a file's
     name, never its folder)."""
-    from ragmeter.runs.lineage import SHORT_HASH, shown_source
+    from ragmeter.runs.planning.lineage import SHORT_HASH, shown_source
 
     try:
         found = runs.dataset(dataset_id)
@@ -72,8 +72,8 @@ def run_infos(runs: RunStore, records: list[RunRecord], *, summary: bool = True)
 
 def _old_label(record: RunRecord) -> str:
     """The target of a run stored before lineage was, in a few words."""
-    from ragmeter.runs.config import EvaluationConfig
-    from ragmeter.runs.lineage import label
+    from ragmeter.runs.planning.config import EvaluationConfig
+    from ragmeter.runs.planning.lineage import label
 
     try:
         return label(EvaluationConfig.from_stored(record.spec))

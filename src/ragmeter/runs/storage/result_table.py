@@ -15,7 +15,7 @@ from ragmeter._public import public_text
 from ragmeter.datasets import Dataset
 from ragmeter.metrics import EvaluationMetric
 from ragmeter.reports import ResultColumns, ResultRecord
-from ragmeter.runs.scoring import build_records
+from ragmeter.runs.planning.scoring import build_records
 from ragmeter.store.db import json_text, json_texts
 from ragmeter.store.pairing import keys_of
 

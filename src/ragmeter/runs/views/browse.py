@@ -15,8 +15,8 @@ from ragmeter.datasets import Row
 from ragmeter.errors import ConfigError, NotFoundError, clip
 from ragmeter.metrics.retrieval import NOT_JUDGED
 from ragmeter.metrics.retrieval.ranking import judge_rows
-from ragmeter.runs.result_store import read_records, records_query
-from ragmeter.runs.trajectory import trajectory_of
+from ragmeter.runs.storage.result_store import read_records, records_query
+from ragmeter.runs.views.trajectory import trajectory_of
 from ragmeter.store import DatasetRowRecord, ResultRow, RunRecord, Store
 from ragmeter.store.db import plain_rows
 from ragmeter.store.lookup import LIKE_ESCAPE, like_pattern

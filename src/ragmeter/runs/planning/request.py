@@ -8,7 +8,7 @@ import re
 from typing import Any, Literal
 
 from ragmeter.errors import ConfigError, clip
-from ragmeter.runs.config import (
+from ragmeter.runs.planning.config import (
     DEFAULT_RECALL_TOP_K,
     EvaluationConfig,
     SpaceTargetConfig,
@@ -75,7 +75,7 @@ def _number(context: dict[str, Any], key: str, *, integer: bool) -> Any:
     return value
 
 
-#: what the request calls the config's fields, in errors (``runs.config.parse_config``)
+#: what the request calls the config's fields, in errors (``runs.planning.config.parse_config``)
 _NAMES = {
     **{key: f"context.{key}" for key in ("plan", "language", "relevance_level", "no_relevant")},
     "top_k": "context.top_k",

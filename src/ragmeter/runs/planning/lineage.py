@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import ConfigError
-from ragmeter.runs.config import AppTargetConfig, EvaluationConfig, SpaceTargetConfig
+from ragmeter.runs.planning.config import AppTargetConfig, EvaluationConfig, SpaceTargetConfig
 
 if TYPE_CHECKING:
-    from ragmeter.runs.plan import RunPlan
+    from ragmeter.runs.planning.plan import RunPlan
     from ragmeter.store import DatasetRecord
 
 __all__ = [
@@ -168,7 +168,7 @@ def _dataset(record: DatasetRecord) -> dict[str, Any]:
 
 
 def _target(plan: RunPlan) -> dict[str, Any]:
-    from ragmeter.runs.targets import AppTarget, RecallTarget
+    from ragmeter.runs.planning.targets import AppTarget, RecallTarget
 
     config = plan.config
     target: dict[str, Any] = {"kind": config.target.kind}

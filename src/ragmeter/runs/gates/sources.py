@@ -14,8 +14,8 @@ from sqlalchemy import select
 from ragmeter.errors import ConfigError, DatasetError, NotFoundError, clip
 from ragmeter.metrics.scales import scale_labels
 from ragmeter.reports import EvaluationReport, ResultRecord
-from ragmeter.runs.result_store import read_records, records_query
-from ragmeter.runs.store import RunStore
+from ragmeter.runs.storage.result_store import read_records, records_query
+from ragmeter.runs.storage.store import RunStore
 from ragmeter.store import DatasetRowRecord, ResultRow, open_store
 from ragmeter.store.rowdata import row_field, row_of
 

@@ -17,7 +17,7 @@ from ragmeter.datasets import Dataset, Row
 from ragmeter.embeddings import is_local_embedder
 from ragmeter.errors import DatasetError, RagmeterError
 from ragmeter.metrics.context import EvaluationContext
-from ragmeter.runs.config import AppTargetConfig, EvaluationConfig, SpaceTargetConfig
+from ragmeter.runs.planning.config import AppTargetConfig, EvaluationConfig, SpaceTargetConfig
 
 if TYPE_CHECKING:  # spaces (FAISS) and apps (httpx) load only for a run with such a target
     from ragmeter.apps import App, AppAnswer, AppPolicy

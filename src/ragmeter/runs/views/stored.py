@@ -12,15 +12,15 @@ from sqlalchemy import func, select
 from ragmeter.reports import EvaluationReport, MetricSummary, ResultRecord
 from ragmeter.reports.html import DEFAULT_WORST, check_options, render_html, write_page
 from ragmeter.reports.html_text import TEXT, Language
-from ragmeter.runs.browse import MAX_REASONS
-from ragmeter.runs.pairs import choose, compare_runs, pair_page
-from ragmeter.runs.result_store import read_records, records_query
-from ragmeter.runs.run_view import run_info
-from ragmeter.runs.store import metric_names
+from ragmeter.runs.storage.result_store import read_records, records_query
+from ragmeter.runs.storage.store import metric_names
+from ragmeter.runs.views.browse import MAX_REASONS
+from ragmeter.runs.views.pairs import choose, compare_runs, pair_page
+from ragmeter.runs.views.run_view import run_info
 from ragmeter.store import ResultRow
 
 if TYPE_CHECKING:
-    from ragmeter.runs.store import RunStore
+    from ragmeter.runs.storage.store import RunStore
     from ragmeter.store import RunRecord
     from ragmeter.wire import MetricComparison, RowPair
 
@@ -41,7 +41,7 @@ def load_run(run_id: str, *, store: str | None = None) -> StoredRun:
     """A stored run of this store (``$RAGMETER_HOME``'s, or the one at the SQLAlchemy URL
     ``store``) by id or name, for its HTML report or its full ``report()``; NotFoundError
     naming it when there is none."""
-    from ragmeter.runs.store import RunStore
+    from ragmeter.runs.storage.store import RunStore
     from ragmeter.store import open_store
 
     return StoredRun(RunStore(open_store(store)), run_id)

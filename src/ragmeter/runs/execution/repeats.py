@@ -16,7 +16,7 @@ from typing import Any
 
 from ragmeter.errors import ConfigError
 from ragmeter.reports import EvaluationReport, ResultRecord
-from ragmeter.runs.compare import TIE
+from ragmeter.runs.views.compare import TIE
 
 __all__ = ["Disagreement", "combine_repeats", "disagreements", "seeded"]
 

@@ -12,8 +12,8 @@ from ragmeter.errors import LimitError
 from ragmeter.metrics import EvaluationMetric
 from ragmeter.metrics.scales import metric_scales
 from ragmeter.reports import EvaluationReport
-from ragmeter.runs.result_table import ScoredBatch, merged_columns, result_table
-from ragmeter.runs.store import RunStore
+from ragmeter.runs.storage.result_table import ScoredBatch, merged_columns, result_table
+from ragmeter.runs.storage.store import RunStore
 
 __all__ = ["Budget", "MemorySink", "ScoredBatch", "Sink", "StoreSink"]
 

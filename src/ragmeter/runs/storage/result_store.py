@@ -19,7 +19,7 @@ from ragmeter.metrics.retrieval import LEGACY_NO_RELEVANT_REASON, NO_RELEVANT_RE
 from ragmeter.metrics.scales import scale_label, scale_labels
 from ragmeter.reports import EvaluationReport, MetricSummary, ResultRecord
 from ragmeter.reports.stats import mean_summary
-from ragmeter.runs.run_records import RunRecords
+from ragmeter.runs.storage.run_records import RunRecords
 from ragmeter.store import DatasetRowRecord, ResultRow, RunRecord, Store
 from ragmeter.store.db import insert_plain, json_text, plain_cursor, plain_rows
 from ragmeter.store.pairing import row_keys

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from ragmeter.apps import AppPolicy
 from ragmeter.knowledge import KnowledgeBase
-from ragmeter.runs.executor import RunLimits, execute_run
-from ragmeter.runs.store import RunStore
+from ragmeter.runs.execution.executor import RunLimits, execute_run
+from ragmeter.runs.storage.store import RunStore
 
 __all__ = ["RunManager"]
 

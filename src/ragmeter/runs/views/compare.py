@@ -123,7 +123,7 @@ def _sides(
 
 def _pairing(rows: Sequence[tuple[Any, ...]]) -> Pairing:
     """Pair by ``id`` when every row of both runs has one (a string or an integer, not a
-    boolean: ``store.pairing``), else by query text. ``runs.pairs`` asks the same in SQL."""
+    boolean: ``store.pairing``), else by query text. ``runs.views.pairs`` asks the same in SQL."""
     if rows and all(len(r) > 3 and is_row_id(r[3]) for r in rows):
         return "id"
     return "query"

@@ -13,7 +13,7 @@ import numpy as np
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
-from ragmeter.runs.compare import Pairing, Side
+from ragmeter.runs.views.compare import Pairing, Side
 from ragmeter.store import ResultRow, RunRecord
 from ragmeter.store.db import plain_rows
 

@@ -1,7 +1,7 @@
 """Two stored runs compared: per metric statistics, and row by row for one metric the pairs,
 largest regression first, paged, and a scatter of their scores whose size is bounded however
-large the runs are. Each run's results of a metric are read as columns (``runs.sides``) and
-paired in numpy. Rows pair as ``runs.compare`` pairs them: by ``id`` when
+large the runs are. Each run's results of a metric are read as columns (``runs.views.sides``) and
+paired in numpy. Rows pair as ``runs.views.compare`` pairs them: by ``id`` when
 every result of both runs has one, else by query text; the n-th occurrence of a key pairs
 with the n-th in the other run."""
 
@@ -15,8 +15,8 @@ from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from ragmeter.errors import ConfigError, clip
-from ragmeter.runs.browse import TEXT_CHARS
-from ragmeter.runs.compare import (
+from ragmeter.runs.views.browse import TEXT_CHARS
+from ragmeter.runs.views.compare import (
     TIE,
     Pairing,
     Side,
@@ -24,7 +24,7 @@ from ragmeter.runs.compare import (
     compare_sides,
     pair_positions,
 )
-from ragmeter.runs.sides import read_side
+from ragmeter.runs.views.sides import read_side
 from ragmeter.store import DatasetRowRecord, ResultRow, RunRecord, Store
 from ragmeter.store.rowdata import row_field, row_of
 from ragmeter.wire import MetricComparison, RowPair, RowPairPage, Scatter, ScatterPoint

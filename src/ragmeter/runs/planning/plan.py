@@ -17,9 +17,9 @@ from ragmeter.judge.from_config import judge_from_config
 from ragmeter.knowledge import KnowledgeBase
 from ragmeter.metrics import AnswerRelevancyMetric, EvaluationMetric
 from ragmeter.prompts import PromptStore
-from ragmeter.runs.config import EvaluationConfig
-from ragmeter.runs.scoring import check_judge, prepare_rows, resolve_metrics
-from ragmeter.runs.targets import Target, build_target
+from ragmeter.runs.planning.config import EvaluationConfig
+from ragmeter.runs.planning.scoring import check_judge, prepare_rows, resolve_metrics
+from ragmeter.runs.planning.targets import Target, build_target
 from ragmeter.store import Store
 
 __all__ = ["Given", "RunPlan", "apply_judge_prompt", "build_plan"]

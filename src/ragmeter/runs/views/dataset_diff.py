@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ragmeter.datasets.digest import row_digest
-from ragmeter.runs.dataset_store import DatasetStore
+from ragmeter.runs.storage.dataset_store import DatasetStore
 from ragmeter.store.pairing import is_row_id
 from ragmeter.wire import DatasetDiff
 

@@ -1,7 +1,7 @@
 """Runs in the store and their lifecycle. Every state change is one conditional UPDATE on the
 state(s) it expects (so a cancel is never overwritten by a worker finishing). ``RunStore``
-is made of its parts: the datasets (``runs.dataset_store``), the run records
-(``runs.run_records``) and their results (``runs.result_store``)."""
+is made of its parts: the datasets (``runs.storage.dataset_store``), the run records
+(``runs.storage.run_records``) and their results (``runs.storage.result_store``)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from ragmeter._public import public_text
 from ragmeter.errors import ConflictError, StoreError
-from ragmeter.runs._owner import alive, this_process
-from ragmeter.runs.dataset_store import DatasetStore
-from ragmeter.runs.result_store import ResultStore, forget_upstream_failures
+from ragmeter.runs.storage._owner import alive, this_process
+from ragmeter.runs.storage.dataset_store import DatasetStore
+from ragmeter.runs.storage.result_store import ResultStore, forget_upstream_failures
 from ragmeter.store import RunRecord
 from ragmeter.wire import RunState
 
