@@ -184,7 +184,10 @@ def report_command(
 @handles_errors
 def demo_command(
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Also write the results as JSONL here.")
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Also write the results here (.jsonl, .ndjson, .parquet, .csv)."
+        ),
     ] = None,
 ) -> None:
     """Build a space from bundled docs and compare vector, bm25 and hybrid retrieval, offline;
@@ -193,7 +196,10 @@ def demo_command(
     The space, 'ragmeter-demo', stays in the store to explore with 'ragmeter space'.
     """
     from ragmeter.cli.demo import run_demo
+    from ragmeter.cli.results_file import check_results_path
 
+    if out is not None:
+        check_results_path(out)
     run_demo(console, out)
 
 
@@ -297,9 +303,11 @@ def serve_command(
     """
     from ragmeter.config import load_settings
     from ragmeter.service import check_bind, serve
+    from ragmeter.service.server import check_port
 
     settings = load_settings()
     check_bind(host, settings, insecure_no_auth)
+    check_port(host, port)
     from ragmeter.service.dashboard.opener import dashboard_url, open_when_up
 
     url = dashboard_url(host, port)

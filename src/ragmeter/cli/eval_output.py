@@ -13,6 +13,7 @@ from rich.markup import escape
 from ragmeter.cli._common import console
 from ragmeter.cli._render import null_reasons, side_by_side_table, summary_table, usage_line
 from ragmeter.cli.eval_request import EvalRequest
+from ragmeter.cli.results_file import write_results
 from ragmeter.errors import RagmeterError
 from ragmeter.reports import EvaluationReport
 from ragmeter.runs.config import DEFAULT_RECALL_TOP_K
@@ -42,13 +43,8 @@ def _print_nulls(report: EvaluationReport, label: str = "") -> None:
 
 
 def _write(out: Path, reports: Sequence[tuple[str, EvaluationReport]], key: str | None) -> None:
-    out.unlink(missing_ok=True)
-    lines = 0
-    for label, report in reports:
-        extra = {key: label} if key is not None else None
-        report.to_jsonl(out, extra=extra, append=True)
-        lines += len(report)
-    console.print(f"results: {out} ({lines} lines)")
+    lines = write_results(out, reports, key)
+    console.print(f"results: {out} ({lines} lines)", highlight=False)
 
 
 Reports = list[tuple[str, EvaluationReport]]
