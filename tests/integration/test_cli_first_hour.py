@@ -112,3 +112,21 @@ def test_serve_on_a_busy_port_says_so_in_one_line(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert done.stderr == f"error: port {port} on 127.0.0.1 is in use; pass --port\n"
     assert "dashboard at" not in done.stdout
+
+
+def test_a_report_of_a_file_read_from_a_folder_shows_its_name_not_the_folder(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "private-folder-of-ana"
+    folder.mkdir()
+    home = tmp_path / "home"
+    done = run("eval", str(_data(folder).resolve()), "-m", "mrr", home=home)
+    assert done.returncode == 0, done.stderr
+    assert "qa.jsonl" in done.stdout and str(folder) not in done.stdout
+    run_id = RunStore(open_store(f"sqlite:///{home / 'ragmeter.db'}")).runs()[0][0].id
+    out = tmp_path / "report.html"
+    made = run("report", run_id, "--out", str(out), home=home)
+    assert made.returncode == 0, made.stderr
+    page = out.read_text(encoding="utf-8")
+    assert "<dd>qa.jsonl</dd>" in page
+    assert str(tmp_path) not in page and "private-folder-of-ana" not in page

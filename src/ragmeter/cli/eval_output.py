@@ -16,6 +16,7 @@ from ragmeter.cli.eval_request import EvalRequest
 from ragmeter.cli.results_file import write_results
 from ragmeter.errors import RagmeterError
 from ragmeter.reports import EvaluationReport
+from ragmeter.reports.html import shared_name
 from ragmeter.runs.config import DEFAULT_RECALL_TOP_K
 from ragmeter.runs.repeats import Disagreement
 
@@ -52,7 +53,7 @@ Reports = list[tuple[str, EvaluationReport]]
 
 def _title(request: EvalRequest, rows: int, target: str | None) -> tuple[str, str | None]:
     """The table title (dataset, rows, target, cut-off) and the --out key of the labels."""
-    name = request.title or str(request.data)
+    name = request.title or shared_name(str(request.data))  # the file's name, not its folder
     if request.space is not None and request.app is None:
         k = request.top_k or DEFAULT_RECALL_TOP_K
         where = target or request.space

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, select
 
 from ragmeter.reports import EvaluationReport, ResultRecord
-from ragmeter.reports.html import DEFAULT_WORST, check_options, render_html, write_page
+from ragmeter.reports.html import (
+    DEFAULT_WORST,
+    check_options,
+    render_html,
+    shared_name,
+    write_page,
+)
 from ragmeter.reports.html_text import TEXT, Language
 from ragmeter.runs.browse import MAX_REASONS
 from ragmeter.runs.pairs import choose, compare_runs, pair_page
@@ -106,7 +112,7 @@ class StoredRun:
         target = record.scene_key + (f": {record.scene_value}" if record.scene_value else "")
         return [
             (text["run"], record.id),
-            (text["dataset"], dataset.name or dataset.source or str(dataset.id)),
+            (text["dataset"], dataset.name or shared_name(dataset.source or str(dataset.id))),
             (text["target"], target),
             (text["state"], record.state),
             (text["created"], record.created_at.strftime("%Y-%m-%d %H:%M")),
