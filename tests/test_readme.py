@@ -6,14 +6,13 @@ Bash blocks run with ``bash -e`` (a failing command fails the block), this venv'
 on ``PATH`` and ``$RAGMETER_HOME`` in a temp folder; what a block starts in the background
 (``&``) is stopped after it. The fixed ports of the README (8765, 8800) are swapped for free
 ones so the test cannot collide with a server already running. Python blocks are executed in
-this process, in the same folder. The files the README does not make (``data.jsonl``,
-``data.csv``) are written first.
+this process, in the same folder. The folder starts empty (but for those links): every file a
+block reads, a block before it writes.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -31,36 +30,6 @@ from tests.readme_blocks import README, Block, offline_blocks
 ROOT = Path(__file__).resolve().parents[1]
 #: output that means a block did not really work although it exited 0
 _BROKEN = ("Traceback (most recent call last)", "scripted reply:")
-
-
-ROWS = [
-    {
-        "query": "How should a compost heap be kept?",
-        "response": "A compost heap needs air and water. Turn it every week.",
-        "retrieved_contexts": [
-            "Compost heaps need air and water.",
-            "Turning the heap every week adds oxygen.",
-            "Tea is best brewed below boiling.",
-        ],
-        "reference_contexts": ["Compost heaps need air and water."],
-        "reference": "A compost heap needs air and water, and turning every week.",
-    },
-    {
-        "query": "What temperature suits green tea?",
-        "response": "Green tea likes water at about 80 degrees. I do not know more.",
-        "retrieved_contexts": [
-            "Green tea likes water at 80 to 85 degrees.",
-            "Mulch keeps soil moist.",
-        ],
-        "reference_contexts": ["Green tea likes water at 80 to 85 degrees."],
-        "reference": "Water at 80 to 85 degrees suits green tea.",
-    },
-]
-CSV = (
-    "question,contexts,ground_truth_contexts\n"
-    '"How should a compost heap be kept?","[""Turning the heap adds oxygen."", ""Compost heaps need air and water.""]","[""Compost heaps need air and water.""]"\n'
-    '"What temperature suits green tea?","[""Green tea likes water at 80 degrees.""]","[""Green tea likes water at 80 degrees.""]"\n'
-)
 
 
 @dataclass
@@ -83,8 +52,6 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Folder:
     work.mkdir()
     for name in ("examples", "bench"):
         (work / name).symlink_to(ROOT / name, target_is_directory=True)
-    (work / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
-    (work / "data.csv").write_text(CSV, encoding="utf-8")
     home = root / "home"
     bin_dir = str(Path(sys.executable).parent)
     env = {

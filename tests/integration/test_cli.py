@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shlex
@@ -127,9 +128,26 @@ def test_seed_custom_metric_example_runs() -> None:
 @pytest.mark.slow
 def test_demo_builds_a_space_and_compares_three_retrievers(tmp_path: Path) -> None:
     env_home = tmp_path / "home"
-    result = run_home("demo", home=env_home)
+    out = tmp_path / "demo.csv"
+    result = run_home("demo", "--out", str(out), home=env_home)
     assert result.returncode == 0, result.stderr
     assert "space 'ragmeter-demo': added 6, updated 0, unchanged 0" in result.stdout
+    with out.open(encoding="utf-8", newline="") as handle:
+        lines = list(csv.DictReader(handle))
+    hit_rate = {
+        name: sum(float(x["RetrieverHitRateMetric"]) for x in lines if x["retriever"] == name) / 24
+        for name in ("vector", "bm25", "hybrid")
+    }
+    assert hit_rate["vector"] < hit_rate["hybrid"]  # the English-only embedder misses zh answers
+    # the comparison of two retrievers with its verdict, then what to run next
+    assert "hybrid against vector, paired by question" in result.stdout
+    compared = [x for x in result.stdout.splitlines() if x.startswith("│ RetrieverMRRMetric")]
+    assert len(compared) == 2 and compared[1].split("│")[-2].strip()  # a verdict
+    for step in ("ragmeter runs list", "ragmeter serve --open", "ragmeter report "):
+        assert step in result.stdout
+    report_line = next(x for x in result.stdout.splitlines() if "ragmeter report " in x)
+    made = run_home(*shlex.split(report_line.strip())[1:], home=env_home, cwd=tmp_path)
+    assert made.returncode == 0 and (tmp_path / "report.html").is_file(), made.stderr
     assert '"泡茶指南": ' in result.stdout  # a DB-GPT-style chunk is shown
     header = next(
         line for line in result.stdout.splitlines() if "vector" in line and "bm25" in line
