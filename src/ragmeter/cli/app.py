@@ -189,15 +189,27 @@ def demo_command(
             "--out", "-o", help="Also write the results here (.jsonl, .ndjson, .parquet, .csv)."
         ),
     ] = None,
+    export_docs: Annotated[
+        Path | None,
+        typer.Option(
+            "--export-docs",
+            help="Only copy the demo's six markdown documents (en/, zh/) into this folder "
+            "(made if missing; files of the same name are replaced), for the README's examples.",
+        ),
+    ] = None,
 ) -> None:
     """Build a space from bundled docs and compare vector, bm25 and hybrid retrieval, offline;
     then generate a small test set from it with the scripted judge and score it by chunk id.
 
     The space, 'ragmeter-demo', stays in the store to explore with 'ragmeter space'.
     """
+    from ragmeter.cli.demo import export_docs as copy_docs
     from ragmeter.cli.demo import run_demo
     from ragmeter.cli.results_file import check_results_path
 
+    if export_docs is not None:
+        copy_docs(console, export_docs)
+        return
     if out is not None:
         check_results_path(out)
     run_demo(console, out)

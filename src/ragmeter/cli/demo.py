@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from collections import defaultdict
 from pathlib import Path
@@ -28,10 +29,33 @@ from ragmeter.demo import (
     demo_corpus_path,
     demo_qa_path,
 )
-from ragmeter.errors import NotFoundError
+from ragmeter.errors import ConfigError, NotFoundError
 from ragmeter.knowledge import ChunkingConfig, KnowledgeBase, SpaceSearcher
 
-__all__ = ["run_demo"]
+__all__ = ["export_docs", "run_demo"]
+
+
+def export_docs(console: Console, folder: Path) -> list[Path]:
+    """Copy the demo's documents (``en/*.md``, ``zh/*.md``) into ``folder``; ConfigError
+    when it is a file or cannot be written."""
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"--export-docs {folder} is a file: name a folder")
+    source = demo_corpus_path()
+    written: list[Path] = []
+    try:
+        for document in sorted(source.rglob("*.md")):
+            target = folder / document.relative_to(source)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(document, target)
+            written.append(target)
+    except OSError as exc:
+        raise ConfigError(f"--export-docs {folder}: {exc.strerror or exc}") from None
+    console.print(
+        f"{len(written)} markdown documents in {folder}: "
+        + ", ".join(str(p.relative_to(folder)) for p in written),
+        highlight=False,
+    )
+    return written
 
 
 def _by_language(reports: Reports, metric: str) -> Table:
