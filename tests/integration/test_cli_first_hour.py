@@ -130,3 +130,19 @@ def test_a_report_of_a_file_read_from_a_folder_shows_its_name_not_the_folder(
     page = out.read_text(encoding="utf-8")
     assert "<dd>qa.jsonl</dd>" in page
     assert str(tmp_path) not in page and "private-folder-of-ana" not in page
+
+
+def test_demo_export_docs_writes_a_folder_of_markdown_a_space_takes(tmp_path: Path) -> None:
+    home, docs = tmp_path / "home", tmp_path / "garden-docs"
+    done = run("demo", "--export-docs", str(docs), home=home)
+    assert done.returncode == 0, done.stderr
+    names = sorted(str(p.relative_to(docs)) for p in docs.rglob("*.md"))
+    assert names == [
+        "en/composting.md", "en/seed-starting.md", "en/watering.md",
+        "zh/balcony-vegetables.md", "zh/kitchen-compost.md", "zh/tea.md",
+    ]  # fmt: skip
+    assert run("demo", "--export-docs", str(docs), home=home).returncode == 0  # again: replaced
+    assert not (home / "ragmeter.db").exists()  # only the copy: no space, no run
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    refused = run("demo", "--export-docs", str(tmp_path / "a-file"), home=home)
+    assert refused.returncode == 2 and "is a file" in refused.stderr
