@@ -134,11 +134,21 @@ def test_demo_builds_a_space_and_compares_three_retrievers(tmp_path: Path) -> No
     assert "space 'ragmeter-demo': added 6, updated 0, unchanged 0" in result.stdout
     with out.open(encoding="utf-8", newline="") as handle:
         lines = list(csv.DictReader(handle))
-    hit_rate = {
-        name: sum(float(x["RetrieverHitRateMetric"]) for x in lines if x["retriever"] == name) / 24
-        for name in ("vector", "bm25", "hybrid")
-    }
-    assert hit_rate["vector"] < hit_rate["hybrid"]  # the English-only embedder misses zh answers
+
+    def hit_rate(retriever: str, kind: str | None = None) -> float:
+        hits = [
+            float(x["RetrieverHitRateMetric"])
+            for x in lines
+            if x["retriever"] == retriever
+            and (kind is None or json.loads(x["row"])["metadata"].get("kind") == kind)
+        ]
+        return sum(hits) / len(hits)
+
+    # the three differ for reasons: vector misses the Chinese questions (an English-only
+    # embedder) and exact terms, BM25 misses paraphrases; hybrid fuses both
+    assert hit_rate("vector") < hit_rate("bm25") < hit_rate("hybrid")
+    assert hit_rate("vector", "paraphrase") > hit_rate("bm25", "paraphrase")
+    assert hit_rate("bm25", "exact term") > hit_rate("vector", "exact term")
     # the comparison of two retrievers with its verdict, then what to run next
     assert "hybrid against vector, paired by question" in result.stdout
     compared = [x for x in result.stdout.splitlines() if x.startswith("│ RetrieverMRRMetric")]
@@ -153,7 +163,7 @@ def test_demo_builds_a_space_and_compares_three_retrievers(tmp_path: Path) -> No
         line for line in result.stdout.splitlines() if "vector" in line and "bm25" in line
     )
     assert header.index("vector") < header.index("bm25") < header.index("hybrid")
-    for text in ("24 rows", "RetrieverMRRMetric", "RetrieverSimilarityMetric", "by query language"):
+    for text in ("30 rows", "RetrieverMRRMetric", "RetrieverSimilarityMetric", "by kind of"):
         assert text in result.stdout
     # the test set step: 8 questions generated offline and scored by chunk id
     assert "A generated test set: 8 questions" in result.stdout

@@ -1,6 +1,7 @@
 """The bundled demo: a small gardening and tea corpus of our own writing (three English and
-three Chinese markdown documents) and a QA set of 24 questions that name the document
-answering each one, so the recall scene can be tried offline with no key."""
+three Chinese markdown documents) and a QA set of 30 questions that name the document
+answering each one (six of them paraphrases or exact terms, which BM25 and vectors
+respectively miss), so the recall scene can be tried offline with no key."""
 
 from __future__ import annotations
 
