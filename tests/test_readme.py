@@ -1,19 +1,17 @@
-"""The README's code blocks marked ``<!-- offline -->`` run as written, offline, in order, in one
-folder that sits where a checkout does (``../shared/corpora/dbgpt-docs`` beside it, ``examples/``
-in it), as a reader who copies them into a shell after ``source .venv/bin/activate`` would.
+"""The README's code blocks marked ``<!-- offline -->`` run as written, offline, in order, from an
+empty folder (but for a link to the checkout's ``examples/``, whose server one block starts), as a
+reader who copies them into a shell after ``source .venv/bin/activate`` would.
 
 Bash blocks run with ``bash -e`` (a failing command fails the block), this venv's ``bin`` first
 on ``PATH`` and ``$RAGMETER_HOME`` in a temp folder; what a block starts in the background
 (``&``) is stopped after it. The fixed ports of the README (8765, 8800) are swapped for free
 ones so the test cannot collide with a server already running. Python blocks are executed in
-this process, in the same folder. The files the README does not make (``data.jsonl``,
-``data.csv``) are written first.
+this process, in the same folder. Every file a block reads, it or a block before it writes.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -24,43 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.helpers import dbgpt_docs
 from tests.integration.service import free_port
 from tests.readme_blocks import README, Block, offline_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 #: output that means a block did not really work although it exited 0
 _BROKEN = ("Traceback (most recent call last)", "scripted reply:")
-
-
-ROWS = [
-    {
-        "query": "How should a compost heap be kept?",
-        "response": "A compost heap needs air and water. Turn it every week.",
-        "retrieved_contexts": [
-            "Compost heaps need air and water.",
-            "Turning the heap every week adds oxygen.",
-            "Tea is best brewed below boiling.",
-        ],
-        "reference_contexts": ["Compost heaps need air and water."],
-        "reference": "A compost heap needs air and water, and turning every week.",
-    },
-    {
-        "query": "What temperature suits green tea?",
-        "response": "Green tea likes water at about 80 degrees. I do not know more.",
-        "retrieved_contexts": [
-            "Green tea likes water at 80 to 85 degrees.",
-            "Mulch keeps soil moist.",
-        ],
-        "reference_contexts": ["Green tea likes water at 80 to 85 degrees."],
-        "reference": "Water at 80 to 85 degrees suits green tea.",
-    },
-]
-CSV = (
-    "question,contexts,ground_truth_contexts\n"
-    '"How should a compost heap be kept?","[""Turning the heap adds oxygen."", ""Compost heaps need air and water.""]","[""Compost heaps need air and water.""]"\n'
-    '"What temperature suits green tea?","[""Green tea likes water at 80 degrees.""]","[""Green tea likes water at 80 degrees.""]"\n'
-)
 
 
 @dataclass
@@ -73,18 +40,10 @@ class Folder:
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Folder:
-    docs = dbgpt_docs()
-    if docs is None:
-        pytest.skip("DB-GPT's docs corpus (shared/corpora/dbgpt-docs) is not beside the checkout")
     root = tmp_path_factory.mktemp("readme")
-    (root / "shared" / "corpora").mkdir(parents=True)
-    (root / "shared" / "corpora" / "dbgpt-docs").symlink_to(docs, target_is_directory=True)
-    work = root / "checkout"
+    work = root / "work"
     work.mkdir()
-    for name in ("examples", "bench"):
-        (work / name).symlink_to(ROOT / name, target_is_directory=True)
-    (work / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
-    (work / "data.csv").write_text(CSV, encoding="utf-8")
+    (work / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
     home = root / "home"
     bin_dir = str(Path(sys.executable).parent)
     env = {
@@ -149,6 +108,15 @@ def _run_python(block: Block, folder: Folder, monkeypatch: pytest.MonkeyPatch) -
 
 def test_the_readme_marks_its_offline_blocks() -> None:
     blocks = offline_blocks()
+    first = blocks[0]
+    assert first.lang == "bash" and first.code.startswith("cat > data.jsonl <<'EOF'\n")
+    text = README.read_text(encoding="utf-8")
+    row = text.index('```json\n{"query": ')  # a row's shape, shown before the first command
+    assert row < text.index("<!-- offline -->\n```")
+    for field in ("query", "response", "contexts", "retrieved_ids", "reference", "reference_ids"):
+        assert f'"{field}": ' in text[row : text.index("```\n", row + 8)]
+    assert not any("shared/corpora" in b.code for b in blocks)  # a reader has no ../shared
+    assert "https://github.com/eosphoros-ai/DB-GPT/tree/main/docs" in text
     assert len(blocks) >= 10
     assert {b.lang for b in blocks} == {"bash", "python"}
     walkthrough = next(b for b in blocks if "judge-server" in b.code and "app add" in b.code)

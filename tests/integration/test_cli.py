@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shlex
@@ -127,15 +128,42 @@ def test_seed_custom_metric_example_runs() -> None:
 @pytest.mark.slow
 def test_demo_builds_a_space_and_compares_three_retrievers(tmp_path: Path) -> None:
     env_home = tmp_path / "home"
-    result = run_home("demo", home=env_home)
+    out = tmp_path / "demo.csv"
+    result = run_home("demo", "--out", str(out), home=env_home)
     assert result.returncode == 0, result.stderr
     assert "space 'ragmeter-demo': added 6, updated 0, unchanged 0" in result.stdout
+    with out.open(encoding="utf-8", newline="") as handle:
+        lines = list(csv.DictReader(handle))
+
+    def hit_rate(retriever: str, kind: str | None = None) -> float:
+        hits = [
+            float(x["RetrieverHitRateMetric"])
+            for x in lines
+            if x["retriever"] == retriever
+            and (kind is None or json.loads(x["row"])["metadata"].get("kind") == kind)
+        ]
+        return sum(hits) / len(hits)
+
+    # the three differ for reasons: vector misses the Chinese questions (an English-only
+    # embedder) and exact terms, BM25 misses paraphrases; hybrid fuses both
+    assert hit_rate("vector") < hit_rate("bm25") < hit_rate("hybrid")
+    assert hit_rate("vector", "paraphrase") > hit_rate("bm25", "paraphrase")
+    assert hit_rate("bm25", "exact term") > hit_rate("vector", "exact term")
+    # the comparison of two retrievers with its verdict, then what to run next
+    assert "hybrid against vector, paired by question" in result.stdout
+    compared = [x for x in result.stdout.splitlines() if x.startswith("│ RetrieverMRRMetric")]
+    assert len(compared) == 2 and compared[1].split("│")[-2].strip()  # a verdict
+    for step in ("ragmeter runs list", "ragmeter serve --open", "ragmeter report "):
+        assert step in result.stdout
+    report_line = next(x for x in result.stdout.splitlines() if "ragmeter report " in x)
+    made = run_home(*shlex.split(report_line.strip())[1:], home=env_home, cwd=tmp_path)
+    assert made.returncode == 0 and (tmp_path / "report.html").is_file(), made.stderr
     assert '"泡茶指南": ' in result.stdout  # a DB-GPT-style chunk is shown
     header = next(
         line for line in result.stdout.splitlines() if "vector" in line and "bm25" in line
     )
     assert header.index("vector") < header.index("bm25") < header.index("hybrid")
-    for text in ("24 rows", "RetrieverMRRMetric", "RetrieverSimilarityMetric", "by query language"):
+    for text in ("30 rows", "RetrieverMRRMetric", "RetrieverSimilarityMetric", "by kind of"):
         assert text in result.stdout
     # the test set step: 8 questions generated offline and scored by chunk id
     assert "A generated test set: 8 questions" in result.stdout

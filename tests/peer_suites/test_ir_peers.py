@@ -98,7 +98,8 @@ def test_batch_api(case: IrCase | None) -> None:
         found = score_rankings(retrieved, relevant, [case.metric], no_relevant=NO_RELEVANT)
     except RagmeterError as exc:
         _refused(case, "batch API", exc)
-    scores = as_scores(found[case.metric])
+    (values,) = found.values()  # one metric, under its canonical name
+    scores = as_scores(values)
     case.check(scores, combine(scores, case.aggregate), DIFFERENCES, "batch API")
 
 
@@ -183,5 +184,6 @@ def test_ragas_id_cases_batch_api(case: PeerCase | None) -> None:
     """RAGAS's ID-based context precision and recall: one row of ids, as its sample gives."""
     case = given(case)
     retrieved, reference = case.row["retrieved_context_ids"], case.row["reference_context_ids"]
-    (score,) = as_scores(score_rankings([retrieved], [reference], [case.metric])[case.metric])
+    (values,) = score_rankings([retrieved], [reference], [case.metric]).values()
+    (score,) = as_scores(values)
     case.check(score, DIFFERENCES.get(case.id), "batch API")

@@ -17,7 +17,7 @@ import ragmeter
 from ragmeter.client import Client
 from ragmeter.datasets.trec import read_qrels, read_run
 from ragmeter.datasets.trec_rows import trec_rows
-from ragmeter.metrics import score_rankings
+from ragmeter.metrics import create_metric, score_rankings
 from ragmeter.metrics.retrieval.trec import expand_measures
 from ragmeter.runs.views.trec_table import format_trec, trec_values
 from tests.integration.helpers import run
@@ -65,7 +65,7 @@ def test_the_batch_api_gives_what_trec_eval_prints(case: TrecCase) -> None:
         relevance_level=case.relevance_level or 1,
         no_relevant="zero",
     )
-    by_spec = {spec: [float(v) for v in values] for spec, values in scores.items()}
+    by_spec = {spec: [float(v) for v in scores[create_metric(spec).metric_name]] for spec in specs}
     values = trec_values(measures, rows, by_spec, run_file.runid)
     assert differences(case, format_trec(measures, values, per_query=case.per_query)) == []
 

@@ -108,5 +108,5 @@ def test_rows_of_different_lengths_pad_without_leaking() -> None:
     relevant = [["a"], ["a"], ["a"]]
     scores = score_rankings(retrieved, relevant, ["mrr", "P@4", "hit_rate@3"])
     np.testing.assert_allclose(scores["mrr"], [1.0, 0.25, 0.0])
-    np.testing.assert_allclose(scores["P@4"], [0.25, 0.25, 0.0])
+    np.testing.assert_allclose(scores["precision@4"], [0.25, 0.25, 0.0])
     np.testing.assert_allclose(scores["hit_rate@3"], [1.0, 0.0, 0.0])

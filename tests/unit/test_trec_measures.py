@@ -17,7 +17,7 @@ import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter.metrics import score_rankings
+from ragmeter.metrics import create_metric, score_rankings
 
 docs = [f"d{i:02d}" for i in range(14)]
 
@@ -76,9 +76,10 @@ def _ours(
 ) -> dict[str, Any]:
     qids = sorted(run)
     retrieved = [sorted(run[q], key=lambda d: -run[q][d]) for q in qids]
-    return score_rankings(
+    scores = score_rankings(
         retrieved, [qrels[q] for q in qids], names, relevance_level=level, no_relevant="zero"
     )
+    return {name: scores[create_metric(name).metric_name] for name in names}  # trec_eval's
 
 
 def _compare(

@@ -190,7 +190,18 @@ def report_command(
 @handles_errors
 def demo_command(
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Also write the results as JSONL here.")
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Also write the results here (.jsonl, .ndjson, .parquet, .csv)."
+        ),
+    ] = None,
+    export_docs: Annotated[
+        Path | None,
+        typer.Option(
+            "--export-docs",
+            help="Only copy the demo's six markdown documents (en/, zh/) into this folder "
+            "(made if missing; files of the same name are replaced), for the README's examples.",
+        ),
     ] = None,
 ) -> None:
     """Build a space from bundled docs and compare vector, bm25 and hybrid retrieval, offline;
@@ -198,8 +209,15 @@ def demo_command(
 
     The space, 'ragmeter-demo', stays in the store to explore with 'ragmeter space'.
     """
+    from ragmeter.cli.demo import export_docs as copy_docs
     from ragmeter.cli.demo import run_demo
+    from ragmeter.cli.results_file import check_results_path
 
+    if export_docs is not None:
+        copy_docs(console, export_docs)
+        return
+    if out is not None:
+        check_results_path(out)
     run_demo(console, out)
 
 
@@ -303,9 +321,11 @@ def serve_command(
     """
     from ragmeter.config import load_settings
     from ragmeter.service import check_bind, serve
+    from ragmeter.service.server import check_port
 
     settings = load_settings()
     check_bind(host, settings, insecure_no_auth)
+    check_port(host, port)
     from ragmeter.service.dashboard.opener import dashboard_url, open_when_up
 
     url = dashboard_url(host, port)

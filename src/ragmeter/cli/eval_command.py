@@ -97,7 +97,14 @@ def eval_command(
         ),
     ] = None,
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write one JSON line per row x metric.")
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Write the results here, in the format of the extension: .jsonl or .ndjson "
+            "(one JSON line per row x metric), .parquet (the same records), .csv (one line "
+            "per row, a column per metric).",
+        ),
     ] = None,
     judge_model: Annotated[
         str | None,
@@ -269,7 +276,10 @@ def eval_command(
     from ragmeter.cli.eval_trec import TrecRequest, check_trec_options, given_options, run_trec
     from ragmeter.cli.evaluate import evaluate_request
     from ragmeter.cli.gate import GateRequest
+    from ragmeter.cli.results_file import check_results_path
 
+    if out is not None:
+        check_results_path(out)  # an unknown extension fails before any work
     trec = TrecRequest(
         qrels,
         run,

@@ -13,8 +13,10 @@ from rich.markup import escape
 from ragmeter.cli._common import console
 from ragmeter.cli._render import null_reasons, side_by_side_table, summary_table, usage_line
 from ragmeter.cli.eval_request import EvalRequest
+from ragmeter.cli.results_file import write_results
 from ragmeter.errors import RagmeterError
 from ragmeter.reports import EvaluationReport
+from ragmeter.reports.html import shared_name
 from ragmeter.runs.execution.repeats import Disagreement
 from ragmeter.runs.planning.config import DEFAULT_RECALL_TOP_K
 
@@ -42,13 +44,8 @@ def _print_nulls(report: EvaluationReport, label: str = "") -> None:
 
 
 def _write(out: Path, reports: Sequence[tuple[str, EvaluationReport]], key: str | None) -> None:
-    out.unlink(missing_ok=True)
-    lines = 0
-    for label, report in reports:
-        extra = {key: label} if key is not None else None
-        report.to_jsonl(out, extra=extra, append=True)
-        lines += len(report)
-    console.print(f"results: {out} ({lines} lines)")
+    lines = write_results(out, reports, key)
+    console.print(f"results: {out} ({lines} lines)", highlight=False)
 
 
 Reports = list[tuple[str, EvaluationReport]]
@@ -56,7 +53,7 @@ Reports = list[tuple[str, EvaluationReport]]
 
 def _title(request: EvalRequest, rows: int, target: str | None) -> tuple[str, str | None]:
     """The table title (dataset, rows, target, cut-off) and the --out key of the labels."""
-    name = request.title or str(request.data)
+    name = request.title or shared_name(str(request.data))  # the file's name, not its folder
     if request.space is not None and request.app is None:
         k = request.top_k or DEFAULT_RECALL_TOP_K
         where = target or request.space

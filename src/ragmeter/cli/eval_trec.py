@@ -143,6 +143,7 @@ def trec_summary_table(result: TrecEvaluation, title: str) -> Table:
 def run_trec(trec: TrecRequest) -> None:
     """Evaluate, print the table or trec_eval's text (alone on standard output: notes go to
     standard error), and write ``--out``."""
+    from ragmeter.cli.results_file import write_results
     from ragmeter.runs.trec import evaluate_trec
 
     if trec.qrels is None or trec.run is None:
@@ -177,5 +178,5 @@ def run_trec(trec: TrecRequest) -> None:
             highlight=False,
         )
     if trec.out is not None:
-        result.report.to_jsonl(trec.out)
-        notes.print(f"results: {trec.out} ({len(result.report)} lines)", highlight=False)
+        lines = write_results(trec.out, [("", result.report)])
+        notes.print(f"results: {trec.out} ({lines} lines)", highlight=False)

@@ -143,18 +143,27 @@ def export_results(
     run_id: Annotated[str, typer.Argument(help="The run: its id, name or the start of its id.")],
     out: Annotated[
         str | None,
-        typer.Option("--out", "-o", help="JSONL file to write (default, or '-': standard output)."),
+        typer.Option(
+            "--out",
+            "-o",
+            help="File to write, in the format of its extension (.jsonl, .ndjson, .parquet, "
+            ".csv: as 'ragmeter eval --out'); default, or '-': JSON lines on standard output.",
+        ),
     ] = None,
 ) -> None:
     """Print or write a run's results, one JSON line per row x metric."""
+    from ragmeter.cli.results_file import check_results_path, write_results
+
+    if out is not None and out != "-":
+        check_results_path(Path(out))
     _kb, runs = _store()
     report = runs.report(runs.find(run_id).id)
     if out is None or out == "-":
         for record in report:
             typer.echo(json.dumps(record.to_dict(), ensure_ascii=False, default=json_default))
         return
-    report.to_jsonl(Path(out))
-    console.print(f"results: {out} ({len(report)} lines)")
+    lines = write_results(Path(out), [("", report)])
+    console.print(f"results: {out} ({lines} lines)", highlight=False)
 
 
 @runs_app.command("cancel")

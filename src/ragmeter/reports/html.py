@@ -24,6 +24,12 @@ if TYPE_CHECKING:
     from ragmeter.wire import MetricComparison, RowPair
 
 
+def shared_name(source: str) -> str:
+    """A dataset's source as a report shows it to others: the file's name, never the folder
+    of the machine it was read on (``/home/ana/qa/data.jsonl`` -> ``data.jsonl``)."""
+    return source.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or source
+
+
 #: a null reason: (error kind, reason, how many results gave it)
 NullCount = tuple[str | None, str, int]
 
@@ -51,6 +57,7 @@ __all__ = [
     "ReportLike",
     "check_options",
     "render_html",
+    "shared_name",
     "write_page",
 ]
 

@@ -4,9 +4,11 @@ at once, and its access log never shows query strings (they may carry secrets)."
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import logging
 import math
+import socket
 import threading
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -17,7 +19,14 @@ from ragmeter.errors import ConfigError
 if TYPE_CHECKING:
     import uvicorn
 
-__all__ = ["DEFAULT_PORT", "QueryStringFilter", "check_bind", "is_loopback", "serve"]
+__all__ = [
+    "DEFAULT_PORT",
+    "QueryStringFilter",
+    "check_bind",
+    "check_port",
+    "is_loopback",
+    "serve",
+]
 
 DEFAULT_PORT = 5670  # DB-GPT's, so its clients' default api_base works unchanged
 
@@ -41,6 +50,21 @@ def check_bind(host: str, settings: Settings, insecure_no_auth: bool) -> None:
         "evaluations and read your data. Set [server] api_keys in ragmeter.toml or "
         "$RAGMETER_API_KEYS, bind 127.0.0.1, or pass --insecure-no-auth"
     )
+
+
+def check_port(host: str, port: int) -> None:
+    """ConfigError in one line when ``port`` on ``host`` cannot be bound (another server
+    listens there), checked as uvicorn binds, before the dashboard's address is printed."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host.strip("[]"), port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise ConfigError(f"port {port} on {host} is in use; pass --port") from None
+            reason = exc.strerror or str(exc)
+            raise ConfigError(f"cannot listen on {host}:{port}: {reason}") from None
 
 
 class QueryStringFilter(logging.Filter):
@@ -81,6 +105,7 @@ def serve(
 
     settings = settings or load_settings()
     check_bind(host, settings, insecure_no_auth)
+    check_port(host, port)
     if not settings.server.keys():
         logging.getLogger(__name__).warning("no API keys configured: every request is allowed")
     app = create_app(settings, any_host=insecure_no_auth and not is_loopback(host))

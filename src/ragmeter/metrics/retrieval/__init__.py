@@ -77,7 +77,9 @@ def score_rankings(
     ``retrieved[i]`` is row i's ranked ids; ``relevant[i]`` its relevant ids (grade 1 each)
     or a mapping id -> grade (graded relevance, as TREC qrels); ``metrics`` are specs such as
     ``"mrr"``, ``"ndcg@10"``, ``"P@10"``, ``"P_10"``, ``"bpref"``. Returns one float64 array
-    per spec as given (in row order), NaN where a row has no relevant item, or 0 there with
+    per metric (in row order), keyed by the metric's name as ``evaluate`` names its results
+    (``"P@10"`` -> ``"precision@10"``: ``create_metric``'s canonical name; a metric given twice
+    under two spellings is an error), NaN where a row has no relevant item, or 0 there with
     ``no_relevant="zero"`` (trec_eval's convention). ``relevance_level`` is the grade from
     which an item counts as relevant (trec_eval's -l).
     """
@@ -100,5 +102,7 @@ def score_rankings(
         metric = create_metric(text)
         if not isinstance(metric, RankingMetric):
             raise MetricError(f"'{text}' is not a ranking metric; see 'ragmeter metrics'")
-        out[text] = metric.score_judgements(judgements, ctx)
+        if metric.metric_name in out:
+            raise MetricError(f"metric given twice: {metric.metric_name}")
+        out[metric.metric_name] = metric.score_judgements(judgements, ctx)
     return out
