@@ -141,24 +141,28 @@ def run_demo(console: Console, out: Path | None = None) -> Reports:
 
 def _print_comparison(console: Console, reports: Reports, base: str, other: str) -> None:
     """``other`` against ``base`` question by question: the paired difference per metric with
-    its CI, the Holm-corrected p-value and the verdict (``ragmeter.runs.views.compare``)."""
-    from ragmeter.runs.views.compare import compare_scores
+    its family-wise CI, the Bonferroni-adjusted p-value and the verdict, as ``ragmeter runs
+    compare`` shows them (``ragmeter.runs.views.compare``)."""
+    from ragmeter.runs.views.compare import compare_scores, correction_text, verdict_text
 
     by_label = dict(reports)
 
     def scored(label: str) -> list[tuple[str, str, float | None]]:
         return [(r.query, r.metric_name, r.score) for r in by_label[label]]
 
+    found = compare_scores(scored(base), scored(other))
+    header, said = correction_text(found)
     table = Table(
-        title=f"{other} against {base}, paired by question (difference {other} - {base}, "
-        "95% CI; p-value Holm-corrected across the metrics)",
+        title=f"{other} against {base}, paired by question (difference {other} - {base}; {said})",
         title_justify="left",
     )
-    for column in ("metric", base, other, "difference", "95% CI", "p (Holm)", "verdict"):
+    for column in ("metric", base, other, "difference", header, "p (Bonferroni)", "verdict"):
         table.add_column(column, justify="left" if column in ("metric", "verdict") else "right")
-    for item in compare_scores(scored(base), scored(other)):
+    for item in found:
         ci = (
-            "—"
+            item.ci_note
+            if item.ci_note
+            else "—"
             if item.ci95_low is None or item.ci95_high is None
             else f"{item.ci95_low:+.3f} – {item.ci95_high:+.3f}"
         )
@@ -168,8 +172,8 @@ def _print_comparison(console: Console, reports: Reports, base: str, other: str)
             _number(item.other_mean),
             "—" if item.delta is None else f"{item.delta:+.4f}",
             ci,
-            "—" if item.p_holm is None else f"{item.p_holm:.3f}",
-            item.verdict or (item.note or "—"),
+            "—" if item.p_adjusted is None else f"{item.p_adjusted:.3f}",
+            verdict_text(item) if item.verdict else (item.note or "—"),
         )
     console.print(table)
 
