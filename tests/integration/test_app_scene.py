@@ -123,7 +123,7 @@ def test_prompts_steer_the_app_and_the_judge(
     server.reset()
     _, lines = _eval(app_home, "terse-bot", "--judge-prompt", "strict")
     sent = list(server.prompts)
-    assert sum(p.startswith("You answer questions about DB-GPT.") for p in sent) == len(QA)
+    assert sum(p.startswith(heredoc("answer.txt").split(".")[0]) for p in sent) == len(QA)
     assert sum(p.startswith("Score the answer from 0") for p in sent) == len(QA)
     by_row = {x["row_index"]: x for x in lines if x["metric_name"] == "AnswerRelevancyMetric"}
     # the answers are sentences of the retrieved passages sharing words with the question

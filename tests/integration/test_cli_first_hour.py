@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import socket
 from pathlib import Path
 
@@ -128,7 +129,7 @@ def test_a_report_of_a_file_read_from_a_folder_shows_its_name_not_the_folder(
     made = run("report", run_id, "--out", str(out), home=home)
     assert made.returncode == 0, made.stderr
     page = out.read_text(encoding="utf-8")
-    assert "<dd>qa.jsonl</dd>" in page
+    assert re.search(r"<dd>qa@1 · qa\.jsonl · [0-9a-f]{12}</dd>", page)  # name, file, hash
     assert str(tmp_path) not in page and "private-folder-of-ana" not in page
 
 
