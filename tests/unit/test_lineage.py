@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 
 from ragmeter.datasets.digest import content_hash, row_digest
 from ragmeter.errors import ConfigError
+from ragmeter.reports.html import shared_name
 from ragmeter.runs.planning.lineage import (
     RunLabels,
     changes,
     dataset_name_of,
     flat_lineage,
-    shown_source,
 )
 
 _values = st.recursive(
@@ -89,8 +89,9 @@ def test_a_file_is_kept_under_its_name(source: str, name: str | None) -> None:
 
 
 def test_no_folder_is_shown() -> None:
-    assert shown_source("/home/me/secret/qa.jsonl") == "qa.jsonl"
-    assert shown_source("request") == "request"
+    assert shared_name("/home/me/secret/qa.jsonl") == "qa.jsonl"
+    assert shared_name("C:\\Users\\me\\qa.jsonl") == "qa.jsonl"
+    assert shared_name("request") == "request"
 
 
 @pytest.mark.parametrize(

@@ -22,10 +22,10 @@ from ragmeter.knowledge import KnowledgeBase
 from ragmeter.reports.report import json_default
 from ragmeter.runs.execution.executor import execute_run
 from ragmeter.runs.storage.store import RunStore
-from ragmeter.runs.views.run_view import run_info, run_infos
+from ragmeter.runs.views.run_view import dataset_text, run_info, run_infos
 from ragmeter.wire import RunInfo
 
-__all__ = ["dataset_label", "run_listing", "runs_app"]
+__all__ = ["run_listing", "runs_app"]
 
 runs_app = typer.Typer(
     name="runs",
@@ -78,7 +78,7 @@ def list_runs(
             escape(info.name or ""),
             escape(", ".join(info.tags)),
             escape(info.label),
-            escape(dataset_label(info.dataset)),
+            escape(dataset_text(info.dataset, short=True)),
             info.state + (" (resumable)" if info.resumable else ""),
             f"{info.progress['done']}/{info.progress['total']}",
             f"{info.created_at:%Y-%m-%d %H:%M}",
@@ -100,13 +100,6 @@ def run_listing(info: RunInfo) -> dict[str, Any]:
         "archived": info.archived,
         "created_at": info.created_at.isoformat(),
     }
-
-
-def dataset_label(dataset: dict[str, Any]) -> str:
-    """``name@version``; ``inline rows`` for rows a request carried."""
-    if not dataset.get("name"):
-        return "inline rows" if "version" in dataset else ""
-    return f"{dataset['name']}@{dataset.get('version', 1)}"
 
 
 @runs_app.command("show")

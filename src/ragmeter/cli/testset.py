@@ -288,13 +288,13 @@ async def _generate(
 def _store(rows: list[dict[str, Any]], name: str, out: Path) -> None:
     from ragmeter.config import load_settings
     from ragmeter.datasets.row import row_from_mapping
-    from ragmeter.runs.planning.lineage import shown_source
+    from ragmeter.reports.html import shared_name
     from ragmeter.runs.storage.store import RunStore
     from ragmeter.store import open_store
 
     checked = [row_from_mapping(r, i, source=str(out)).to_raw() for i, r in enumerate(rows)]
     runs = RunStore(open_store(load_settings().store_url()))
-    record, new = runs.keep_dataset(checked, name=name, source=shown_source(str(out)))
+    record, new = runs.keep_dataset(checked, name=name, source=shared_name(str(out)))
     kept = "stored as" if new else "the same rows as"
     console.print(
         f"{kept} dataset '{name}' version {record.version} ({record.row_count} rows)",

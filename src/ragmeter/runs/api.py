@@ -19,6 +19,7 @@ from ragmeter.embeddings import Embedder
 from ragmeter.errors import ConfigError, ConflictError, MetricError, NotFoundError, RagmeterError
 from ragmeter.judge.plan import PlanKind
 from ragmeter.reports import EvaluationReport
+from ragmeter.reports.html import shared_name
 from ragmeter.runs.execution.executor import Progress, execute_plan, execute_run
 from ragmeter.runs.execution.sinks import MemorySink
 from ragmeter.runs.planning.config import (
@@ -29,7 +30,7 @@ from ragmeter.runs.planning.config import (
     ObjectPart,
     parse_config,
 )
-from ragmeter.runs.planning.lineage import RunLabels, dataset_name_of, make_lineage, shown_source
+from ragmeter.runs.planning.lineage import RunLabels, dataset_name_of, make_lineage
 from ragmeter.runs.planning.plan import Given, RunPlan, build_plan
 from ragmeter.runs.planning.scoring import MetricLike, resolve_metrics
 from ragmeter.runs.planning.targets import Target
@@ -319,7 +320,7 @@ def _open_run(runs: Any, plan: RunPlan, opening: _Opening) -> str:
             return str(runs.reopen(name).id)
     source = plan.dataset.source or ""
     dataset, _new = runs.keep_dataset(
-        rows, name=opening.dataset_name or dataset_name_of(source), source=shown_source(source)
+        rows, name=opening.dataset_name or dataset_name_of(source), source=shared_name(source)
     )
     lineage = make_lineage(plan, dataset)
     record = runs.create(

@@ -12,7 +12,7 @@ them is resumed by calling ``evaluate`` again with the same run name and the sam
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator
 
@@ -32,6 +32,7 @@ __all__ = [
     "SpaceTargetConfig",
     "TargetConfig",
     "parse_config",
+    "parse_part",
 ]
 
 #: retrieval depth of the recall scene when no top_k is given (DB-GPT's context.top_k)
@@ -218,6 +219,9 @@ def _from_flat_spec(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+_Part = TypeVar("_Part", bound=BaseModel)
+
+
 def _where(location: tuple[Any, ...]) -> str:
     """A field's dotted path, without the target's kind (``target.top_k``)."""
     parts = [str(p) for p in location]
@@ -246,19 +250,21 @@ def _refusal(error: Any, names: Mapping[str, str]) -> str:
 
 
 def parse_config(
-    values: Mapping[str, Any],
-    names: Mapping[str, str] | None = None,
-    *,
-    part: type[BaseModel] | None = None,
+    values: Mapping[str, Any], names: Mapping[str, str] | None = None
 ) -> EvaluationConfig:
     """The config of ``values``, checked once for every entry point: a ConfigError names
     the first field at fault as the caller's users know it (``names``: ``plan`` is the
     command line's ``--plan``, the service's ``context.plan``; a field not named keeps its
     own name, as the Python API's keywords)."""
+    return parse_part(EvaluationConfig, values, names)
+
+
+def parse_part(
+    model: type[_Part], values: Mapping[str, Any], names: Mapping[str, str] | None = None
+) -> _Part:
+    """One part of the config (a target, a judge) checked as ``parse_config`` checks the
+    whole: a recall target's keys given to another scene are still checked."""
     try:
-        if part is not None:  # one part alone (a recall target's keys in another scene)
-            part.model_validate(dict(values))
-            return EvaluationConfig(metrics=("-",))
-        return EvaluationConfig.model_validate(dict(values))
+        return model.model_validate(dict(values))
     except ValidationError as exc:
         raise ConfigError(_refusal(exc.errors()[0], names or {})) from None

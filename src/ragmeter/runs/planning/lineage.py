@@ -37,7 +37,6 @@ __all__ = [
     "label",
     "make_lineage",
     "ragmeter_version",
-    "shown_source",
 ]
 
 #: seconds ``git`` may take to say the commit (a huge working tree must not stall a run)
@@ -97,11 +96,6 @@ def dataset_name_of(source: str) -> str | None:
     if not cleaned or cleaned.isdigit():
         cleaned = f"dataset-{cleaned}" if cleaned else "dataset"
     return cleaned
-
-
-def shown_source(source: str) -> str:
-    """Where rows came from, as others may see it: a file's name, never its folder."""
-    return Path(source).name if source and not source.startswith("<") else source
 
 
 def ragmeter_version() -> str:

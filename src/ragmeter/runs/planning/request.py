@@ -13,6 +13,7 @@ from ragmeter.runs.planning.config import (
     EvaluationConfig,
     SpaceTargetConfig,
     parse_config,
+    parse_part,
 )
 from ragmeter.wire import EvaluateServeRequest
 
@@ -111,7 +112,7 @@ def _target(scene: Scene, value: str | None, context: dict[str, Any]) -> dict[st
     }
     if scene == "recall":
         return recall
-    parse_config({**recall, "space": "-"}, _TARGET_NAMES, part=SpaceTargetConfig)
+    parse_part(SpaceTargetConfig, {**recall, "space": "-"}, _TARGET_NAMES)
     if scene == "app":
         return {"kind": "app", "app": value}
     return {"kind": "none"}

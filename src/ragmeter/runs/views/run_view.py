@@ -11,7 +11,7 @@ from ragmeter.runs.storage.store import RunStore, metric_names
 from ragmeter.store import RunRecord
 from ragmeter.wire import RunInfo
 
-__all__ = ["run_info", "run_infos"]
+__all__ = ["dataset_text", "run_info", "run_infos"]
 
 
 def run_info(
@@ -49,7 +49,8 @@ def run_info(
 def _old_dataset(runs: RunStore, dataset_id: int) -> dict[str, Any]:
     """The dataset of a run stored before lineage was, as lineage says it (a file's
     name, never its folder)."""
-    from ragmeter.runs.planning.lineage import SHORT_HASH, shown_source
+    from ragmeter.reports.html import shared_name
+    from ragmeter.runs.planning.lineage import SHORT_HASH
 
     try:
         found = runs.dataset(dataset_id)
@@ -60,7 +61,7 @@ def _old_dataset(runs: RunStore, dataset_id: int) -> dict[str, Any]:
         "name": found.name,
         "version": found.version,
         "hash": (found.content_hash or "")[:SHORT_HASH],
-        "source": shown_source(found.source),
+        "source": shared_name(found.source),
     }
 
 
@@ -79,3 +80,18 @@ def _old_label(record: RunRecord) -> str:
         return label(EvaluationConfig.from_stored(record.spec))
     except (ValueError, TypeError):  # a spec this version cannot read: say what is known
         return f"{record.scene_key}: {record.scene_value or ''}".strip(": ")
+
+
+def dataset_text(dataset: dict[str, Any], *, short: bool = False) -> str:
+    """A run's dataset version as others may see it: ``qa@2 · qa.jsonl · 3fa2b1c9d0e4``
+    (``short``: ``qa@2``; ``inline rows`` for a request's rows); never a folder."""
+    if not dataset:
+        return ""
+    name = dataset.get("name")
+    head = f"{name}@{dataset.get('version', 1)}" if name else "inline rows"
+    if "version" not in dataset:
+        head = name or f"dataset {dataset.get('id', '')}".strip()
+    if short:
+        return head
+    parts = [head, str(dataset.get("source") or ""), str(dataset.get("hash") or "")]
+    return " · ".join(p for p in dict.fromkeys(parts) if p)

@@ -16,7 +16,7 @@ from ragmeter.runs.storage.result_store import read_records, records_query
 from ragmeter.runs.storage.store import metric_names
 from ragmeter.runs.views.browse import MAX_REASONS
 from ragmeter.runs.views.pairs import choose, compare_runs, pair_page
-from ragmeter.runs.views.run_view import run_info
+from ragmeter.runs.views.run_view import dataset_text, run_info
 from ragmeter.store import ResultRow
 
 if TYPE_CHECKING:
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 __all__ = [
     "REGRESSED_ROWS",
     "StoredRun",
-    "dataset_text",
     "load_run",
 ]
 
@@ -177,16 +176,3 @@ class StoredRun:
             language=language,
         )
         return write_page(page, path)
-
-
-def dataset_text(dataset: dict[str, Any]) -> str:
-    """A run's dataset version as others may see it: ``qa@2 · qa.jsonl · 3fa2b1c9d0e4``
-    (``inline rows`` for a request's rows); never a folder."""
-    if not dataset:
-        return ""
-    name = dataset.get("name")
-    head = f"{name}@{dataset.get('version', 1)}" if name else "inline rows"
-    if "version" not in dataset:
-        head = name or f"dataset {dataset.get('id', '')}".strip()
-    parts = [head, str(dataset.get("source") or ""), str(dataset.get("hash") or "")]
-    return " · ".join(p for p in dict.fromkeys(parts) if p)
