@@ -288,3 +288,63 @@ def test_results_stored_with_a_copy_of_their_row_read_it_from_the_dataset_after_
         copies = connection.execute(text("SELECT raw_dataset FROM results ORDER BY row_index"))
         assert [json.loads(raw) for (raw,) in copies] == [rows[0], filled]
     engine.dispose()
+
+
+_OPEN_AT_ONCE = """
+import sys, time
+from ragmeter.store.db import Store
+start = float(sys.argv[2])
+while time.time() < start:  # every process opens the store in the same instant
+    time.sleep(0.001)
+Store(sys.argv[1]).close()
+"""
+
+
+def _open_together(url: str, processes: int) -> None:
+    """``processes`` processes open the store at ``url`` in the same instant; each must open
+    it without an error."""
+    import time
+
+    start = str(time.time() + 2.0)  # the interpreters start well within two seconds
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", _OPEN_AT_ONCE, url, start],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(processes)
+    ]
+    errors = [child.communicate(timeout=120)[1] for child in children]
+    assert [child.returncode for child in children] == [0] * processes, errors
+
+
+def test_processes_opening_a_new_store_at_once_create_it_once(tmp_path: Path) -> None:
+    """Two commands started together on a fresh home (a CI job's parallel steps): one creates
+    the tables, the others wait for it and find them, none fails on 'table already exists'."""
+    url = f"sqlite:///{tmp_path / 'new.db'}"
+    _open_together(url, 6)
+    engine = create_engine(url)
+    with engine.connect() as connection:
+        versions = connection.execute(text("SELECT version_num FROM alembic_version")).all()
+    engine.dispose()
+    assert versions == [(HEAD_REVISION,)]
+
+
+def test_processes_opening_an_older_store_at_once_migrate_it_once(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = create_engine(url)
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0008")
+        _run_over(connection, [{"query": "q", "retrieved_ids": ["a"]}], "qa", {"metrics": []})
+    engine.dispose()
+    _open_together(url, 4)
+    engine = create_engine(url)
+    with engine.connect() as connection:
+        versions = connection.execute(text("SELECT version_num FROM alembic_version")).all()
+        (version,) = connection.execute(text("SELECT version FROM datasets")).one()
+    engine.dispose()
+    assert versions == [(HEAD_REVISION,)] and version == 1

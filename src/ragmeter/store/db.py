@@ -45,10 +45,11 @@ HEAD_REVISION = "0010"
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=30000")  # first: switching to WAL may wait for a lock
+    if cursor.execute("PRAGMA journal_mode").fetchone()[0] != "wal":  # once per database
+        cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
 
 
@@ -191,31 +192,23 @@ class Store:
         self.migrate()
 
     def migrate(self) -> None:
-        """Bring the schema to the newest revision. A store there already needs nothing, and
-        a new, empty database gets the newest schema at once (from the models, which a test
-        keeps equal to what the migrations make): alembic (~0.2 s to import) runs only for an
-        older store."""
+        """Bring the schema to the newest revision. A store there already needs nothing (one
+        read, no lock), and a new, empty database gets the newest schema at once (from the
+        models, which a test keeps equal to what the migrations make): alembic (~0.2 s to
+        import) runs only for an older store. Processes opening a new or older store at once
+        take turns (see ``_lock_schema``): one migrates, the others find it done."""
         try:
-            with self.engine.begin() as connection:
-                if _current_or_created(connection):
+            with self.engine.connect() as connection:
+                if _revision(connection) == HEAD_REVISION:
                     return
-        except SQLAlchemyError as exc:
-            raise StoreError(f"cannot open store {self.url!r}: {exc}") from exc
-        from alembic import command  # heavy; only an older store needs it
-        from alembic.config import Config
-
-        config = Config()
-        config.set_main_option("script_location", str(_MIGRATIONS))
-        try:
             with self.engine.connect() as connection:
                 sqlite = connection.dialect.name == "sqlite"
                 if sqlite:  # a table rebuilt by a migration must not cascade to its rows
                     _foreign_keys(connection, on=False)
                 with connection.begin():
-                    config.attributes["connection"] = connection
-                    command.upgrade(config, "head")
-                    if sqlite:
-                        _check_foreign_keys(connection)
+                    _lock_schema(connection)
+                    if not _current_or_created(connection):
+                        _upgrade(connection)
                 if sqlite:
                     _foreign_keys(connection, on=True)
         except SQLAlchemyError as exc:
@@ -241,14 +234,45 @@ def _check_foreign_keys(connection: Connection) -> None:
         raise StoreError(f"the migration would leave rows without their parent: {broken[:3]}")
 
 
+def _lock_schema(connection: Connection) -> None:
+    """Hold the schema for this transaction: SQLite's write lock taken at once (``BEGIN
+    IMMEDIATE``; others wait up to the connection's timeout), PostgreSQL's advisory lock; so
+    two processes never create or migrate the same tables together."""
+    dialect = connection.dialect.name
+    if dialect == "sqlite":
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+    elif dialect == "postgresql":
+        connection.exec_driver_sql("SELECT pg_advisory_xact_lock(hashtext('ragmeter-schema'))")
+
+
+def _revision(connection: Connection) -> str | None:
+    """The store's schema revision; None when it has none (new, or not made by ragmeter)."""
+    if not inspect(connection).has_table("alembic_version"):
+        return None
+    return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def _upgrade(connection: Connection) -> None:
+    """alembic's upgrade to the newest revision, in the caller's transaction; on SQLite a
+    migration leaving a row without its parent rolls it all back."""
+    from alembic import command  # heavy; only an older store needs it
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")
+    if connection.dialect.name == "sqlite":
+        _check_foreign_keys(connection)
+
+
 def _current_or_created(connection: Connection) -> bool:
     """Whether the database is at ``HEAD_REVISION``, after creating the newest schema (and
     stamping it, as alembic would) if it held no table at all."""
-    tables = inspect(connection).get_table_names()
-    if "alembic_version" in tables:
-        version = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
-        return version == HEAD_REVISION
-    if tables:  # tables but no revision: let alembic say what it makes of it
+    revision = _revision(connection)
+    if revision is not None:
+        return revision == HEAD_REVISION
+    if inspect(connection).get_table_names():  # tables, no revision: alembic says what it is
         return False
     from ragmeter.store.models import Base
 
