@@ -31,9 +31,10 @@ from _corpus import dbgpt_docs  # bench/ is on sys.path when the script runs
 from _report import machine_line, write_section
 from ragmeter.embeddings import LocalEmbedder
 from ragmeter.embeddings.local import default_model_path
-from ragmeter.knowledge import ChunkingConfig, KnowledgeBase, add_documents, chunk_text
-from ragmeter.knowledge.ingest import collect_sources
+from ragmeter.knowledge.chunking import ChunkingConfig, chunk_text
+from ragmeter.knowledge.ingest import add_documents, collect_sources
 from ragmeter.knowledge.readers import read_document
+from ragmeter.knowledge.spaces import KnowledgeBase
 
 FOLDERS = ("awel", "application")
 GOAL = 0.8

@@ -22,7 +22,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import ragmeter
 from _corpus import dbgpt_docs  # bench/ is on sys.path when the script runs
 from _report import machine_line, write_section
-from ragmeter.knowledge import KnowledgeBase, SpaceSearcher, add_documents
+from ragmeter.knowledge.ingest import add_documents
+from ragmeter.knowledge.search import SpaceSearcher
+from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.runs.planning.targets import RecallTarget
 
 QA = Path(__file__).with_name("data") / "dbgpt_en_qa.jsonl"

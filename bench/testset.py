@@ -39,11 +39,14 @@ from _report import machine_line, write_section
 from ragmeter.judge.from_config import judge_from_config
 from ragmeter.judge.tasks import detect_language
 from ragmeter.judge.usage import Usage
-from ragmeter.knowledge import KnowledgeBase, SpaceSearcher, add_documents
+from ragmeter.knowledge.ingest import add_documents
+from ragmeter.knowledge.search import SpaceSearcher
+from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.runs.planning.targets import RecallTarget
 from ragmeter.testing import ScriptedJudgeServer
-from ragmeter.testsets import GATES, TestsetConfig, TestsetGenerator, TestsetReport
-from ragmeter.testsets.gates import grounded, normalise
+from ragmeter.testsets.config import TestsetConfig
+from ragmeter.testsets.gates import GATES, grounded, normalise
+from ragmeter.testsets.generate import TestsetGenerator, TestsetReport
 
 SIZE = int(os.environ.get("RAGMETER_BENCH_TESTSET_SIZE", "100"))
 HAND_WRITTEN = Path(__file__).with_name("data") / "dbgpt_en_qa.jsonl"

@@ -17,7 +17,8 @@ import json
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ragmeter.knowledge import KnowledgeBase, SpaceSearcher
+from ragmeter.knowledge.search import SpaceSearcher
+from ragmeter.knowledge.spaces import KnowledgeBase
 
 
 def make_handler(searcher: SpaceSearcher) -> type[BaseHTTPRequestHandler]:

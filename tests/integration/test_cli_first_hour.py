@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ragmeter.runs.storage.store import RunStore
-from ragmeter.store import open_store
+from ragmeter.store.db import open_store
 from tests.integration.helpers import json_lines, run
 
 ROWS = [

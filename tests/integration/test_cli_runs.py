@@ -15,7 +15,7 @@ import pytest
 
 import ragmeter
 from ragmeter.runs.storage.store import RunStore
-from ragmeter.store import open_store
+from ragmeter.store.db import open_store
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import RAGMETER, run
 
@@ -119,7 +119,7 @@ def test_evaluate_stores_only_when_asked_and_resumes_by_name(
     with runs.store.session() as session:
         from sqlalchemy import delete, update
 
-        from ragmeter.store import ResultRow, RunRecord
+        from ragmeter.store.models import ResultRow, RunRecord
 
         session.execute(delete(ResultRow).where(ResultRow.row_index >= 5))
         session.execute(

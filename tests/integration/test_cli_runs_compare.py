@@ -14,7 +14,7 @@ import pytest
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.runs.views.pairs import compare_runs
 from ragmeter.runs.views.run_view import run_info
-from ragmeter.store import open_store
+from ragmeter.store.db import open_store
 from tests.integration.helpers import run
 
 ROWS = 80

@@ -30,8 +30,7 @@ from ragmeter.runs.views.pairs import (
     scatter,
 )
 from ragmeter.runs.views.sides import side_query
-from ragmeter.store import Store
-from ragmeter.store.db import _MIGRATIONS
+from ragmeter.store.db import _MIGRATIONS, Store
 from tests.integration.service import ServiceProcess, data, failure, wait_run
 
 RANKS = ["a", "b", "c"]

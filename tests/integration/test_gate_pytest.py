@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from ragmeter.judge.cache import JudgeCache
-from ragmeter.store import open_store
+from ragmeter.store.db import open_store
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.gate_data import MARGIN, grounded_rows, worse_rows, write_rows
 from tests.integration.helpers import ROOT, run, write_models

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import ragmeter
-from ragmeter.knowledge import KnowledgeBase, SpaceSearcher
+from ragmeter.knowledge.search import SpaceSearcher
+from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.runs.planning.targets import RecallTarget
 from ragmeter.runs.views.browse import row_detail
 from tests.integration.helpers import dbgpt_docs, json_lines, run, write_corpus

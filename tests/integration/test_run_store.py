@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import text
 
-from ragmeter.knowledge import KnowledgeBase
+from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.reports import ResultRecord
 from ragmeter.runs.execution.executor import execute_run
 from ragmeter.runs.planning.plan import build_plan
@@ -110,7 +110,7 @@ def test_only_runs_of_dead_processes_are_marked_interrupted() -> None:
     import subprocess
     import sys
 
-    from ragmeter.store import RunRecord
+    from ragmeter.store.models import RunRecord
 
     kb = KnowledgeBase()
     runs = RunStore(kb.store)

@@ -49,7 +49,7 @@ def _generate(home: Path, judge: ScriptedJudgeServer, out: Path, *args: str):  #
 
 def _chunks(home: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """The demo space's chunks by id."""
-    from ragmeter.knowledge import KnowledgeBase
+    from ragmeter.knowledge.spaces import KnowledgeBase
 
     monkeypatch.setenv("RAGMETER_HOME", str(home))
     chunks, _ = KnowledgeBase().space_chunks("ragmeter-demo", 0, 1000)
@@ -138,7 +138,7 @@ def test_a_graded_set_grades_source_chunks_2_and_their_documents_1_and_scores_by
     assert _generate(demo_home, judge, out, "--size", "6", "--graded").returncode == 0
     rows = json_lines(out.read_text())
     assert len(rows) == 6
-    from ragmeter.knowledge import KnowledgeBase
+    from ragmeter.knowledge.spaces import KnowledgeBase
 
     monkeypatch.setenv("RAGMETER_HOME", str(demo_home))
     chunks, _ = KnowledgeBase().space_chunks("ragmeter-demo", 0, 1000)

@@ -14,7 +14,8 @@ import httpx
 import pytest
 
 from ragmeter.runs.storage.store import RunStore
-from ragmeter.store import ResultRow, RunRecord, Store
+from ragmeter.store.db import Store
+from ragmeter.store.models import ResultRow, RunRecord
 from tests.integration.helpers import scripted_home
 from tests.integration.service import ServiceProcess, data, failure, wait_run
 from tests.pdf_files import pypdf_limit_bomb

@@ -19,7 +19,7 @@ import pytest
 
 from ragmeter.config import ServerConfig, Settings
 from ragmeter.errors import NotFoundError, StoreError
-from ragmeter.knowledge import KnowledgeBase
+from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.metrics.retrieval import LEGACY_NO_RELEVANT_REASON
 from ragmeter.reports import ResultRecord
 from ragmeter.runs.execution.executor import execute_run
@@ -27,7 +27,7 @@ from ragmeter.runs.planning.plan import build_plan
 from ragmeter.runs.planning.request import EvaluateServeRequest, config_from_request
 from ragmeter.runs.storage.store import RunState, RunStore
 from ragmeter.service.app import create_app
-from ragmeter.store import Store
+from ragmeter.store.db import Store
 from tests.integration.service import ServiceProcess, data, wait_run
 from tests.security.app_server import CONTEXTS, AppServer
 

@@ -12,7 +12,8 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select
 
-from ragmeter.store import ChunkRecord, DocumentRecord, Store
+from ragmeter.store.db import Store
+from ragmeter.store.models import ChunkRecord, DocumentRecord
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import write_models
 from tests.integration.service import ServiceProcess, data

@@ -12,7 +12,7 @@ import pytest
 from ragmeter.errors import MetricError
 from ragmeter.runs import resolve_metrics
 from ragmeter.runs.storage.store import RunStore
-from ragmeter.store import Store
+from ragmeter.store.db import Store
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, scripted_home, write_models
 from tests.integration.service import ServiceProcess, data, failure

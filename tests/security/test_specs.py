@@ -18,7 +18,7 @@ from sqlalchemy import event
 
 from ragmeter.errors import ConflictError, NotFoundError
 from ragmeter.runs.storage.store import RunStore
-from ragmeter.store import Store, open_store
+from ragmeter.store.db import Store, open_store
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, write_models
 from tests.integration.service import ServiceProcess, data, failure

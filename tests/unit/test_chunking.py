@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter.knowledge import ChunkingConfig, chunk_text
 from ragmeter.knowledge._markdown import markdown_sections
 from ragmeter.knowledge._split import split_by_size
+from ragmeter.knowledge.chunking import ChunkingConfig, chunk_text
 
 DOC = """---
 title: AWEL

@@ -8,8 +8,13 @@ from pathlib import Path
 import pytest
 
 from ragmeter.errors import LimitError
-from ragmeter.knowledge import ChunkingConfig, DocumentLimits, DocumentReadError, chunk_text
-from ragmeter.knowledge.readers import ReadingBudget, read_document
+from ragmeter.knowledge.chunking import ChunkingConfig, chunk_text
+from ragmeter.knowledge.readers import (
+    DocumentLimits,
+    DocumentReadError,
+    ReadingBudget,
+    read_document,
+)
 from tests.pdf_files import cpu_bomb, memory_bomb, pdf, pypdf_limit_bomb, shown_text, text_bomb
 
 SERVER = DocumentLimits(max_document_chars=100_000, pdf_memory_mb=1024, section="[server]")

@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragmeter.knowledge import DocumentReadError, fuse_rrf, read_document
 from ragmeter.knowledge.lexical_index import LexicalIndex
+from ragmeter.knowledge.readers import DocumentReadError, read_document
+from ragmeter.knowledge.search import fuse_rrf
 from ragmeter.knowledge.tokenize import tokenize
 from ragmeter.knowledge.vector_index import VectorIndex
 from tests.pdf_files import pdf, shown_text

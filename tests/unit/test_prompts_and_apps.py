@@ -8,7 +8,7 @@ import ragmeter
 from ragmeter.apps import AppAnswer, AppError, CallableApp, as_answer
 from ragmeter.apps.http import MISSING, dig
 from ragmeter.errors import ConfigError
-from ragmeter.prompts import check_template, template_fields
+from ragmeter.prompts.templates import check_template, template_fields
 from ragmeter.runs.planning.targets import AppTarget
 
 

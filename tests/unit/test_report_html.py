@@ -14,7 +14,7 @@ import pytest
 from ragmeter import ConfigError, EvaluationReport, ResultRecord, evaluate
 from ragmeter.reports.html import ITEMS_SHOWN, MAX_WORST, render_html
 from ragmeter.reports.html_text import TEXT, Language
-from ragmeter.wire import MetricComparison
+from ragmeter.wire.compare import MetricComparison
 
 HOSTILE = '<script>alert(1)</script><img src="https://evil.example/x.png" onerror="x()">'
 

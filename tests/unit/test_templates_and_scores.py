@@ -12,7 +12,7 @@ from ragmeter.errors import ConfigError, LimitError, MetricError
 from ragmeter.metrics.base import LLMEvaluationMetric
 from ragmeter.metrics.llm.dbgpt import AnswerRelevancyMetric, parse_score_0_5
 from ragmeter.metrics.registry import create_metric
-from ragmeter.prompts import check_template, render_template, template_fields
+from ragmeter.prompts.templates import check_template, render_template, template_fields
 from ragmeter.runs.planning.scoring import resolve_metrics
 
 #: (template, what the refusal says)

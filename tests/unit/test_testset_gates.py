@@ -15,7 +15,7 @@ from ragmeter.judge.usage import Usage
 from ragmeter.knowledge.models import ChunkInfo
 from ragmeter.testing import ScriptedJudgeServer
 from ragmeter.testing._testset import scripted_testset_reply
-from ragmeter.testsets import TestsetConfig, parse_styles, parse_types, skip_reason, type_quotas
+from ragmeter.testsets.config import TestsetConfig, parse_styles, parse_types, type_quotas
 from ragmeter.testsets.gates import (
     DuplicateFilter,
     grounded,
@@ -26,7 +26,7 @@ from ragmeter.testsets.gates import (
     unused_source_problem,
 )
 from ragmeter.testsets.prompts import generation_prompt
-from ragmeter.testsets.selection import ChunkPool
+from ragmeter.testsets.selection import ChunkPool, skip_reason
 
 PROSE = (
     '"Guide-Compost": Microbes need both nitrogen and carbon. Green material supplies nitrogen '

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragmeter.runs.views.trajectory import align_calls, same_json, trajectory_of
-from ragmeter.wire import TrajectoryCall
+from ragmeter.wire.trajectory import TrajectoryCall
 
 
 def _calls(*specs: tuple[str, Any]) -> list[TrajectoryCall]:

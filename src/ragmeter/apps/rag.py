@@ -11,7 +11,8 @@ from ragmeter.errors import RagmeterError
 from ragmeter.judge.engine import JudgeEngine
 from ragmeter.judge.tasks import detect_language
 from ragmeter.judge.usage import Usage
-from ragmeter.knowledge import RetrieverName, SpaceSearcher
+from ragmeter.knowledge.models import RetrieverName
+from ragmeter.knowledge.search import SpaceSearcher
 from ragmeter.prompts.templates import render_template
 
 __all__ = ["RAG_ANSWER_TEMPLATES", "RagApp"]

@@ -26,10 +26,12 @@ from ragmeter.apps.http import DEFAULT_REPLY_BYTES, HttpApp
 from ragmeter.apps.policy import AppPolicy
 from ragmeter.apps.rag import RagApp
 from ragmeter.errors import ConfigError
-from ragmeter.knowledge import KnowledgeBase, SpaceSearcher
-from ragmeter.prompts import PromptStore
-from ragmeter.store import AppRecord, Store, open_store
+from ragmeter.knowledge.search import SpaceSearcher
+from ragmeter.knowledge.spaces import KnowledgeBase
+from ragmeter.prompts.store import PromptStore
+from ragmeter.store.db import Store, open_store
 from ragmeter.store.lookup import add_named, by_name_or_id, check_name
+from ragmeter.store.models import AppRecord
 
 __all__ = [
     "AppConfig",

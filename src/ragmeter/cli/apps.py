@@ -14,8 +14,9 @@ from ragmeter.apps.configs import AgentAppConfig, AnyAppConfig
 from ragmeter.cli._common import console, handles_errors, validation_message
 from ragmeter.config import load_settings
 from ragmeter.errors import ConfigError, ConflictError
-from ragmeter.knowledge import KnowledgeBase, parse_retrievers
-from ragmeter.prompts import PromptStore
+from ragmeter.knowledge.search import parse_retrievers
+from ragmeter.knowledge.spaces import KnowledgeBase
+from ragmeter.prompts.store import PromptStore
 
 __all__ = ["app_app"]
 

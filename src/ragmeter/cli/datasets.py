@@ -11,9 +11,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.cli._common import console, handles_errors
-from ragmeter.knowledge import KnowledgeBase
+from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.runs.storage.store import RunStore
-from ragmeter.store import DatasetRecord
+from ragmeter.store.models import DatasetRecord
 
 __all__ = ["datasets_app"]
 

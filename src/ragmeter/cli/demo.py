@@ -30,7 +30,9 @@ from ragmeter.demo import (
     demo_qa_path,
 )
 from ragmeter.errors import ConfigError, NotFoundError
-from ragmeter.knowledge import ChunkingConfig, KnowledgeBase, SpaceSearcher
+from ragmeter.knowledge.chunking import ChunkingConfig
+from ragmeter.knowledge.search import SpaceSearcher
+from ragmeter.knowledge.spaces import KnowledgeBase
 
 __all__ = ["export_docs", "run_demo"]
 
@@ -191,7 +193,8 @@ def _generated_test_set(console: Console, kb: KnowledgeBase, space: str) -> None
     process), then score the hybrid retriever on it by chunk id."""
     from ragmeter.judge.from_config import judge_from_config
     from ragmeter.testing import ScriptedJudgeServer
-    from ragmeter.testsets import TestsetConfig, TestsetGenerator, TestsetReport
+    from ragmeter.testsets.config import TestsetConfig
+    from ragmeter.testsets.generate import TestsetGenerator, TestsetReport
 
     async def generate(url: str) -> TestsetReport:
         judge = judge_from_config("scripted", base_url=url, settings=kb.settings)

@@ -31,7 +31,7 @@ from ragmeter.runs.planning.lineage import label as target_label
 
 if TYPE_CHECKING:
     from ragmeter.embeddings.process import ProcessEmbedder
-    from ragmeter.knowledge import KnowledgeBase
+    from ragmeter.knowledge.spaces import KnowledgeBase
     from ragmeter.runs.execution.repeats import Disagreement
     from ragmeter.runs.planning.plan import RunPlan
 
@@ -315,7 +315,8 @@ def _check_repeats(request: EvalRequest, plans: list[RunPlan]) -> None:
 
 
 def _run_local(request: EvalRequest) -> tuple[Reports, list[Disagreement]]:
-    from ragmeter.knowledge import KnowledgeBase, parse_retrievers
+    from ragmeter.knowledge.search import parse_retrievers
+    from ragmeter.knowledge.spaces import KnowledgeBase
     from ragmeter.runs.planning.plan import build_plan
 
     _check(request)

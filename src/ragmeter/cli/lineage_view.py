@@ -8,7 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.runs.planning.lineage import changes, flat_lineage
-from ragmeter.wire import RunInfo
+from ragmeter.wire.runs import RunInfo
 
 __all__ = ["changes_table", "lineage_table", "shown_value"]
 

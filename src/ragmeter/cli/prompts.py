@@ -10,7 +10,8 @@ from rich.table import Table
 
 from ragmeter.cli._common import console, handles_errors
 from ragmeter.errors import ConfigError, ConflictError
-from ragmeter.prompts import PROMPT_KINDS, REQUIRED_VARIABLES, PromptStore
+from ragmeter.prompts.store import PromptStore
+from ragmeter.prompts.templates import PROMPT_KINDS, REQUIRED_VARIABLES
 
 __all__ = ["prompt_app"]
 

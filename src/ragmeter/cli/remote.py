@@ -13,7 +13,7 @@ from ragmeter.cli._render import progress_bars
 from ragmeter.client import ClientError
 from ragmeter.client._base import KEY_ENV
 from ragmeter.errors import ConfigError, RagmeterError
-from ragmeter.knowledge import parse_retrievers
+from ragmeter.knowledge.search import parse_retrievers
 from ragmeter.metrics.scales import scale_labels
 from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.runs.planning.request import MAX_PARALLEL

@@ -18,12 +18,12 @@ from ragmeter.cli._render import progress_bars, summary_table
 from ragmeter.cli.lineage_view import lineage_table
 from ragmeter.cli.runs_compare import register
 from ragmeter.cli.runs_manage import COMMANDS
-from ragmeter.knowledge import KnowledgeBase
+from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.reports.report import json_default
 from ragmeter.runs.execution.executor import execute_run
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.runs.views.run_view import dataset_text, run_info, run_infos
-from ragmeter.wire import RunInfo
+from ragmeter.wire.runs import RunInfo
 
 __all__ = ["run_listing", "runs_app"]
 

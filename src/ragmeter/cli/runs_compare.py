@@ -22,7 +22,9 @@ from ragmeter.runs.views.compare import correction_text, verdict_text
 from ragmeter.runs.views.dataset_diff import dataset_diff
 from ragmeter.runs.views.pairs import compare_runs
 from ragmeter.runs.views.run_view import run_info
-from ragmeter.wire import DatasetDiff, MetricComparison, RunInfo
+from ragmeter.wire.compare import MetricComparison
+from ragmeter.wire.lineage import DatasetDiff
+from ragmeter.wire.runs import RunInfo
 
 __all__ = ["register"]
 
@@ -160,7 +162,7 @@ def compare(
     no evidence of a difference, or (with --margin) equivalent."""
     if markdown and as_json:
         raise ConfigError("--markdown and --json: choose one")
-    from ragmeter.store import open_store
+    from ragmeter.store.db import open_store
 
     runs = RunStore(open_store(None))
     pair = [run_info(runs, runs.find(key), summary=False) for key in (base_id, other_id)]

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from ragmeter.cli._common import console, handles_errors
-from ragmeter.knowledge import KnowledgeBase
+from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.runs.storage.store import RunStore
 
 __all__ = [

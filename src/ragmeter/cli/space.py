@@ -16,10 +16,11 @@ from ragmeter._sync import run_sync
 from ragmeter.cli._common import console, err_console, handles_errors, validation_message
 from ragmeter.embeddings import DEFAULT_MODEL_NAME
 from ragmeter.errors import ConfigError
-from ragmeter.knowledge import CHUNKING_STRATEGIES
+from ragmeter.knowledge.chunking import CHUNKING_STRATEGIES
 
 if TYPE_CHECKING:
-    from ragmeter.knowledge import AddReport, KnowledgeBase
+    from ragmeter.knowledge.models import AddReport
+    from ragmeter.knowledge.spaces import KnowledgeBase
 
 
 __all__ = ["add_with_progress", "space_app"]
@@ -39,7 +40,7 @@ def _unescape(text: str) -> str:
 def _kb() -> KnowledgeBase:
     """This home's knowledge base. The store, the indexes and the embedder are imported inside
     the commands, so each command loads only what it uses."""
-    from ragmeter.knowledge import KnowledgeBase
+    from ragmeter.knowledge.spaces import KnowledgeBase
 
     return KnowledgeBase()
 
@@ -66,7 +67,7 @@ def create_command(
     """Create an empty knowledge space; its embedder and chunking are fixed from now on."""
     from pydantic import ValidationError
 
-    from ragmeter.knowledge import ChunkingConfig
+    from ragmeter.knowledge.chunking import ChunkingConfig
 
     if chunking not in CHUNKING_STRATEGIES:
         raise ConfigError(
@@ -139,7 +140,7 @@ def _print_report(name: str, report: AddReport) -> None:
 
 def add_with_progress(kb: KnowledgeBase, name: str, paths: list[Path]) -> AddReport:
     """Add documents with progress bars for files and chunks, then print what happened."""
-    from ragmeter.knowledge import add_documents
+    from ragmeter.knowledge.ingest import add_documents
 
     info = kb.space(name)
     with _add_progress() as on_event:
@@ -219,7 +220,7 @@ def search_command(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per hit.")] = False,
 ) -> None:
     """Search a space and print the best chunks."""
-    from ragmeter.knowledge import SpaceSearcher, parse_retrievers
+    from ragmeter.knowledge.search import SpaceSearcher, parse_retrievers
 
     kinds = parse_retrievers(retriever)
     if len(kinds) != 1:

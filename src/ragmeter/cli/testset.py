@@ -14,7 +14,8 @@ from ragmeter.cli._common import console, handles_errors
 from ragmeter.errors import ConfigError, DatasetError, clip
 
 if TYPE_CHECKING:
-    from ragmeter.testsets import Estimate, TestsetConfig, TestsetReport
+    from ragmeter.testsets.config import TestsetConfig
+    from ragmeter.testsets.generate import Estimate, TestsetReport
 
 __all__ = ["testset_app"]
 
@@ -86,7 +87,7 @@ def _estimate_table(estimate: Estimate, config: TestsetConfig) -> Table:
 
 
 def _summary_table(report: TestsetReport, size: int) -> Table:
-    from ragmeter.testsets import GATES
+    from ragmeter.testsets.gates import GATES
 
     rows: list[tuple[str, str, str]] = [("accepted", f"{report.accepted} of {size}", "")]
     if report.resumed:
@@ -189,7 +190,7 @@ def generate_command(
 ) -> None:
     """Write SIZE questions with reference answers from a space's chunks, each with the ids of
     the chunks it came from (reference_ids), so 'ragmeter eval --space' judges retrieval by id."""
-    from ragmeter.testsets import TestsetConfig, parse_styles, parse_types
+    from ragmeter.testsets.config import TestsetConfig, parse_styles, parse_types
 
     if size < 1:
         raise ConfigError(f"--size must be at least 1, got {size}")
@@ -230,8 +231,9 @@ async def _generate(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ragmeter.judge.from_config import judge_from_config
-    from ragmeter.knowledge import KnowledgeBase, SpaceSearcher
-    from ragmeter.testsets import TestsetGenerator
+    from ragmeter.knowledge.search import SpaceSearcher
+    from ragmeter.knowledge.spaces import KnowledgeBase
+    from ragmeter.testsets.generate import TestsetGenerator
 
     kb = KnowledgeBase()
     searcher = SpaceSearcher(kb, space)
@@ -290,7 +292,7 @@ def _store(rows: list[dict[str, Any]], name: str, out: Path) -> None:
     from ragmeter.datasets.row import row_from_mapping
     from ragmeter.reports.html import shared_name
     from ragmeter.runs.storage.store import RunStore
-    from ragmeter.store import open_store
+    from ragmeter.store.db import open_store
 
     checked = [row_from_mapping(r, i, source=str(out)).to_raw() for i, r in enumerate(rows)]
     runs = RunStore(open_store(load_settings().store_url()))

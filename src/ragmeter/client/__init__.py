@@ -12,7 +12,7 @@ from ragmeter.client._errors import (
 from ragmeter.client.aio import AsyncClient
 from ragmeter.client.evaluation import run_evaluation
 from ragmeter.client.sync import Client
-from ragmeter.wire import EvaluateServeRequest
+from ragmeter.wire.runs import EvaluateServeRequest
 
 __all__ = [
     "AsyncClient",

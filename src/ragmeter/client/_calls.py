@@ -11,31 +11,21 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, TypeAdapter
 
 from ragmeter.client._errors import ClientError, error_for_status
-from ragmeter.wire import (
-    AddOut,
-    AppOut,
-    ChunkInfo,
-    DatasetOut,
-    DocumentInfo,
+from ragmeter.wire.compare import MetricComparison
+from ragmeter.wire.knowledge import AddOut, ChunkInfo, DocumentInfo, HitOut, SpaceInfo
+from ragmeter.wire.lineage import RunChanges, RunUpdate
+from ragmeter.wire.pages import Page
+from ragmeter.wire.resources import AppOut, DatasetOut, ModelOut, PromptOut, TrecDatasetOut
+from ragmeter.wire.rows import RowDetail
+from ragmeter.wire.runs import (
     EvaluateServeRequest,
-    HitOut,
-    MetricComparison,
     MetricInfo,
-    ModelOut,
-    Page,
-    PromptOut,
     ResultItem,
-    RowDetail,
-    RunChanges,
     RunCreated,
     RunInfo,
-    RunUpdate,
     SceneInfo,
-    SpaceInfo,
-    TestsetCreate,
-    TestsetJob,
-    TrecDatasetOut,
 )
+from ragmeter.wire.testsets import TestsetCreate, TestsetJob
 
 __all__ = ["Call", "ClientError", "RequestLike", "as_request", "read_envelope"]
 

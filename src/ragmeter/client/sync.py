@@ -18,29 +18,14 @@ from ragmeter.client import _calls as calls
 from ragmeter.client._base import DEFAULT_API_BASE, FINISHED, ClientBase
 from ragmeter.client._calls import Call, RequestLike
 from ragmeter.client._errors import ClientError
-from ragmeter.wire import (
-    AddOut,
-    AppOut,
-    ChunkInfo,
-    DatasetOut,
-    DocumentInfo,
-    HitOut,
-    MetricComparison,
-    MetricInfo,
-    Page,
-    PromptOut,
-    ResultItem,
-    RowDetail,
-    RunChanges,
-    RunCreated,
-    RunInfo,
-    RunUpdate,
-    SceneInfo,
-    SpaceInfo,
-    TestsetCreate,
-    TestsetJob,
-    TrecDatasetOut,
-)
+from ragmeter.wire.compare import MetricComparison
+from ragmeter.wire.knowledge import AddOut, ChunkInfo, DocumentInfo, HitOut, SpaceInfo
+from ragmeter.wire.lineage import RunChanges, RunUpdate
+from ragmeter.wire.pages import Page
+from ragmeter.wire.resources import AppOut, DatasetOut, PromptOut, TrecDatasetOut
+from ragmeter.wire.rows import RowDetail
+from ragmeter.wire.runs import MetricInfo, ResultItem, RunCreated, RunInfo, SceneInfo
+from ragmeter.wire.testsets import TestsetCreate, TestsetJob
 
 __all__ = ["Apps", "Client", "Datasets", "Prompts", "Runs", "Spaces"]
 

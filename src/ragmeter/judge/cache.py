@@ -11,7 +11,8 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import SQLAlchemyError
 
 from ragmeter.errors import StoreError
-from ragmeter.store import JudgeCacheEntry, Store
+from ragmeter.store.db import Store
+from ragmeter.store.models import JudgeCacheEntry
 
 __all__ = ["CachedReply", "JudgeCache", "cache_key"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ragmeter.config import Settings, key_from_env, load_settings
 from ragmeter.judge.cache import JudgeCache
 from ragmeter.judge.engine import DEFAULT_MAX_CONCURRENCY, JudgeEngine, JudgeSettings
-from ragmeter.store import open_store
+from ragmeter.store.db import open_store
 
 __all__ = ["judge_from_config"]
 

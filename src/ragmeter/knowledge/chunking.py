@@ -10,7 +10,7 @@ from typing import Any
 
 from ragmeter.knowledge._markdown import markdown_sections
 from ragmeter.knowledge._split import iter_by_size
-from ragmeter.wire import ChunkingConfig
+from ragmeter.wire.knowledge import ChunkingConfig
 
 __all__ = ["CHUNKING_STRATEGIES", "ChunkDraft", "ChunkingConfig", "chunk_text"]
 

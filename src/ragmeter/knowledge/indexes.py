@@ -16,7 +16,8 @@ from ragmeter.errors import StoreError
 from ragmeter.knowledge._io import replace_file
 from ragmeter.knowledge.lexical_index import LexicalIndex
 from ragmeter.knowledge.vector_index import DEFAULT_HNSW_THRESHOLD, VectorIndex
-from ragmeter.store import ChunkRecord, SpaceRecord, Store
+from ragmeter.store.db import Store
+from ragmeter.store.models import ChunkRecord, SpaceRecord
 
 __all__ = ["SpaceIndexes", "load_indexes", "rebuild_indexes"]
 

@@ -39,7 +39,7 @@ from ragmeter.knowledge.readers import (
     read_document,
 )
 from ragmeter.knowledge.spaces import KnowledgeBase
-from ragmeter.store import ChunkRecord, DocumentRecord, SpaceRecord
+from ragmeter.store.models import ChunkRecord, DocumentRecord, SpaceRecord
 
 __all__ = ["ProgressEvent", "SourceFile", "add_documents", "collect_sources"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from ragmeter.wire import LOCAL_ORIGIN, UPLOAD_ORIGIN, ChunkInfo, DocumentInfo, SpaceInfo
+from ragmeter.wire.knowledge import LOCAL_ORIGIN, UPLOAD_ORIGIN, ChunkInfo, DocumentInfo, SpaceInfo
 
 #: how a space is searched (defined here, light, for the configs that name one)
 RetrieverName = Literal["vector", "bm25", "hybrid"]

@@ -16,8 +16,9 @@ from ragmeter.embeddings import DEFAULT_MODEL_NAME, is_local_embedder
 from ragmeter.errors import ConfigError, NotFoundError, clip
 from ragmeter.knowledge.chunking import ChunkingConfig
 from ragmeter.knowledge.models import ChunkInfo, DocumentInfo, SpaceInfo
-from ragmeter.store import ChunkRecord, DocumentRecord, SpaceRecord, Store, open_store
+from ragmeter.store.db import Store, open_store
 from ragmeter.store.lookup import add_named, by_name_or_id, check_name
+from ragmeter.store.models import ChunkRecord, DocumentRecord, SpaceRecord
 
 __all__ = ["AmbiguousDocumentError", "KnowledgeBase", "UnknownDocumentError"]
 

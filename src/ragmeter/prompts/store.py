@@ -9,8 +9,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from ragmeter.errors import ConfigError, ConflictError, NotFoundError, StoreError, clip
 from ragmeter.prompts.templates import check_template
-from ragmeter.store import PromptRecord, Store, open_store
+from ragmeter.store.db import Store, open_store
 from ragmeter.store.lookup import known_names
+from ragmeter.store.models import PromptRecord
 
 __all__ = ["PromptStore"]
 

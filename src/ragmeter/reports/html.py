@@ -21,7 +21,7 @@ from ragmeter.reports.html_text import LANGUAGES, TEXT, Language
 
 if TYPE_CHECKING:
     from ragmeter.reports.record import ResultRecord
-    from ragmeter.wire import MetricComparison, RowPair
+    from ragmeter.wire.compare import MetricComparison, RowPair
 
 
 def shared_name(source: str) -> str:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ragmeter.reports.html_text import Language
-    from ragmeter.wire import MetricComparison, RowPair
+    from ragmeter.wire.compare import MetricComparison, RowPair
 
 __all__ = ["EvaluationReport", "MetricSummary", "ResultRecord", "RowSource", "json_default"]
 

@@ -36,7 +36,7 @@ from ragmeter.runs.planning.scoring import MetricLike, resolve_metrics
 from ragmeter.runs.planning.targets import Target
 
 if TYPE_CHECKING:
-    from ragmeter.knowledge import KnowledgeBase
+    from ragmeter.knowledge.spaces import KnowledgeBase
 
 __all__ = [
     "EvaluateOptions",
@@ -78,7 +78,7 @@ def _label(obj: Any) -> str:
 
 
 def _target(options: EvaluateOptions, objects: set[ObjectPart]) -> dict[str, Any]:
-    from ragmeter.knowledge import parse_retrievers
+    from ragmeter.knowledge.search import parse_retrievers
 
     given = [k for k in ("target", "space", "app") if options.get(k) is not None]
     if len(given) > 1 and given != ["space", "app"]:
@@ -194,7 +194,7 @@ async def aevaluate(
     progress = Progress(options.get("on_target_progress"), options.get("on_progress"))
     kb = None
     if store:
-        from ragmeter.knowledge import KnowledgeBase
+        from ragmeter.knowledge.spaces import KnowledgeBase
 
         kb = KnowledgeBase()
     plan = build_plan(config, dataset, kb, given=given, judge_hint="")

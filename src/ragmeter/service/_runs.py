@@ -17,7 +17,7 @@ from ragmeter.runs.planning.lineage import RunLabels, make_lineage
 from ragmeter.runs.planning.plan import build_plan
 from ragmeter.runs.planning.request import EvaluateServeRequest, config_from_request
 from ragmeter.service.state import Services
-from ragmeter.store import RunRecord
+from ragmeter.store.models import RunRecord
 
 __all__ = ["create_run", "grouped_results", "readable", "result_dict"]
 

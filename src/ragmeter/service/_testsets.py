@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ragmeter.errors import ConfigError, LimitError, NotFoundError, RagmeterError, clip, redact
 from ragmeter.store.lookup import check_name
-from ragmeter.wire import TestsetCreate, TestsetJob
+from ragmeter.wire.testsets import TestsetCreate, TestsetJob
 
 if TYPE_CHECKING:
     from ragmeter.apps import AppPolicy
     from ragmeter.config import Settings
-    from ragmeter.knowledge import KnowledgeBase
+    from ragmeter.knowledge.spaces import KnowledgeBase
     from ragmeter.runs.storage.store import RunStore
 
 
@@ -54,7 +54,7 @@ class TestsetJobs:
 
     def start(self, svc: Services, space: str, body: TestsetCreate) -> TestsetJob:
         """Check the request (space, judge, options) and start generating on a thread."""
-        from ragmeter.testsets import TestsetConfig, parse_styles
+        from ragmeter.testsets.config import TestsetConfig, parse_styles
 
         limit = svc.settings.server.max_rows
         if body.size > limit:
@@ -150,8 +150,8 @@ class TestsetJobs:
         """Generate, keeping each row in the dataset as it passes (a stopped server loses
         none)."""
         from ragmeter.judge.from_config import judge_from_config
-        from ragmeter.knowledge import SpaceSearcher
-        from ragmeter.testsets import TestsetGenerator
+        from ragmeter.knowledge.search import SpaceSearcher
+        from ragmeter.testsets.generate import TestsetGenerator
 
         searcher = SpaceSearcher(svc.kb, space_id)
         judge = judge_from_config(judge_name, settings=svc.settings)

@@ -12,7 +12,8 @@ from fastapi import FastAPI
 
 from ragmeter import __version__
 from ragmeter.config import Settings, load_settings
-from ragmeter.service.dashboard import GuessLimit, SessionStore, mount_dashboard
+from ragmeter.service.dashboard.routes import mount_dashboard
+from ragmeter.service.dashboard.sessions import GuessLimit, SessionStore
 from ragmeter.service.envelope import Result, install_error_handlers, ok
 from ragmeter.service.middleware import BearerAuth, BodyLimit, JsonDepthLimit, LoopbackHosts
 from ragmeter.service.routes import dbgpt_page, evaluate, knowledge, resources, runs, testsets

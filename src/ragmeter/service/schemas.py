@@ -7,19 +7,10 @@ from typing import Annotated
 
 from fastapi import Query
 
-from ragmeter.wire import (
-    AddOut,
-    AppOut,
-    DatasetOut,
-    HitOut,
-    MetricInfo,
-    ModelOut,
-    Page,
-    PromptOut,
-    ResultItem,
-    RunCreated,
-    SceneInfo,
-)
+from ragmeter.wire.knowledge import AddOut, HitOut
+from ragmeter.wire.pages import Page
+from ragmeter.wire.resources import AppOut, DatasetOut, ModelOut, PromptOut
+from ragmeter.wire.runs import MetricInfo, ResultItem, RunCreated, SceneInfo
 
 __all__ = [
     "PAGE_BYTES",

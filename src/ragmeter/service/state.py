@@ -12,8 +12,8 @@ from fastapi import Request
 from ragmeter.apps import AppPolicy, AppStore
 from ragmeter.config import Settings, config_path, load_settings
 from ragmeter.errors import ConfigError
-from ragmeter.knowledge import KnowledgeBase
-from ragmeter.prompts import PromptStore
+from ragmeter.knowledge.spaces import KnowledgeBase
+from ragmeter.prompts.store import PromptStore
 from ragmeter.runs.execution.executor import RunLimits
 from ragmeter.runs.execution.manager import RunManager
 from ragmeter.runs.storage.store import RunStore

@@ -31,7 +31,7 @@ from ragmeter.errors import (
     RagmeterError,
     StoreError,
 )
-from ragmeter.knowledge import KnowledgeBase
+from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.metrics import LLMEvaluationMetric
 from ragmeter.metrics.context import EmbeddingBatcher, EvaluationContext
 from ragmeter.runs.execution.sinks import Budget, MemorySink, ScoredBatch, Sink, StoreSink

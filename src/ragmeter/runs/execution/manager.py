@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ragmeter.apps import AppPolicy
-from ragmeter.knowledge import KnowledgeBase
+from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.runs.execution.executor import RunLimits, execute_run
 from ragmeter.runs.storage.store import RunStore
 

@@ -36,7 +36,8 @@ from ragmeter.runs.gates.rules import Rule, parse_rules
 from ragmeter.runs.gates.sources import full_records, load_results
 from ragmeter.runs.views.compare import TIE, Pairing, compare_scores, pair_positions
 from ragmeter.store.pairing import is_row_id
-from ragmeter.wire import DatasetDiff, MetricComparison
+from ragmeter.wire.compare import MetricComparison
+from ragmeter.wire.lineage import DatasetDiff
 
 __all__ = ["GateResult", "GateRow", "RuleOutcome", "gate", "gate_reports"]
 

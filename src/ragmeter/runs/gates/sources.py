@@ -16,7 +16,8 @@ from ragmeter.metrics.scales import scale_labels
 from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.runs.storage.result_store import read_records, records_query
 from ragmeter.runs.storage.store import RunStore
-from ragmeter.store import DatasetRowRecord, ResultRow, open_store
+from ragmeter.store.db import open_store
+from ragmeter.store.models import DatasetRowRecord, ResultRow
 from ragmeter.store.rowdata import row_field, row_of
 
 __all__ = ["LABEL_KEYS", "StoredResults", "full_records", "load_results", "read_results_file"]

@@ -24,7 +24,7 @@ from ragmeter.runs.planning.config import AppTargetConfig, EvaluationConfig, Spa
 
 if TYPE_CHECKING:
     from ragmeter.runs.planning.plan import RunPlan
-    from ragmeter.store import DatasetRecord
+    from ragmeter.store.models import DatasetRecord
 
 __all__ = [
     "Change",

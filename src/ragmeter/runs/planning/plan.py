@@ -14,13 +14,13 @@ from ragmeter.datasets import Dataset, DatasetLimits, load_dataset
 from ragmeter.embeddings import Embedder, embedder_from_config
 from ragmeter.errors import ConfigError, DatasetError
 from ragmeter.judge.from_config import judge_from_config
-from ragmeter.knowledge import KnowledgeBase
+from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.metrics import AnswerRelevancyMetric, EvaluationMetric
-from ragmeter.prompts import PromptStore
+from ragmeter.prompts.store import PromptStore
 from ragmeter.runs.planning.config import EvaluationConfig
 from ragmeter.runs.planning.scoring import check_judge, prepare_rows, resolve_metrics
 from ragmeter.runs.planning.targets import Target, build_target
-from ragmeter.store import Store
+from ragmeter.store.db import Store
 
 __all__ = ["Given", "RunPlan", "apply_judge_prompt", "build_plan"]
 

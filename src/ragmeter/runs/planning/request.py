@@ -15,7 +15,7 @@ from ragmeter.runs.planning.config import (
     parse_config,
     parse_part,
 )
-from ragmeter.wire import EvaluateServeRequest
+from ragmeter.wire.runs import EvaluateServeRequest
 
 __all__ = [
     "CONTEXT_KEYS",

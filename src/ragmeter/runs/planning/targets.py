@@ -21,7 +21,9 @@ from ragmeter.runs.planning.config import AppTargetConfig, EvaluationConfig, Spa
 
 if TYPE_CHECKING:  # spaces (FAISS) and apps (httpx) load only for a run with such a target
     from ragmeter.apps import App, AppAnswer, AppPolicy
-    from ragmeter.knowledge import KnowledgeBase, RetrieverName, SpaceSearcher
+    from ragmeter.knowledge.models import RetrieverName
+    from ragmeter.knowledge.search import SpaceSearcher
+    from ragmeter.knowledge.spaces import KnowledgeBase
 
 __all__ = [
     "AppTarget",
@@ -72,7 +74,7 @@ def resolve_doc_names(searcher: SpaceSearcher, dataset: Dataset) -> list[Row]:
     documents: texts as ``reference_contexts``, chunk ids as ``reference_ids``. A row that
     already judges chunk ids (``reference_ids``, as a generated test set's source chunks, or
     ``reference_relevance``) keeps them: its ``doc_name`` is only checked."""
-    from ragmeter.knowledge import AmbiguousDocumentError, UnknownDocumentError
+    from ragmeter.knowledge.spaces import AmbiguousDocumentError, UnknownDocumentError
 
     kb, info = searcher.kb, searcher.info
     rows = list(dataset)
@@ -287,7 +289,8 @@ def build_target(
     spec = config.target
     if not isinstance(spec, SpaceTargetConfig | AppTargetConfig):
         return None
-    from ragmeter.knowledge import KnowledgeBase, SpaceSearcher
+    from ragmeter.knowledge.search import SpaceSearcher
+    from ragmeter.knowledge.spaces import KnowledgeBase
 
     if isinstance(spec, SpaceTargetConfig):
         return RecallTarget(

@@ -15,9 +15,9 @@ from sqlalchemy.orm import Session
 
 from ragmeter.datasets.digest import ContentHash, content_hash
 from ragmeter.errors import ConflictError, NotFoundError, StoreError, clip
-from ragmeter.store import DatasetRecord, DatasetRowRecord, RunRecord, Store
-from ragmeter.store.db import insert_plain, json_text
+from ragmeter.store.db import Store, insert_plain, json_text
 from ragmeter.store.lookup import is_id, known_names
+from ragmeter.store.models import DatasetRecord, DatasetRowRecord, RunRecord
 
 __all__ = ["DatasetStore"]
 

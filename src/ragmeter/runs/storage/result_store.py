@@ -20,8 +20,8 @@ from ragmeter.metrics.scales import scale_label, scale_labels
 from ragmeter.reports import EvaluationReport, MetricSummary, ResultRecord
 from ragmeter.reports.stats import mean_summary
 from ragmeter.runs.storage.run_records import RunRecords
-from ragmeter.store import DatasetRowRecord, ResultRow, RunRecord, Store
-from ragmeter.store.db import insert_plain, json_text, plain_cursor, plain_rows
+from ragmeter.store.db import Store, insert_plain, json_text, plain_cursor, plain_rows
+from ragmeter.store.models import DatasetRowRecord, ResultRow, RunRecord
 from ragmeter.store.pairing import row_keys
 from ragmeter.store.rowdata import row_of
 

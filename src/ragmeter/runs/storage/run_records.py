@@ -12,8 +12,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from ragmeter.errors import ConflictError, NotFoundError, StoreError, clip
 from ragmeter.runs.planning.config import EvaluationConfig
 from ragmeter.runs.planning.lineage import RunLabels, check_tags
-from ragmeter.store import DatasetRecord, RunRecord, RunTag, Store
+from ragmeter.store.db import Store
 from ragmeter.store.lookup import LIKE_ESCAPE, insert_unique, like_pattern
+from ragmeter.store.models import DatasetRecord, RunRecord, RunTag
 
 __all__ = ["RunRecords"]
 

@@ -16,8 +16,8 @@ from ragmeter.errors import ConflictError, StoreError
 from ragmeter.runs.storage._owner import alive, this_process
 from ragmeter.runs.storage.dataset_store import DatasetStore
 from ragmeter.runs.storage.result_store import ResultStore, forget_upstream_failures
-from ragmeter.store import RunRecord
-from ragmeter.wire import RunState
+from ragmeter.store.models import RunRecord
+from ragmeter.wire.runs import RunState
 
 __all__ = ["RunState", "RunStore", "add_usage", "metric_names"]
 

@@ -17,11 +17,11 @@ from ragmeter.metrics.retrieval import NOT_JUDGED
 from ragmeter.metrics.retrieval.ranking import judge_rows
 from ragmeter.runs.storage.result_store import read_records, records_query
 from ragmeter.runs.views.trajectory import trajectory_of
-from ragmeter.store import DatasetRowRecord, ResultRow, RunRecord, Store
-from ragmeter.store.db import plain_rows
+from ragmeter.store.db import Store, plain_rows
 from ragmeter.store.lookup import LIKE_ESCAPE, like_pattern
+from ragmeter.store.models import DatasetRowRecord, ResultRow, RunRecord
 from ragmeter.store.rowdata import row_field, row_of
-from ragmeter.wire import (
+from ragmeter.wire.rows import (
     MetricDistribution,
     NullReason,
     RowContext,

@@ -21,7 +21,7 @@ from ragmeter.errors import ConfigError
 from ragmeter.metrics.scales import scale_label
 from ragmeter.reports.stats import SMALL_SAMPLE, Correction, PairedComparison, compare_paired
 from ragmeter.store.pairing import is_row_id
-from ragmeter.wire import MetricComparison
+from ragmeter.wire.compare import MetricComparison
 
 __all__ = [
     "TIE",

@@ -13,7 +13,7 @@ from typing import Any
 from ragmeter.datasets.digest import row_digest
 from ragmeter.runs.storage.dataset_store import DatasetStore
 from ragmeter.store.pairing import is_row_id
-from ragmeter.wire import DatasetDiff
+from ragmeter.wire.lineage import DatasetDiff
 
 __all__ = ["PREDICTIONS", "dataset_diff"]
 

@@ -25,9 +25,10 @@ from ragmeter.runs.views.compare import (
     pair_positions,
 )
 from ragmeter.runs.views.sides import read_side
-from ragmeter.store import DatasetRowRecord, ResultRow, RunRecord, Store
+from ragmeter.store.db import Store
+from ragmeter.store.models import DatasetRowRecord, ResultRow, RunRecord
 from ragmeter.store.rowdata import row_field, row_of
-from ragmeter.wire import MetricComparison, RowPair, RowPairPage, Scatter, ScatterPoint
+from ragmeter.wire.compare import MetricComparison, RowPair, RowPairPage, Scatter, ScatterPoint
 
 __all__ = [
     "GRID",

@@ -8,8 +8,8 @@ from typing import Any
 
 from ragmeter.errors import NotFoundError
 from ragmeter.runs.storage.store import RunStore, metric_names
-from ragmeter.store import RunRecord
-from ragmeter.wire import RunInfo
+from ragmeter.store.models import RunRecord
+from ragmeter.wire.runs import RunInfo
 
 __all__ = ["dataset_text", "run_info", "run_infos"]
 

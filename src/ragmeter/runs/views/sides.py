@@ -14,8 +14,8 @@ from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from ragmeter.runs.views.compare import Pairing, Side
-from ragmeter.store import ResultRow, RunRecord
 from ragmeter.store.db import plain_rows
+from ragmeter.store.models import ResultRow, RunRecord
 
 __all__ = ["KEPT_RESULTS", "read_side", "side_query"]
 

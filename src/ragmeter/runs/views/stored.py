@@ -17,12 +17,12 @@ from ragmeter.runs.storage.store import metric_names
 from ragmeter.runs.views.browse import MAX_REASONS
 from ragmeter.runs.views.pairs import choose, compare_runs, pair_page
 from ragmeter.runs.views.run_view import dataset_text, run_info
-from ragmeter.store import ResultRow
+from ragmeter.store.models import ResultRow
 
 if TYPE_CHECKING:
     from ragmeter.runs.storage.store import RunStore
-    from ragmeter.store import RunRecord
-    from ragmeter.wire import MetricComparison, RowPair
+    from ragmeter.store.models import RunRecord
+    from ragmeter.wire.compare import MetricComparison, RowPair
 
 __all__ = [
     "REGRESSED_ROWS",
@@ -41,7 +41,7 @@ def load_run(run_id: str, *, store: str | None = None) -> StoredRun:
     ``store``) by id or name, for its HTML report or its full ``report()``; NotFoundError
     naming it when there is none."""
     from ragmeter.runs.storage.store import RunStore
-    from ragmeter.store import open_store
+    from ragmeter.store.db import open_store
 
     return StoredRun(RunStore(open_store(store)), run_id)
 

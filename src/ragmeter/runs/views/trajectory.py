@@ -13,7 +13,13 @@ from typing import Any
 
 from ragmeter.datasets.agent import ToolCall
 from ragmeter.metrics.agent import align_ordered, typed_key
-from ragmeter.wire import ArgumentDiff, Trajectory, TrajectoryCall, TrajectoryPair, TrajectoryStep
+from ragmeter.wire.trajectory import (
+    ArgumentDiff,
+    Trajectory,
+    TrajectoryCall,
+    TrajectoryPair,
+    TrajectoryStep,
+)
 
 __all__ = ["align_calls", "same_json", "trajectory_of"]
 

@@ -28,9 +28,9 @@ from ragmeter.service.envelope import ApiError, Result, ok
 from ragmeter.service.routes.resources import load_upload_rows, read_dataset_upload
 from ragmeter.service.state import Services, services
 from ragmeter.service.xlsx import XLSX_TYPE, content_disposition, xlsx_bytes
-from ragmeter.store import DatasetRecord, RunRecord
 from ragmeter.store.lookup import check_name
-from ragmeter.wire import (
+from ragmeter.store.models import DatasetRecord, RunRecord
+from ragmeter.wire.dbgpt import (
     DbgptContentUpload,
     DbgptDataset,
     DbgptEvaluation,

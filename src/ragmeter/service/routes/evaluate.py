@@ -17,7 +17,7 @@ from ragmeter.service._runs import create_run, grouped_results
 from ragmeter.service.envelope import ApiError, Result, ok
 from ragmeter.service.schemas import ResultItem, SceneInfo
 from ragmeter.service.state import Services, services
-from ragmeter.wire import PageMetricInfo
+from ragmeter.wire.dbgpt import PageMetricInfo
 
 __all__ = ["RUN_ID_HEADER", "router"]
 

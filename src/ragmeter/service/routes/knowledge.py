@@ -15,20 +15,19 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragmeter.embeddings import is_local_embedder
 from ragmeter.errors import LimitError
-from ragmeter.knowledge import (
-    DOCUMENT_KINDS,
+from ragmeter.knowledge.chunking import ChunkingConfig
+from ragmeter.knowledge.ingest import add_documents
+from ragmeter.knowledge.models import (
     UPLOAD_ORIGIN,
     AddReport,
     ChunkInfo,
-    ChunkingConfig,
     DocumentInfo,
-    DocumentLimits,
     Hit,
     RetrieverName,
     SpaceInfo,
-    SpaceSearcher,
-    add_documents,
 )
+from ragmeter.knowledge.readers import DOCUMENT_KINDS, DocumentLimits
+from ragmeter.knowledge.search import SpaceSearcher
 from ragmeter.service.envelope import ApiError, Result, ok
 from ragmeter.service.schemas import AddOut, HitOut, Limit, Offset, Page
 from ragmeter.service.state import Services, services

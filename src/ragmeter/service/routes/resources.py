@@ -30,9 +30,9 @@ from ragmeter.service.schemas import (
 )
 from ragmeter.service.state import Services, services
 from ragmeter.service.uploads import save_uploads
-from ragmeter.store import DatasetRecord
 from ragmeter.store.lookup import check_name
-from ragmeter.wire import TrecDatasetOut
+from ragmeter.store.models import DatasetRecord
+from ragmeter.wire.resources import TrecDatasetOut
 
 __all__ = ["load_upload_rows", "read_dataset_upload", "router"]
 

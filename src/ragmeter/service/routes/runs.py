@@ -29,18 +29,10 @@ from ragmeter.service.schemas import (
     RunCreated,
 )
 from ragmeter.service.state import Services, services
-from ragmeter.wire import (
-    LineageChange,
-    MetricComparison,
-    MetricDistribution,
-    RowDetail,
-    RowPairPage,
-    RowView,
-    RunChanges,
-    RunInfo,
-    RunUpdate,
-    Scatter,
-)
+from ragmeter.wire.compare import MetricComparison, RowPairPage, Scatter
+from ragmeter.wire.lineage import LineageChange, RunChanges, RunUpdate
+from ragmeter.wire.rows import MetricDistribution, RowDetail, RowView
+from ragmeter.wire.runs import RunInfo
 
 __all__ = ["router"]
 

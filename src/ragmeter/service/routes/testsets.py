@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, status
 
 from ragmeter.service.envelope import Result, ok
 from ragmeter.service.state import Services, services
-from ragmeter.wire import TestsetCreate, TestsetJob
+from ragmeter.wire.testsets import TestsetCreate, TestsetJob
 
 __all__ = ["router"]
 
