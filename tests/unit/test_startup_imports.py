@@ -80,7 +80,7 @@ def test_start_up_loads_nothing_heavy(code: str) -> None:
 
 def test_the_probe_sees_a_heavy_import() -> None:
     """The check can fail: a name that needs the store loads SQLAlchemy."""
-    assert "sqlalchemy" in loaded_after("from ragmeter.knowledge import KnowledgeBase")
+    assert "sqlalchemy" in loaded_after("from ragmeter.knowledge.spaces import KnowledgeBase")
 
 
 def test_lazy_command_groups_list_their_own_help() -> None:
