@@ -4,7 +4,6 @@ that every metric scored something."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -86,18 +85,19 @@ def print_reports(
 
 def check_scored(reports: Reports) -> None:
     """A metric with no score in any row measured nothing (the app, judge or embedder was
-    down, or no row could be scored): an error naming it, so scripts and CI notice."""
+    down, or no row could be scored): an error naming it, so scripts and CI notice. Reads
+    the scores alone; records are made only for a metric with none."""
     empty: list[str] = []
     for label, report in reports:
         for name in report.metric_names:
-            records = report.results(name)
-            if not records or any(record.score is not None for record in records):
+            scores = report.scores(name)
+            if not scores or any(score is not None for score in scores):
                 continue
-            reason, count = Counter(r.error or "no reason" for r in records).most_common(1)[0]
+            ((_kind, reason, count),) = report.null_reasons(name, 1)
             where = f"{name} ({label})" if label else name
             empty.append(
-                f"{where}: every one of its {len(records)} results is null (most common "
-                f"reason, {count} of {len(records)}: {reason})"
+                f"{where}: every one of its {len(scores)} results is null (most common "
+                f"reason, {count} of {len(scores)}: {reason or 'no reason'})"
             )
     if empty:
         raise RagmeterError("no score at all for " + "; ".join(empty))
