@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -47,7 +49,10 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA busy_timeout=30000")  # first: switching to WAL may wait for a lock
     if cursor.execute("PRAGMA journal_mode").fetchone()[0] != "wal":  # once per database
-        cursor.execute("PRAGMA journal_mode=WAL")
+        # another process holding the new file (switching it itself): this connection goes
+        # on in the file's mode, a later one switches it
+        with contextlib.suppress(sqlite3.OperationalError):
+            cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
