@@ -29,8 +29,8 @@ from ragmeter.service.middleware import json_too_deep
 from ragmeter.service.routes.resources import load_upload_rows, read_dataset_upload
 from ragmeter.service.state import Services, services
 from ragmeter.service.xlsx import XLSX_TYPE, content_disposition, xlsx_bytes
-from ragmeter.store.lookup import check_name
 from ragmeter.store.models import DatasetRecord, RunRecord
+from ragmeter.store.names import check_name
 from ragmeter.wire.dbgpt import (
     DbgptContentUpload,
     DbgptDataset,
@@ -102,7 +102,7 @@ def list_datasets(svc: Deps, page: PageNo = 1, page_size: PageSize = 10) -> Resu
 
 
 async def _store_rows(svc: Services, name: str, filename: str, dataset: Any) -> DbgptDataset:
-    check_name(name, "dataset")
+    name = check_name(name, "dataset")
     rows = (row.to_raw() for row in dataset)
     record = await asyncio.to_thread(svc.runs.add_dataset, rows, name=name, source=filename)
     return await asyncio.to_thread(_dataset, svc, record)
