@@ -29,12 +29,13 @@ Requests refused by a ``[server]`` limit answer a 4xx that names the limit.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ragmeter.errors import ConfigError
 
@@ -118,6 +119,9 @@ class ServerConfig(BaseModel):
     #: hosts, addresses or networks (``10.0.0.0/8``) an HttpApp made over the API may reach
     #: although they are loopback, private or link-local
     allow_app_hosts: list[str] = Field(default_factory=list)
+    #: addresses or networks of reverse proxies whose ``X-Forwarded-For`` and
+    #: ``X-Forwarded-Proto`` name the client; from any other peer they are ignored
+    trusted_proxies: list[str] = Field(default_factory=list)
     # -- request sizes and counts ---------------------------------------------------------
     #: one request body
     max_request_mb: float = Field(default=100.0, gt=0)
@@ -171,6 +175,18 @@ class ServerConfig(BaseModel):
     # -- shutdown ----------------------------------------------------------------------------
     #: seconds a stopping server waits for requests under way before it cancels them
     shutdown_timeout: float = Field(default=10.0, ge=0)
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"trusted_proxies: {entry!r} is not an IP address or network"
+                ) from None
+        return value
 
     def keys(self) -> list[str]:
         """The configured keys, plus those in ``$RAGMETER_API_KEYS`` (comma-separated)."""

@@ -15,6 +15,7 @@ import pytest
 from tests.integration.service import KEY, ServiceProcess, data, failure
 
 ROWS = b'{"query": "q1", "retrieved_ids": ["a"], "reference_ids": ["a"]}\n'
+COOKIE = "__Host-ragmeter_session"
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +28,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]
 def _signed_in(server: ServiceProcess) -> Iterator[tuple[httpx.Client, str]]:
     """A client holding a session cookie (as a browser would), and its CSRF token."""
     with httpx.Client(base_url=server.url, timeout=60) as http:
+
+        def secure_cookies(request: httpx.Request) -> None:
+            """Send the Secure cookie back to http://127.0.0.1 as browsers do (loopback is a
+            secure context to them; httpx sends Secure cookies over https only)."""
+            if pairs := "; ".join(f"{c.name}={c.value}" for c in http.cookies.jar):
+                request.headers["Cookie"] = pairs
+
+        http.event_hooks["request"].append(secure_cookies)
         token = data(http.post("/ui/session", json={"key": KEY}))["csrf_token"]
         assert token and len(token) >= 32
         yield http, token
@@ -37,7 +46,7 @@ def test_the_api_refuses_requests_without_a_key(server: ServiceProcess) -> None:
         assert "missing or wrong API key" in failure(httpx.get(f"{server.base}{path}"), 401)
     failure(httpx.post(f"{server.base}/evaluate/runs/x/cancel"), 401)
     # made-up cookies are no session
-    forged = {"Cookie": "ragmeter_session=" + "A" * 43}
+    forged = {"Cookie": f"{COOKIE}=" + "A" * 43}
     failure(httpx.get(f"{server.base}/evaluate/runs", headers=forged), 401)
 
 
@@ -63,7 +72,7 @@ def test_the_key_form_sets_an_httponly_strict_cookie_that_is_not_the_key(
     cookie = answer.headers["set-cookie"]
     parts = [p.strip().lower() for p in cookie.split(";")]
     assert "httponly" in parts and "samesite=strict" in parts and "path=/" in parts
-    assert "secure" not in parts  # plain http on loopback; https requests get Secure
+    assert "secure" in parts and cookie.startswith(f"{COOKIE}=")  # loopback: a secure context
     assert any(p.startswith("max-age=") for p in parts)  # sessions expire ([server] session_hours)
     session_id = cookie.split(";", 1)[0].split("=", 1)[1]
     assert KEY not in cookie and len(session_id) >= 32
@@ -100,11 +109,11 @@ def test_a_wrong_key_is_refused_and_opens_no_session(server: ServiceProcess) -> 
 
 def test_logout_ends_the_session(server: ServiceProcess) -> None:
     with _signed_in(server) as (http, token):
-        session_id = http.cookies["ragmeter_session"]
+        session_id = http.cookies[COOKIE]
         failure(http.post("/ui/logout"), 403)  # a change: CSRF header needed
         data(http.post("/ui/logout", headers={"X-CSRF-Token": token}))
-        assert "ragmeter_session" not in http.cookies
-    replay = {"Cookie": f"ragmeter_session={session_id}"}
+        assert COOKIE not in http.cookies
+    replay = {"Cookie": f"{COOKIE}={session_id}"}
     failure(httpx.get(f"{server.base}/evaluate/runs", headers=replay), 401)
     assert data(httpx.get(f"{server.url}/ui/session", headers=replay))["signed_in"] is False
 
@@ -141,7 +150,7 @@ def test_guessing_keys_is_throttled_per_address(tmp_path_factory: pytest.TempPat
         for guess in ("a", "b"):
             failure(httpx.get(runs, headers={"Authorization": f"Bearer {guess}"}), 401)
         for _ in range(10):
-            failure(httpx.get(runs, headers={"Cookie": "ragmeter_session=" + "B" * 43}), 401)
+            failure(httpx.get(runs, headers={"Cookie": f"{COOKIE}=" + "B" * 43}), 401)
         failure(httpx.post(f"{server.url}/ui/session", json={"key": "c"}), 401)
         failure(httpx.post(f"{server.url}/ui/session", json={"key": "e"}), 401)
         for attempt in (

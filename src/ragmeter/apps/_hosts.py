@@ -10,6 +10,7 @@ is checked again once connected: a DNS answer that changes between the check and
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -18,7 +19,15 @@ import anyio
 import httpcore
 import httpx
 
-__all__ = ["HostNotAllowed", "HostPolicy", "guarded_transport", "refusal", "resolve"]
+__all__ = [
+    "HostNotAllowed",
+    "HostPolicy",
+    "embedded_ipv4",
+    "guarded_transport",
+    "refusal",
+    "resolve",
+    "url_host",
+]
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -28,11 +37,80 @@ class HostNotAllowed(httpcore.ConnectError):
     """The destination is not one apps may reach; retrying cannot help."""
 
 
+#: IPv6 prefixes that carry an IPv4 address in their last 32 bits: IPv4-compatible (::/96,
+#: deprecated), IPv4-mapped, IPv4-translated (SIIT), NAT64's well-known and local-use prefixes
+_LOW_32_PREFIXES = tuple(
+    ipaddress.IPv6Network(text)
+    for text in ("::/96", "::ffff:0:0/96", "::ffff:0:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48")
+)
+#: ISATAP's interface identifier, 0000:5efe or 0200:5efe (the u and g bits masked off)
+_ISATAP_MASK, _ISATAP = 0xFCFF_FFFF, 0x0000_5EFE
+_SITE_LOCAL = ipaddress.IPv6Network("fec0::/10")  # deprecated, still routed inside sites
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries, which is where it leads: mapped,
+    compatible, translated and NAT64 forms, 6to4 (2002::/16), Teredo (2001::/32: its server
+    and its client) and ISATAP (an interface id of 5efe)."""
+    value = int(address)
+    if any(address in prefix for prefix in _LOW_32_PREFIXES):
+        return [ipaddress.IPv4Address(value & 0xFFFF_FFFF)]
+    if address.sixtofour is not None:
+        return [address.sixtofour]
+    if address.teredo is not None:
+        return list(address.teredo)
+    if (value >> 32) & _ISATAP_MASK == _ISATAP:
+        return [ipaddress.IPv4Address(value & 0xFFFF_FFFF)]
+    return []
+
+
 def _address(text: str) -> Address:
-    address = ipaddress.ip_address(text.split("%", 1)[0])  # drop an IPv6 zone (fe80::1%eth0)
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address.ipv4_mapped  # ::ffff:127.0.0.1 is 127.0.0.1
-    return address
+    return ipaddress.ip_address(text.split("%", 1)[0])  # drop an IPv6 zone (fe80::1%eth0)
+
+
+def _public(address: Address) -> bool:
+    if address.is_multicast or not address.is_global:
+        return False
+    return not (isinstance(address, ipaddress.IPv6Address) and address in _SITE_LOCAL)
+
+
+#: one label of a host name (in its ASCII form, as resolvers are asked)
+_LABEL = re.compile(r"(?!-)[a-z0-9_-]{1,63}(?<!-)")
+_PORTS = range(1, 65536)
+
+
+def url_host(url: str) -> str:
+    """The host of an http(s) URL an app may be given; ValueError saying what is wrong with
+    it otherwise: not a URL, credentials in it, a port out of range, a host name that is not
+    one (an empty, overlong or invalid label, an invalid IDNA or punycode form)."""
+    try:
+        parsed = httpx.URL(url)
+        host, raw_host, port = parsed.host, parsed.raw_host, parsed.port
+    except (httpx.InvalidURL, ValueError) as exc:  # IDNA errors are ValueErrors
+        raise ValueError(f"'{url}' is not a valid URL: {exc}") from None
+    if parsed.scheme not in ("http", "https"):
+        raise ValueError(f"'{url}' is not an http or https URL")
+    if not host:
+        raise ValueError(f"'{url}' names no host")
+    if parsed.userinfo:
+        raise ValueError(
+            f"'{parsed.copy_with(username=None, password=None)}' carries a user name or "
+            "password; send a key from [server] app_secrets as api_key_env instead"
+        )
+    if port is not None and port not in _PORTS:
+        raise ValueError(f"'{url}' has port {port}, outside 1-65535")
+    if ":" in host:  # an IPv6 literal, which httpx has checked
+        if "%" in host:
+            raise ValueError(f"'{url}' names an IPv6 zone, which apps may not use")
+        return host
+    name = raw_host.decode("ascii").lower()
+    labels = name.removesuffix(".").split(".")
+    if len(name) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
+        raise ValueError(
+            f"'{url}' has no valid host name: each dot-separated label must be 1 to 63 "
+            "letters, digits, '-' or '_', 253 characters in all"
+        )
+    return host
 
 
 def _host_name(host: str) -> str:
@@ -77,8 +155,14 @@ class HostPolicy:
         if _host_name(host) in self.names:
             return True
         ip = _address(address)
-        if self.public and ip.is_global and not ip.is_multicast:
+        if self._listed(ip):
             return True
+        carried = embedded_ipv4(ip) if isinstance(ip, ipaddress.IPv6Address) else []
+        if carried:  # it leads where its IPv4 addresses do
+            return all(self._listed(v4) or (self.public and _public(v4)) for v4 in carried)
+        return self.public and _public(ip)
+
+    def _listed(self, ip: Address) -> bool:
         return any(ip in network for network in self.networks if network.version == ip.version)
 
     def refusal(self, host: str) -> str:
@@ -95,11 +179,9 @@ class HostPolicy:
         allowed), or None, also when the host does not resolve yet: every connection is
         checked again in any case."""
         try:
-            host = httpx.URL(url).host
-        except httpx.InvalidURL as exc:
-            return f"'{url}' is not a valid URL: {exc}"
-        if not host:
-            return f"'{url}' names no host"
+            host = url_host(url)
+        except ValueError as exc:
+            return str(exc)
         try:
             addresses = self.resolver(host)
         except (OSError, UnicodeError):

@@ -30,8 +30,9 @@ from ragmeter.knowledge.search import SpaceSearcher
 from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.prompts.store import PromptStore
 from ragmeter.store.db import Store, open_store
-from ragmeter.store.lookup import add_named, by_name_or_id, check_name
+from ragmeter.store.lookup import add_named, by_name_or_id
 from ragmeter.store.models import AppRecord
+from ragmeter.store.names import check_name
 
 __all__ = [
     "AppConfig",
@@ -58,7 +59,7 @@ class AppStore:
     ) -> AppRecord:
         """Store an app; a taken name is a ConflictError unless ``replace`` (then the app
         keeps its id and gets the new settings)."""
-        check_name(name, "app")
+        name = check_name(name, "app")
         if replace:
             with self.store.session() as session:
                 found = session.scalars(select(AppRecord).where(AppRecord.name == name)).first()

@@ -191,9 +191,9 @@ def _load_path(path: Path, name: str, limits: DatasetLimits) -> Dataset:
         raise DatasetError(f"{name}: no such file")
     try:
         if kind == "jsonl":
-            return _from_records(_jsonl_records(path, name), name, limits)
+            return _from_records(_jsonl_records(path, name, limits), name, limits)
         if kind == "json":
-            return _from_records(_json_records(path, name), name, limits, lines=False)
+            return _from_records(_json_records(path, name, limits), name, limits, lines=False)
         if kind == "csv":
             return _from_records(_csv_records(path, name), name, limits)
     except UnicodeDecodeError:
@@ -235,30 +235,33 @@ def _loads(text: str) -> Any:
     return json.loads(text, parse_int=_int)
 
 
-def _parse_json(text: str, name: str, line: int | None = None) -> Any:
-    """JSON from one line or file; invalid or too deeply nested JSON names where."""
+def _parse_json(text: str, name: str, limits: DatasetLimits, line: int | None = None) -> Any:
+    """JSON from one line or file; invalid or too deeply nested JSON names where (and the
+    setting that limits the depth, when the service's)."""
     try:
         return _loads(text)
     except json.JSONDecodeError as exc:
         at = f"at column {exc.colno}" if line is not None else f"at line {exc.lineno}"
         raise DatasetError(f"invalid JSON: {exc.msg} {at}", source=name, line=line) from None
     except RecursionError:
+        setting = limits.setting("max_json_depth")
         raise DatasetError(
-            f"nested too deeply to read (rows may nest {MAX_DEPTH} levels at most)",
+            f"nested too deeply to read (rows may nest {limits.max_depth} levels at most"
+            + (f", {setting})" if setting else ")"),
             source=name,
             line=line,
         ) from None
 
 
-def _jsonl_records(path: Path, name: str) -> Iterator[tuple[int, Any]]:
+def _jsonl_records(path: Path, name: str, limits: DatasetLimits) -> Iterator[tuple[int, Any]]:
     with path.open(encoding=_ENCODING) as handle:
         for number, text in enumerate(handle, start=1):
             if text.strip():
-                yield number, _parse_json(text, name, number)
+                yield number, _parse_json(text, name, limits, number)
 
 
-def _json_records(path: Path, name: str) -> Iterator[tuple[int, Any]]:
-    data = _parse_json(path.read_text(encoding=_ENCODING), name)
+def _json_records(path: Path, name: str, limits: DatasetLimits) -> Iterator[tuple[int, Any]]:
+    data = _parse_json(path.read_text(encoding=_ENCODING), name, limits)
     if isinstance(data, Mapping) and isinstance(data.get("datasets"), list):
         data = data["datasets"]  # a DB-GPT evaluation request body
     if not isinstance(data, list):

@@ -17,8 +17,9 @@ from ragmeter.errors import ConfigError, NotFoundError, clip
 from ragmeter.knowledge.chunking import ChunkingConfig
 from ragmeter.knowledge.models import ChunkInfo, DocumentInfo, SpaceInfo
 from ragmeter.store.db import Store, open_store
-from ragmeter.store.lookup import add_named, by_name_or_id, check_name
+from ragmeter.store.lookup import add_named, by_name_or_id
 from ragmeter.store.models import ChunkRecord, DocumentRecord, SpaceRecord
+from ragmeter.store.names import check_name
 
 __all__ = ["AmbiguousDocumentError", "KnowledgeBase", "UnknownDocumentError"]
 
@@ -87,7 +88,7 @@ class KnowledgeBase:
         description: str = "",
     ) -> SpaceInfo:
         """A new, empty space. Its embedder and chunking cannot change later."""
-        check_name(name, "knowledge space")
+        name = check_name(name, "knowledge space")
         if not is_local_embedder(embedder):
             self.settings.model(embedder, hint="to use it as the space's embedder")
         record = SpaceRecord(

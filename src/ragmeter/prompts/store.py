@@ -12,10 +12,11 @@ from ragmeter.prompts.templates import check_template
 from ragmeter.store.db import Store, open_store
 from ragmeter.store.lookup import known_names
 from ragmeter.store.models import PromptRecord
+from ragmeter.store.names import key_text, normal_text, single_script
 
 __all__ = ["PromptStore"]
 
-_CODE = re.compile(r"^[\w][\w.\-]{0,199}$")
+_CODE = re.compile(r"[\w][\w.\-]{0,199}\Z")
 
 
 class PromptStore:
@@ -36,10 +37,12 @@ class PromptStore:
     ) -> PromptRecord:
         """Store a template after checking its variables; an existing code needs ``replace``
         (else a ConflictError, to which each interface adds how it says "replace")."""
+        code = normal_text(code, "prompt code")
         if not _CODE.match(code):
             raise ConfigError(
                 f"invalid prompt code {code!r}: use letters, digits, '_', '-' or '.' (at most 200)"
             )
+        single_script(code, "prompt code")
         if language not in (None, "en", "zh"):
             raise ConfigError(f"language must be en or zh, got {language!r}")
         check_template(template, kind)
@@ -65,6 +68,7 @@ class PromptStore:
 
     def get(self, code: str, kind: str | None = None) -> PromptRecord:
         """A prompt by code; NotFoundError listing the codes, ConfigError if of another kind."""
+        code = key_text(code)
         with self.store.session() as session:
             record = session.scalars(select(PromptRecord).where(PromptRecord.code == code)).first()
             if record is None:

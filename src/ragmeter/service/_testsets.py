@@ -9,7 +9,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ragmeter.errors import ConfigError, LimitError, NotFoundError, RagmeterError, clip, redact
-from ragmeter.store.lookup import check_name
+from ragmeter.store.names import check_name
 from ragmeter.wire.testsets import TestsetCreate, TestsetJob
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ class TestsetJobs:
                     status=429,
                 )
             name = body.name or f"testset-{info.name}-{job_id[:8]}"
-            check_name(name, "dataset")
+            name = check_name(name, "dataset")
             dataset = svc.runs.add_dataset([], name=name, source=f"testset of space {info.name}")
             job = TestsetJob(
                 id=job_id,

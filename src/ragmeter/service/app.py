@@ -14,6 +14,7 @@ from ragmeter import __version__
 from ragmeter.config import Settings, load_settings
 from ragmeter.service.dashboard.routes import mount_dashboard
 from ragmeter.service.dashboard.sessions import GuessLimit, SessionStore
+from ragmeter.service.docs import mount_docs
 from ragmeter.service.envelope import Result, install_error_handlers, ok
 from ragmeter.service.middleware import BearerAuth, BodyLimit, JsonDepthLimit, LoopbackHosts
 from ragmeter.service.routes import dbgpt_page, evaluate, knowledge, resources, runs, testsets
@@ -70,6 +71,8 @@ def create_app(settings: Settings | None = None, *, any_host: bool = False) -> F
         version=__version__,
         description="Evaluate RAG pipelines and LLM apps. DB-GPT-compatible evaluation API.",
         lifespan=_lifespan,
+        docs_url=None,  # served by mount_docs from this server's own files
+        redoc_url=None,
     )
     app.state.services = Services.open(settings)
     install_error_handlers(app)
@@ -98,5 +101,6 @@ def create_app(settings: Settings | None = None, *, any_host: bool = False) -> F
     app.include_router(dbgpt_page.router, prefix="/api/v1/evaluate", include_in_schema=False)
     app.include_router(dbgpt_page.frame_router, prefix="/api/v1", include_in_schema=False)
     mount_dashboard(app, keys, sessions, guesses)
+    mount_docs(app)
     app.openapi = _openapi_with_bearer(app)  # type: ignore[method-assign]
     return app

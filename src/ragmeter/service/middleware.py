@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import email.message
 import hmac
-import ipaddress
 import json
 import re
 from collections.abc import Sequence
@@ -18,10 +17,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ragmeter.service.dashboard.routes import OPEN_PREFIX, SESSION_PATH
 from ragmeter.service.dashboard.sessions import (
-    COOKIE,
     CSRF_HEADER,
     GuessLimit,
     SessionStore,
+    cookie_name,
+    is_loopback_host,
     too_many_guesses,
 )
 from ragmeter.service.envelope import error_response
@@ -85,7 +85,10 @@ class BearerAuth:
             return too_many_guesses(wait)
         if self._key_allowed(headers):
             return None
-        session = self.sessions.get(cookies.get(COOKIE, "")) if COOKIE in cookies else None
+        cookie = cookie_name(
+            scope.get("scheme", "http"), headers.get(b"host", b"").decode("latin-1")
+        )
+        session = self.sessions.get(cookies[cookie]) if cookie in cookies else None
         if session is None:
             if presented:
                 self.guesses.wrong(client)
@@ -117,23 +120,6 @@ class BearerAuth:
             await refusal(scope, receive, send)
             return
         await self.app(scope, receive, send)
-
-
-def is_loopback_host(header: str) -> bool:
-    """Whether a Host header names this machine: ``localhost`` or a loopback address, with or
-    without a port (``127.0.0.1:5670``, ``[::1]:5670``)."""
-    host = header.strip().lower()
-    if host.startswith("["):
-        host = host[1 : host.find("]")] if "]" in host else ""
-    elif host.count(":") == 1:
-        host = host.split(":", 1)[0]
-    host = host.rstrip(".")
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _from_another_site(headers: dict[bytes, bytes]) -> str | None:

@@ -11,7 +11,7 @@ import math
 import socket
 import threading
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ragmeter.config import Settings, load_settings
 from ragmeter.errors import ConfigError
@@ -24,6 +24,7 @@ __all__ = [
     "QueryStringFilter",
     "check_bind",
     "check_port",
+    "forwarded_options",
     "is_loopback",
     "serve",
 ]
@@ -65,6 +66,16 @@ def check_port(host: str, port: int) -> None:
                 raise ConfigError(f"port {port} on {host} is in use; pass --port") from None
             reason = exc.strerror or str(exc)
             raise ConfigError(f"cannot listen on {host}:{port}: {reason}") from None
+
+
+def forwarded_options(settings: Settings) -> dict[str, Any]:
+    """uvicorn's options for ``X-Forwarded-For``/``-Proto``: read only from the peers in
+    ``[server] trusted_proxies``, and not at all when it is empty (uvicorn's own default
+    trusts 127.0.0.1, where any local process could forge its address)."""
+    trusted = settings.server.trusted_proxies
+    if not trusted:
+        return {"proxy_headers": False, "forwarded_allow_ips": []}
+    return {"proxy_headers": True, "forwarded_allow_ips": list(trusted)}
 
 
 class QueryStringFilter(logging.Filter):
@@ -115,6 +126,7 @@ def serve(
         port=port,
         log_level=log_level,
         timeout_graceful_shutdown=math.ceil(settings.server.shutdown_timeout),
+        **forwarded_options(settings),
     )
     logging.getLogger("uvicorn.access").addFilter(QueryStringFilter())  # after uvicorn's setup
     _server(config, app.state.services.stopping).run()

@@ -6,14 +6,14 @@ from __future__ import annotations
 import asyncio
 import errno
 import re
-import unicodedata
 from collections.abc import Collection, Sequence
 from pathlib import Path, PurePosixPath
 
 from fastapi import UploadFile
 
-from ragmeter.errors import LimitError
+from ragmeter.errors import ConfigError, LimitError
 from ragmeter.service.envelope import ApiError
+from ragmeter.store.names import normal_text
 
 __all__ = ["safe_name", "save_uploads"]
 
@@ -29,7 +29,10 @@ def safe_name(filename: str | None) -> str:
     no absolute paths, ``..`` or ``.`` parts, backslashes, drive letters or control bytes."""
     if not filename or not filename.strip():
         raise ApiError(400, "invalid_upload", "an uploaded file has no file name")
-    name = unicodedata.normalize("NFC", filename.strip())
+    try:  # NFKC, and no bidi, zero-width or other invisible characters
+        name = normal_text(filename.strip(), f"unsafe file name {filename[:200]!r}")
+    except ConfigError as exc:
+        raise ApiError(400, "invalid_upload", str(exc)) from None
     unsafe = (
         _CONTROL.search(name)
         or "\\" in name

@@ -3,7 +3,6 @@ LIKE pattern of a text search."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -11,7 +10,8 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from ragmeter.errors import ConfigError, ConflictError, NotFoundError, StoreError, clip
+from ragmeter.errors import ConflictError, NotFoundError, StoreError, clip
+from ragmeter.store.names import key_text
 
 if TYPE_CHECKING:
     from ragmeter.store.db import Store
@@ -21,7 +21,6 @@ __all__ = [
     "SHOWN_NAMES",
     "add_named",
     "by_name_or_id",
-    "check_name",
     "insert_unique",
     "is_id",
     "known_names",
@@ -76,7 +75,7 @@ def by_name_or_id(
     (such as a deferred column); NotFoundError listing some known names, or ``hint`` on how
     to make one when there are none."""
     table: Any = model  # a declarative model with ``id`` and ``name`` columns
-    text = str(key).strip()
+    text = key_text(key)
     column, value = (table.id, int(text)) if is_id(text) else (table.name, text)
     query = select(table).where(column == value).options(*options)
     record: R | None = session.scalars(query).first()
@@ -85,19 +84,6 @@ def by_name_or_id(
             f"no {what} '{clip(text)}'; known: {known_names(session, table.name, hint)}"
         )
     return record
-
-
-_NAME = re.compile(r"^[\w][\w.\- ]{0,199}$")
-
-
-def check_name(name: str, what: str) -> None:
-    """ConfigError unless ``name`` is 1-200 letters, digits, ``_ - .`` or spaces, starts with a
-    letter or digit, and is not all digits (those are ids)."""
-    if not _NAME.match(name) or name.isdigit() or name != name.strip():
-        raise ConfigError(
-            f"invalid {what} name {name!r}: use letters, digits, '_', '-', '.' or spaces "
-            "(at most 200), not only digits (those are ids)"
-        )
 
 
 def insert_unique(store: Store, record: Any, what: str, key: str, kind: str = "name") -> None:

@@ -70,13 +70,14 @@ class JsonFieldMetric(EvaluationMetric[str, str]):
             )
         try:
             parsed = json.loads(prediction)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
+            why = "nested too deeply to read" if isinstance(exc, RecursionError) else exc
             return BaseEvaluationResult(
                 prediction=prediction,
                 contexts=contexts,
                 score=0.0,
                 passing=True,
-                feedback=f"the response is not JSON ({exc})",
+                feedback=f"the response is not JSON ({why})",
             )
         if not isinstance(parsed, dict):
             return BaseEvaluationResult(

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import ConfigError
 from ragmeter.runs.planning.config import AppTargetConfig, EvaluationConfig, SpaceTargetConfig
+from ragmeter.store.names import normal_text, single_script
 
 if TYPE_CHECKING:
     from ragmeter.runs.planning.plan import RunPlan
@@ -62,9 +63,12 @@ class RunLabels:
     note: str = ""
 
     def __post_init__(self) -> None:
-        if self.name is not None and not 0 < len(self.name.strip()) <= MAX_NAME:
-            raise ConfigError(f"a run's name is 1 to {MAX_NAME} characters, got {len(self.name)}")
-        object.__setattr__(self, "name", None if self.name is None else self.name.strip())
+        name = None if self.name is None else normal_text(self.name, "name").strip()
+        if name is not None and not 0 < len(name) <= MAX_NAME:
+            raise ConfigError(f"a run's name is 1 to {MAX_NAME} characters, got {len(name)}")
+        if name is not None:
+            single_script(name, "name")
+        object.__setattr__(self, "name", name)
         object.__setattr__(self, "tags", check_tags(self.tags))
         if len(self.note) > MAX_NOTE:
             raise ConfigError(
@@ -74,7 +78,7 @@ class RunLabels:
 
 def check_tags(tags: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     """``tags`` without repeats, in order; ConfigError naming the first one not allowed."""
-    out = tuple(dict.fromkeys(t.strip() for t in tags))
+    out = tuple(dict.fromkeys(normal_text(t, "tags").strip() for t in tags))
     if len(out) > MAX_TAGS:
         raise ConfigError(f"a run has at most {MAX_TAGS} tags, got {len(out)}")
     for tag in out:
@@ -82,6 +86,7 @@ def check_tags(tags: tuple[str, ...] | list[str]) -> tuple[str, ...]:
             raise ConfigError(
                 f"invalid tag {tag[:MAX_TAG]!r}: 1 to {MAX_TAG} letters, digits or . _ - : / +"
             )
+        single_script(tag, "tags")
     return out
 
 

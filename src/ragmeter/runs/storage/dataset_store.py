@@ -18,6 +18,7 @@ from ragmeter.errors import ConflictError, NotFoundError, StoreError, clip
 from ragmeter.store.db import Store, insert_plain, json_text
 from ragmeter.store.lookup import is_id, known_names
 from ragmeter.store.models import DatasetRecord, DatasetRowRecord, RunRecord
+from ragmeter.store.names import key_text
 
 __all__ = ["DatasetStore"]
 
@@ -213,7 +214,7 @@ class DatasetStore:
     def dataset(self, key: str | int) -> DatasetRecord:
         """A dataset by id, name (its newest version) or ``NAME@VERSION`` (its rows stay in
         the store: ``dataset_rows``, ``iter_dataset_rows``)."""
-        text = str(key).strip()
+        text = key_text(key)
         with self.store.session() as session:
             if is_id(text):
                 found = session.get(DatasetRecord, int(text))

@@ -18,6 +18,7 @@ from ragmeter.service.dashboard.sessions import (
     CSRF_HEADER,
     GuessLimit,
     SessionStore,
+    cookie_name,
     too_many_guesses,
 )
 from ragmeter.service.envelope import ApiError, Result, ok
@@ -55,6 +56,10 @@ class SessionOut(BaseModel):
     csrf_token: str | None = None
 
 
+def _cookie(request: Request) -> str:
+    return cookie_name(request.url.scheme, request.headers.get("host", ""))
+
+
 def _router(keys: list[str], sessions: SessionStore, guesses: GuessLimit) -> APIRouter:
     router = APIRouter(tags=["dashboard"], include_in_schema=False)
 
@@ -66,7 +71,7 @@ def _router(keys: list[str], sessions: SessionStore, guesses: GuessLimit) -> API
 
     @router.get(SESSION_PATH)
     def session_state(request: Request) -> Result[SessionOut]:
-        found = sessions.get(request.cookies.get(COOKIE, ""))
+        found = sessions.get(request.cookies.get(_cookie(request), ""))
         if not keys:
             return ok(SessionOut(auth_required=False, signed_in=True))
         token = found.csrf if found else None
@@ -76,7 +81,8 @@ def _router(keys: list[str], sessions: SessionStore, guesses: GuessLimit) -> API
     def sign_in(
         body: KeyIn, request: Request, response: Response
     ) -> Result[SessionOut] | JSONResponse:
-        """Trade a key for a session cookie (HttpOnly, SameSite=Strict; Secure over https)."""
+        """Trade a key for a session cookie (HttpOnly, SameSite=Strict, Path=/; Secure and
+        ``__Host-`` prefixed over https and on loopback: ``sessions.cookie_name``)."""
         client = request.client.host if request.client else ""
         if wait := guesses.wait(client):
             return too_many_guesses(wait)
@@ -90,22 +96,26 @@ def _router(keys: list[str], sessions: SessionStore, guesses: GuessLimit) -> API
                 "wrong API key: use one of [server] api_keys or $RAGMETER_API_KEYS",
             )
         session = sessions.open()
+        name = _cookie(request)
         response.set_cookie(
-            COOKIE,
+            name,
             session.id,
             max_age=int(sessions.seconds),
             path="/",
             httponly=True,
             samesite="strict",
-            secure=request.url.scheme == "https",
+            secure=name == COOKIE,  # required by the __Host- prefix
         )
         return ok(SessionOut(auth_required=True, signed_in=True, csrf_token=session.csrf))
 
     @router.post("/ui/logout")
     def sign_out(request: Request, response: Response) -> Result[SessionOut]:
         """End this browser's session (authorised like any change: cookie and CSRF header)."""
-        sessions.end(request.cookies.get(COOKIE, ""))
-        response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+        name = _cookie(request)
+        sessions.end(request.cookies.get(name, ""))
+        response.delete_cookie(
+            name, path="/", secure=name == COOKIE, httponly=True, samesite="strict"
+        )
         return ok(SessionOut(auth_required=bool(keys), signed_in=not keys))
 
     return router

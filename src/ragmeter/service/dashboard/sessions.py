@@ -1,10 +1,19 @@
 """Dashboard sessions: the key form trades a valid key for a random session id kept in an
 HttpOnly cookie (never the key itself), with a CSRF token the page sends back as a header on
-every request that changes something. Kept in memory: a restarted server asks for the key again."""
+every request that changes something. Kept in memory: a restarted server asks for the key again.
+
+The cookie is ``__Host-ragmeter_session`` (Secure, Path=/, no Domain) over https and on a
+loopback address, which browsers treat as secure over plain http too: no other host, no
+sibling domain and no plain-http page can set or overwrite it. Over plain http on a network
+address a browser drops Secure cookies, so there it is ``ragmeter_session`` without Secure.
+Browsers do not keep cookies apart by port (RFC 6265, section 8.5): another server on the same
+host name receives the cookie; serve the dashboard on a host name of its own over https where
+other services on that host are not trusted."""
 
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import math
 import secrets
 import threading
@@ -20,18 +29,46 @@ __all__ = [
     "COOKIE",
     "CSRF_HEADER",
     "MAX_SESSIONS",
+    "PLAIN_COOKIE",
     "GuessLimit",
     "Session",
     "SessionStore",
+    "cookie_name",
+    "is_loopback_host",
     "too_many_guesses",
 ]
 
-#: the cookie holding the session id
-COOKIE = "ragmeter_session"
+#: the cookie holding the session id, where browsers keep Secure cookies (https, loopback)
+COOKIE = "__Host-ragmeter_session"
+#: the cookie holding it over plain http on a network address (no Secure, so no prefix)
+PLAIN_COOKIE = "ragmeter_session"
 #: the header a state-changing request authorised by the cookie must carry
 CSRF_HEADER = "X-CSRF-Token"
 #: live sessions kept at most; past it the oldest ends (only key holders can open one)
 MAX_SESSIONS = 10_000
+
+
+def is_loopback_host(header: str) -> bool:
+    """Whether a Host header names this machine: ``localhost`` or a loopback address, with or
+    without a port (``127.0.0.1:5670``, ``[::1]:5670``)."""
+    host = header.strip().lower()
+    if host.startswith("["):
+        host = host[1 : host.find("]")] if "]" in host else ""
+    elif host.count(":") == 1:
+        host = host.split(":", 1)[0]
+    host = host.rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def cookie_name(scheme: str, host: str) -> str:
+    """The session cookie for a request of ``scheme`` to ``host`` (its Host header): the
+    ``__Host-`` one wherever a browser keeps a Secure cookie, the plain one elsewhere."""
+    return COOKIE if scheme in ("https", "wss") or is_loopback_host(host) else PLAIN_COOKIE
 
 
 @dataclass(frozen=True)

@@ -25,11 +25,12 @@ from ragmeter.errors import ConfigError, LimitError
 from ragmeter.runs.planning.request import EvaluateServeRequest
 from ragmeter.service._runs import create_run
 from ragmeter.service.envelope import ApiError, Result, ok
+from ragmeter.service.middleware import json_too_deep
 from ragmeter.service.routes.resources import load_upload_rows, read_dataset_upload
 from ragmeter.service.state import Services, services
 from ragmeter.service.xlsx import XLSX_TYPE, content_disposition, xlsx_bytes
-from ragmeter.store.lookup import check_name
 from ragmeter.store.models import DatasetRecord, RunRecord
+from ragmeter.store.names import check_name
 from ragmeter.wire.dbgpt import (
     DbgptContentUpload,
     DbgptDataset,
@@ -101,7 +102,7 @@ def list_datasets(svc: Deps, page: PageNo = 1, page_size: PageSize = 10) -> Resu
 
 
 async def _store_rows(svc: Services, name: str, filename: str, dataset: Any) -> DbgptDataset:
-    check_name(name, "dataset")
+    name = check_name(name, "dataset")
     rows = (row.to_raw() for row in dataset)
     record = await asyncio.to_thread(svc.runs.add_dataset, rows, name=name, source=filename)
     return await asyncio.to_thread(_dataset, svc, record)
@@ -254,11 +255,19 @@ def _single_list(value: str | list[str] | None) -> list[str]:
     return [m.strip() for m in items if m and m.strip()]
 
 
-def _context(value: dict[str, Any] | str | None) -> dict[str, Any] | None:
+def _context(value: dict[str, Any] | str | None, max_depth: int) -> dict[str, Any] | None:
+    """``context`` as an object; sent as JSON text, that text nests no deeper than the
+    body may (``max_depth`` counts the body's own level, which holds ``context``)."""
     if value is None or isinstance(value, dict):
         return value
     if not value.strip():
         return None
+    if json_too_deep(value.encode(), max_depth - 1):
+        raise LimitError(
+            f"context: the JSON text nests deeper than {max_depth - 1} levels, as deep as "
+            f"the body may hold it",
+            setting="[server] max_json_depth",
+        )
     try:
         found = json.loads(value)
     except ValueError:
@@ -279,7 +288,9 @@ def _parallel(value: int | str | None) -> int | None:
         raise ConfigError(f"parallel_num must be a whole number, got {value[:50]!r}") from None
 
 
-def serve_request(body: DbgptStartRequest, user_id: str | None) -> EvaluateServeRequest:
+def serve_request(
+    body: DbgptStartRequest, user_id: str | None, max_depth: int
+) -> EvaluateServeRequest:
     """The page's form as the API's request: ``datasets`` names a stored dataset, strings
     become lists and numbers; a recall evaluation without metrics gets hit rate and MRR."""
     metrics = _single_list(body.evaluate_metrics)
@@ -291,7 +302,7 @@ def serve_request(body: DbgptStartRequest, user_id: str | None) -> EvaluateServe
         scene_value=body.scene_value,
         datasets_name=body.datasets.strip(),
         evaluate_metrics=metrics,
-        context=_context(body.context),
+        context=_context(body.context, max_depth),
         parallel_num=_parallel(body.parallel_num),
         user_name=body.user_name,
         user_id=user_id or body.user_id,
@@ -303,7 +314,8 @@ def serve_request(body: DbgptStartRequest, user_id: str | None) -> EvaluateServe
 async def start(body: DbgptStartRequest, svc: Deps, user_id: UserId = None) -> Result[Any]:
     """Queue a run (the same path as ``POST /runs``) and answer at once with it; the
     ``user-id`` header is kept as the run's ``user_id`` with its request."""
-    record = await create_run(svc, serve_request(body, user_id))
+    request = serve_request(body, user_id, svc.settings.server.max_json_depth)
+    record = await create_run(svc, request)
     found = await asyncio.to_thread(svc.runs.get, record.id)
     return ok(await asyncio.to_thread(_evaluation, svc, found))
 

@@ -30,8 +30,8 @@ from ragmeter.service.schemas import (
 )
 from ragmeter.service.state import Services, services
 from ragmeter.service.uploads import save_uploads
-from ragmeter.store.lookup import check_name
 from ragmeter.store.models import DatasetRecord
+from ragmeter.store.names import check_name
 from ragmeter.wire.resources import TrecDatasetOut
 
 __all__ = ["load_upload_rows", "read_dataset_upload", "router"]
@@ -169,7 +169,7 @@ async def upload_dataset(
     answered, ``reused``)."""
     filename, dataset = await read_dataset_upload(svc, file)
     dataset_name = (name or PurePosixPath(filename).stem).strip()
-    check_name(dataset_name, "dataset")
+    dataset_name = check_name(dataset_name, "dataset")
     return ok(await _keep(svc, dataset, dataset_name, filename))
 
 
@@ -221,7 +221,7 @@ async def upload_trec_dataset(
             )
             saved.append((folder / saved_name, saved_name))
         dataset_name = (name or PurePosixPath(saved[1][1]).stem).strip()
-        check_name(dataset_name, "dataset")  # before the files are read
+        dataset_name = check_name(dataset_name, "dataset")  # before the files are read
         made, dataset = await asyncio.to_thread(
             _trec_rows, saved[0], saved[1], depth, complete, limits
         )

@@ -1,0 +1,58 @@
+"""The API's documentation page, ``/docs``: Swagger UI served by this server from the files
+the ``fastapi-offline`` package ships, never from a CDN, under a Content-Security-Policy that
+runs only those files and the page's own start-up script (by its hash). ReDoc is not served."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from importlib.resources import files
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
+
+__all__ = ["DOCS_ASSETS", "DOCS_PATH", "docs_policy", "mount_docs"]
+
+DOCS_PATH = "/docs"
+#: Swagger UI's script, style sheet and icon
+DOCS_ASSETS = "/docs/assets"
+_INLINE = re.compile(rb"<script>(.*?)</script>", re.DOTALL)
+
+
+def docs_policy(page: bytes) -> str:
+    """The Content-Security-Policy of ``page``: scripts from this server and the page's own
+    inline scripts (each by its SHA-256), nothing from any other origin, no framing."""
+    hashes = " ".join(
+        f"'sha256-{base64.b64encode(hashlib.sha256(script).digest()).decode()}'"
+        for script in _INLINE.findall(page)
+    )
+    return (
+        f"default-src 'none'; script-src 'self' {hashes}; style-src 'self' 'unsafe-inline'; "
+        "img-src 'self' data:; font-src 'self'; connect-src 'self'; frame-ancestors 'none'; "
+        "base-uri 'none'; form-action 'none'"
+    )
+
+
+def mount_docs(app: FastAPI) -> None:
+    """Serve ``/docs`` and its files (the app is made with ``docs_url=None``)."""
+    folder = Path(str(files("fastapi_offline") / "static"))
+    app.mount(DOCS_ASSETS, StaticFiles(directory=folder), name="docs-assets")
+    page = bytes(
+        get_swagger_ui_html(
+            openapi_url=app.openapi_url or "/openapi.json",
+            title=f"{app.title} API",
+            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{DOCS_ASSETS}/favicon.png",
+        ).body
+    )
+    headers = {"Content-Security-Policy": docs_policy(page), "Cache-Control": "no-cache"}
+
+    @app.get(DOCS_PATH, include_in_schema=False)
+    def docs() -> HTMLResponse:
+        """Swagger UI for this server's OpenAPI schema."""
+        return HTMLResponse(page, headers=headers)
