@@ -64,6 +64,8 @@ class User:
     role: Role
     disabled: bool = False
     created_at: datetime | None = None
+    #: the first characters of the key it was resolved from (None: not a stored user's key)
+    key_prefix: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         created = self.created_at.isoformat() if self.created_at else None
@@ -92,7 +94,9 @@ def parse_role(text: str) -> Role:
 
 
 def _user(record: UserRecord) -> User:
-    return User(record.name, Role(record.role), record.disabled, record.created_at)
+    return User(
+        record.name, Role(record.role), record.disabled, record.created_at, record.key_prefix
+    )
 
 
 class UserStore:
@@ -154,6 +158,12 @@ class UserStore:
             record.key_hash = _hash(key)
             session.commit()
             return _user(record), key
+
+    def active(self, name: str, key_prefix: str) -> bool:
+        """Whether user ``name`` is enabled and still holds the key starting ``key_prefix``."""
+        with self.store.session() as session:
+            record = session.scalars(select(UserRecord).where(UserRecord.name == name)).first()
+            return record is not None and not record.disabled and record.key_prefix == key_prefix
 
     def resolve(self, key: str) -> User | None:
         """The enabled user holding ``key``, or None."""
