@@ -22,7 +22,8 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from ragmeter.errors import ConfigError, ConflictError, NotFoundError, StoreError
 from ragmeter.store.db import Store, open_store, to_json
-from ragmeter.store.models import AuditRecord, UserRecord
+from ragmeter.store.lookup import is_id
+from ragmeter.store.models import AuditRecord, DatasetRecord, RunRecord, SpaceRecord, UserRecord
 
 __all__ = [
     "KEY_PREFIX",
@@ -32,6 +33,7 @@ __all__ = [
     "Role",
     "User",
     "UserStore",
+    "creators",
     "parse_role",
 ]
 
@@ -263,3 +265,34 @@ class AuditLog:
                 )
                 for r in session.scalars(query)
             ]
+
+
+def _dataset_choice(key: str) -> Any:
+    """Which dataset versions a key names as ``DatasetStore.delete_dataset`` reads it: an id
+    or ``NAME@V`` one, a name every version."""
+    if is_id(key):
+        return DatasetRecord.id == int(key)
+    name, at, version = key.partition("@")
+    if at:
+        return (DatasetRecord.name == name) & (
+            DatasetRecord.version == (int(version) if is_id(version) else -1)
+        )
+    return DatasetRecord.name == key
+
+
+def creators(store: Store, kind: str, key: str) -> list[str | None]:
+    """Who made each object a route names by ``key``: a run (its id), a space (name or id),
+    a dataset (id, name: every version, or ``NAME@V``); empty when there is none."""
+    text = key.strip()
+    query: Any
+    if kind == "run":
+        query = select(RunRecord.created_by).where(RunRecord.id == text)
+    elif kind == "space":
+        column, value = (SpaceRecord.id, int(text)) if is_id(text) else (SpaceRecord.name, text)
+        query = select(SpaceRecord.created_by).where(column == value)
+    elif kind == "dataset":
+        query = select(DatasetRecord.created_by).where(_dataset_choice(text))
+    else:
+        raise ValueError(f"no owner of a {kind}")
+    with store.session() as session:
+        return list(session.scalars(query))
