@@ -69,7 +69,7 @@ def _request(http: httpx.Client, method: str, path: str) -> httpx.Response:
     url = re.sub(r"\{(\w+)\}", lambda m: _PARAMS.get(m.group(1), "no-such-thing"), path)
     if path == "/ui/assets":
         url = "/ui/assets/app.js"
-    body = {} if method in ("POST", "PATCH", "PUT") else None
+    body: dict[str, object] | None = {} if method in ("POST", "PATCH", "PUT") else None
     return http.request(method, url, json=body)
 
 
