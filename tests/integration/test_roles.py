@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -15,7 +16,7 @@ from fastapi import FastAPI
 from ragmeter.config import load_settings
 from ragmeter.service.app import create_app
 from ragmeter.service.middleware import OPEN_PATHS
-from ragmeter.service.permissions import GRANTS, ROUTES, Action, app_routes
+from ragmeter.service.permissions import GRANTS, ROUTES, Action, app_routes, permission_table
 from ragmeter.store.users import Role
 from tests.integration.roles import as_user, users_server
 from tests.integration.service import ServiceProcess
@@ -115,3 +116,8 @@ def test_a_session_acts_as_the_user_whose_key_opened_it(
         assert browser.get("/api/v2/serve/whoami").json()["data"]["name"] == "viewer"
         assert browser.post("/ui/logout", headers=csrf).status_code == 200
         assert browser.get("/api/v2/serve/whoami").status_code == 401
+
+
+def test_the_permission_table_of_docs_security_is_the_enforced_one() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text("utf-8")
+    assert permission_table() in page, "run python scripts/permission_table.py"

@@ -171,7 +171,8 @@ ROUTES: dict[tuple[str, str], Rule] = {
 def app_routes(app: FastAPI) -> Iterator[tuple[str, str, Any]]:
     """Every (method, path, endpoint) ``app`` serves, through included routers (HEAD of a
     GET route left out; a mount as GET of its path, endpoint None)."""
-    yield from _walk(app.router.routes, "")
+    for method, path, route in _walk(app.router.routes, ""):
+        yield method, path, getattr(route, "endpoint", None)
 
 
 def _walk(routes: Any, prefix: str) -> Iterator[tuple[str, str, Any]]:
@@ -183,7 +184,7 @@ def _walk(routes: Any, prefix: str) -> Iterator[tuple[str, str, Any]]:
         path = prefix + route.path
         methods = getattr(route, "methods", None) or {"GET"}
         for method in sorted(set(methods) - {"HEAD"}):
-            yield method, path, getattr(route, "endpoint", None)
+            yield method, path, route
 
 
 def endpoint_rules(app: FastAPI) -> dict[tuple[str, Any], Rule]:
@@ -252,3 +253,26 @@ def _require_owner(user: User, made_by: list[str | None], what: str) -> None:
         sorted(f"'{who}'" if who else "no user (before users, or the CLI)" for who in others)
     )
     raise forbidden(user, f"change {what}, made by {owner}: a member changes what they made")
+
+
+def permission_table() -> str:
+    """``ROUTES`` as the Markdown table of docs/security.md (a test keeps the two equal;
+    ``python scripts/permission_table.py`` writes it there)."""
+    roles = [role.value for role in Role]
+    lines = [
+        "| route | needs | " + " | ".join(roles) + " |",
+        "|---|---|" + "---|" * len(roles),
+    ]
+    for (method, path), rule in ROUTES.items():
+        if rule.action is None:
+            needs, marks = "no key", ["yes"] * len(roles)
+        else:
+            action = rule.action
+            needs = f"`{action.value}`" + (" (own)" if rule.owned else "")
+            own = "own" if rule.owned else "yes"
+            marks = [
+                ("yes" if role is Role.ADMIN else own) if action in GRANTS[role] else "403"
+                for role in Role
+            ]
+        lines.append(f"| `{method} {path}` | {needs} | " + " | ".join(marks) + " |")
+    return "\n".join(lines) + "\n"
