@@ -13,6 +13,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from ragmeter.client import Client, ClientAuthError
 from ragmeter.config import load_settings
 from ragmeter.service.app import create_app
 from ragmeter.service.middleware import OPEN_PATHS
@@ -121,3 +122,28 @@ def test_a_session_acts_as_the_user_whose_key_opened_it(
 def test_the_permission_table_of_docs_security_is_the_enforced_one() -> None:
     page = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text("utf-8")
     assert permission_table() in page, "run python scripts/permission_table.py"
+
+
+def test_the_client_manages_users_and_reads_the_audit_log(
+    served: tuple[ServiceProcess, dict[str, str]],
+) -> None:
+    server, keys = served
+    with Client(server.api, keys["admin"]) as admin:
+        assert (admin.whoami().name, admin.whoami().role) == ("admin", "admin")
+        made = admin.users.add("client-made", "reviewer")
+        assert made.role == "reviewer" and made.key.startswith("rmk_")
+        with Client(server.api, made.key) as reviewer:
+            assert reviewer.whoami().name == "client-made"
+            with pytest.raises(ClientAuthError, match="manage_users"):
+                reviewer.audit()
+        assert {"client-made", "viewer"} <= {u.name for u in admin.users.list()}
+        fresh = admin.users.rotate("client-made")
+        assert fresh.key != made.key
+        assert admin.users.disable("client-made").disabled is True
+        entries = admin.audit(limit=3, user="admin")
+        assert [e.action for e in entries] == [
+            f"POST /api/v2/serve/users/client-made/{step}" for step in ("disable", "rotate")
+        ] + ["POST /api/v2/serve/users"]
+        assert entries[2].after == {"name": "client-made"}
+        with Client(server.api, fresh.key) as disabled, pytest.raises(ClientAuthError):
+            disabled.whoami()

@@ -233,7 +233,11 @@ async def authorize(request: Request) -> None:
     if rule.action not in GRANTS[user.role]:
         needs = f"{rule.action.value} (roles: {_who_may(rule.action)})"
         raise forbidden(user, f"{request.method} {request.url.path}: that needs {needs}")
-    ids = {**request.path_params, **request.query_params}
+    # the ids the request names: its path's, and the query's one naming the object (a query
+    # string may carry secrets; nothing else of it is kept)
+    ids = dict(request.path_params)
+    if rule.owned is not None and rule.owned in request.query_params:
+        ids[rule.owned] = request.query_params[rule.owned]
     if rule.owned is not None and user.role is not Role.ADMIN:
         key = str(ids.get(rule.owned, ""))
         made_by = await asyncio.to_thread(
