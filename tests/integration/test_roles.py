@@ -5,6 +5,7 @@ come from the app itself, so a new route without an entry in the permission tabl
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from ragmeter.service.app import create_app
 from ragmeter.service.middleware import OPEN_PATHS
 from ragmeter.service.permissions import GRANTS, ROUTES, Action, app_routes, permission_table
 from ragmeter.store.users import Role
+from tests.integration.helpers import run
 from tests.integration.roles import as_user, users_server
 from tests.integration.service import ServiceProcess
 
@@ -147,3 +149,21 @@ def test_the_client_manages_users_and_reads_the_audit_log(
         assert entries[2].after == {"name": "client-made"}
         with Client(server.api, fresh.key) as disabled, pytest.raises(ClientAuthError):
             disabled.whoami()
+
+
+def test_the_users_command_refuses_bad_input_with_exit_code_2(tmp_path: Path) -> None:
+    home = tmp_path / "cli"
+    assert run("users", "add", "ann", "--role", "member", home=home).returncode == 0
+    for args, said in (
+        (("add", "bob", "--role", "boss"), "unknown role 'boss': use one of admin, member"),
+        (("add", "ann", "--role", "viewer"), "user 'ann' already exists"),
+        (("add", "config", "--role", "admin"), "invalid user name 'config'"),
+        (("add", "a b", "--role", "admin"), "invalid user name 'a b'"),
+        (("disable", "nobody"), "no user 'nobody'"),
+        (("rotate", "nobody"), "no user 'nobody'"),
+    ):
+        done = run("users", *args, home=home)
+        assert done.returncode == 2 and said in done.stderr, (args, done.stderr)
+    listed = json.loads(run("users", "list", "--json", home=home).stdout)
+    assert [(u["name"], u["role"], u["disabled"]) for u in listed] == [("ann", "member", False)]
+    assert "rmk_" not in run("users", "list", home=home).stdout  # keys are never listed
