@@ -31,6 +31,7 @@ REPLACEMENTS = {
     "AsyncPrompts": "Prompts",
     "AsyncApps": "Apps",
     "AsyncDatasets": "Datasets",
+    "AsyncUsers": "Users",
     "aclose": "close",
     "asyncio": "time",  # ``from asyncio import sleep``
 }

@@ -61,6 +61,8 @@ def test_the_page_and_the_key_form_need_no_key_and_hold_no_data(server: ServiceP
         "signed_in": False,
         "csrf_header": "X-CSRF-Token",
         "csrf_token": None,
+        "user": None,
+        "role": None,
     }
 
 

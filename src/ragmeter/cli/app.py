@@ -57,6 +57,11 @@ class _Commands(LazyGroup):
             "testset_app",
             "Test sets generated from a knowledge space, with chunk ids as relevance labels.",
         ),
+        "users": LazyTyper(
+            "ragmeter.cli.users",
+            "users_app",
+            "Users of the service and their keys: add, list, disable, rotate.",
+        ),
         "model": LazyTyper(
             "ragmeter.cli.models",
             "model_app",

@@ -26,6 +26,7 @@ from ragmeter.wire.runs import (
     SceneInfo,
 )
 from ragmeter.wire.testsets import TestsetCreate, TestsetJob
+from ragmeter.wire.users import AuditEntryOut, UserKeyOut, UserOut
 
 __all__ = ["Call", "ClientError", "RequestLike", "as_request", "read_envelope"]
 
@@ -309,3 +310,29 @@ def delete_dataset(key: str | int) -> Call[DatasetOut]:
 def dataset_rows(key: str | int, offset: int, limit: int) -> Call[Page[dict[str, Any]]]:
     params = {"offset": offset, "limit": limit}
     return Call("GET", f"/datasets/{key}/rows", _model(Page[dict[str, Any]]), params=params)
+
+
+def users() -> Call[list[UserOut]]:
+    return Call("GET", "/users", _model(list[UserOut]))
+
+
+def add_user(name: str, role: str) -> Call[UserKeyOut]:
+    return Call("POST", "/users", _model(UserKeyOut), json={"name": name, "role": role})
+
+
+def disable_user(name: str) -> Call[UserOut]:
+    return Call("POST", f"/users/{name}/disable", _model(UserOut))
+
+
+def rotate_key(name: str) -> Call[UserKeyOut]:
+    return Call("POST", f"/users/{name}/rotate", _model(UserKeyOut))
+
+
+def whoami() -> Call[UserOut]:
+    return Call("GET", "/whoami", _model(UserOut))
+
+
+def audit(limit: int, before_id: int | None, user: str | None) -> Call[list[AuditEntryOut]]:
+    params = {"limit": limit, "before_id": before_id, "user": user}
+    found = {k: v for k, v in params.items() if v is not None}
+    return Call("GET", "/audit", _model(list[AuditEntryOut]), params=found)

@@ -26,15 +26,25 @@ from ragmeter.wire.resources import AppOut, DatasetOut, PromptOut, TrecDatasetOu
 from ragmeter.wire.rows import RowDetail
 from ragmeter.wire.runs import MetricInfo, ResultItem, RunCreated, RunInfo, SceneInfo
 from ragmeter.wire.testsets import TestsetCreate, TestsetJob
+from ragmeter.wire.users import AuditEntryOut, UserKeyOut, UserOut
 
-__all__ = ["Apps", "Client", "Datasets", "Prompts", "Runs", "Spaces"]
+__all__ = [
+    "Apps",
+    "Client",
+    "Datasets",
+    "Prompts",
+    "Runs",
+    "Spaces",
+    "Users",
+]
 
 T = TypeVar("T")
 
 
 class Client(ClientBase):
-    """The service's client: ``runs``, ``spaces``, ``prompts``, ``apps`` and ``datasets``,
-    ``evaluate``, ``scenes``, ``metrics`` and ``models``; ``run_evaluation(client, request)``
+    """The service's client: ``runs``, ``spaces``, ``prompts``, ``apps``, ``datasets`` and
+    ``users``, ``evaluate``, ``scenes``, ``metrics``, ``models``, ``whoami`` and ``audit``;
+    ``run_evaluation(client, request)``
     as in DB-GPT. Refusals raise ``ClientError`` (by kind: not found, conflict, auth)."""
 
     def __init__(
@@ -54,6 +64,7 @@ class Client(ClientBase):
         self.prompts = Prompts(self)
         self.apps = Apps(self)
         self.datasets = Datasets(self)
+        self.users = Users(self)
 
     def send(self, call: Call[T]) -> T:
         """Make one call; its parsed ``data``, or the ClientError it failed with."""
@@ -78,6 +89,17 @@ class Client(ClientBase):
     def models(self) -> builtins.list[str]:
         """Names of the models configured on the server."""
         return [m.name for m in self.send(calls.models())]
+
+    def whoami(self) -> UserOut:
+        """The user this client's key belongs to, and its role."""
+        return self.send(calls.whoami())
+
+    def audit(
+        self, limit: int = 100, *, before_id: int | None = None, user: str | None = None
+    ) -> builtins.list[AuditEntryOut]:
+        """The audit log, newest first (admins only): ``limit`` entries older than
+        ``before_id`` (the last id of the page before), of one ``user`` if given."""
+        return self.send(calls.audit(limit, before_id, user))
 
     def close(self) -> None:
         self._http.close()
@@ -384,3 +406,25 @@ class Datasets:
 
     def rows(self, dataset: str | int, offset: int = 0, limit: int = 100) -> Page[dict[str, Any]]:
         return self._c.send(calls.dataset_rows(dataset, offset, limit))
+
+
+class Users:
+    """Users of the service and their keys (admins only); a key is answered once."""
+
+    def __init__(self, client: Client) -> None:
+        self._c = client
+
+    def add(self, name: str, role: str) -> UserKeyOut:
+        """A new user with ``role`` (admin, member, reviewer, viewer) and its key."""
+        return self._c.send(calls.add_user(name, role))
+
+    def list(self) -> builtins.list[UserOut]:
+        return self._c.send(calls.users())
+
+    def disable(self, name: str) -> UserOut:
+        """Refuse the user's key from now on."""
+        return self._c.send(calls.disable_user(name))
+
+    def rotate(self, name: str) -> UserKeyOut:
+        """A new key for the user; the old one stops working at once."""
+        return self._c.send(calls.rotate_key(name))

@@ -8,16 +8,27 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from ragmeter import __version__
 from ragmeter.config import Settings, load_settings
+from ragmeter.service.audit import AuditTrail
 from ragmeter.service.dashboard.routes import mount_dashboard
 from ragmeter.service.dashboard.sessions import GuessLimit, SessionStore
 from ragmeter.service.docs import mount_docs
 from ragmeter.service.envelope import Result, install_error_handlers, ok
+from ragmeter.service.identity import Keyring
 from ragmeter.service.middleware import BearerAuth, BodyLimit, JsonDepthLimit, LoopbackHosts
-from ragmeter.service.routes import dbgpt_page, evaluate, knowledge, resources, runs, testsets
+from ragmeter.service.permissions import authorize, endpoint_rules
+from ragmeter.service.routes import (
+    dbgpt_page,
+    evaluate,
+    knowledge,
+    resources,
+    runs,
+    testsets,
+    users,
+)
 from ragmeter.service.state import Services
 
 __all__ = ["API_PREFIX", "create_app"]
@@ -73,17 +84,20 @@ def create_app(settings: Settings | None = None, *, any_host: bool = False) -> F
         lifespan=_lifespan,
         docs_url=None,  # served by mount_docs from this server's own files
         redoc_url=None,
+        dependencies=[Depends(authorize)],  # every route: the user's role against its rule
     )
-    app.state.services = Services.open(settings)
+    found = app.state.services = Services.open(settings)
     install_error_handlers(app)
-    # the last added runs first: keys, then the body's size, then its JSON depth
+    # the last added runs first: keys, then the body's size, then its JSON depth, then the
+    # audit log's entry of a change
+    app.add_middleware(AuditTrail, audit=found.audit)
     app.add_middleware(JsonDepthLimit, limit=settings.server.max_json_depth)
     app.add_middleware(BodyLimit, limit=int(settings.server.max_request_mb * 1_000_000))
-    keys = settings.server.keys()
+    keyring = Keyring(settings.server.keys(), found.users)
     sessions = SessionStore(settings.server.session_hours)
     guesses = GuessLimit(settings.server.max_auth_failures)
-    app.add_middleware(BearerAuth, keys=keys, sessions=sessions, guesses=guesses)
-    if not keys and not any_host:  # keyless: loopback names only (no DNS rebinding)
+    app.add_middleware(BearerAuth, keyring=keyring, sessions=sessions, guesses=guesses)
+    if not keyring.required() and not any_host:  # keyless: loopback names only (no DNS rebinding)
         app.add_middleware(LoopbackHosts)
 
     @app.get("/health", tags=["health"])
@@ -97,10 +111,12 @@ def create_app(settings: Settings | None = None, *, any_host: bool = False) -> F
     app.include_router(knowledge.router, prefix=f"{API_PREFIX}/knowledge")
     app.include_router(testsets.router, prefix=f"{API_PREFIX}/knowledge")
     app.include_router(resources.router, prefix=API_PREFIX)
+    app.include_router(users.router, prefix=API_PREFIX)
     # DB-GPT's built evaluation page (its /evaluation) and the calls of its frame
     app.include_router(dbgpt_page.router, prefix="/api/v1/evaluate", include_in_schema=False)
     app.include_router(dbgpt_page.frame_router, prefix="/api/v1", include_in_schema=False)
-    mount_dashboard(app, keys, sessions, guesses)
+    mount_dashboard(app, keyring, sessions, guesses)
     mount_docs(app)
+    app.state.route_rules = endpoint_rules(app)
     app.openapi = _openapi_with_bearer(app)  # type: ignore[method-assign]
     return app

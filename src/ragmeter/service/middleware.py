@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import email.message
-import hmac
 import json
 import re
-from collections.abc import Sequence
 
 from starlette.requests import cookie_parser
 from starlette.responses import JSONResponse
@@ -19,12 +17,16 @@ from ragmeter.service.dashboard.routes import OPEN_PREFIX, SESSION_PATH
 from ragmeter.service.dashboard.sessions import (
     CSRF_HEADER,
     GuessLimit,
+    Session,
     SessionStore,
     cookie_name,
     is_loopback_host,
     too_many_guesses,
 )
 from ragmeter.service.envelope import error_response
+from ragmeter.service.identity import LOCAL_USER, Keyring
+from ragmeter.store.actor import acting_as
+from ragmeter.store.users import KEY_PREFIX, User
 
 __all__ = [
     "OPEN_PATHS",
@@ -50,57 +52,72 @@ def _is_open(path: str) -> bool:
 
 
 class BearerAuth:
-    """401 in the envelope unless ``Authorization: Bearer <key>`` holds a configured key, or
-    the request carries the cookie of a live dashboard session; a POST, PUT, PATCH or DELETE
-    authorised by that cookie must also carry the session's CSRF token header, else 403.
-    With no keys configured every request passes (the server then binds loopback only)."""
+    """Who is calling: the user of ``Authorization: Bearer <key>`` (``identity.Keyring``), or
+    of the cookie of a live dashboard session, put in the scope (``ragmeter.user``, and
+    ``request.state.user``) and made the actor of what the request stores; else 401 in the
+    envelope. A POST, PUT, PATCH or DELETE authorised by the cookie must also carry the
+    session's CSRF token header, else 403. With no keys and no users every request acts as
+    the admin ``local`` (the server then binds loopback only). What each user may do is
+    checked per route (``permissions.authorize``)."""
 
     def __init__(
-        self, app: ASGIApp, keys: Sequence[str], sessions: SessionStore, guesses: GuessLimit
+        self, app: ASGIApp, keyring: Keyring, sessions: SessionStore, guesses: GuessLimit
     ) -> None:
         self.app = app
-        self.keys = [k.encode() for k in keys]
+        self.keyring = keyring
         self.sessions = sessions
         self.guesses = guesses
 
-    def _key_allowed(self, headers: dict[bytes, bytes]) -> bool:
+    async def _key_user(self, headers: dict[bytes, bytes]) -> User | None:
         scheme, _, token = headers.get(b"authorization", b"").partition(b" ")
         if scheme.lower() != b"bearer" or not token.strip():
-            return False
-        token = token.strip()
-        # compare with every key, always, so timing does not tell which one nearly matched
-        matches = [hmac.compare_digest(token, key) for key in self.keys]
-        return any(matches)
+            return None
+        key = token.strip().decode("latin-1")
+        user = self.keyring.configured(key)
+        if user is None and key.startswith(KEY_PREFIX):
+            user = await asyncio.to_thread(self.keyring.users.resolve, key)
+        return user
 
-    def _refusal(self, scope: Scope) -> JSONResponse | None:
+    async def _session(self, scope: Scope, headers: dict[bytes, bytes]) -> Session | None:
+        cookies = cookie_parser(headers.get(b"cookie", b"").decode("latin-1"))
+        cookie = cookie_name(
+            scope.get("scheme", "http"), headers.get(b"host", b"").decode("latin-1")
+        )
+        session = self.sessions.get(cookies[cookie]) if cookie in cookies else None
+        if session is None or session.user.key_prefix is None:
+            return session
+        if await asyncio.to_thread(self.keyring.still_valid, session.user):
+            return session
+        self.sessions.end(session.id)  # its user was disabled or given a new key
+        return None
+
+    async def _authenticate(self, scope: Scope) -> User | JSONResponse:
         headers: dict[bytes, bytes] = {}
         for name, value in scope.get("headers", []):
             headers.setdefault(name, value)  # the first of each, as the routes read them
-        cookies = cookie_parser(headers.get(b"cookie", b"").decode("latin-1"))
         # a key guesses; a session id (256 random bits) cannot be guessed, and a browser's
         # expired cookie must not lock its user out
         presented = b"authorization" in headers
         client = (scope.get("client") or ("",))[0] or ""
         if presented and (wait := self.guesses.wait(client)):
             return too_many_guesses(wait)
-        if self._key_allowed(headers):
-            return None
-        cookie = cookie_name(
-            scope.get("scheme", "http"), headers.get(b"host", b"").decode("latin-1")
-        )
-        session = self.sessions.get(cookies[cookie]) if cookie in cookies else None
+        user = await self._key_user(headers)
+        if user is not None:
+            return user
+        session = await self._session(scope, headers)
         if session is None:
             if presented:
                 self.guesses.wrong(client)
             return error_response(
                 401,
                 "unauthorized",
-                "missing or wrong API key: send 'Authorization: Bearer <key>' with a key from "
-                "[server] api_keys or $RAGMETER_API_KEYS",
+                "missing or wrong API key (or a disabled user's): send 'Authorization: Bearer "
+                "<key>' with a key from [server] api_keys, $RAGMETER_API_KEYS or 'ragmeter "
+                "users add'",
                 headers={"WWW-Authenticate": "Bearer"},
             )
         if scope.get("method", "GET") in _SAFE_METHODS:
-            return None
+            return session.user
         token = headers.get(CSRF_HEADER.lower().encode())
         if not SessionStore.csrf_ok(session, None if token is None else token.decode("latin-1")):
             return error_response(
@@ -109,17 +126,27 @@ class BearerAuth:
                 f"missing or wrong {CSRF_HEADER} header: a {scope.get('method')} authorised by "
                 "the dashboard's session cookie must send the token GET /ui/session answers",
             )
-        return None
+        return session.user
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not self.keys or _is_open(scope["path"]):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        refusal = self._refusal(scope)
-        if refusal is not None:
-            await refusal(scope, receive, send)
-            return
-        await self.app(scope, receive, send)
+        user: User | None
+        if not self.keyring.required():  # a read of the store once a second at most
+            user = LOCAL_USER
+        elif _is_open(scope["path"]):
+            user = None  # the open routes say who is signed in themselves
+        else:
+            found = await self._authenticate(scope)
+            if isinstance(found, JSONResponse):
+                await found(scope, receive, send)
+                return
+            user = found
+        scope["ragmeter.user"] = user
+        scope.setdefault("state", {})["user"] = user
+        with acting_as(user.name if user else None):
+            await self.app(scope, receive, send)
 
 
 def _from_another_site(headers: dict[bytes, bytes]) -> str | None:

@@ -42,15 +42,26 @@ def is_loopback(host: str) -> bool:
         return False  # a name that may resolve anywhere
 
 
-def check_bind(host: str, settings: Settings, insecure_no_auth: bool) -> None:
-    """ConfigError when the server would listen beyond loopback with no API keys."""
-    if settings.server.keys() or is_loopback(host) or insecure_no_auth:
+def check_bind(
+    host: str, settings: Settings, insecure_no_auth: bool, *, has_users: bool = False
+) -> None:
+    """ConfigError when the server would listen beyond loopback with no API keys (configured,
+    or of users in the store: ``has_users``)."""
+    if settings.server.keys() or has_users or is_loopback(host) or insecure_no_auth:
         return
     raise ConfigError(
         f"refusing to listen on {host} with no API keys: anyone who can reach it could run "
         "evaluations and read your data. Set [server] api_keys in ragmeter.toml or "
-        "$RAGMETER_API_KEYS, bind 127.0.0.1, or pass --insecure-no-auth"
+        "$RAGMETER_API_KEYS, add a user with 'ragmeter users add NAME --role admin', bind "
+        "127.0.0.1, or pass --insecure-no-auth"
     )
+
+
+def _has_users(settings: Settings) -> bool:
+    from ragmeter.store.db import open_store
+    from ragmeter.store.users import UserStore
+
+    return UserStore(open_store(settings.store_url())).count() > 0
 
 
 def check_port(host: str, port: int) -> None:
@@ -115,9 +126,10 @@ def serve(
     from ragmeter.service.app import create_app
 
     settings = settings or load_settings()
-    check_bind(host, settings, insecure_no_auth)
+    has_users = _has_users(settings)
+    check_bind(host, settings, insecure_no_auth, has_users=has_users)
     check_port(host, port)
-    if not settings.server.keys():
+    if not settings.server.keys() and not has_users:
         logging.getLogger(__name__).warning("no API keys configured: every request is allowed")
     app = create_app(settings, any_host=insecure_no_auth and not is_loopback(host))
     config = uvicorn.Config(

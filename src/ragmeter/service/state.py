@@ -18,6 +18,7 @@ from ragmeter.runs.execution.executor import RunLimits
 from ragmeter.runs.execution.manager import RunManager
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.service._testsets import TestsetJobs
+from ragmeter.store.users import AuditLog, UserStore
 
 __all__ = ["Services", "services"]
 
@@ -42,6 +43,8 @@ class Services:
     manager: RunManager
     prompts: PromptStore
     apps: AppStore
+    users: UserStore
+    audit: AuditLog
     config_file: Path = field(default_factory=config_path)
     _stamp: Stamp = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -71,6 +74,8 @@ class Services:
             ),
             prompts=PromptStore(kb.store),
             apps=AppStore(kb.store),
+            users=UserStore(kb.store),
+            audit=AuditLog(kb.store),
             config_file=config_file,
             _stamp=_stamp(config_file),
         )

@@ -23,8 +23,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from ragmeter.store.actor import current_actor
+
 __all__ = [
     "AppRecord",
+    "AuditRecord",
     "Base",
     "ChunkRecord",
     "DatasetRecord",
@@ -36,6 +39,7 @@ __all__ = [
     "RunRecord",
     "RunTag",
     "SpaceRecord",
+    "UserRecord",
 ]
 
 
@@ -79,6 +83,10 @@ class SpaceRecord(Base):
     dimension: Mapped[int | None] = mapped_column(Integer, nullable=True)
     chunking: Mapped[dict[str, Any]] = mapped_column(JSON)
     revision: Mapped[int] = mapped_column(Integer, default=0)
+    #: the user who made it (``store.actor``); NULL: made before users, or by the CLI
+    created_by: Mapped[str | None] = mapped_column(
+        String(200), nullable=True, default=current_actor
+    )
     created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(
         DateTime, server_default=func.now(), onupdate=func.now()
@@ -132,6 +140,10 @@ class PromptRecord(Base):
     language: Mapped[str | None] = mapped_column(String(8), nullable=True)
     template: Mapped[str] = mapped_column(Text)
     description: Mapped[str] = mapped_column(Text, default="")
+    #: the user who made it (``store.actor``); NULL: made before users, or by the CLI
+    created_by: Mapped[str | None] = mapped_column(
+        String(200), nullable=True, default=current_actor
+    )
     created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(
         DateTime, server_default=func.now(), onupdate=func.now()
@@ -147,6 +159,10 @@ class AppRecord(Base):
     name: Mapped[str] = mapped_column(String(200), unique=True)
     kind: Mapped[str] = mapped_column(String(16))
     config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    #: the user who made it (``store.actor``); NULL: made before users, or by the CLI
+    created_by: Mapped[str | None] = mapped_column(
+        String(200), nullable=True, default=current_actor
+    )
     created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(
         DateTime, server_default=func.now(), onupdate=func.now()
@@ -171,6 +187,10 @@ class DatasetRecord(Base):
     #: where the rows came from, as shown to others: a file's name (never its folder), a
     #: request, a test set
     source: Mapped[str] = mapped_column(String(1000), default="")
+    #: the user who made it (``store.actor``); NULL: made before users, or by the CLI
+    created_by: Mapped[str | None] = mapped_column(
+        String(200), nullable=True, default=current_actor
+    )
     row_count: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
 
@@ -217,6 +237,10 @@ class RunRecord(Base):
     #: ``host:pid@start`` of the process executing the run (to tell a dead one at start-up;
     #: ``start`` is the process start time where the system tells it)
     owner: Mapped[str | None] = mapped_column(String(300), nullable=True)
+    #: the user who made it (``store.actor``); NULL: made before users, or by the CLI
+    created_by: Mapped[str | None] = mapped_column(
+        String(200), nullable=True, default=current_actor
+    )
     usage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     #: to the microsecond (SQLite's own clock has seconds), so "newest first" is an order
     created_at: Mapped[datetime] = mapped_column(
@@ -283,3 +307,39 @@ class ResultRow(Base):
     #: of the row's ``id`` (None without one) and of its query text
     id_key: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     query_key: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class UserRecord(Base):
+    """A person (or program) holding a key: its role and the SHA-256 of its key. A key is
+    256 random bits, so a fast hash is as safe as a slow one (no guess finds it) and costs
+    microseconds a request; ``key_prefix`` (the key's first characters) finds the row."""
+
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    role: Mapped[str] = mapped_column(String(16))
+    key_prefix: Mapped[str] = mapped_column(String(16), index=True)
+    key_hash: Mapped[str] = mapped_column(String(64))
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime, server_default=func.now(), default=_utc_now
+    )
+
+
+class AuditRecord(Base):
+    """One change: who made it, when, what (``action``: the route's method and path, or a
+    command), on which object, and the ids before and after (small JSON, capped)."""
+
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(
+        DateTime, server_default=func.now(), default=_utc_now, index=True
+    )
+    user_name: Mapped[str] = mapped_column(String(200), index=True)
+    action: Mapped[str] = mapped_column(String(300))
+    object_kind: Mapped[str] = mapped_column(String(32))
+    object_id: Mapped[str | None] = mapped_column(String(300), nullable=True)
+    before: Mapped[Any] = mapped_column(JSON, nullable=True)
+    after: Mapped[Any] = mapped_column(JSON, nullable=True)

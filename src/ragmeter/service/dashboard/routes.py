@@ -4,7 +4,6 @@ hold no data); every data route does, as a Bearer key or as the session cookie."
 
 from __future__ import annotations
 
-import hmac
 from importlib import resources
 from pathlib import Path
 
@@ -17,11 +16,13 @@ from ragmeter.service.dashboard.sessions import (
     COOKIE,
     CSRF_HEADER,
     GuessLimit,
+    Session,
     SessionStore,
     cookie_name,
     too_many_guesses,
 )
 from ragmeter.service.envelope import ApiError, Result, ok
+from ragmeter.service.identity import LOCAL_USER, Keyring
 
 __all__ = ["ASSETS", "OPEN_PREFIX", "SESSION_PATH", "mount_dashboard"]
 
@@ -54,13 +55,26 @@ class SessionOut(BaseModel):
     signed_in: bool
     csrf_header: str = CSRF_HEADER
     csrf_token: str | None = None
+    #: who the session acts as, and their role (``docs/security.md``)
+    user: str | None = None
+    role: str | None = None
 
 
 def _cookie(request: Request) -> str:
     return cookie_name(request.url.scheme, request.headers.get("host", ""))
 
 
-def _router(keys: list[str], sessions: SessionStore, guesses: GuessLimit) -> APIRouter:
+def _signed_in(session: Session) -> SessionOut:
+    return SessionOut(
+        auth_required=True,
+        signed_in=True,
+        csrf_token=session.csrf,
+        user=session.user.name,
+        role=session.user.role.value,
+    )
+
+
+def _router(keyring: Keyring, sessions: SessionStore, guesses: GuessLimit) -> APIRouter:
     router = APIRouter(tags=["dashboard"], include_in_schema=False)
 
     @router.get("/")
@@ -72,10 +86,16 @@ def _router(keys: list[str], sessions: SessionStore, guesses: GuessLimit) -> API
     @router.get(SESSION_PATH)
     def session_state(request: Request) -> Result[SessionOut]:
         found = sessions.get(request.cookies.get(_cookie(request), ""))
-        if not keys:
-            return ok(SessionOut(auth_required=False, signed_in=True))
-        token = found.csrf if found else None
-        return ok(SessionOut(auth_required=True, signed_in=found is not None, csrf_token=token))
+        if not keyring.required():
+            local = LOCAL_USER
+            return ok(
+                SessionOut(
+                    auth_required=False, signed_in=True, user=local.name, role=local.role.value
+                )
+            )
+        if found is None or not keyring.still_valid(found.user):
+            return ok(SessionOut(auth_required=True, signed_in=False))
+        return ok(_signed_in(found))
 
     @router.post(SESSION_PATH, response_model=None)
     def sign_in(
@@ -86,16 +106,16 @@ def _router(keys: list[str], sessions: SessionStore, guesses: GuessLimit) -> API
         client = request.client.host if request.client else ""
         if wait := guesses.wait(client):
             return too_many_guesses(wait)
-        given = body.key.encode()
-        matches = [hmac.compare_digest(given, k.encode()) for k in keys]  # every one, always
-        if not any(matches):
+        user = keyring.resolve(body.key)
+        if user is None:
             guesses.wrong(client)
             raise ApiError(
                 401,
                 "unauthorized",
-                "wrong API key: use one of [server] api_keys or $RAGMETER_API_KEYS",
+                "wrong API key (or a disabled user's): use one of [server] api_keys, "
+                "$RAGMETER_API_KEYS or a key 'ragmeter users add' printed",
             )
-        session = sessions.open()
+        session = sessions.open(user)
         name = _cookie(request)
         response.set_cookie(
             name,
@@ -106,7 +126,7 @@ def _router(keys: list[str], sessions: SessionStore, guesses: GuessLimit) -> API
             samesite="strict",
             secure=name == COOKIE,  # required by the __Host- prefix
         )
-        return ok(SessionOut(auth_required=True, signed_in=True, csrf_token=session.csrf))
+        return ok(_signed_in(session))
 
     @router.post("/ui/logout")
     def sign_out(request: Request, response: Response) -> Result[SessionOut]:
@@ -116,15 +136,16 @@ def _router(keys: list[str], sessions: SessionStore, guesses: GuessLimit) -> API
         response.delete_cookie(
             name, path="/", secure=name == COOKIE, httponly=True, samesite="strict"
         )
-        return ok(SessionOut(auth_required=bool(keys), signed_in=not keys))
+        required = keyring.required()
+        return ok(SessionOut(auth_required=required, signed_in=not required))
 
     return router
 
 
 def mount_dashboard(
-    app: FastAPI, keys: list[str], sessions: SessionStore, guesses: GuessLimit
+    app: FastAPI, keyring: Keyring, sessions: SessionStore, guesses: GuessLimit
 ) -> None:
     """Serve the dashboard on ``app``: the page, its files and the session routes (the key
     form counts wrong keys with the API's ``guesses``)."""
-    app.include_router(_router(keys, sessions, guesses))
+    app.include_router(_router(keyring, sessions, guesses))
     app.mount(ASSETS, StaticFiles(directory=STATIC), name="dashboard-assets")

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from starlette.responses import JSONResponse
 
 from ragmeter.service.envelope import error_response
+from ragmeter.store.users import User
 
 __all__ = [
     "COOKIE",
@@ -73,11 +74,13 @@ def cookie_name(scheme: str, host: str) -> str:
 
 @dataclass(frozen=True)
 class Session:
-    """One signed-in browser: its id (the cookie), its CSRF token, when it ends (monotonic)."""
+    """One signed-in browser: its id (the cookie), its CSRF token, when it ends (monotonic),
+    and the user whose key opened it (the session acts as that user)."""
 
     id: str
     csrf: str
     expires: float
+    user: User
 
 
 class SessionStore:
@@ -89,10 +92,12 @@ class SessionStore:
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
 
-    def open(self) -> Session:
-        """A new session with fresh random id and CSRF token."""
+    def open(self, user: User) -> Session:
+        """A new session of ``user`` with fresh random id and CSRF token."""
         now = time.monotonic()
-        session = Session(secrets.token_urlsafe(32), secrets.token_urlsafe(32), now + self.seconds)
+        session = Session(
+            secrets.token_urlsafe(32), secrets.token_urlsafe(32), now + self.seconds, user
+        )
         with self._lock:
             self._drop_expired(now)
             while len(self._sessions) >= MAX_SESSIONS:

@@ -21,7 +21,13 @@ let authRequired = false;
 import { DatasetView, DatasetsView } from "./datasets.js";
 import { NewRunView } from "./newrun.js";
 import { SpaceView, SpacesView } from "./spaces.js";
-Object.assign(VIEWS, { spaces: SpacesView, datasets: DatasetsView, newrun: NewRunView });
+import { AuditView } from "./audit.js";
+Object.assign(VIEWS, { spaces: SpacesView, datasets: DatasetsView, newrun: NewRunView, audit: AuditView });
+
+/** The Audit link for admins only (the server refuses the log to other roles anyway). */
+function showRole(state) {
+  document.getElementById("nav-audit").hidden = state.role !== "admin";
+}
 Object.assign(ITEM_VIEWS, { spaces: SpaceView, datasets: DatasetView });
 
 function show() {
@@ -56,7 +62,7 @@ function keyForm(message) {
   const form = h("form", { class: "key-form", method: "post", action: "#", onsubmit: async (event) => {
     event.preventDefault();
     try {
-      await signIn(input.value);
+      showRole(await signIn(input.value));
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       note.textContent = error.status === 401 ? t("auth.wrong") : t("error", { message: error.message });
@@ -88,12 +94,14 @@ async function boot() {
   });
   logout.addEventListener("click", async () => {
     await signOut();
+    showRole({});
     keyForm();
   });
   window.addEventListener("hashchange", () => { if (view) show(); });
   window.addEventListener("ragmeter:auth", () => { if (authRequired) keyForm(t("auth.expired")); });
   const state = await sessionState();
   authRequired = state.auth_required;
+  showRole(state);
   if (state.auth_required && !state.signed_in) {
     keyForm();
     return;

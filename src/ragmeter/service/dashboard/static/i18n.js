@@ -932,3 +932,37 @@ Object.assign(TEXT.zh, {
   "datasets.deleteVersionLabel": "删除版本 {name}",
   "datasets.deleted": "{name} 已删除。",
 });
+
+// The Audit view's text (audit.js), shown to admins.
+Object.assign(TEXT.en, {
+  "nav.audit": "Audit",
+  "audit.title": "Audit log",
+  "audit.intro": "Every change made through the service and every 'ragmeter users' command, newest first: who, when, what, and the ids it named and made.",
+  "audit.at": "When",
+  "audit.user": "User",
+  "audit.action": "Action",
+  "audit.object": "Object",
+  "audit.before": "Ids named",
+  "audit.after": "Ids answered",
+  "audit.caption": "{n} entries, newest first",
+  "audit.none": "No change recorded yet.",
+  "audit.pages": "Audit log pages",
+  "audit.newest": "Newest",
+  "audit.older": "Older",
+});
+Object.assign(TEXT.zh, {
+  "nav.audit": "审计",
+  "audit.title": "审计日志",
+  "audit.intro": "通过服务所做的每一次更改和每一条 'ragmeter users' 命令，最新的在前：谁、何时、做了什么，以及涉及和生成的 id。",
+  "audit.at": "时间",
+  "audit.user": "用户",
+  "audit.action": "操作",
+  "audit.object": "对象",
+  "audit.before": "请求中的 id",
+  "audit.after": "应答中的 id",
+  "audit.caption": "共 {n} 条，最新的在前",
+  "audit.none": "尚无更改记录。",
+  "audit.pages": "审计日志分页",
+  "audit.newest": "最新",
+  "audit.older": "更早",
+});
