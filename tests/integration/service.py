@@ -101,6 +101,20 @@ class ServiceProcess:
         return httpx.Client(base_url=self.base, headers=headers, timeout=120)
 
 
+def browser(base_url: str) -> httpx.Client:
+    """A client that sends its cookies back as a browser does: the dashboard's Secure
+    ``__Host-`` cookie too, over http to 127.0.0.1 (loopback is a secure context to browsers;
+    httpx sends Secure cookies over https only)."""
+    http = httpx.Client(base_url=base_url, timeout=60)
+
+    def secure_cookies(request: httpx.Request) -> None:
+        if pairs := "; ".join(f"{c.name}={c.value}" for c in http.cookies.jar):
+            request.headers["Cookie"] = pairs
+
+    http.event_hooks["request"].append(secure_cookies)
+    return http
+
+
 def data(response: httpx.Response, status: int = 200) -> Any:
     """The envelope's data, after checking the status and ``success``."""
     body = response.json()

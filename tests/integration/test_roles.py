@@ -22,7 +22,7 @@ from ragmeter.service.permissions import GRANTS, ROUTES, Action, app_routes, per
 from ragmeter.store.users import Role
 from tests.integration.helpers import run
 from tests.integration.roles import as_user, users_server
-from tests.integration.service import ServiceProcess
+from tests.integration.service import ServiceProcess, browser
 
 #: what a made-up path parameter is sent as (no object has it: no route changes anything)
 _PARAMS = {"row_index": "0"}
@@ -110,15 +110,15 @@ def test_a_session_acts_as_the_user_whose_key_opened_it(
     served: tuple[ServiceProcess, dict[str, str]],
 ) -> None:
     server, keys = served
-    with httpx.Client(base_url=server.url, timeout=60) as browser:
-        state = browser.post("/ui/session", json={"key": keys["viewer"]}).json()["data"]
+    with browser(server.url) as page:
+        state = page.post("/ui/session", json={"key": keys["viewer"]}).json()["data"]
         assert (state["user"], state["role"]) == ("viewer", "viewer")
         csrf = {"X-CSRF-Token": state["csrf_token"]}
-        refused = browser.post("/api/v2/serve/knowledge/spaces", json={"name": "s"}, headers=csrf)
+        refused = page.post("/api/v2/serve/knowledge/spaces", json={"name": "s"}, headers=csrf)
         assert refused.status_code == 403 and "role 'viewer'" in refused.json()["err_msg"]
-        assert browser.get("/api/v2/serve/whoami").json()["data"]["name"] == "viewer"
-        assert browser.post("/ui/logout", headers=csrf).status_code == 200
-        assert browser.get("/api/v2/serve/whoami").status_code == 401
+        assert page.get("/api/v2/serve/whoami").json()["data"]["name"] == "viewer"
+        assert page.post("/ui/logout", headers=csrf).status_code == 200
+        assert page.get("/api/v2/serve/whoami").status_code == 401
 
 
 def test_the_permission_table_of_docs_security_is_the_enforced_one() -> None:

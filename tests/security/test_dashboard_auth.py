@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import httpx
 import pytest
 
-from tests.integration.service import KEY, ServiceProcess, data, failure
+from tests.integration.service import KEY, ServiceProcess, browser, data, failure
 
 ROWS = b'{"query": "q1", "retrieved_ids": ["a"], "reference_ids": ["a"]}\n'
 COOKIE = "__Host-ragmeter_session"
@@ -27,15 +27,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]
 @contextmanager
 def _signed_in(server: ServiceProcess) -> Iterator[tuple[httpx.Client, str]]:
     """A client holding a session cookie (as a browser would), and its CSRF token."""
-    with httpx.Client(base_url=server.url, timeout=60) as http:
-
-        def secure_cookies(request: httpx.Request) -> None:
-            """Send the Secure cookie back to http://127.0.0.1 as browsers do (loopback is a
-            secure context to them; httpx sends Secure cookies over https only)."""
-            if pairs := "; ".join(f"{c.name}={c.value}" for c in http.cookies.jar):
-                request.headers["Cookie"] = pairs
-
-        http.event_hooks["request"].append(secure_cookies)
+    with browser(server.url) as http:
         token = data(http.post("/ui/session", json={"key": KEY}))["csrf_token"]
         assert token and len(token) >= 32
         yield http, token

@@ -21,7 +21,7 @@ from ragmeter.store.db import Store
 from ragmeter.store.models import DatasetRecord, RunRecord, SpaceRecord
 from tests.integration.helpers import run
 from tests.integration.roles import as_user, users_server
-from tests.integration.service import ServiceProcess, data, failure, wait_run
+from tests.integration.service import ServiceProcess, browser, data, failure, wait_run
 
 ROWS = [{"query": "q1", "retrieved_ids": ["a"], "reference_ids": ["a"]}]
 V2 = "/api/v2/serve"
@@ -212,12 +212,12 @@ def test_a_session_ends_when_its_user_is_disabled(
     server, keys = served
     with as_user(server, keys["admin"]) as admin:
         key = data(admin.post(f"{V2}/users", json={"name": "frank", "role": "viewer"}), 201)["key"]
-        with httpx.Client(base_url=server.url, timeout=60) as browser:
-            data(browser.post("/ui/session", json={"key": key}))
-            assert data(browser.get(f"{V2}/whoami"))["name"] == "frank"
+        with browser(server.url) as page:
+            data(page.post("/ui/session", json={"key": key}))
+            assert data(page.get(f"{V2}/whoami"))["name"] == "frank"
             data(admin.post(f"{V2}/users/frank/disable"))
-            failure(browser.get(f"{V2}/whoami"), 401)
-            failure(browser.post("/ui/session", json={"key": key}), 401)
+            failure(page.get(f"{V2}/whoami"), 401)
+            failure(page.post("/ui/session", json={"key": key}), 401)
 
 
 def _entries(admin: httpx.Client, user: str) -> list[dict[str, Any]]:

@@ -82,8 +82,7 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("POST", "/ui/logout"): Rule(R, "session"),
     ("GET", "/openapi.json"): Rule(R, "docs"),
     ("GET", "/docs"): Rule(R, "docs"),
-    ("GET", "/docs/oauth2-redirect"): Rule(R, "docs"),
-    ("GET", "/redoc"): Rule(R, "docs"),
+    ("GET", "/docs/assets"): Rule(R, "docs"),
     # evaluation (DB-GPT's routes, v2 and v1)
     **{
         entry: rule
