@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from tests.pg import PostgresServer, bindir
+
 #: under CI a test never skips for a missing resource: the skip is reported as a failure
 STRICT = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
@@ -19,6 +21,49 @@ def _private_home(
     path = tmp_path_factory.mktemp("ragmeter-home")
     monkeypatch.setenv("RAGMETER_HOME", str(path))
     return path
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """The session's own PostgreSQL server on a free port of 127.0.0.1 (see tests/pg.py)."""
+    binaries = bindir()
+    if binaries is None:
+        pytest.skip("PostgreSQL is not installed: scripts/install.sh installs Debian's postgresql")
+    pytest.importorskip("psycopg", reason="the 'postgres' extra (psycopg) is not installed")
+    server = PostgresServer(binaries)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A new store's URL: a SQLite file, then a new database on the session's PostgreSQL
+    server; a test using it runs once on each. What the test opened through ``open_store``
+    is closed after it."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'ragmeter.db'}"
+    else:
+        url = request.getfixturevalue("postgres").database()
+    yield url
+    from ragmeter.store import db
+
+    with db._open_lock:
+        store = db._open.pop(url, None)
+    if store is not None:
+        store.close()
+
+
+@pytest.fixture
+def home_store(store_url: str, _private_home: Path) -> str:
+    """``store_url`` as the store of the test's ``$RAGMETER_HOME`` (its ragmeter.toml), so
+    everything opening the configured store (``open_store()``) opens it."""
+    home = Path(os.environ["RAGMETER_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "ragmeter.toml").write_text(f'[store]\nurl = "{store_url}"\n', encoding="utf-8")
+    return store_url
 
 
 def _fail_skip(report: Any) -> None:
