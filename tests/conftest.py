@@ -41,19 +41,30 @@ def postgres() -> Iterator[PostgresServer]:
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A new store's URL: a SQLite file, then a new database on the session's PostgreSQL
-    server; a test using it runs once on each. What the test opened through ``open_store``
-    is closed after it."""
+    server; a test using it runs once on each. Every engine the test connected to it is
+    closed after it (a store left open would hold PostgreSQL connections until collected)."""
+    from sqlalchemy import Engine, event
+
+    from ragmeter.store import db
+
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path / 'ragmeter.db'}"
     else:
         url = request.getfixturevalue("postgres").database()
-    yield url
-    from ragmeter.store import db
+    engines: set[Engine] = set()
 
-    with db._open_lock:
-        store = db._open.pop(url, None)
-    if store is not None:
-        store.close()
+    def connected(connection: Any) -> None:
+        engines.add(connection.engine)
+
+    event.listen(Engine, "engine_connect", connected)
+    try:
+        yield url
+    finally:
+        event.remove(Engine, "engine_connect", connected)
+        with db._open_lock:
+            db._open.pop(url, None)
+        for engine in engines:
+            engine.dispose()
 
 
 @pytest.fixture
