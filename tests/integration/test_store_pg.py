@@ -1,0 +1,37 @@
+"""What only a server database shows: many connections writing the same rows at once."""
+
+from __future__ import annotations
+
+import threading
+
+from ragmeter.judge.cache import CachedReply, JudgeCache
+from ragmeter.store.db import Store
+
+
+def test_replies_cached_by_many_threads_at_once_are_kept_once(store_url: str) -> None:
+    """Two rows asking the judge the same thing finish together: both store the reply, and
+    neither fails on the other's row (SQLite serialises writers; PostgreSQL's concurrent
+    inserts of one key must not raise a duplicate-key error)."""
+    store = Store(store_url)
+    cache = JudgeCache(store)
+    threads, keys = 8, [f"key-{i}" for i in range(40)]
+    start = threading.Barrier(threads)
+    errors: list[BaseException] = []
+
+    def put_all() -> None:
+        start.wait()
+        for key in keys:
+            try:
+                cache.put(key, "m", "http://judge", CachedReply("{}", 1, 2))
+            except BaseException as exc:  # every failure is reported, none lost
+                errors.append(exc)
+
+    workers = [threading.Thread(target=put_all) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    assert errors == []
+    assert cache.count() == len(keys)
+    assert cache.get(keys[0]) == CachedReply("{}", 1, 2)
+    store.close()
