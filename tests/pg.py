@@ -71,8 +71,10 @@ class PostgresServer:
         )  # fmt: skip
         options = (
             f"-c listen_addresses=127.0.0.1 -k {self.root} -c max_connections=400 "
-            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        )  # a throwaway server: durability costs time and buys nothing
+            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
+            "-c timezone=Asia/Shanghai"
+        )  # a throwaway server: durability costs time and buys nothing; a zone not UTC's,
+        # so a time stored in the server's zone rather than in UTC shows
         for _attempt in range(5):  # another process may take the free port first
             self.port = _free_port()
             try:

@@ -1,10 +1,13 @@
-"""What only a server database shows: many connections writing the same rows at once."""
+"""What a server database shows and a file does not: many connections writing the same rows at
+once, a server whose time zone is not UTC. Each test runs on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
 import threading
+from datetime import UTC, datetime, timedelta
 
 from ragmeter.judge.cache import CachedReply, JudgeCache
+from ragmeter.runs.storage.store import RunStore
 from ragmeter.store.db import Store
 
 
@@ -34,4 +37,14 @@ def test_replies_cached_by_many_threads_at_once_are_kept_once(store_url: str) ->
     assert errors == []
     assert cache.count() == len(keys)
     assert cache.get(keys[0]) == CachedReply("{}", 1, 2)
+    store.close()
+
+
+def test_times_are_stored_in_utc_whatever_the_server_s_zone(store_url: str) -> None:
+    """The session's server runs in Asia/Shanghai (UTC+8): a dataset made now is stored as
+    made now in UTC, as SQLite's CURRENT_TIMESTAMP gives it, not eight hours ahead."""
+    store = Store(store_url)
+    made = RunStore(store).add_dataset([{"query": "q"}], name="now")
+    now = datetime.now(UTC).replace(tzinfo=None)
+    assert abs(made.created_at - now) < timedelta(minutes=5), (made.created_at, now)
     store.close()

@@ -53,6 +53,16 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def _postgresql_utc(dbapi_connection: Any, _record: Any) -> None:
+    """Times in UTC on every PostgreSQL connection: ``now()`` (the columns' server default)
+    is stored in the session's zone, the server's own unless told, and ragmeter's times are
+    UTC without a zone, as SQLite's CURRENT_TIMESTAMP gives them. Committed at once, or the
+    pool's rollback would undo it."""
+    with dbapi_connection.cursor() as cursor:
+        cursor.execute("SET TIME ZONE 'UTC'")
+    dbapi_connection.commit()
+
+
 def _finite(value: Any) -> Any:
     """``value`` with every NaN and infinity made None, which JSON can hold."""
     if isinstance(value, float):
@@ -188,6 +198,8 @@ class Store:
             raise StoreError(f"cannot open store {url!r}: {exc}") from exc
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
+        elif self.engine.dialect.name == "postgresql":
+            event.listen(self.engine, "connect", _postgresql_utc)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self.migrate()
 
