@@ -1,14 +1,20 @@
 """What a server database shows and a file does not: many connections writing the same rows at
-once, a server whose time zone is not UTC. Each test runs on SQLite and on PostgreSQL."""
+once, a server whose time zone is not UTC (each on SQLite and on PostgreSQL); a server that
+cannot be reached or a driver not installed, named without the URL's password."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
+from ragmeter.errors import StoreError
 from ragmeter.judge.cache import CachedReply, JudgeCache
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.store.db import Store
+from tests.integration.service import free_port
 
 
 def test_replies_cached_by_many_threads_at_once_are_kept_once(store_url: str) -> None:
@@ -48,3 +54,24 @@ def test_times_are_stored_in_utc_whatever_the_server_s_zone(store_url: str) -> N
     now = datetime.now(UTC).replace(tzinfo=None)
     assert abs(made.created_at - now) < timedelta(minutes=5), (made.created_at, now)
     store.close()
+
+
+def test_a_store_that_cannot_be_reached_is_named_without_its_password() -> None:
+    pytest.importorskip("psycopg", reason="the 'postgres' extra (psycopg) is not installed")
+    url = f"postgresql+psycopg://ragmeter:s3cret-pw@127.0.0.1:{free_port()}/nowhere"
+    with pytest.raises(StoreError) as raised:
+        Store(url)
+    message = str(raised.value)
+    assert "s3cret-pw" not in message
+    assert "postgresql+psycopg://ragmeter:***@127.0.0.1" in message and "refused" in message
+
+
+def test_a_postgresql_store_without_its_driver_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as when the extra is not installed
+    with pytest.raises(StoreError) as raised:
+        Store("postgresql+psycopg://ragmeter:s3cret-pw@127.0.0.1/ragmeter")
+    message = str(raised.value)
+    assert "driver psycopg is not installed (pip install 'ragmeter[postgres]')" in message
+    assert "s3cret-pw" not in message
