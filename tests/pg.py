@@ -90,14 +90,17 @@ class PostgresServer:
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://{USER}@127.0.0.1:{self.port}/{database}"
 
+    def dsn(self, url: str | None = None) -> str:
+        """psycopg's connection string of the database of ``url`` (default: postgres)."""
+        database = url.rsplit("/", 1)[-1] if url else "postgres"
+        return f"host=127.0.0.1 port={self.port} user={USER} dbname={database}"
+
     def database(self) -> str:
         """A new, empty database's SQLAlchemy URL."""
         import psycopg
 
         name = f"test_{os.getpid()}_{next(self._names)}"
-        with psycopg.connect(
-            f"host=127.0.0.1 port={self.port} user={USER} dbname=postgres", autocommit=True
-        ) as connection:
+        with psycopg.connect(self.dsn(), autocommit=True) as connection:
             connection.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')
         return self.url(name)
 

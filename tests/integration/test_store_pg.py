@@ -15,6 +15,7 @@ from ragmeter.judge.cache import CachedReply, JudgeCache
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.store.db import Store
 from tests.integration.service import free_port
+from tests.pg import PostgresServer
 
 
 def test_replies_cached_by_many_threads_at_once_are_kept_once(store_url: str) -> None:
@@ -75,3 +76,24 @@ def test_a_postgresql_store_without_its_driver_says_which_extra_to_install(
     message = str(raised.value)
     assert "driver psycopg is not installed (pip install 'ragmeter[postgres]')" in message
     assert "s3cret-pw" not in message
+
+
+def test_connections_the_server_closed_are_replaced_not_failed(
+    postgres: PostgresServer,
+) -> None:
+    """A database restarted or failed over closes every connection a service holds in its
+    pool: the next request gets a new one instead of an error."""
+    import psycopg
+
+    url = postgres.database()
+    store = Store(url)
+    runs = RunStore(store)
+    runs.add_dataset([{"query": "q"}], name="before")
+    with psycopg.connect(postgres.dsn(url), autocommit=True) as admin:
+        ended = admin.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchone()
+    assert ended is not None and ended[0] >= 1  # the store's pooled connection
+    assert [d.name for d in runs.datasets()[0]] == ["before"]
+    store.close()

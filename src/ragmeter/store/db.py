@@ -195,6 +195,8 @@ class Store:
             if path and path != ":memory:":
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
             kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+        else:  # a server closes connections (a restart, a failover): test each before use
+            kwargs["pool_pre_ping"] = True
         try:
             self.engine: Engine = create_engine(url, **kwargs)
         except (SQLAlchemyError, ValueError) as exc:
