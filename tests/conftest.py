@@ -48,7 +48,8 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     from ragmeter.store import db
 
     if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'ragmeter.db'}"
+        (tmp_path / "home").mkdir()
+        url = f"sqlite:///{tmp_path / 'home' / 'ragmeter.db'}"  # store_home's default file
     else:
         url = request.getfixturevalue("postgres").database()
     engines: set[Engine] = set()
@@ -68,13 +69,18 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture
-def home_store(store_url: str, _private_home: Path) -> str:
-    """``store_url`` as the store of the test's ``$RAGMETER_HOME`` (its ragmeter.toml), so
-    everything opening the configured store (``open_store()``) opens it."""
-    home = Path(os.environ["RAGMETER_HOME"])
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "ragmeter.toml").write_text(f'[store]\nurl = "{store_url}"\n', encoding="utf-8")
-    return store_url
+def store_home(store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """``tmp_path/home`` as ``$RAGMETER_HOME``, its configured store ``store_url``'s: the
+    default SQLite file (``store_url`` is that file), or the PostgreSQL database named in
+    its ``ragmeter.toml``, and then no SQLite file is ever made there."""
+    path = tmp_path / "home"
+    path.mkdir(exist_ok=True)
+    monkeypatch.setenv("RAGMETER_HOME", str(path))
+    sqlite = store_url.startswith("sqlite")
+    if not sqlite:
+        (path / "ragmeter.toml").write_text(f'[store]\nurl = "{store_url}"\n', encoding="utf-8")
+    yield path
+    assert sqlite or not (path / "ragmeter.db").exists(), "the default store was used"
 
 
 def _fail_skip(report: Any) -> None:

@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,27 +38,12 @@ def _rows(path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def home(store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """``tmp_path/home`` as ``$RAGMETER_HOME``: its store the default SQLite file, or the
-    PostgreSQL database of ``store_url`` named in its ``ragmeter.toml`` (and then no SQLite
-    file is ever made)."""
-    path = tmp_path / "home"
-    path.mkdir()
-    monkeypatch.setenv("RAGMETER_HOME", str(path))
-    sqlite = store_url.startswith("sqlite")
-    if not sqlite:
-        (path / "ragmeter.toml").write_text(f'[store]\nurl = "{store_url}"\n', encoding="utf-8")
-    yield path
-    assert sqlite or not (path / "ragmeter.db").exists()
-
-
 def _runs(home: Path) -> RunStore:
     return RunStore(open_store(load_settings(home / "ragmeter.toml").store_url()))
 
 
-def test_eval_is_a_stored_run_and_no_store_keeps_nothing(tmp_path: Path, home: Path) -> None:
-    data = _rows(tmp_path / "qa.jsonl")
+def test_eval_is_a_stored_run_and_no_store_keeps_nothing(tmp_path: Path, store_home: Path) -> None:
+    data, home = _rows(tmp_path / "qa.jsonl"), store_home
     done = run("eval", str(data), "-m", "mrr,hit_rate", home=home)
     assert done.returncode == 0, done.stderr
     found, total = _runs(home).runs()
@@ -72,9 +56,9 @@ def test_eval_is_a_stored_run_and_no_store_keeps_nothing(tmp_path: Path, home: P
 
 
 def test_ctrl_c_keeps_finished_rows_and_resume_does_only_the_rest(
-    tmp_path: Path, home: Path
+    tmp_path: Path, store_home: Path
 ) -> None:
-    data = _rows(tmp_path / "qa.jsonl")
+    data, home = _rows(tmp_path / "qa.jsonl"), store_home
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "RAGMETER_HOME": str(home), "NO_COLOR": "1"}
     with ScriptedJudgeServer(latency_ms=1500) as judge:  # slow: the run is stopped midway
         args = ["eval", str(data), "-m", "faithfulness", "--judge-model", "scripted",
@@ -116,7 +100,8 @@ def test_ctrl_c_keeps_finished_rows_and_resume_does_only_the_rest(
         assert len(runs.results(record.id)[0]) == len(ROWS)
 
 
-def test_evaluate_stores_only_when_asked_and_resumes_by_name(home: Path) -> None:
+def test_evaluate_stores_only_when_asked_and_resumes_by_name(store_home: Path) -> None:
+    home = store_home
     report = ragmeter.evaluate(ROWS, "mrr,hit_rate")
     assert report.run_id is None and not (home / "ragmeter.db").exists()
     stored = ragmeter.evaluate(ROWS, "mrr,hit_rate", store="nightly")
@@ -149,7 +134,7 @@ def test_evaluate_stores_only_when_asked_and_resumes_by_name(home: Path) -> None
     assert runs.get("nightly").state == "done" and runs.get("nightly").done_rows == len(ROWS)
 
 
-def test_stored_runs_compare_by_row_id_when_every_row_has_one(home: Path) -> None:
+def test_stored_runs_compare_by_row_id_when_every_row_has_one(store_home: Path) -> None:
     from ragmeter.runs.views.pairs import compare_runs
 
     base = [
@@ -165,7 +150,7 @@ def test_stored_runs_compare_by_row_id_when_every_row_has_one(home: Path) -> Non
     ]
     ragmeter.evaluate(base, "mrr", store="base")
     ragmeter.evaluate(candidate, "mrr", store="candidate")
-    runs = _runs(home)
+    runs = _runs(store_home)
     (mrr,) = compare_runs(runs.store, ("base", ["mrr"]), ("candidate", ["mrr"]))
     assert mrr.paired_by == "id" and mrr.paired == 6 and mrr.better == 6
     assert mrr.delta == pytest.approx(0.5) and mrr.base_unpaired == mrr.other_unpaired == 0

@@ -16,7 +16,7 @@ from ragmeter.runs.planning.plan import build_plan
 from ragmeter.runs.planning.request import EvaluateServeRequest, config_from_request
 from ragmeter.runs.storage.store import RunStore
 
-pytestmark = pytest.mark.usefixtures("home_store")  # each test on SQLite and on PostgreSQL
+pytestmark = pytest.mark.usefixtures("store_home")  # each test on SQLite and on PostgreSQL
 
 ROWS = [
     {
@@ -48,9 +48,9 @@ def _results(runs: RunStore, run_id: str) -> list[Any]:
     return found
 
 
-def test_a_fresh_run_scores_every_row_once(home_store: str) -> None:
+def test_a_fresh_run_scores_every_row_once(store_url: str) -> None:
     kb = KnowledgeBase()
-    assert kb.store.url == home_store  # the configured store, not a default file
+    assert kb.store.url == store_url  # the configured store
     runs = RunStore(kb.store)
     run_id = _new_run(runs, kb)
     asyncio.run(execute_run(runs, kb, run_id))

@@ -84,7 +84,7 @@ def test_a_judge_cache_database_gains_the_knowledge_tables(store_url: str, tmp_p
             == HEAD_REVISION
         )
     if _sqlite(url):
-        assert store.files_dir == tmp_path / "ragmeter-files"
+        assert store.files_dir == tmp_path / "home" / "ragmeter-files"
     store.close()
 
 

@@ -5,7 +5,6 @@ are listed and compared from the store."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from ragmeter.runs.storage.store import RunStore
@@ -18,8 +17,10 @@ ROWS = [
 ]
 
 
-def test_eval_stores_runs_that_list_and_compare(home_store: str, tmp_path: Path) -> None:
-    home = Path(os.environ["RAGMETER_HOME"])  # its ragmeter.toml names the store
+def test_eval_stores_runs_that_list_and_compare(
+    store_url: str, store_home: Path, tmp_path: Path
+) -> None:
+    home = store_home
     data = tmp_path / "qa.jsonl"
     data.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n", encoding="utf-8")
     for name in ("base", "again"):
@@ -31,10 +32,9 @@ def test_eval_stores_runs_that_list_and_compare(home_store: str, tmp_path: Path)
     assert [r["name"] for r in runs] == ["again", "base"]  # newest first
     compared = run("runs", "compare", "base", "again", "--json", home=home)
     assert compared.returncode == 0, compared.stderr
-    store = Store(home_store)
+    store = Store(store_url)
     found, total = RunStore(store).runs()
     assert total == 2 and {r.state for r in found} == {"done"}
     assert {r.dataset_id for r in found} == {found[0].dataset_id}  # one dataset version
     assert {r.done_rows for r in found} == {len(ROWS)}
     store.close()
-    assert not (home / "ragmeter.db").exists()  # the configured store, not the default file
