@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # Install everything ragmeter needs on a fresh machine into ./.venv (and Debian packages):
-# Python dependencies with the CPU build of torch (pinned in constraints.txt); and DB-GPT's
-# own client into ./.venv-dbgpt for the compatibility tests.
+# Python dependencies with the CPU build of torch (pinned in constraints.txt) and PostgreSQL's
+# driver; and DB-GPT's own client into ./.venv-dbgpt for the compatibility tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages (ragmeter itself is pure Python: nothing is compiled at install): curl runs
 # the seed's HTTP examples in the tests; chromium is the browser the web pages' tests drive
-# (Playwright cannot download its own here), with a Chinese font for the dashboard's Chinese text
+# (Playwright cannot download its own here), with a Chinese font for the dashboard's Chinese text;
+# PostgreSQL's server, which the tests start in a temporary folder to run the store on it too
 missing=()
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 # a CJK font, so the dashboard's Chinese text renders (not as boxes) in Chromium's screenshots
 [ -n "$(fc-list :lang=zh 2>/dev/null)" ] || missing+=(fonts-wqy-microhei)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
   sudo_cmd=$([ "$(id -u)" -eq 0 ] || echo sudo)
   $sudo_cmd apt-get install -y -q "${missing[@]}" \
@@ -25,7 +27,7 @@ python_bin="${PYTHON:-$(command -v python3.11 || command -v python3)}"
 pip_args=(--disable-pip-version-check --progress-bar off -c constraints.txt)
 # the CPU torch wheel lives in pip's local wheel folder on these machines
 if [ -d /opt/wheels ]; then pip_args+=(--find-links /opt/wheels); fi
-.venv/bin/python -m pip install "${pip_args[@]}" -e ".[dev,bench]"
+.venv/bin/python -m pip install "${pip_args[@]}" -e ".[dev,bench,postgres]"
 # pip compiles what it installs, but an editable install leaves ragmeter's own modules as
 # sources: with PYTHONDONTWRITEBYTECODE set (as on these machines) every command would compile
 # them again (~0.6 s per `ragmeter eval`). Compile them once; a stale .pyc is never used

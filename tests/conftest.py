@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from tests.pg import PostgresServer, bindir
+
 #: under CI a test never skips for a missing resource: the skip is reported as a failure
 STRICT = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
@@ -19,6 +21,66 @@ def _private_home(
     path = tmp_path_factory.mktemp("ragmeter-home")
     monkeypatch.setenv("RAGMETER_HOME", str(path))
     return path
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """The session's own PostgreSQL server on a free port of 127.0.0.1 (see tests/pg.py)."""
+    binaries = bindir()
+    if binaries is None:
+        pytest.skip("PostgreSQL is not installed: scripts/install.sh installs Debian's postgresql")
+    pytest.importorskip("psycopg", reason="the 'postgres' extra (psycopg) is not installed")
+    server = PostgresServer(binaries)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A new store's URL: a SQLite file, then a new database on the session's PostgreSQL
+    server; a test using it runs once on each. Every engine the test connected to it is
+    closed after it (a store left open would hold PostgreSQL connections until collected)."""
+    from sqlalchemy import Engine, event
+
+    from ragmeter.store import db
+
+    if request.param == "sqlite":
+        (tmp_path / "home").mkdir()
+        url = f"sqlite:///{tmp_path / 'home' / 'ragmeter.db'}"  # store_home's default file
+    else:
+        url = request.getfixturevalue("postgres").database()
+    engines: set[Engine] = set()
+
+    def connected(connection: Any) -> None:
+        engines.add(connection.engine)
+
+    event.listen(Engine, "engine_connect", connected)
+    try:
+        yield url
+    finally:
+        event.remove(Engine, "engine_connect", connected)
+        with db._open_lock:
+            db._open.pop(url, None)
+        for engine in engines:
+            engine.dispose()
+
+
+@pytest.fixture
+def store_home(store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """``tmp_path/home`` as ``$RAGMETER_HOME``, its configured store ``store_url``'s: the
+    default SQLite file (``store_url`` is that file), or the PostgreSQL database named in
+    its ``ragmeter.toml``, and then no SQLite file is ever made there."""
+    path = tmp_path / "home"
+    path.mkdir(exist_ok=True)
+    monkeypatch.setenv("RAGMETER_HOME", str(path))
+    sqlite = store_url.startswith("sqlite")
+    if not sqlite:
+        (path / "ragmeter.toml").write_text(f'[store]\nurl = "{store_url}"\n', encoding="utf-8")
+    yield path
+    assert sqlite or not (path / "ragmeter.db").exists(), "the default store was used"
 
 
 def _fail_skip(report: Any) -> None:

@@ -1,6 +1,7 @@
 """``ragmeter eval`` is a stored run through the same executor as the service: rows are
 committed as they finish, Ctrl-C keeps them, ``ragmeter runs resume`` finishes only the rest,
-``--no-store`` keeps nothing; ``evaluate(store=...)`` does the same from Python."""
+``--no-store`` keeps nothing; ``evaluate(store=...)`` does the same from Python. Each test runs
+on the default SQLite file and on a PostgreSQL database named in ``ragmeter.toml``."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import ragmeter
+from ragmeter.config import load_settings
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.store.db import open_store
 from ragmeter.testing import ScriptedJudgeServer
@@ -37,11 +39,11 @@ def _rows(path: Path) -> Path:
 
 
 def _runs(home: Path) -> RunStore:
-    return RunStore(open_store(f"sqlite:///{home / 'ragmeter.db'}"))
+    return RunStore(open_store(load_settings(home / "ragmeter.toml").store_url()))
 
 
-def test_eval_is_a_stored_run_and_no_store_keeps_nothing(tmp_path: Path) -> None:
-    data, home = _rows(tmp_path / "qa.jsonl"), tmp_path / "home"
+def test_eval_is_a_stored_run_and_no_store_keeps_nothing(tmp_path: Path, store_home: Path) -> None:
+    data, home = _rows(tmp_path / "qa.jsonl"), store_home
     done = run("eval", str(data), "-m", "mrr,hit_rate", home=home)
     assert done.returncode == 0, done.stderr
     found, total = _runs(home).runs()
@@ -53,8 +55,10 @@ def test_eval_is_a_stored_run_and_no_store_keeps_nothing(tmp_path: Path) -> None
     assert _runs(home).runs()[1] == 1  # still the one run
 
 
-def test_ctrl_c_keeps_finished_rows_and_resume_does_only_the_rest(tmp_path: Path) -> None:
-    data, home = _rows(tmp_path / "qa.jsonl"), tmp_path / "home"
+def test_ctrl_c_keeps_finished_rows_and_resume_does_only_the_rest(
+    tmp_path: Path, store_home: Path
+) -> None:
+    data, home = _rows(tmp_path / "qa.jsonl"), store_home
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "RAGMETER_HOME": str(home), "NO_COLOR": "1"}
     with ScriptedJudgeServer(latency_ms=1500) as judge:  # slow: the run is stopped midway
         args = ["eval", str(data), "-m", "faithfulness", "--judge-model", "scripted",
@@ -96,11 +100,8 @@ def test_ctrl_c_keeps_finished_rows_and_resume_does_only_the_rest(tmp_path: Path
         assert len(runs.results(record.id)[0]) == len(ROWS)
 
 
-def test_evaluate_stores_only_when_asked_and_resumes_by_name(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    home = tmp_path / "home"
-    monkeypatch.setenv("RAGMETER_HOME", str(home))
+def test_evaluate_stores_only_when_asked_and_resumes_by_name(store_home: Path) -> None:
+    home = store_home
     report = ragmeter.evaluate(ROWS, "mrr,hit_rate")
     assert report.run_id is None and not (home / "ragmeter.db").exists()
     stored = ragmeter.evaluate(ROWS, "mrr,hit_rate", store="nightly")
@@ -133,12 +134,9 @@ def test_evaluate_stores_only_when_asked_and_resumes_by_name(
     assert runs.get("nightly").state == "done" and runs.get("nightly").done_rows == len(ROWS)
 
 
-def test_stored_runs_compare_by_row_id_when_every_row_has_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_stored_runs_compare_by_row_id_when_every_row_has_one(store_home: Path) -> None:
     from ragmeter.runs.views.pairs import compare_runs
 
-    monkeypatch.setenv("RAGMETER_HOME", str(tmp_path / "home"))
     base = [
         {"id": i if i % 2 else f"r{i}", "query": f"q{i}", "retrieved_ids": ["a", "b"]}
         | {"reference_ids": ["b"]}
@@ -152,7 +150,7 @@ def test_stored_runs_compare_by_row_id_when_every_row_has_one(
     ]
     ragmeter.evaluate(base, "mrr", store="base")
     ragmeter.evaluate(candidate, "mrr", store="candidate")
-    runs = _runs(tmp_path / "home")
+    runs = _runs(store_home)
     (mrr,) = compare_runs(runs.store, ("base", ["mrr"]), ("candidate", ["mrr"]))
     assert mrr.paired_by == "id" and mrr.paired == 6 and mrr.better == 6
     assert mrr.delta == pytest.approx(0.5) and mrr.base_unpaired == mrr.other_unpaired == 0

@@ -222,7 +222,7 @@ def test_bad_parameters_are_4xx_naming_them(
     )
 
 
-# -- the store directly: a large scatter, the query plan -----------------------------------
+# -- the store directly (SQLite and PostgreSQL): a large scatter, the query plan -------------
 
 
 def _mrr_run(runs: RunStore, run_id: str, scores: list[float]) -> None:
@@ -249,9 +249,9 @@ def _mrr_run(runs: RunStore, run_id: str, scores: list[float]) -> None:
     runs.commit_rows(run_id, records, {})
 
 
-def _store_with_runs(path: Path, rows: int, seed: int) -> tuple[Store, RunStore]:
+def _store_with_runs(url: str, rows: int, seed: int) -> tuple[Store, RunStore]:
     """Two runs (a, b) of ``rows`` rows with random mrr scores."""
-    store = Store(f"sqlite:///{path}")
+    store = Store(url)
     runs = RunStore(store)
     runs.add_dataset([{"query": "q"}], name="d")
     rng = random.Random(seed)
@@ -260,8 +260,8 @@ def _store_with_runs(path: Path, rows: int, seed: int) -> tuple[Store, RunStore]
     return store, runs
 
 
-def test_past_max_points_the_scatter_is_a_grid_of_counts(tmp_path: Path) -> None:
-    store, _ = _store_with_runs(tmp_path / "big.db", MAX_POINTS + 500, seed=3)
+def test_past_max_points_the_scatter_is_a_grid_of_counts(store_url: str) -> None:
+    store, _ = _store_with_runs(store_url, MAX_POINTS + 500, seed=3)
     chosen = choose(store, ("a", ["mrr"]), ("b", ["mrr"]), "mrr")
     found = scatter(store, chosen)
     assert found.mode == "grid" and found.grid == GRID and found.paired == MAX_POINTS + 500
@@ -277,7 +277,7 @@ def test_past_max_points_the_scatter_is_a_grid_of_counts(tmp_path: Path) -> None
 
 
 def test_the_pair_query_seeks_the_row_index_and_never_scans_the_results(tmp_path: Path) -> None:
-    store, _ = _store_with_runs(tmp_path / "plan.db", 50, seed=1)
+    store, _ = _store_with_runs(f"sqlite:///{tmp_path / 'plan.db'}", 50, seed=1)
     for by in ("id", "query"):
         index = "ix_results_run_metric_row"
         query = side_query("a", "mrr", by)  # type: ignore[arg-type]
@@ -288,11 +288,11 @@ def test_the_pair_query_seeks_the_row_index_and_never_scans_the_results(tmp_path
 
 
 def test_results_stored_before_the_pair_keys_get_them_when_the_store_upgrades(
-    tmp_path: Path,
+    store_url: str,
 ) -> None:
     """A store of revision 0006 (results without keys): the upgrade fills them, so its runs
     pair by id where every row has one (a string or an integer), else by query text."""
-    url = f"sqlite:///{tmp_path / 'old.db'}"
+    url = store_url
     engine = create_engine(url)
     config = Config()
     config.set_main_option("script_location", str(_MIGRATIONS))
@@ -306,7 +306,7 @@ def test_results_stored_before_the_pair_keys_get_them_when_the_store_upgrades(
                 text(
                     "INSERT INTO runs (id, state, scene_key, dataset_id, spec, request, "
                     "total_rows, done_rows, resumable, usage) VALUES (:r, 'done', 'dataset', 1, "
-                    """'{"metric_names": ["mrr"]}', '{}', 3, 3, 0, '{}')"""
+                    """'{"metric_names": ["mrr"]}', '{}', 3, 3, false, '{}')"""
                 ),
                 {"r": run_id},
             )
@@ -373,12 +373,12 @@ def _messy_rows(rng: random.Random, count: int, with_ids: bool) -> list[ResultRe
 @pytest.mark.parametrize("with_ids", [True, False])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_stored_runs_compare_exactly_as_their_scores_do(
-    tmp_path: Path, seed: int, with_ids: bool
+    store_url: str, seed: int, with_ids: bool
 ) -> None:
     """The store's comparison (read from the pair index) equals ``compare_scores`` over the
     same results as tuples, with repeated keys, nulls and rows in different orders; and the
     pair page holds the same pairs, largest regression first."""
-    store = Store(f"sqlite:///{tmp_path / 'messy.db'}")
+    store = Store(store_url)
     runs = RunStore(store)
     dataset = runs.add_dataset([{"query": "q"}], name="d")
     rng = random.Random(seed)
@@ -402,10 +402,10 @@ def test_stored_runs_compare_exactly_as_their_scores_do(
     assert sum(d < 0 for d in deltas) == mrr.worse
 
 
-def test_a_run_made_again_under_its_id_is_compared_afresh(tmp_path: Path) -> None:
+def test_a_run_made_again_under_its_id_is_compared_afresh(store_url: str) -> None:
     """A finished run's columns are kept between requests; a run deleted and made again
     under the same id, or resumed, is read again."""
-    store, runs = _store_with_runs(tmp_path / "again.db", 30, seed=4)
+    store, runs = _store_with_runs(store_url, 30, seed=4)
     for run_id in ("a", "b"):
         runs.start(run_id)
         runs.finish(run_id, "done")

@@ -1,11 +1,12 @@
-"""Executing stored runs on a real SQLite file: rows already stored are never redone, every
-row lands once, and a run's state tells what happened."""
+"""Executing stored runs on a real store (a SQLite file, then a PostgreSQL database): rows
+already stored are never redone, every row lands once, and a run's state tells what happened."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
+import pytest
 from sqlalchemy import text
 
 from ragmeter.knowledge.spaces import KnowledgeBase
@@ -14,6 +15,8 @@ from ragmeter.runs.execution.executor import execute_run
 from ragmeter.runs.planning.plan import build_plan
 from ragmeter.runs.planning.request import EvaluateServeRequest, config_from_request
 from ragmeter.runs.storage.store import RunStore
+
+pytestmark = pytest.mark.usefixtures("store_home")  # each test on SQLite and on PostgreSQL
 
 ROWS = [
     {
@@ -45,8 +48,9 @@ def _results(runs: RunStore, run_id: str) -> list[Any]:
     return found
 
 
-def test_a_fresh_run_scores_every_row_once() -> None:
+def test_a_fresh_run_scores_every_row_once(store_url: str) -> None:
     kb = KnowledgeBase()
+    assert kb.store.url == store_url  # the configured store
     runs = RunStore(kb.store)
     run_id = _new_run(runs, kb)
     asyncio.run(execute_run(runs, kb, run_id))

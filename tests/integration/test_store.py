@@ -1,13 +1,16 @@
-"""The store file: migrations bring an older database forward without losing its rows."""
+"""The store: migrations bring an older database forward without losing its rows, on SQLite
+and on PostgreSQL (each test using ``store_url`` runs on both)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
@@ -18,8 +21,43 @@ from ragmeter.runs.views.run_view import run_info
 from ragmeter.store.db import _MIGRATIONS, HEAD_REVISION, Store
 
 
-def test_a_judge_cache_database_gains_the_knowledge_tables(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'old.db'}"
+def _sqlite(url: str) -> bool:
+    return url.startswith("sqlite")
+
+
+def _broken_foreign_keys(connection: Any) -> list[Any]:
+    """Rows pointing at no parent (SQLite checks foreign keys only when asked; PostgreSQL
+    never lets one in)."""
+    if connection.dialect.name != "sqlite":
+        return []
+    return list(connection.execute(text("PRAGMA foreign_key_check")).all())
+
+
+def _follow_ids(connection: Any, table: str) -> None:
+    """After rows inserted with their ids, PostgreSQL's id sequence goes on from the largest
+    (SQLite's does by itself), as it would in a store whose rows got their ids from it."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(
+            text(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), max(id)) FROM {table}")
+        )
+
+
+@pytest.fixture
+def more_urls(
+    store_url: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> Callable[[str], str]:
+    """Another new store of ``store_url``'s kind, by name."""
+
+    def new(name: str) -> str:
+        if _sqlite(store_url):
+            return f"sqlite:///{tmp_path / name}.db"
+        return str(request.getfixturevalue("postgres").database())
+
+    return new
+
+
+def test_a_judge_cache_database_gains_the_knowledge_tables(store_url: str, tmp_path: Path) -> None:
+    url = store_url
     engine = create_engine(url)
     config = Config()
     config.set_main_option("script_location", str(_MIGRATIONS))
@@ -39,17 +77,19 @@ def test_a_judge_cache_database_gains_the_knowledge_tables(tmp_path: Path) -> No
     assert {"datasets", "runs", "results"} <= tables
     with store.engine.connect() as connection:
         assert connection.execute(text("SELECT content FROM judge_cache")).scalar() == "{}"
-        assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        if _sqlite(url):
+            assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
         assert (
             connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
             == HEAD_REVISION
         )
-    assert store.files_dir == tmp_path / "old-files"
+    if _sqlite(url):
+        assert store.files_dir == tmp_path / "home" / "ragmeter-files"
     store.close()
 
 
-def test_results_stored_before_error_kinds_keep_a_null_kind(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'runs.db'}"
+def test_results_stored_before_error_kinds_keep_a_null_kind(store_url: str) -> None:
+    url = store_url
     engine = create_engine(url)
     config = Config()
     config.set_main_option("script_location", str(_MIGRATIONS))
@@ -63,7 +103,7 @@ def test_results_stored_before_error_kinds_keep_a_null_kind(tmp_path: Path) -> N
             text(
                 "INSERT INTO runs (id, state, scene_key, dataset_id, spec, request, total_rows, "
                 "done_rows, resumable, usage) VALUES ('r', 'done', 'dataset', 1, '{}', '{}', 1, "
-                "1, 0, '{}')"
+                "1, false, '{}')"
             )
         )
         connection.execute(
@@ -81,16 +121,18 @@ def test_results_stored_before_error_kinds_keep_a_null_kind(tmp_path: Path) -> N
     store.close()
 
 
-def test_datasets_stored_as_arrays_move_to_one_row_per_row(tmp_path: Path) -> None:
+def test_datasets_stored_as_arrays_move_to_one_row_per_row(store_url: str) -> None:
     """A store of revision 0003 keeps each dataset's rows as one JSON array (older ones may
     hold NaN); upgrading moves them to ``dataset_rows`` in their order, keeps the counts, the
     runs that use them and their ids, and drops the array column."""
-    url = f"sqlite:///{tmp_path / 'arrays.db'}"
+    url = store_url
     engine = create_engine(url)
     config = Config()
     config.set_main_option("script_location", str(_MIGRATIONS))
     rows = [{"query": f"q{i}", "metadata": {"n": i, "zh": "检索"}} for i in range(12_345)]
     odd = '[{"query": "b", "metadata": {"x": NaN, "y": [-Infinity, 1.5]}}, {"query": "a"}]'
+    if not _sqlite(url):  # PostgreSQL's json never held NaN
+        odd = odd.replace("NaN", "null").replace("-Infinity", "null")
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "0003")
@@ -104,9 +146,10 @@ def test_datasets_stored_as_arrays_move_to_one_row_per_row(tmp_path: Path) -> No
             text(
                 "INSERT INTO runs (id, state, scene_key, dataset_id, spec, request, total_rows, "
                 "done_rows, resumable, usage) VALUES ('r', 'done', 'dataset', 5, '{}', '{}', 2, "
-                "2, 0, '{}')"
+                "2, false, '{}')"
             )
         )
+        _follow_ids(connection, "datasets")
     engine.dispose()
     store = Store(url)
     runs = RunStore(store)
@@ -125,7 +168,7 @@ def test_datasets_stored_as_arrays_move_to_one_row_per_row(tmp_path: Path) -> No
     assert runs.get("r").dataset_id == 5
     assert "rows" not in {c["name"] for c in inspect(store.engine).get_columns("datasets")}
     with store.engine.connect() as connection:
-        assert connection.execute(text("PRAGMA foreign_key_check")).all() == []
+        assert _broken_foreign_keys(connection) == []
     added = runs.add_dataset([{"query": "new"}], name="after")
     assert added.id == 8 and runs.dataset_rows("after", 0, 10) == [{"query": "new"}]
     store.close()
@@ -156,10 +199,12 @@ def _schema(url: str) -> dict[str, object]:
     return schema
 
 
-def test_a_new_store_gets_the_schema_the_migrations_make(tmp_path: Path) -> None:
+def test_a_new_store_gets_the_schema_the_migrations_make(
+    store_url: str, more_urls: Callable[[str], str]
+) -> None:
     """A new database is given the newest schema at once (no alembic): the same tables,
-    columns, keys, indexes and revision as running every migration from an empty file."""
-    migrated = f"sqlite:///{tmp_path / 'migrated.db'}"
+    columns, keys, indexes and revision as running every migration from an empty database."""
+    migrated = more_urls("migrated")
     engine = create_engine(migrated)
     config = Config()
     config.set_main_option("script_location", str(_MIGRATIONS))
@@ -167,7 +212,7 @@ def test_a_new_store_gets_the_schema_the_migrations_make(tmp_path: Path) -> None
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
     engine.dispose()
-    created = f"sqlite:///{tmp_path / 'created.db'}"
+    created = store_url
     Store(created).close()
     assert _schema(created) == _schema(migrated)
     assert _schema(created)["revision"] == HEAD_REVISION
@@ -179,11 +224,11 @@ def test_head_revision_is_the_newest_migration() -> None:
     assert ScriptDirectory.from_config(config).get_current_head() == HEAD_REVISION
 
 
-def test_a_new_or_current_store_opens_without_alembic(tmp_path: Path) -> None:
+def test_a_new_or_current_store_opens_without_alembic(store_url: str) -> None:
     code = (
         "import sys\nfrom ragmeter.store.db import Store\n"
-        f"Store('sqlite:///{tmp_path / 'a.db'}').close()\n"
-        f"Store('sqlite:///{tmp_path / 'a.db'}').close()\n"
+        f"Store({store_url!r}).close()\n"
+        f"Store({store_url!r}).close()\n"
         "print('alembic' in sys.modules)\n"
     )
     done = subprocess.run(
@@ -210,18 +255,19 @@ def _run_over(
         text(
             "INSERT INTO runs (id, state, scene_key, dataset_id, spec, request, total_rows, "
             "done_rows, resumable, usage, created_at) VALUES ('r', 'done', 'dataset', 1, "
-            ":spec, '{}', :c, :c, 0, '{}', '2026-01-01 00:00:00')"
+            ":spec, '{}', :c, :c, false, '{}', '2026-01-01 00:00:00')"
         ),
         {"spec": json.dumps(spec), "c": len(rows)},
     )
+    _follow_ids(connection, "datasets")
 
 
 def test_datasets_stored_before_versions_keep_their_rows_and_become_version_1(
-    tmp_path: Path,
+    store_url: str,
 ) -> None:
     """0009 rebuilds the datasets table (its name unique per version): the rows and runs that
     point at it stay, and rows kept again are recognised by their hash, computed then."""
-    url = f"sqlite:///{tmp_path / 'old.db'}"
+    url = store_url
     engine = create_engine(url)
     config = Config()
     config.set_main_option("script_location", str(_MIGRATIONS))
@@ -242,18 +288,19 @@ def test_datasets_stored_before_versions_keep_their_rows_and_become_version_1(
     changed, new = runs.keep_dataset([*rows, {"query": "c"}], name="qa")
     assert (changed.version, new) == (2, True) and runs.dataset("qa").id == changed.id
     with store.engine.connect() as connection:
-        assert connection.execute(text("PRAGMA foreign_key_check")).all() == []
-        assert connection.execute(text("PRAGMA foreign_keys")).scalar() == 1
+        assert _broken_foreign_keys(connection) == []
+        if _sqlite(url):
+            assert connection.execute(text("PRAGMA foreign_keys")).scalar() == 1
     store.close()
 
 
 def test_results_stored_with_a_copy_of_their_row_read_it_from_the_dataset_after_0010(
-    tmp_path: Path,
+    store_url: str,
 ) -> None:
     """A store of revision 0008 keeps each result's row as a copy; upgrading to 0010 drops
     the copies that are the run's dataset row (same text) and keeps those a target filled,
     and every result reads back the same row as before."""
-    url = f"sqlite:///{tmp_path / 'copies.db'}"
+    url = store_url
     engine = create_engine(url)
     config = Config()
     config.set_main_option("script_location", str(_MIGRATIONS))
@@ -275,7 +322,7 @@ def test_results_stored_with_a_copy_of_their_row_read_it_from_the_dataset_after_
     store = Store(url)
     with store.engine.connect() as connection:
         kept = connection.execute(text("SELECT row_index, raw_dataset FROM results")).all()
-        indexes = {row[1] for row in connection.execute(text("PRAGMA index_list(results)"))}
+    indexes = {index["name"] for index in inspect(store.engine).get_indexes("results")}
     assert sorted((i, raw is None) for i, raw in kept) == [(0, True), (1, False)]
     assert "ix_results_run_metric_row" in indexes and "ix_results_run_id" not in indexes
     found, total = RunStore(store).results("r")
@@ -285,7 +332,9 @@ def test_results_stored_with_a_copy_of_their_row_read_it_from_the_dataset_after_
     with engine.begin() as connection:  # and back: every result holds its row again
         config.attributes["connection"] = connection
         command.downgrade(config, "0009")
-        copies = connection.execute(text("SELECT raw_dataset FROM results ORDER BY row_index"))
+        copies = connection.execute(
+            text("SELECT CAST(raw_dataset AS TEXT) FROM results ORDER BY row_index")
+        )
         assert [json.loads(raw) for (raw,) in copies] == [rows[0], filled]
     engine.dispose()
 
@@ -319,10 +368,10 @@ def _open_together(url: str, processes: int) -> None:
     assert [child.returncode for child in children] == [0] * processes, errors
 
 
-def test_processes_opening_a_new_store_at_once_create_it_once(tmp_path: Path) -> None:
+def test_processes_opening_a_new_store_at_once_create_it_once(store_url: str) -> None:
     """Two commands started together on a fresh home (a CI job's parallel steps): one creates
     the tables, the others wait for it and find them, none fails on 'table already exists'."""
-    url = f"sqlite:///{tmp_path / 'new.db'}"
+    url = store_url
     _open_together(url, 6)
     engine = create_engine(url)
     with engine.connect() as connection:
@@ -331,8 +380,8 @@ def test_processes_opening_a_new_store_at_once_create_it_once(tmp_path: Path) ->
     assert versions == [(HEAD_REVISION,)]
 
 
-def test_processes_opening_an_older_store_at_once_migrate_it_once(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'old.db'}"
+def test_processes_opening_an_older_store_at_once_migrate_it_once(store_url: str) -> None:
+    url = store_url
     engine = create_engine(url)
     config = Config()
     config.set_main_option("script_location", str(_MIGRATIONS))

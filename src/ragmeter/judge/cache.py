@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -15,6 +17,13 @@ from ragmeter.store.db import Store
 from ragmeter.store.models import JudgeCacheEntry
 
 __all__ = ["CachedReply", "JudgeCache", "cache_key"]
+
+#: INSERT ... ON CONFLICT DO NOTHING by database: two rows storing one reply at once keep it
+#: once, neither failing on the other's row
+_INSERT_OR_KEEP: dict[str, Callable[..., Any]] = {
+    "sqlite": sqlite_insert,
+    "postgresql": postgresql_insert,
+}
 
 
 def cache_key(*, model: str, base_url: str, messages: Any, parameters: Any, schema: Any) -> str:
@@ -73,8 +82,9 @@ class JudgeCache:
         }
         try:
             with self.store.session() as session:
-                if self.store.engine.dialect.name == "sqlite":
-                    statement = sqlite_insert(JudgeCacheEntry).values(values)
+                insert = _INSERT_OR_KEEP.get(self.store.engine.dialect.name)
+                if insert is not None:
+                    statement = insert(JudgeCacheEntry).values(values)
                     session.execute(statement.on_conflict_do_nothing(index_elements=["key"]))
                 else:
                     session.merge(JudgeCacheEntry(**values))

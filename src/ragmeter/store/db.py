@@ -22,9 +22,10 @@ from sqlalchemy import (
     event,
     insert,
     inspect,
+    make_url,
     text,
 )
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.compiler import SQLCompiler
 
@@ -56,6 +57,16 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+
+
+def _postgresql_utc(dbapi_connection: Any, _record: Any) -> None:
+    """Times in UTC on every PostgreSQL connection: ``now()`` (the columns' server default)
+    is stored in the session's zone, the server's own unless told, and ragmeter's times are
+    UTC without a zone, as SQLite's CURRENT_TIMESTAMP gives them. Committed at once, or the
+    pool's rollback would undo it."""
+    with dbapi_connection.cursor() as cursor:
+        cursor.execute("SET TIME ZONE 'UTC'")
+    dbapi_connection.commit()
 
 
 def _finite(value: Any) -> Any:
@@ -179,6 +190,8 @@ class Store:
 
     def __init__(self, url: str) -> None:
         self.url = url
+        #: the URL as messages show it: its password masked
+        self.shown_url = _shown(url)
         kwargs: dict[str, Any] = {"json_serializer": to_json}
         #: where files that live beside the database go (space indexes)
         self.files_dir = _files_dir(url)
@@ -187,12 +200,22 @@ class Store:
             if path and path != ":memory:":
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
             kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+        else:  # a server closes connections (a restart, a failover): test each before use
+            kwargs["pool_pre_ping"] = True
         try:
             self.engine: Engine = create_engine(url, **kwargs)
         except (SQLAlchemyError, ValueError) as exc:
-            raise StoreError(f"cannot open store {url!r}: {exc}") from exc
+            raise StoreError(f"cannot open store {self.shown_url!r}: {exc}") from exc
+        except ImportError as exc:  # the URL's driver
+            extra = " (pip install 'ragmeter[postgres]')" if url.startswith("postgresql") else ""
+            raise StoreError(
+                f"cannot open store {self.shown_url!r}: its driver {exc.name or exc} is not "
+                f"installed{extra}"
+            ) from exc
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
+        elif self.engine.dialect.name == "postgresql":
+            event.listen(self.engine, "connect", _postgresql_utc)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self.migrate()
 
@@ -217,7 +240,7 @@ class Store:
                 if sqlite:
                     _foreign_keys(connection, on=True)
         except SQLAlchemyError as exc:
-            raise StoreError(f"cannot migrate store {self.url!r}: {exc}") from exc
+            raise StoreError(f"cannot migrate store {self.shown_url!r}: {exc}") from exc
 
     def session(self) -> Session:
         return self._sessions()
@@ -292,6 +315,14 @@ def _current_or_created(connection: Connection) -> bool:
         text("INSERT INTO alembic_version (version_num) VALUES (:head)"), {"head": HEAD_REVISION}
     )
     return True
+
+
+def _shown(url: str) -> str:
+    """``url`` with its password (if any) masked: the form a message may show."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url  # not a URL SQLAlchemy reads: opening it fails before any connection
 
 
 def _files_dir(url: str) -> Path:

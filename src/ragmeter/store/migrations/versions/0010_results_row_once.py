@@ -45,7 +45,7 @@ def _forget_copies() -> None:
             _ROWS.c.data == sa.cast(_RESULTS.c.raw_dataset, sa.Text()),
         )
     )
-    op.get_bind().execute(_RESULTS.update().where(sa.exists(same)).values(raw_dataset=None))
+    op.get_bind().execute(_RESULTS.update().where(sa.exists(same)).values(raw_dataset=sa.null()))
 
 
 def _fill_copies() -> None:
