@@ -26,6 +26,7 @@ __all__ = [
     "is_id",
     "known_names",
     "like_pattern",
+    "split_version",
 ]
 
 R = TypeVar("R")
@@ -88,6 +89,18 @@ def by_name_or_id(
 
 
 _NAME = re.compile(r"^[\w][\w.\- ]{0,199}$")
+
+
+def split_version(key: str | int, what: str) -> tuple[str, int | None]:
+    """``NAME@V`` as (NAME, V); a plain name or id (which cannot hold "@") as (it, None).
+    A version is a whole number from 1, else NotFoundError naming ``what``."""
+    text = str(key)
+    name, at, version = text.partition("@")
+    if not at:
+        return text, None
+    if not is_id(version) or int(version) < 1:
+        raise NotFoundError(f"no {what} '{clip(text)}': a version is a whole number from 1")
+    return name, int(version)
 
 
 def check_name(name: str, what: str) -> None:

@@ -25,6 +25,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
     "AppRecord",
+    "AppVersionRecord",
     "Base",
     "ChunkRecord",
     "DatasetRecord",
@@ -32,6 +33,7 @@ __all__ = [
     "DocumentRecord",
     "JudgeCacheEntry",
     "PromptRecord",
+    "PromptVersionRecord",
     "ResultRow",
     "RunRecord",
     "RunTag",
@@ -132,10 +134,30 @@ class PromptRecord(Base):
     language: Mapped[str | None] = mapped_column(String(8), nullable=True)
     template: Mapped[str] = mapped_column(Text)
     description: Mapped[str] = mapped_column(Text, default="")
+    #: the version this content is (``prompt_versions`` keeps every one)
+    version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(
         DateTime, server_default=func.now(), onupdate=func.now()
     )
+
+
+class PromptVersionRecord(Base):
+    """One version of a prompt, never changed: what a run that used ``code@version`` was
+    given. Kept by code (not by the prompt's id) so a removed and re-added code goes on
+    counting and a stored run's version never names other text."""
+
+    __tablename__ = "prompt_versions"
+    __table_args__ = (UniqueConstraint("code", "version", name="uq_prompt_versions_code_version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    code: Mapped[str] = mapped_column(String(200))
+    version: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(32))
+    language: Mapped[str | None] = mapped_column(String(8), nullable=True)
+    template: Mapped[str] = mapped_column(Text)
+    description: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
 
 
 class AppRecord(Base):
@@ -147,10 +169,26 @@ class AppRecord(Base):
     name: Mapped[str] = mapped_column(String(200), unique=True)
     kind: Mapped[str] = mapped_column(String(16))
     config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    #: the version these settings are (``app_versions`` keeps every one)
+    version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(
         DateTime, server_default=func.now(), onupdate=func.now()
     )
+
+
+class AppVersionRecord(Base):
+    """One version of an app's settings, never changed (see ``PromptVersionRecord``)."""
+
+    __tablename__ = "app_versions"
+    __table_args__ = (UniqueConstraint("name", "version", name="uq_app_versions_name_version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(200))
+    version: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16))
+    config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
 
 
 class DatasetRecord(Base):
