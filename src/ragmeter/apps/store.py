@@ -13,7 +13,7 @@ import os
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from ragmeter.apps.base import App, CallableApp
 from ragmeter.apps.configs import (
@@ -33,7 +33,13 @@ from ragmeter.knowledge.search import SpaceSearcher
 from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.prompts.store import PromptStore
 from ragmeter.store.db import Store, open_store
-from ragmeter.store.lookup import add_named, by_name_or_id, check_name, split_version
+from ragmeter.store.lookup import (
+    add_named,
+    by_name_or_id,
+    check_name,
+    next_version,
+    split_version,
+)
 from ragmeter.store.models import AppRecord, AppVersionRecord
 
 __all__ = [
@@ -71,13 +77,15 @@ class AppStore:
                     if (found.kind, found.config) == (config.kind, settings):
                         return found
                     found.kind, found.config = config.kind, settings
-                    found.version = _next_version(session, name)
+                    found.version = next_version(
+                        session, AppVersionRecord.version, AppVersionRecord.name, name
+                    )
                     session.add(_version_of(found))
                     session.commit()
                     session.refresh(found)
                     return found
         with self.store.session() as session:
-            version = _next_version(session, name)
+            version = next_version(session, AppVersionRecord.version, AppVersionRecord.name, name)
         record = AppRecord(name=name, kind=config.kind, config=settings, version=version)
         add_named(self.store, record, "app")
         with self.store.session() as session:
@@ -149,14 +157,6 @@ class AppStore:
             session.delete(session.get(AppRecord, record.id))
             session.commit()
         return record
-
-
-def _next_version(session: Any, name: str) -> int:
-    """One past the newest version the name ever had (a removed app's too)."""
-    newest = session.scalar(
-        select(func.max(AppVersionRecord.version)).where(AppVersionRecord.name == name)
-    )
-    return int(newest or 0) + 1
 
 
 def _version_of(record: AppRecord) -> AppVersionRecord:

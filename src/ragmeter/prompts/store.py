@@ -7,13 +7,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
 from ragmeter.errors import ConfigError, ConflictError, NotFoundError, StoreError, clip
 from ragmeter.prompts.templates import check_template
 from ragmeter.store.db import Store, open_store
-from ragmeter.store.lookup import known_names, split_version
+from ragmeter.store.lookup import known_names, next_version, split_version
 from ragmeter.store.models import PromptRecord, PromptVersionRecord
 
 __all__ = ["PromptStore"]
@@ -60,7 +60,9 @@ class PromptStore:
                     record = PromptRecord(code=code)
                     session.add(record)
                 record.kind, record.language, record.template, record.description = content
-                record.version = _next_version(session, code)
+                record.version = next_version(
+                    session, PromptVersionRecord.version, PromptVersionRecord.code, code
+                )
                 session.add(
                     PromptVersionRecord(
                         code=code,
@@ -131,14 +133,6 @@ class PromptStore:
 
 def _content(record: PromptRecord) -> tuple[str, str | None, str, str]:
     return (record.kind, record.language, record.template, record.description)
-
-
-def _next_version(session: Any, code: str) -> int:
-    """One past the newest version the code ever had (a removed prompt's too)."""
-    newest = session.scalar(
-        select(func.max(PromptVersionRecord.version)).where(PromptVersionRecord.code == code)
-    )
-    return int(newest or 0) + 1
 
 
 def _version(session: Any, code: str, version: int) -> PromptRecord | None:

@@ -26,6 +26,7 @@ __all__ = [
     "is_id",
     "known_names",
     "like_pattern",
+    "next_version",
     "split_version",
 ]
 
@@ -101,6 +102,14 @@ def split_version(key: str | int, what: str) -> tuple[str, int | None]:
     if not is_id(version) or int(version) < 1:
         raise NotFoundError(f"no {what} '{clip(text)}': a version is a whole number from 1")
     return name, int(version)
+
+
+def next_version(session: Session, version: Any, key_column: Any, key: str) -> int:
+    """One past the newest ``version`` (a column of a versions table) the row ``key_column
+    == key`` ever had; 1 for a new one. Versions are kept after their object is removed, so
+    a name removed and added again goes on counting."""
+    newest = session.scalar(select(func.max(version)).where(key_column == key))
+    return int(newest or 0) + 1
 
 
 def check_name(name: str, what: str) -> None:
