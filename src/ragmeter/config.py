@@ -162,6 +162,9 @@ class ServerConfig(BaseModel):
     #: megabytes of results (predictions, contexts, rows) one run may store; past them it
     #: stops the same way
     max_run_mb: float = Field(default=200.0, gt=0)
+    #: seconds a server holds a run it executes without renewing it (it renews it every third
+    #: of that); once passed, another server sharing the store takes the run over
+    run_lease_seconds: float = Field(default=30.0, ge=1)
     # -- dashboard ---------------------------------------------------------------------------
     #: hours a dashboard session (the cookie its key form sets) lasts
     session_hours: float = Field(default=12.0, gt=0)

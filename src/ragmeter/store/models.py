@@ -255,6 +255,9 @@ class RunRecord(Base):
     #: ``host:pid@start`` of the process executing the run (to tell a dead one at start-up;
     #: ``start`` is the process start time where the system tells it)
     owner: Mapped[str | None] = mapped_column(String(300), nullable=True)
+    #: until when ``owner`` holds the run: a server renews it while it works, and another
+    #: server sharing the store takes the run over once it has passed (None: a command's run)
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     usage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     #: to the microsecond (SQLite's own clock has seconds), so "newest first" is an order
     created_at: Mapped[datetime] = mapped_column(
