@@ -76,6 +76,9 @@ class ModelConfig(BaseModel):
     api_key_env: str | None = None
     timeout: float = Field(default=60.0, gt=0)
     max_concurrency: int | None = Field(default=None, ge=1)
+    #: requests this model takes in any minute, counted in the store across every process
+    #: sharing it (a team's servers); None: no such limit
+    requests_per_minute: int | None = Field(default=None, ge=1)
 
     def api_key(self) -> str:
         """The key from ``api_key_env``; a clear error when that variable is unset."""

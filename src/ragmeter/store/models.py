@@ -32,6 +32,7 @@ __all__ = [
     "DatasetRowRecord",
     "DocumentRecord",
     "JudgeCacheEntry",
+    "ModelRequestRecord",
     "PromptRecord",
     "PromptVersionRecord",
     "ResultRow",
@@ -324,3 +325,17 @@ class ResultRow(Base):
     #: of the row's ``id`` (None without one) and of its query text
     id_key: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     query_key: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class ModelRequestRecord(Base):
+    """A request sent to a model with a request rate (``requests_per_minute``), by any
+    process sharing the store: what the last minute's count is read from."""
+
+    __tablename__ = "model_requests"
+    __table_args__ = (Index("ix_model_requests_model_at", "model_key", "at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    #: ``base_url model`` of the endpoint
+    model_key: Mapped[str] = mapped_column(String(700))
+    #: when it was let through, in seconds since the epoch
+    at: Mapped[float] = mapped_column(Float)
