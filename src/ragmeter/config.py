@@ -77,6 +77,9 @@ class ModelConfig(BaseModel):
     api_key_env: str | None = None
     timeout: float = Field(default=60.0, gt=0)
     max_concurrency: int | None = Field(default=None, ge=1)
+    #: requests this model takes in any minute, counted in the store across every process
+    #: sharing it (a team's servers); None: no such limit
+    requests_per_minute: int | None = Field(default=None, ge=1)
 
     def api_key(self) -> str:
         """The key from ``api_key_env``; a clear error when that variable is unset."""
@@ -166,6 +169,9 @@ class ServerConfig(BaseModel):
     #: megabytes of results (predictions, contexts, rows) one run may store; past them it
     #: stops the same way
     max_run_mb: float = Field(default=200.0, gt=0)
+    #: seconds a server holds a run it executes without renewing it (it renews it every third
+    #: of that); once passed, another server sharing the store takes the run over
+    run_lease_seconds: float = Field(default=30.0, ge=1)
     # -- dashboard ---------------------------------------------------------------------------
     #: hours a dashboard session (the cookie its key form sets) lasts
     session_hours: float = Field(default=12.0, gt=0)

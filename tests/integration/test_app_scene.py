@@ -330,3 +330,78 @@ def test_a_python_function_as_the_app(
     assert faithful == [1.0] * len(QA)
     assert run("app", "rm", "fn", home=app_home).returncode == 0
     assert "fn" not in run("app", "list", home=app_home).stdout
+
+
+_RESUMED_PLAN = """
+import json, sys
+from ragmeter.knowledge.spaces import KnowledgeBase
+from ragmeter.runs.planning.config import EvaluationConfig
+from ragmeter.runs.planning.plan import build_plan
+from ragmeter.runs.storage.store import RunStore
+
+kb = KnowledgeBase()
+runs = RunStore(kb.store)
+record = runs.find(sys.argv[1])
+rows = list(runs.iter_dataset_rows(record.dataset_id))
+plan = build_plan(EvaluationConfig.from_stored(record.spec), rows, kb)  # as a resume builds it
+judged = [m.prompt_template for m in plan.metrics if m.metric_name == "AnswerRelevancyMetric"]
+app = plan.target.app
+print(json.dumps({"judge": judged[0], "top_k": app.top_k, "answer": app.prompt_template}))
+"""
+
+
+def test_edited_prompts_and_apps_are_new_versions_and_runs_keep_theirs(
+    app_home: Path, tmp_path: Path
+) -> None:
+    """A run keeps the versions of the judge prompt, the app and the app's answer prompt it
+    was made with: editing any of them afterwards makes a new version, and the run's
+    lineage, 'show NAME@V' and the plan a resume builds still name and use the old one."""
+    import subprocess
+    import sys
+
+    judge_file, answer_file = tmp_path / "judge.txt", tmp_path / "answer.txt"
+    judge_file.write_text(heredoc("judge.txt"), encoding="utf-8")
+    answer_file.write_text(heredoc("answer.txt"), encoding="utf-8")
+    assert run("prompt", "add", "grader", "--file", str(judge_file), home=app_home).returncode == 0
+    added = run("prompt", "add", "short", "--file", str(answer_file), "--kind", "answer",
+                home=app_home)  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    made = run("app", "add", "vbot", "--space", "kb", "--model", "scripted", "--prompt", "short",
+               "--top-k", "2", home=app_home)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    _eval(app_home, "vbot", "--judge-prompt", "grader", "--name", "pinned")
+    # every one edited after the run: version 2 each
+    judge_file.write_text("Version two. " + heredoc("judge.txt"), encoding="utf-8")
+    answer_file.write_text("Version two. " + heredoc("answer.txt"), encoding="utf-8")
+    for code, kind in (("grader", "judge"), ("short", "answer")):
+        again = run("prompt", "add", code, "--file", str(tmp_path / f"{kind}.txt"), "--kind",
+                    kind, "--replace", home=app_home)  # fmt: skip
+        assert again.returncode == 0 and "version 2" in again.stdout, again.stdout + again.stderr
+    edited = run("app", "add", "vbot", "--space", "kb", "--model", "scripted", "--prompt",
+                 "short", "--top-k", "3", "--replace", home=app_home)  # fmt: skip
+    assert edited.returncode == 0, edited.stderr
+    assert run("prompt", "show", "grader@1", home=app_home).stdout == heredoc("judge.txt") + "\n"
+    assert run("prompt", "show", "grader", home=app_home).stdout.startswith("Version two.")
+    old_app = json.loads(run("app", "show", "vbot@1", home=app_home).stdout)
+    new_app = json.loads(run("app", "show", "vbot", home=app_home).stdout)
+    assert (old_app["version"], old_app["top_k"], old_app["prompt"]) == (1, 2, "short@1")
+    assert (new_app["version"], new_app["top_k"], new_app["prompt"]) == (2, 3, "short@2")
+    missing = run("app", "show", "vbot@9", home=app_home)
+    assert missing.returncode == 2 and "versions 1 to 2" in missing.stderr
+    # the run still says, and a resume still uses, what it was made with
+    shown = json.loads(run("runs", "show", "pinned", "--json", home=app_home).stdout)
+    lineage = shown["lineage"]
+    assert lineage["judge"]["prompt"]["code"] == "grader"
+    assert lineage["judge"]["prompt"]["version"] == 1
+    assert (lineage["target"]["app"]["name"], lineage["target"]["app"]["version"]) == ("vbot", 1)
+    env = {**__import__("os").environ, "RAGMETER_HOME": str(app_home), "HF_HUB_OFFLINE": "1"}
+    planned = subprocess.run([sys.executable, "-c", _RESUMED_PLAN, "pinned"], env=env,
+                             capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert planned.returncode == 0, planned.stderr
+    plan = json.loads(planned.stdout)
+    assert plan["judge"] == heredoc("judge.txt") and plan["top_k"] == 2
+    assert plan["answer"] == heredoc("answer.txt")
+    # a new run takes the newest versions
+    _eval(app_home, "vbot", "--judge-prompt", "grader", "--name", "newest")
+    newest = json.loads(run("runs", "show", "newest", "--json", home=app_home).stdout)["lineage"]
+    assert newest["judge"]["prompt"]["version"] == 2 and newest["target"]["app"]["version"] == 2

@@ -392,7 +392,15 @@ def test_re_adding_a_prompt_names_the_replace_field(service: ServiceProcess) -> 
         assert (
             message == "prompt 'relevance' already exists; send \"replace\": true to overwrite it"
         )
-        data(http.post("/prompts", json={**prompt, "replace": True}), 201)
+        same = data(http.post("/prompts", json={**prompt, "replace": True}), 201)
+        edited = {**prompt, "template": "Version two. " + JUDGE_PROMPT, "replace": True}
+        newer = data(http.post("/prompts", json=edited), 201)
+        older = data(http.get(f"/prompts/relevance@{same['version']}"), 200)
+        missing = failure(http.get(f"/prompts/relevance@{newer['version'] + 1}"), 404)
+        data(http.post("/prompts", json={**prompt, "replace": True}), 201)  # as the others use it
+    assert newer["version"] == same["version"] + 1  # the same text again made no version
+    assert older["template"] == JUDGE_PROMPT and older["version"] == same["version"]
+    assert "no prompt 'relevance@" in missing
 
 
 def test_a_run_whose_judge_fails_for_good_answers_502_and_stays_resumable(

@@ -1,4 +1,7 @@
-"""Apps by name in the store, and turning a stored app into a running one.
+"""Apps by name in the store, and turning a stored app into a running one. Editing an app
+makes its next version and keeps every version: ``NAME`` names the newest, ``NAME@2``
+version 2. A RAG app's answer prompt is pinned to the prompt's version when the app is
+saved (``prompt@3``), so one app version always answers alike.
 
 Settings are stored, never keys: a key is read at run time from the variable named by
 ``api_key_env``."""
@@ -25,13 +28,13 @@ from ragmeter.apps.configs import (
 from ragmeter.apps.http import DEFAULT_REPLY_BYTES, HttpApp
 from ragmeter.apps.policy import AppPolicy
 from ragmeter.apps.rag import RagApp
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, NotFoundError, clip
 from ragmeter.knowledge.search import SpaceSearcher
 from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.prompts.store import PromptStore
 from ragmeter.store.db import Store, open_store
-from ragmeter.store.lookup import add_named, by_name_or_id
-from ragmeter.store.models import AppRecord
+from ragmeter.store.lookup import add_named, by_name_or_id, next_version, split_version
+from ragmeter.store.models import AppRecord, AppVersionRecord
 from ragmeter.store.names import check_name
 
 __all__ = [
@@ -58,27 +61,72 @@ class AppStore:
         replace: bool = False,
     ) -> AppRecord:
         """Store an app; a taken name is a ConflictError unless ``replace`` (then the app
-        keeps its id and gets the new settings)."""
+        keeps its id and gets the new settings as its next version; the same settings make
+        no new version). A RAG app's prompt is pinned to its version now."""
         name = check_name(name, "app")
+        settings = self._pinned(config).model_dump()
         if replace:
             with self.store.session() as session:
                 found = session.scalars(select(AppRecord).where(AppRecord.name == name)).first()
                 if found is not None:
-                    found.kind = config.kind
-                    found.config = config.model_dump()
+                    if (found.kind, found.config) == (config.kind, settings):
+                        return found
+                    found.kind, found.config = config.kind, settings
+                    found.version = next_version(
+                        session, AppVersionRecord.version, AppVersionRecord.name, name
+                    )
+                    session.add(_version_of(found))
                     session.commit()
                     session.refresh(found)
                     return found
-        record = AppRecord(name=name, kind=config.kind, config=config.model_dump())
+        with self.store.session() as session:
+            version = next_version(session, AppVersionRecord.version, AppVersionRecord.name, name)
+        record = AppRecord(name=name, kind=config.kind, config=settings, version=version)
         add_named(self.store, record, "app")
+        with self.store.session() as session:
+            session.add(_version_of(record))
+            session.commit()
         return record
 
+    def _pinned(self, config: AnyAppConfig) -> AnyAppConfig:
+        if isinstance(config, RagAppConfig) and config.prompt is not None:
+            pinned = PromptStore(self.store).pinned(config.prompt, kind="answer")
+            return config.model_copy(update={"prompt": pinned})
+        return config
+
     def get(self, app: str | int) -> AppRecord:
-        """An app by name or id; NotFoundError listing the known names."""
+        """An app by name or id (its newest version) or ``NAME@V`` (version V, as a record
+        not bound to the store); NotFoundError listing the known names."""
+        key, version = split_version(app, "app")
         with self.store.session() as session:
-            return by_name_or_id(
-                session, AppRecord, app, what="app", hint="ragmeter app add NAME ..."
+            record = by_name_or_id(
+                session, AppRecord, key, what="app", hint="ragmeter app add NAME ..."
             )
+            if version is None or version == record.version:
+                return record
+            found = session.scalars(
+                select(AppVersionRecord).where(
+                    AppVersionRecord.name == record.name, AppVersionRecord.version == version
+                )
+            ).first()
+        if found is None:
+            raise NotFoundError(
+                f"no app '{clip(str(app))}': '{record.name}' has versions 1 to {record.version}"
+            )
+        return AppRecord(
+            id=record.id,
+            name=record.name,
+            kind=found.kind,
+            config=found.config,
+            version=version,
+            created_at=found.created_at,
+            updated_at=found.created_at,
+        )
+
+    def pinned(self, app: str | int) -> str:
+        """``NAME@V`` of the app ``app`` names: what a run keeps."""
+        record = self.get(app)
+        return f"{record.name}@{record.version}"
 
     def config(self, app: str | int) -> AnyAppConfig:
         record = self.get(app)
@@ -94,11 +142,22 @@ class AppStore:
             return list(session.scalars(query).all())
 
     def remove(self, app: str | int) -> AppRecord:
+        """Remove an app; its versions stay, for the runs that used them."""
+        if "@" in str(app):
+            raise ConfigError(
+                f"remove takes an app's name or id, not one version: {clip(str(app))!r}"
+            )
         record = self.get(app)
         with self.store.session() as session:
             session.delete(session.get(AppRecord, record.id))
             session.commit()
         return record
+
+
+def _version_of(record: AppRecord) -> AppVersionRecord:
+    return AppVersionRecord(
+        name=record.name, version=record.version, kind=record.kind, config=record.config
+    )
 
 
 def _key_header(api_key_env: str | None, app: str) -> dict[str, str]:

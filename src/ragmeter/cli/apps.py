@@ -154,20 +154,25 @@ def add_command(
 def list_command() -> None:
     """List the registered apps."""
     table = Table(title="apps", title_justify="left")
-    for column in ("id", "name", "kind", "settings"):
+    for column in ("id", "name", "version", "kind", "settings"):
         table.add_column(column)
     for record in AppStore().apps():
         settings = {k: v for k, v in record.config.items() if k != "kind" and v is not None}
-        table.add_row(str(record.id), record.name, record.kind, json.dumps(settings))
+        table.add_row(
+            str(record.id), record.name, str(record.version), record.kind, json.dumps(settings)
+        )
     console.print(table)
 
 
 @app_app.command("show")
 @handles_errors
-def show_command(name: Annotated[str, typer.Argument(help="App name or id.")]) -> None:
-    """Print an app's settings as JSON."""
+def show_command(
+    name: Annotated[str, typer.Argument(help="App name or id; NAME@V for version V.")],
+) -> None:
+    """Print an app's settings as JSON (its newest version, or the one NAME@V names)."""
     record = AppStore().get(name)
-    typer.echo(json.dumps({"id": record.id, "name": record.name, **record.config}, indent=2))
+    shown = {"id": record.id, "name": record.name, "version": record.version, **record.config}
+    typer.echo(json.dumps(shown, indent=2))
 
 
 @app_app.command("rm")

@@ -52,7 +52,10 @@ def add_command(
         )
     except ConflictError as exc:
         raise ConflictError(f"{exc}; give --replace to overwrite it") from None
-    console.print(f"stored {record.kind} prompt '{record.code}' ({len(template)} characters)")
+    console.print(
+        f"stored {record.kind} prompt '{record.code}' version {record.version} "
+        f"({len(template)} characters)"
+    )
 
 
 @prompt_app.command("list")
@@ -60,11 +63,12 @@ def add_command(
 def list_command() -> None:
     """List the stored prompts."""
     table = Table(title="prompts", title_justify="left")
-    for column in ("code", "kind", "language", "characters", "description"):
+    for column in ("code", "version", "kind", "language", "characters", "description"):
         table.add_column(column)
     for record in PromptStore().prompts():
         table.add_row(
             record.code,
+            str(record.version),
             record.kind,
             record.language or "",
             str(len(record.template)),
@@ -75,8 +79,10 @@ def list_command() -> None:
 
 @prompt_app.command("show")
 @handles_errors
-def show_command(code: Annotated[str, typer.Argument(help="The prompt's code.")]) -> None:
-    """Print a prompt's template as stored."""
+def show_command(
+    code: Annotated[str, typer.Argument(help="The prompt's code; CODE@V for version V.")],
+) -> None:
+    """Print a prompt's template as stored (its newest version, or the one CODE@V names)."""
     typer.echo(PromptStore().get(code).template)
 
 

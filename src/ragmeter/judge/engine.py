@@ -58,6 +58,10 @@ class JudgeSettings(BaseModel):
     timeout: float = Field(default=60.0, gt=0)
     #: requests in flight to this model across the process (its limiter's maximum)
     max_concurrency: int = Field(default=DEFAULT_MAX_CONCURRENCY, ge=1)
+    #: requests in any minute across every process sharing ``rate_store`` (None: no limit)
+    requests_per_minute: int | None = Field(default=None, ge=1)
+    #: the store counting them (a SQLAlchemy URL)
+    rate_store: str | None = None
     #: tries after the first, under the shared retry policy (``ragmeter._retry``); its
     #: backoff starts at ``retry_base_delay``, and it and Retry-After stop at ``retry_max_delay``
     max_retries: int = Field(default=4, ge=0)
@@ -114,6 +118,18 @@ class JudgeEngine:
         """The process's limiter for this endpoint and model."""
         settings = self.settings
         return limiter_for(settings.base_url, settings.model, settings.max_concurrency)
+
+    async def _within_rate(self) -> None:
+        """Wait for a place in the model's requests per minute, where it has a limit."""
+        settings = self.settings
+        if settings.requests_per_minute is None or settings.rate_store is None:
+            return
+        from ragmeter.judge._rate import rate_for
+        from ragmeter.store.db import open_store
+
+        store = open_store(settings.rate_store)
+        rate = rate_for(store, settings.base_url, settings.model, settings.requests_per_minute)
+        await rate.acquire()
 
     async def _ensure_client(self) -> tuple[ChatClient, asyncio.Lock]:
         """The client and the probe lock, made on first use in the running event loop. Its
@@ -335,6 +351,11 @@ class JudgeEngine:
 
         limiter = self.limiter
         await limiter.acquire()
+        try:
+            await self._within_rate()  # last: the place is taken as the request leaves
+        except BaseException:
+            limiter.release()
+            raise
         mode = self._mode
         started = time.perf_counter()
         body: dict[str, Any] = {

@@ -48,6 +48,8 @@ def judge_from_config(
                 declared.max_concurrency or max_concurrency or DEFAULT_MAX_CONCURRENCY
             ),
             timeout=timeout or declared.timeout,
+            requests_per_minute=declared.requests_per_minute,
+            rate_store=settings.store_url() if declared.requests_per_minute else None,
         )
     store_cache = JudgeCache(open_store(settings.store_url())) if cache else None
     return JudgeEngine(judge, cache=store_cache)

@@ -12,6 +12,7 @@ from fastapi import Depends, FastAPI
 
 from ragmeter import __version__
 from ragmeter.config import Settings, load_settings
+from ragmeter.errors import RagmeterError
 from ragmeter.service.audit import AuditTrail
 from ragmeter.service.dashboard.routes import mount_dashboard
 from ragmeter.service.dashboard.sessions import GuessLimit, SessionStore
@@ -47,11 +48,29 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         log.warning("runs left running by a stopped server, now resumable: %s", interrupted)
     for run_id in found.runs.pending():
         found.manager.submit(run_id)
+    watch = asyncio.get_running_loop().create_task(_take_over(found))
     try:
         yield
     finally:
+        watch.cancel()
         found.stopping.set()  # uploads under way stop at their next file or batch
         await asyncio.to_thread(found.manager.shutdown)  # waits for the workers to stop
+
+
+async def _take_over(found: Services) -> None:
+    """Every third of a lease: runs of another server sharing the store whose lease passed
+    (it died, or hangs) are taken over and executed here, from their missing rows."""
+    period = (found.runs.lease_seconds or 30.0) / 3
+    while True:
+        await asyncio.sleep(period)
+        try:
+            taken = await asyncio.to_thread(found.runs.take_over)
+        except RagmeterError as exc:  # the store is away for a moment: look again later
+            log.warning("cannot look for runs to take over: %s", exc)
+            continue
+        for run_id in taken:
+            log.warning("run %s: its server's lease passed; taken over here", run_id)
+            found.manager.submit(run_id)
 
 
 def _openapi_with_bearer(app: FastAPI) -> Any:

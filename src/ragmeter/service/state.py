@@ -56,7 +56,7 @@ class Services:
     @classmethod
     def open(cls, settings: Settings) -> Services:
         kb = KnowledgeBase(settings=settings)
-        runs = RunStore(kb.store)
+        runs = RunStore(kb.store, lease_seconds=settings.server.run_lease_seconds)
         config_file = Path(settings.source) if settings.source else config_path()
         return cls(
             settings=settings,

@@ -43,7 +43,7 @@ __all__ = [
 
 _MIGRATIONS = Path(__file__).with_name("migrations")
 #: the newest migration's revision (a test keeps it equal to alembic's head)
-HEAD_REVISION = "0012"
+HEAD_REVISION = "0015"
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -263,14 +263,21 @@ def _check_foreign_keys(connection: Connection) -> None:
 
 
 def _lock_schema(connection: Connection) -> None:
-    """Hold the schema for this transaction: SQLite's write lock taken at once (``BEGIN
-    IMMEDIATE``; others wait up to the connection's timeout), PostgreSQL's advisory lock; so
-    two processes never create or migrate the same tables together."""
+    """Hold the schema for this transaction, so two processes never create or migrate the
+    same tables together (``write_lock``)."""
+    write_lock(connection, "ragmeter-schema")
+
+
+def write_lock(connection: Connection, name: str) -> None:
+    """Take, for the rest of ``connection``'s transaction (begun, nothing run in it yet), the
+    lock ``name``: SQLite's write lock at once (``BEGIN IMMEDIATE``; others wait up to the
+    connection's timeout), PostgreSQL's advisory lock for ``name``. Processes sharing the
+    store take turns through it."""
     dialect = connection.dialect.name
     if dialect == "sqlite":
         connection.exec_driver_sql("BEGIN IMMEDIATE")
     elif dialect == "postgresql":
-        connection.exec_driver_sql("SELECT pg_advisory_xact_lock(hashtext('ragmeter-schema'))")
+        connection.execute(text("SELECT pg_advisory_xact_lock(hashtext(:name))"), {"name": name})
 
 
 def _revision(connection: Connection) -> str | None:

@@ -25,6 +25,8 @@ __all__ = [
     "is_id",
     "known_names",
     "like_pattern",
+    "next_version",
+    "split_version",
 ]
 
 R = TypeVar("R")
@@ -84,6 +86,26 @@ def by_name_or_id(
             f"no {what} '{clip(text)}'; known: {known_names(session, table.name, hint)}"
         )
     return record
+
+
+def split_version(key: str | int, what: str) -> tuple[str, int | None]:
+    """``NAME@V`` as (NAME, V); a plain name or id (which cannot hold "@") as (it, None).
+    A version is a whole number from 1, else NotFoundError naming ``what``."""
+    text = str(key)
+    name, at, version = text.partition("@")
+    if not at:
+        return text, None
+    if not is_id(version) or int(version) < 1:
+        raise NotFoundError(f"no {what} '{clip(text)}': a version is a whole number from 1")
+    return name, int(version)
+
+
+def next_version(session: Session, version: Any, key_column: Any, key: str) -> int:
+    """One past the newest ``version`` (a column of a versions table) the row ``key_column
+    == key`` ever had; 1 for a new one. Versions are kept after their object is removed, so
+    a name removed and added again goes on counting."""
+    newest = session.scalar(select(func.max(version)).where(key_column == key))
+    return int(newest or 0) + 1
 
 
 def insert_unique(store: Store, record: Any, what: str, key: str, kind: str = "name") -> None:

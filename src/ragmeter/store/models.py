@@ -27,6 +27,7 @@ from ragmeter.store.actor import current_actor
 
 __all__ = [
     "AppRecord",
+    "AppVersionRecord",
     "AuditRecord",
     "Base",
     "ChunkRecord",
@@ -34,7 +35,9 @@ __all__ = [
     "DatasetRowRecord",
     "DocumentRecord",
     "JudgeCacheEntry",
+    "ModelRequestRecord",
     "PromptRecord",
+    "PromptVersionRecord",
     "ResultRow",
     "RunRecord",
     "RunTag",
@@ -144,10 +147,30 @@ class PromptRecord(Base):
     created_by: Mapped[str | None] = mapped_column(
         String(200), nullable=True, default=current_actor
     )
+    #: the version this content is (``prompt_versions`` keeps every one)
+    version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(
         DateTime, server_default=func.now(), onupdate=func.now()
     )
+
+
+class PromptVersionRecord(Base):
+    """One version of a prompt, never changed: what a run that used ``code@version`` was
+    given. Kept by code (not by the prompt's id) so a removed and re-added code goes on
+    counting and a stored run's version never names other text."""
+
+    __tablename__ = "prompt_versions"
+    __table_args__ = (UniqueConstraint("code", "version", name="uq_prompt_versions_code_version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    code: Mapped[str] = mapped_column(String(200))
+    version: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(32))
+    language: Mapped[str | None] = mapped_column(String(8), nullable=True)
+    template: Mapped[str] = mapped_column(Text)
+    description: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
 
 
 class AppRecord(Base):
@@ -163,10 +186,26 @@ class AppRecord(Base):
     created_by: Mapped[str | None] = mapped_column(
         String(200), nullable=True, default=current_actor
     )
+    #: the version these settings are (``app_versions`` keeps every one)
+    version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(
         DateTime, server_default=func.now(), onupdate=func.now()
     )
+
+
+class AppVersionRecord(Base):
+    """One version of an app's settings, never changed (see ``PromptVersionRecord``)."""
+
+    __tablename__ = "app_versions"
+    __table_args__ = (UniqueConstraint("name", "version", name="uq_app_versions_name_version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(200))
+    version: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16))
+    config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime, server_default=func.now())
 
 
 class DatasetRecord(Base):
@@ -241,6 +280,9 @@ class RunRecord(Base):
     created_by: Mapped[str | None] = mapped_column(
         String(200), nullable=True, default=current_actor
     )
+    #: until when ``owner`` holds the run: a server renews it while it works, and another
+    #: server sharing the store takes the run over once it has passed (None: a command's run)
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     usage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     #: to the microsecond (SQLite's own clock has seconds), so "newest first" is an order
     created_at: Mapped[datetime] = mapped_column(
@@ -343,3 +385,17 @@ class AuditRecord(Base):
     object_id: Mapped[str | None] = mapped_column(String(300), nullable=True)
     before: Mapped[Any] = mapped_column(JSON, nullable=True)
     after: Mapped[Any] = mapped_column(JSON, nullable=True)
+
+
+class ModelRequestRecord(Base):
+    """A request sent to a model with a request rate (``requests_per_minute``), by any
+    process sharing the store: what the last minute's count is read from."""
+
+    __tablename__ = "model_requests"
+    __table_args__ = (Index("ix_model_requests_model_at", "model_key", "at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    #: ``base_url model`` of the endpoint
+    model_key: Mapped[str] = mapped_column(String(700))
+    #: when it was let through, in seconds since the epoch
+    at: Mapped[float] = mapped_column(Float)

@@ -107,6 +107,9 @@ class ScriptedJudgeServer:
         self.stats: Counter[str] = Counter()
         #: the latest chat prompts (messages joined), newest last, for tests to inspect
         self.prompts: deque[str] = deque(maxlen=256)
+        #: when each of the latest chat requests arrived (``time.time()``), oldest first: a
+        #: test counts what a minute took
+        self.arrivals: deque[float] = deque(maxlen=100_000)
         self._lock = threading.Lock()
         self._in_flight = 0
         self._rng = random.Random(self.faults.seed)
@@ -144,10 +147,13 @@ class ScriptedJudgeServer:
         with self._lock:
             self.stats.clear()
             self.prompts.clear()
+            self.arrivals.clear()
 
     def enter(self) -> None:
-        """A chat request started: track the most ever answered at once (``max_in_flight``)."""
+        """A chat request started: track the most ever answered at once (``max_in_flight``)
+        and when it arrived."""
         with self._lock:
+            self.arrivals.append(time.time())
             self._in_flight += 1
             self.stats["max_in_flight"] = max(self.stats["max_in_flight"], self._in_flight)
 

@@ -18,6 +18,8 @@ class PromptOut(BaseModel):
     language: str | None
     template: str
     description: str
+    #: editing a prompt makes its next version; a run keeps the one it used (CODE@V)
+    version: int = 1
     updated_at: datetime | None = None
 
 
@@ -30,6 +32,8 @@ class AppOut(BaseModel):
     name: str
     kind: str
     config: dict[str, Any]
+    #: editing an app makes its next version; a run keeps the one it used (NAME@V)
+    version: int = 1
 
     @field_validator("config")
     @classmethod

@@ -388,6 +388,34 @@ async def _execute(
             await plan.aclose()
 
 
+def _hold_lease(runs: RunStore, run_id: str) -> asyncio.Task[None] | None:
+    """A task renewing the run's lease every third of it while the run executes (a server's
+    runs; None for a command's). A lease it can no longer renew (another server took the run
+    over, or it ended) stops the execution: what is left is no longer this process's."""
+    if runs.lease_seconds is None:
+        return None
+    period = runs.lease_seconds / 3
+    running = asyncio.current_task()
+
+    async def renew() -> None:
+        while True:
+            await asyncio.sleep(period)
+            try:
+                held = await asyncio.to_thread(runs.renew, run_id)
+            except StoreError:
+                log.warning("run %s: cannot renew its lease; trying again", run_id)
+                continue
+            if held:
+                continue
+            record = await asyncio.to_thread(runs.get, run_id)
+            if record.state == "running" and running is not None:  # another server's now
+                log.warning("run %s: taken over by %s; this server stops it", run_id, record.owner)
+                running.cancel()
+            return  # else it ended: the execution sees that itself
+
+    return asyncio.get_running_loop().create_task(renew())
+
+
 async def execute_run(
     runs: RunStore,
     kb: KnowledgeBase,
@@ -409,6 +437,7 @@ async def execute_run(
     execution (for a report made from them)."""
     if not await asyncio.to_thread(runs.start, run_id):
         return  # cancelled before a worker got to it
+    heartbeat = _hold_lease(runs, run_id)
     try:
         await _execute(runs, kb, run_id, policy, limits or RunLimits(), plan, progress, also)
     except (asyncio.CancelledError, _Stopped):
@@ -430,3 +459,6 @@ async def execute_run(
             await _finish(runs, run_id, "failed", _internal(run_id, missing), "internal")
         else:
             await _finish(runs, run_id, "done")
+    finally:
+        if heartbeat is not None:
+            heartbeat.cancel()

@@ -199,7 +199,14 @@ def _target(plan: RunPlan) -> dict[str, Any]:
         }
     elif isinstance(config.target, AppTargetConfig):
         target["app"] = {"name": config.target.app}
+    if isinstance(config.target, AppTargetConfig) and "@" in config.target.app:
+        target["app"]["version"] = _version(config.target.app)  # a stored app, pinned
     return target
+
+
+def _version(pinned: str) -> int:
+    """V of a pinned ``NAME@V``."""
+    return int(pinned.rpartition("@")[2])
 
 
 def _judge(plan: RunPlan) -> dict[str, Any] | None:
@@ -209,6 +216,9 @@ def _judge(plan: RunPlan) -> dict[str, Any] | None:
     templates = {m.metric_name: getattr(m, "prompt_template", None) for m in plan.metrics}
     templates = {k: v for k, v in templates.items() if isinstance(v, str)}
     prompt: dict[str, Any] = {"code": config.judge_prompt or "built-in"}
+    if config.judge_prompt is not None and "@" in config.judge_prompt:
+        code = config.judge_prompt.rpartition("@")[0]
+        prompt.update(code=code, version=_version(config.judge_prompt))
     if templates:
         prompt["hash"] = _short(templates)
     return {"model": config.judge.model, "base_url": config.judge.base_url, "prompt": prompt}

@@ -17,7 +17,7 @@ from ragmeter.judge.from_config import judge_from_config
 from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.metrics import AnswerRelevancyMetric, EvaluationMetric
 from ragmeter.prompts.store import PromptStore
-from ragmeter.runs.planning.config import EvaluationConfig
+from ragmeter.runs.planning.config import AppTargetConfig, EvaluationConfig
 from ragmeter.runs.planning.scoring import check_judge, prepare_rows, resolve_metrics
 from ragmeter.runs.planning.targets import Target, build_target
 from ragmeter.store.db import Store
@@ -61,14 +61,27 @@ def apply_judge_prompt(
     code: str,
     store: Store | None = None,
     option: str = "--judge-prompt",
-) -> None:
-    """Give every AnswerRelevancyMetric the stored judge template ``code``."""
+) -> str:
+    """Give every AnswerRelevancyMetric the stored judge template ``code`` (its newest
+    version, or the one ``CODE@V`` names); the ``CODE@V`` it was."""
     targets = [m for m in metrics if isinstance(m, AnswerRelevancyMetric)]
     if not targets:
         raise ConfigError(f"{option} sets AnswerRelevancyMetric's template; add that metric")
-    template = PromptStore(store).get(code, kind="judge").template
+    record = PromptStore(store).get(code, kind="judge")
     for metric in targets:
-        metric.prompt_template = template
+        metric.prompt_template = record.template
+    return f"{record.code}@{record.version}"
+
+
+def _pin_app(config: EvaluationConfig, kb: KnowledgeBase) -> EvaluationConfig:
+    """``config`` with its stored app named by version (``NAME@V``), so a run keeps the
+    settings it was made with, whatever later edits do."""
+    from ragmeter.apps.store import AppStore
+
+    target = config.target
+    assert isinstance(target, AppTargetConfig)
+    pinned = target.model_copy(update={"app": AppStore(kb.store).pinned(target.app)})
+    return config.model_copy(update={"target": pinned})
 
 
 def _judge(config: EvaluationConfig, settings: Settings | None) -> Any:
@@ -112,10 +125,14 @@ def build_plan(
     store = kb.store if kb is not None else None
     if config.judge_prompt is not None:
         option = "context.prompt" if policy is not None else "--judge-prompt"
-        apply_judge_prompt(metrics, config.judge_prompt, store, option=option)
+        pinned = apply_judge_prompt(metrics, config.judge_prompt, store, option=option)
+        config = config.model_copy(update={"judge_prompt": pinned})
     needs_kb = config.target.kind != "none" and given.target is None
     if needs_kb and kb is None:
         kb = KnowledgeBase()
+    if isinstance(config.target, AppTargetConfig) and given.app is None and given.target is None:
+        assert kb is not None  # needs_kb
+        config = _pin_app(config, kb)
     target = given.target or build_target(config, kb, app=given.app, policy=policy)
     settings = kb.settings if kb is not None else None
     judge = given.judge

@@ -304,11 +304,11 @@ def build_target(
     kb = kb or KnowledgeBase()
     if app is None:
         store = AppStore(kb.store)
-        record = store.get(spec.app)
+        record = store.get(spec.app)  # the version ``NAME@V`` names, if it names one
         cache = config.judge.cache if config.judge is not None else True
         app = build_app(
             record.name,
-            store.config(record.id),
+            store.config(spec.app),
             kb=kb,
             cache=cache,
             max_concurrency=config.app_concurrency,

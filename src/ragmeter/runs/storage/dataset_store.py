@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from ragmeter.datasets.digest import ContentHash, content_hash
 from ragmeter.errors import ConflictError, NotFoundError, StoreError, clip
 from ragmeter.store.db import Store, insert_plain, json_text
-from ragmeter.store.lookup import is_id, known_names
+from ragmeter.store.lookup import is_id, known_names, split_version
 from ragmeter.store.models import DatasetRecord, DatasetRowRecord, RunRecord
 from ragmeter.store.names import key_text
 
@@ -85,16 +85,6 @@ def _each_row(store: Store, dataset_id: int, batch: int) -> Iterator[dict[str, A
         if len(texts) < batch:
             return
         start += batch
-
-
-def _split_version(key: str) -> tuple[str, int | None]:
-    """``NAME@V`` as (NAME, V); a plain name (which cannot hold "@") as (NAME, None)."""
-    name, at, version = key.partition("@")
-    if not at:
-        return key, None
-    if not is_id(version) or int(version) < 1:
-        raise NotFoundError(f"no dataset '{clip(key)}': a version is a whole number from 1")
-    return name, int(version)
 
 
 def _newest_first() -> tuple[Any, ...]:
@@ -219,7 +209,7 @@ class DatasetStore:
             if is_id(text):
                 found = session.get(DatasetRecord, int(text))
             else:
-                name, version = _split_version(text)
+                name, version = split_version(text, "dataset")
                 query = select(DatasetRecord).where(DatasetRecord.name == name)
                 if version is not None:
                     query = query.where(DatasetRecord.version == version)

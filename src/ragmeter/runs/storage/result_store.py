@@ -19,6 +19,7 @@ from ragmeter.metrics.retrieval import LEGACY_NO_RELEVANT_REASON, NO_RELEVANT_RE
 from ragmeter.metrics.scales import scale_label, scale_labels
 from ragmeter.reports import EvaluationReport, MetricSummary, ResultRecord
 from ragmeter.reports.stats import mean_summary
+from ragmeter.runs.storage._owner import this_process
 from ragmeter.runs.storage.run_records import RunRecords
 from ragmeter.store.db import Store, insert_plain, json_text, plain_cursor, plain_rows
 from ragmeter.store.models import DatasetRowRecord, ResultRow, RunRecord
@@ -155,20 +156,26 @@ class ResultStore(RunRecords):
     ) -> str:
         """Write finished rows' results (tuples of ``RESULT_COLUMNS``, JSON as text) and
         advance the run's counter by ``rows``, in one transaction; the run's state after it
-        (a run no longer running has its ``resumable`` updated)."""
+        (a run no longer running has its ``resumable`` updated). Nothing is written, and
+        ``"taken over"`` answered, once another process owns the run (a server that took it
+        over when this one's lease passed): its rows are that process's to store."""
         left = RunRecord.done_rows + rows < RunRecord.total_rows
+        mine = or_(RunRecord.owner.is_(None), RunRecord.owner == this_process())
         try:
             with self.store.session() as session:
-                insert_plain(session, ResultRow, RESULT_COLUMNS, values)
-                session.execute(
+                counted = session.execute(  # first: it holds the run's row until the commit
                     update(RunRecord)
-                    .where(RunRecord.id == run_id)
+                    .where(RunRecord.id == run_id, mine)
                     .values(
                         done_rows=RunRecord.done_rows + rows,
                         usage=usage,
                         resumable=and_(RunRecord.state != "running", left),
                     )
                 )
+                if not getattr(counted, "rowcount", 0):
+                    session.rollback()
+                    return "taken over"
+                insert_plain(session, ResultRow, RESULT_COLUMNS, values)
                 state = session.scalar(select(RunRecord.state).where(RunRecord.id == run_id))
                 session.commit()
         except SQLAlchemyError as exc:

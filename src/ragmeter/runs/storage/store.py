@@ -5,10 +5,10 @@ is made of its parts: the datasets (``runs.storage.dataset_store``), the run rec
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from ragmeter._public import public_text
@@ -35,8 +35,24 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+def _mine() -> Any:
+    """SQL: the run is this process's (or nobody's yet)."""
+    return or_(RunRecord.owner.is_(None), RunRecord.owner == this_process())
+
+
 class RunStore(DatasetStore, ResultStore):
-    """Datasets, runs and results of one store."""
+    """Datasets, runs and results of one store. With ``lease_seconds`` (a server's) a run it
+    starts is held by a lease it renews while it works (``renew``); runs whose lease passed
+    are another server's to take over (``take_over``), never marked interrupted by a list."""
+
+    def __init__(self, store: Any, *, lease_seconds: float | None = None) -> None:
+        super().__init__(store)
+        self.lease_seconds = lease_seconds
+
+    def _lease(self) -> datetime | None:
+        if self.lease_seconds is None:
+            return None
+        return _now() + timedelta(seconds=self.lease_seconds)
 
     def _set(self, run_id: str, *conditions: Any, **values: Any) -> bool:
         """One conditional UPDATE; whether it applied (the run was in the expected state)."""
@@ -59,9 +75,38 @@ class RunStore(DatasetStore, ResultStore):
             error=None,
             error_kind=None,
             owner=this_process(),
+            lease_until=self._lease(),
             resumable=False,
             started_at=func.coalesce(RunRecord.started_at, _now()),
         )
+
+    def renew(self, run_id: str) -> bool:
+        """Hold a running run of this process for another lease; False once it is no longer
+        running here (finished, cancelled, or taken over by another server)."""
+        return self._set(
+            run_id,
+            RunRecord.state == "running",
+            RunRecord.owner == this_process(),
+            lease_until=self._lease(),
+        )
+
+    def take_over(self) -> list[str]:
+        """Running runs whose lease has passed (their server died or hangs) become pending
+        runs of this process, each by one conditional UPDATE so two servers never take the
+        same; which ones, for this server to execute (only their missing rows)."""
+        if self.lease_seconds is None:
+            return []
+        now = _now()
+        passed = (RunRecord.state == "running", RunRecord.lease_until < now)
+        with self.store.session() as session:
+            found = session.scalars(select(RunRecord.id).where(*passed)).all()
+        return [
+            run_id
+            for run_id in found
+            if self._set(
+                run_id, *passed, state="pending", owner=this_process(), lease_until=self._lease()
+            )
+        ]
 
     def finish(
         self, run_id: str, state: RunState, error: str | None = None, kind: str | None = None
@@ -73,6 +118,7 @@ class RunStore(DatasetStore, ResultStore):
         return self._set(
             run_id,
             RunRecord.state == "running",
+            _mine(),
             state=state,
             error=None if error is None else public_text(error),
             error_kind=kind,
@@ -146,12 +192,17 @@ class RunStore(DatasetStore, ResultStore):
         self.reap()
         return super().runs(*args, **kwargs)
 
+    def _unleased(self) -> tuple[Any, ...]:
+        """SQL conditions of what a dead process's run is for this store: in a server, only
+        a run without a lease (a command's); a leased run is taken over when it passes."""
+        return () if self.lease_seconds is None else (RunRecord.lease_until.is_(None),)
+
     def reap(self, run_id: str | None = None) -> list[str]:
         """Runs (or the one ``run_id``) left ``running`` by another process of this machine
         that is gone become failed, interrupted and resumable; which ones. A killed
         ``ragmeter eval`` leaves such a run."""
         me = this_process()
-        where = [RunRecord.state == "running"]
+        where = [RunRecord.state == "running", *self._unleased()]
         if run_id is not None:
             where.append(RunRecord.id == run_id)
         with self.store.session() as session:
@@ -164,7 +215,8 @@ class RunStore(DatasetStore, ResultStore):
     def mark_interrupted(self) -> list[str]:
         """Runs left ``running`` by a process of this machine that is gone become failed and
         resumable (a server's start-up, ``ragmeter runs resume``). Runs of live processes, and
-        of other machines sharing the store, are left alone."""
+        of other machines sharing the store, are left alone: a replica on another machine
+        takes those over when their lease passes."""
         with self.store.session() as session:
             found = session.execute(
                 select(RunRecord.id, RunRecord.owner).where(RunRecord.state == "running")

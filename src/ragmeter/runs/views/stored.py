@@ -118,7 +118,8 @@ class StoredRun:
         judge = lineage.get("judge") or {}
         if judge:
             prompt = judge.get("prompt") or {}
-            said = f"{judge.get('model')} · prompt {prompt.get('code')}"
+            code, version = prompt.get("code"), prompt.get("version")
+            said = f"{judge.get('model')} · prompt {code}" + (f"@{version}" if version else "")
             if info.scripted_judge:
                 said = f"{text['scripted']} · {said}"
             facts.append((text["judge"], said))

@@ -36,9 +36,18 @@ function targetFact(label, target) {
     const chunking = s.chunking ? `${s.chunking.strategy || ""} ${s.chunking.chunk_size}/${s.chunking.chunk_overlap}`.trim() : null;
     details.push(pairs({ space: s.name, embedder: s.embedder, chunking, revision: s.revision }));
   }
-  if (tg.app) details.push(pairs({ app: tg.app.name, kind: tg.app.kind, settings: tg.app.settings }));
+  if (tg.app) {
+    const app = tg.app.version ? `${tg.app.name}@${tg.app.version}` : tg.app.name;
+    details.push(pairs({ app, kind: tg.app.kind, settings: tg.app.settings }));
+  }
   return entry("target", h("span", { class: "strong" }, label || tg.kind || "–"),
     ...details.map((text) => h("span", { class: "muted small" }, text)));
+}
+
+/** A stored prompt or app as NAME@V (the version a run used); "–" for none. */
+function versioned(name, version) {
+  if (!name) return "–";
+  return version ? `${name}@${version}` : name;
 }
 
 function judgeFact(judge) {
@@ -46,7 +55,7 @@ function judgeFact(judge) {
   const prompt = judge.prompt || {};
   return entry("judge", h("span", { class: "strong" }, judge.model),
     judge.base_url ? h("span", { class: "muted small" }, judge.base_url) : null,
-    h("span", { class: "small" }, t("lineage.prompt", { code: prompt.code || "–" })),
+    h("span", { class: "small" }, t("lineage.prompt", { code: versioned(prompt.code, prompt.version) })),
     prompt.hash ? h("span", { class: "mono small" }, `#${prompt.hash}`) : null);
 }
 

@@ -1,0 +1,76 @@
+"""A model's request rate (``requests_per_minute``) shared through the store by every process
+using it (a team's server replicas, commands), so that together they never pass it: each
+request first takes a place among the last minute's requests, in one short transaction
+under the store's write lock; without one it waits until the oldest leaves the minute.
+
+The limit is written here rather than taken from a rate-limit library because the count
+must live in the team's database (SQLite or PostgreSQL), which no such library keeps: they
+count in one process's memory, or in Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+from sqlalchemy import delete, func, insert, select
+
+from ragmeter.store.db import Store, write_lock
+from ragmeter.store.models import ModelRequestRecord
+
+__all__ = ["StoreRate", "rate_for"]
+
+#: the window a requests-per-minute limit counts in
+WINDOW_S = 60.0
+#: a place frees this much after the window, for the time between taking it and the request
+#: reaching the model (so the model never sees more than the limit in its own minute)
+MARGIN_S = 1.0
+
+
+class StoreRate:
+    """At most ``per_minute`` requests to ``key`` in any 60 seconds, across processes."""
+
+    def __init__(self, store: Store, key: str, per_minute: int) -> None:
+        if per_minute < 1:
+            raise ValueError(f"per_minute must be at least 1, got {per_minute}")
+        self.store = store
+        self.key = key
+        self.per_minute = per_minute
+
+    async def acquire(self) -> None:
+        """Wait until this request may go (its place is then taken)."""
+        while True:
+            wait = await asyncio.to_thread(self.try_take)
+            if wait <= 0:
+                return
+            await asyncio.sleep(wait)
+
+    def try_take(self, now: float | None = None) -> float:
+        """Take a place now (0.0), or the seconds until one frees (nothing taken)."""
+        now = time.time() if now is None else now
+        since = now - WINDOW_S - MARGIN_S
+        table = ModelRequestRecord
+        with self.store.engine.connect() as connection, connection.begin():
+            write_lock(connection, f"ragmeter-rate {self.key}")
+            connection.execute(delete(table).where(table.model_key == self.key, table.at <= since))
+            count, oldest = connection.execute(
+                select(func.count(), func.min(table.at)).where(table.model_key == self.key)
+            ).one()
+            if count >= self.per_minute:
+                return max(float(oldest) - since, 0.01)
+            connection.execute(insert(table).values(model_key=self.key, at=now))
+        return 0.0
+
+
+_rates: dict[tuple[str, str, int], StoreRate] = {}
+_lock = threading.Lock()
+
+
+def rate_for(store: Store, base_url: str, model: str, per_minute: int) -> StoreRate:
+    """The process's shared rate for an endpoint and model in ``store``."""
+    key = f"{base_url} {model}"
+    with _lock:
+        found = _rates.get((store.url, key, per_minute))
+        if found is None:
+            found = _rates[(store.url, key, per_minute)] = StoreRate(store, key, per_minute)
+        return found
