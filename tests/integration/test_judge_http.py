@@ -1,6 +1,6 @@
 """The judge's own HTTP transport against real endpoints on 127.0.0.1: what it sends (the key
 as a bearer token, the body OpenAI's API takes), what it makes of an error status (the
-server's own message; a refused key or an unknown model ends the run at the first request),
+status, type and size, never its body; a refused key or an unknown model ends the run at the first request),
 and that it never follows a redirect, which would carry the key and the prompt elsewhere."""
 
 from __future__ import annotations
@@ -111,9 +111,12 @@ async def test_a_structured_question_sends_its_json_schema(recorder: _Recorder) 
 
 @pytest.mark.parametrize(
     ("status", "says"),
-    [(401, "refused the API key: scripted 401"), (403, "refused the API key: scripted 403")],
+    [
+        (401, r"refused the API key: HTTP 401 \(application/json, \d+ bytes\)"),
+        (403, r"refused the API key: HTTP 403 \(application/json, \d+ bytes\)"),
+    ],
 )
-async def test_a_refused_key_ends_at_the_first_request_with_the_servers_words(
+async def test_a_refused_key_ends_at_the_first_request_with_its_status(
     status: int, says: str
 ) -> None:
     with FlakyServer([(status, {})] * 5) as server:
@@ -129,7 +132,8 @@ async def test_an_unknown_model_names_the_endpoint_without_its_password() -> Non
             await _ask(url, max_retries=3)
         assert len(server.arrivals) == 1
     message = str(caught.value)
-    assert "scripted 404" in message and "hunter2" not in message
+    assert "HTTP 404 (application/json" in message and "hunter2" not in message
+    assert "scripted 404" not in message  # the body is never told
 
 
 async def test_a_redirect_is_not_followed(recorder: _Recorder) -> None:

@@ -5,12 +5,14 @@ SDK adds nothing here but its import (~0.8-1 s of CPU on the way to a run's firs
 
 Failures come back as three exceptions the engine's retry policy tells apart: no reply in time
 (``ChatTimeout``), no connection or a dropped one (``ChatConnectionError``), and an HTTP error
-status (``ChatStatusError``, with the server's own message). Redirects are not followed: an
-endpoint that moved says so instead of sending the key and the prompt somewhere else."""
+status (``ChatStatusError``, told by its status, type and size, never its body). Redirects are
+not followed: an endpoint that moved says so instead of sending the key and the prompt
+somewhere else."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,8 +22,10 @@ from ragmeter.errors import public_url
 
 __all__ = ["ChatClient", "ChatConnectionError", "ChatStatusError", "ChatTimeout"]
 
-#: characters of an error body quoted in a message
-_QUOTED = 300
+#: characters of an error answer's content type told in a message
+_KIND_CHARS = 60
+#: an error type told in a message: a plain name, no free text
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,59}")
 
 
 class ChatTimeout(Exception):
@@ -33,7 +37,8 @@ class ChatConnectionError(Exception):
 
 
 class ChatStatusError(Exception):
-    """An HTTP error status; ``message`` is what the server said (its ``error.message``)."""
+    """An HTTP error status; ``message`` tells the answer's status, type and size (never
+    its body)."""
 
     def __init__(self, status_code: int, message: str, headers: Mapping[str, str]) -> None:
         super().__init__(f"HTTP {status_code}: {message}")
@@ -79,23 +84,32 @@ def _reason(exc: Exception) -> str:
 
 
 def _message(response: httpx.Response) -> str:
-    """The server's own words: ``error.message`` (or ``message``, ``detail``) of a JSON body,
-    else the start of the body, else the status's reason; where a redirect pointed."""
+    """What an error answer was, never what it said: its status, type and size, and the
+    ``error.type`` (or ``code``) of an OpenAI-style JSON body when that is a plain name
+    (``invalid_api_key``). A body is the endpoint's to word: an HTML error page or a proxy's
+    message may hold anything (a password, a stack trace), and this text is stored in results
+    every key reads. Where a redirect pointed is told, without its credentials."""
     if 300 <= response.status_code < 400:
         where = response.headers.get("location", "")
         to = f" to {public_url(where)}" if where else ""
         return f"the endpoint redirects{to}; give its final URL as the base URL"
-    text = response.text
+    kind = response.headers.get("content-type", "").split(";")[0].strip()[:_KIND_CHARS]
+    told = f"HTTP {response.status_code} ({kind or 'no type'}, {len(response.content):,} bytes)"
+    name = _error_name(response.content) if "json" in kind else None
+    return f"{told}, error type '{name}'" if name else told
+
+
+def _error_name(body: bytes) -> str | None:
+    """The ``error.type`` or ``error.code`` of a JSON error body when it is a plain name."""
     try:
-        data = json.loads(text)
+        data = json.loads(body)
     except ValueError:
-        data = None
-    if isinstance(data, dict):
-        error = data.get("error", data)
-        if isinstance(error, dict):
-            for key in ("message", "detail"):
-                if isinstance(error.get(key), str) and error[key]:
-                    return str(error[key])[:_QUOTED]
-        elif isinstance(error, str) and error:
-            return error[:_QUOTED]
-    return text.strip()[:_QUOTED] or response.reason_phrase or f"HTTP {response.status_code}"
+        return None
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, dict):
+        return None
+    for key in ("type", "code"):
+        value = error.get(key)
+        if isinstance(value, str) and _NAME.fullmatch(value):
+            return value
+    return None
