@@ -172,6 +172,11 @@ class ServerConfig(BaseModel):
     #: seconds a server holds a run it executes without renewing it (it renews it every third
     #: of that); once passed, another server sharing the store takes the run over
     run_lease_seconds: float = Field(default=30.0, ge=1)
+    # -- row search ----------------------------------------------------------------------------
+    #: seconds one row search (``GET .../runs/{id}/rows?q=``) may take; past them it answers 400
+    search_seconds: float = Field(default=5.0, gt=0)
+    #: row searches running at once in one server; past them a search answers 429
+    max_searches: int = Field(default=4, ge=1)
     # -- dashboard ---------------------------------------------------------------------------
     #: hours a dashboard session (the cookie its key form sets) lasts
     session_hours: float = Field(default=12.0, gt=0)

@@ -43,7 +43,7 @@ __all__ = [
 
 _MIGRATIONS = Path(__file__).with_name("migrations")
 #: the newest migration's revision (a test keeps it equal to alembic's head)
-HEAD_REVISION = "0015"
+HEAD_REVISION = "0016"
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -310,8 +310,10 @@ def _current_or_created(connection: Connection) -> bool:
     if inspect(connection).get_table_names():  # tables, no revision: alembic says what it is
         return False
     from ragmeter.store.models import Base
+    from ragmeter.store.search import create_row_search
 
     Base.metadata.create_all(connection)
+    create_row_search(connection)
     connection.execute(
         text(
             "CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "

@@ -3,24 +3,29 @@ each metric's score distribution and null reasons, without loading every result 
 
 from __future__ import annotations
 
+import functools
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel
-from sqlalchemy import String, and_, cast, func, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import aliased
 
 from ragmeter.datasets import Row
-from ragmeter.errors import ConfigError, NotFoundError, clip
+from ragmeter.errors import ConfigError, LimitError, NotFoundError, clip
 from ragmeter.metrics.retrieval import NOT_JUDGED
 from ragmeter.metrics.retrieval.ranking import judge_rows
 from ragmeter.runs.storage.result_store import read_records, records_query
 from ragmeter.runs.views.trajectory import trajectory_of
 from ragmeter.store.db import Store, plain_rows
-from ragmeter.store.lookup import LIKE_ESCAPE, like_pattern
 from ragmeter.store.models import DatasetRowRecord, ResultRow, RunRecord
 from ragmeter.store.rowdata import row_field, row_of
+from ragmeter.store.search import bounded, text_condition
 from ragmeter.wire.rows import (
     MetricDistribution,
     NullReason,
@@ -36,6 +41,7 @@ __all__ = [
     "MAX_REASONS",
     "TEXT_CHARS",
     "RowFilter",
+    "SearchLimits",
     "distribution",
     "row_detail",
     "row_page",
@@ -49,6 +55,38 @@ MAX_REASONS = 20
 TEXT_CHARS = 400
 #: a null reason is grouped by (and shown with) this many characters of its message
 _REASON_CHARS = 300
+
+
+@dataclass(frozen=True)
+class SearchLimits:
+    """How much row search one server allows: ``seconds`` for one search (its SQL), and
+    ``at_once`` searches at a time in this process (``[server] search_seconds``,
+    ``max_searches``)."""
+
+    seconds: float = 5.0
+    at_once: int = 4
+
+
+@functools.cache
+def _gate(at_once: int) -> threading.BoundedSemaphore:
+    return threading.BoundedSemaphore(at_once)
+
+
+@contextmanager
+def _searching(limits: SearchLimits) -> Iterator[None]:
+    """A turn among the process's searches (429 naming the setting when none frees within a
+    second: a waiting search holds a thread, never a database connection)."""
+    gate = _gate(limits.at_once)
+    if not gate.acquire(timeout=1.0):
+        raise LimitError(
+            f"{limits.at_once} row searches are running; try again when one is done",
+            setting=f"[server] max_searches = {limits.at_once}",
+            status=429,
+        )
+    try:
+        yield
+    finally:
+        gate.release()
 
 
 class RowFilter(BaseModel):
@@ -78,23 +116,13 @@ def _check(metrics: list[str], chosen: RowFilter) -> str:
     return chosen.metric or metrics[0]
 
 
-def _conditions(anchor: Any, chosen: RowFilter) -> list[Any]:
+def _conditions(dialect: str, anchor: Any, chosen: RowFilter) -> list[Any]:
     where: list[Any] = []
     if chosen.below is not None:
         where.append(anchor.score < chosen.below)
     if chosen.text:
-        plain = like_pattern(chosen.text)
-        # responses are stored as JSON with non-ASCII characters escaped
-        escaped = like_pattern(json.dumps(chosen.text)[1:-1])
-        prediction = cast(anchor.prediction, String)
-        where.append(
-            or_(
-                anchor.query.ilike(plain, escape=LIKE_ESCAPE),
-                row_field(anchor, "response", text=True).ilike(plain, escape=LIKE_ESCAPE),
-                prediction.ilike(plain, escape=LIKE_ESCAPE),
-                prediction.ilike(escaped, escape=LIKE_ESCAPE),
-            )
-        )
+        response = row_field(anchor, "response", text=True)
+        where.append(text_condition(dialect, anchor, response, chosen.text))
     return where
 
 
@@ -130,23 +158,51 @@ def _response(given: str | None, prediction: Any) -> str:
 
 
 def row_page(
-    store: Store, run_id: str, metrics: list[str], chosen: RowFilter, offset: int, limit: int
+    store: Store,
+    run_id: str,
+    metrics: list[str],
+    chosen: RowFilter,
+    offset: int,
+    limit: int,
+    limits: SearchLimits = SearchLimits(),
 ) -> tuple[list[RowView], int]:
     """A page of the run's rows and how many match: one query picks the page's row indexes
-    (on the run/metric/score index), one reads their results."""
+    (on the run/metric/score index), one reads their results. A text search (``chosen.text``)
+    takes a turn among ``limits.at_once`` and stops after ``limits.seconds``."""
+    if not chosen.text:
+        return _page(store, run_id, metrics, chosen, offset, limit)
+    with _searching(limits):
+        return _page(store, run_id, metrics, chosen, offset, limit, limits.seconds)
+
+
+def _page(
+    store: Store,
+    run_id: str,
+    metrics: list[str],
+    chosen: RowFilter,
+    offset: int,
+    limit: int,
+    seconds: float | None = None,
+) -> tuple[list[RowView], int]:
     metric = _check(metrics, chosen)
     anchor = aliased(ResultRow)
-    where = [anchor.run_id == run_id, anchor.metric_name == metric, *_conditions(anchor, chosen)]
     with store.session() as session:
+        dialect = session.get_bind().dialect.name
+        where = [
+            anchor.run_id == run_id,
+            anchor.metric_name == metric,
+            *_conditions(dialect, anchor, chosen),
+        ]
         dataset_id = _dataset_of(session, run_id)
         counted = select(func.count()).select_from(anchor)
         picked = select(anchor.row_index)
         if chosen.text:  # the search reads the rows' responses
             counted = counted.outerjoin(DatasetRowRecord, row_of(anchor, dataset_id))
             picked = picked.outerjoin(DatasetRowRecord, row_of(anchor, dataset_id))
-        total = session.scalar(counted.where(*where)) or 0
         picked = picked.where(*where).order_by(*_order(anchor, run_id, chosen))
-        indexes = list(session.scalars(picked.offset(offset).limit(limit)))
+        with _limited(session, seconds):
+            total = session.scalar(counted.where(*where)) or 0
+            indexes = list(session.scalars(picked.offset(offset).limit(limit)))
         found = session.execute(
             select(
                 ResultRow.row_index,
@@ -174,6 +230,12 @@ def row_page(
             )
         row.scores[name] = RowScore(score=score, passing=passing, error=error, error_kind=kind)
     return [rows[i] for i in indexes if i in rows], total
+
+
+def _limited(session: Any, seconds: float | None) -> AbstractContextManager[None]:
+    if seconds is None:
+        return nullcontext()
+    return bounded(session, seconds, f"[server] search_seconds = {seconds:g}")
 
 
 def _histogram(scores: np.ndarray[Any, Any], bins: int) -> tuple[list[float], list[int]]:

@@ -12,7 +12,13 @@ from fastapi import APIRouter, Depends, Path, Query, status
 from ragmeter.runs.planning.lineage import changes as lineage_changes
 from ragmeter.runs.planning.request import EvaluateServeRequest
 from ragmeter.runs.storage.store import metric_names
-from ragmeter.runs.views.browse import MAX_BINS, RowFilter, distribution, row_detail
+from ragmeter.runs.views.browse import (
+    MAX_BINS,
+    RowFilter,
+    SearchLimits,
+    distribution,
+    row_detail,
+)
 from ragmeter.runs.views.browse import row_page as browse_rows
 from ragmeter.runs.views.dataset_diff import dataset_diff
 from ragmeter.runs.views.pairs import Chosen, choose, compare_runs, pair_page, scatter
@@ -167,7 +173,9 @@ def rows(
     chosen = RowFilter(
         metric=metric, sort=sort, order=order, failures_first=failures_first, below=below, text=q
     )
-    found, total = browse_rows(svc.runs.store, run_id, metrics, chosen, offset, limit)
+    server = svc.settings.server
+    limits = SearchLimits(seconds=server.search_seconds, at_once=server.max_searches)
+    found, total = browse_rows(svc.runs.store, run_id, metrics, chosen, offset, limit, limits)
     return ok(Page[RowView](items=found, total=total, offset=offset, limit=limit))
 
 

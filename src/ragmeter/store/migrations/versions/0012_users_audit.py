@@ -4,7 +4,7 @@ when, on what, ids before and after), and ``created_by`` on runs, datasets, spac
 prompts (NULL for what was made before)
 
 Revision ID: 0012
-Revises: 0010 (0011 once it is merged)
+Revises: 0010
 """
 
 from __future__ import annotations

@@ -1,0 +1,28 @@
+"""row search over the database's own text index: on SQLite an FTS5 table (trigram tokenizer)
+over the first characters of each result's query, response and answer, kept by triggers on
+``results``; the results stored before are indexed here (``ragmeter.store.search``)
+
+Revision ID: 0016
+Revises: 0015
+"""
+
+from __future__ import annotations
+
+from alembic import op
+
+from ragmeter.store.search import create_row_search, drop_row_search, fill_row_search
+
+revision = "0016"
+down_revision = "0015"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    connection = op.get_bind()
+    create_row_search(connection)
+    fill_row_search(connection)
+
+
+def downgrade() -> None:
+    drop_row_search(op.get_bind())

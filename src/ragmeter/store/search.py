@@ -1,0 +1,161 @@
+"""Row search (``GET .../runs/{id}/rows?q=``) over the database's own text index, at a
+bounded cost.
+
+SQLite: an FTS5 table ``results_search`` with the trigram tokenizer (a substring search, case
+folded, like the ``ILIKE '%q%'`` it replaces), one document per result (its rowid is the
+result's id) holding the first ``SEARCH_CHARS`` characters of the result's query, its row's
+response and the target's answer. Triggers on ``results`` fill it as results are written and
+deleted, so every way of writing a result keeps it current; revision 0011 indexes the results
+stored before. A text of 3 characters or more is looked up in the index; a shorter one (a
+two-character Chinese word) is compared with the capped texts of the run's rows only.
+
+PostgreSQL: no index yet (marked ``POSTGRESQL`` below): the same capped texts searched for
+the lowered text (``strpos``), so a row costs at most ``SEARCH_CHARS`` characters a field;
+the statement timeout bounds the whole.
+
+Either way one search is bounded in time (``bounded``: SQLite's progress handler, PostgreSQL's
+``statement_timeout``), and a search past it fails instead of holding a connection."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session
+
+from ragmeter.errors import LimitError
+
+__all__ = [
+    "SEARCH_CHARS",
+    "bounded",
+    "create_row_search",
+    "drop_row_search",
+    "fill_row_search",
+    "text_condition",
+]
+
+#: characters of each searched field (query, response, answer) a search looks at
+SEARCH_CHARS = 2000
+#: the trigram tokenizer finds texts of at least this many characters
+_TRIGRAM = 3
+_TABLE = "results_search"
+_FIELDS_SQL = (
+    "substr(coalesce({r}.query, ''), 1, {n}) || char(10) || "
+    "substr(coalesce({response}, ''), 1, {n}) || char(10) || "
+    "substr(coalesce({prediction}, ''), 1, {n})"
+)
+
+
+def _body(r: str) -> str:
+    """SQLite: the searched text of the result ``r`` (``new`` in a trigger): its query, its
+    row's response (its own copy, else its run's dataset row) and the target's answer (a
+    JSON string as its text, any other value as its JSON), each cut to ``SEARCH_CHARS``."""
+    response = (
+        f"CASE WHEN {r}.raw_dataset IS NULL THEN ("
+        "SELECT CASE WHEN json_valid(d.data) THEN json_extract(d.data, '$.response') END "
+        "FROM runs AS u JOIN dataset_rows AS d ON d.dataset_id = u.dataset_id "
+        f"WHERE u.id = {r}.run_id AND d.position = {r}.row_index) "
+        f"WHEN json_valid({r}.raw_dataset) THEN json_extract({r}.raw_dataset, '$.response') END"
+    )
+    prediction = (
+        f"CASE WHEN json_valid({r}.prediction) AND json_type({r}.prediction) = 'text' "
+        f"THEN json_extract({r}.prediction, '$') ELSE {r}.prediction END"
+    )
+    return _FIELDS_SQL.format(r=r, n=SEARCH_CHARS, response=response, prediction=prediction)
+
+
+def _sqlite_schema() -> list[str]:
+    insert = f"INSERT INTO {_TABLE} (rowid, body) VALUES (new.id, {_body('new')});"
+    delete = f"DELETE FROM {_TABLE} WHERE rowid = old.id;"
+    return [
+        f"CREATE VIRTUAL TABLE {_TABLE} USING fts5(body, tokenize = 'trigram')",
+        f"CREATE TRIGGER {_TABLE}_insert AFTER INSERT ON results BEGIN {insert} END",
+        f"CREATE TRIGGER {_TABLE}_delete AFTER DELETE ON results BEGIN {delete} END",
+        f"CREATE TRIGGER {_TABLE}_update AFTER UPDATE OF query, prediction, raw_dataset "
+        f"ON results BEGIN {delete} {insert} END",
+    ]
+
+
+def create_row_search(connection: sa.Connection) -> None:
+    """Create the search index of a SQLite store and the triggers that keep it (nothing on
+    other databases, which search the capped texts)."""
+    if connection.dialect.name == "sqlite":
+        for statement in _sqlite_schema():
+            connection.exec_driver_sql(statement)
+
+
+def fill_row_search(connection: sa.Connection) -> None:
+    """Index every result already stored (SQLite)."""
+    if connection.dialect.name == "sqlite":
+        connection.exec_driver_sql(
+            f"INSERT INTO {_TABLE} (rowid, body) SELECT r.id, {_body('r')} FROM results AS r"
+        )
+
+
+def drop_row_search(connection: sa.Connection) -> None:
+    if connection.dialect.name == "sqlite":
+        for name in ("insert", "delete", "update"):
+            connection.exec_driver_sql(f"DROP TRIGGER IF EXISTS {_TABLE}_{name}")
+        connection.exec_driver_sql(f"DROP TABLE IF EXISTS {_TABLE}")
+
+
+def _phrase(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def text_condition(dialect: str, anchor: Any, response: Any, text: str) -> Any:
+    """SQL: the result ``anchor`` (its row's response ``response``, joined by the caller)
+    holds ``text`` in the first ``SEARCH_CHARS`` characters of its query, response or answer,
+    ignoring case. An answer stored as JSON escapes non-ASCII characters: it is also searched
+    for ``text`` written that way."""
+    forms = list(dict.fromkeys([text, json.dumps(text)[1:-1]]))
+    if dialect == "sqlite":
+        index = sa.table(_TABLE, sa.column("rowid"), sa.column("body"))
+        if len(text) >= _TRIGRAM:
+            words = " OR ".join(_phrase(form) for form in forms)
+            found = sa.select(index.c.rowid).where(sa.literal_column(_TABLE).op("MATCH")(words))
+            return anchor.id.in_(found)
+        # too short for a trigram: only the run's own rows, each a capped text
+        body = sa.func.lower(index.c.body)
+        held = sa.or_(*(sa.func.instr(body, sa.func.lower(form)) > 0 for form in forms))
+        return sa.exists(sa.select(1).where(index.c.rowid == anchor.id, held))
+    # POSTGRESQL: the capped texts compared one by one (no text index yet)
+    fields = (anchor.query, response, sa.cast(anchor.prediction, sa.Text))
+    capped = [sa.func.lower(sa.func.left(sa.func.coalesce(f, ""), SEARCH_CHARS)) for f in fields]
+    return sa.or_(*(sa.func.strpos(c, sa.func.lower(form)) > 0 for c in capped for form in forms))
+
+
+@contextmanager
+def bounded(session: Session, seconds: float, setting: str) -> Iterator[None]:
+    """The statements of ``session`` in this block stop after ``seconds`` together; a
+    LimitError naming ``setting`` when they do."""
+    connection = session.connection()
+    dialect = connection.dialect.name
+    raw: Any = connection.connection.driver_connection
+    if dialect == "sqlite":
+        deadline = time.monotonic() + seconds
+        raw.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+    elif dialect == "postgresql":
+        connection.exec_driver_sql(f"SET LOCAL statement_timeout = {max(1, int(seconds * 1000))}")
+    try:
+        yield
+    except DBAPIError as exc:
+        if not _timed_out(exc):
+            raise
+        raise LimitError(
+            f"the search took more than {seconds:g} s; search for a longer text", setting=setting
+        ) from None
+    finally:
+        if dialect == "sqlite":
+            raw.set_progress_handler(None, 0)
+
+
+def _timed_out(exc: DBAPIError) -> bool:
+    """Whether a statement was stopped by ``bounded``: SQLite's 'interrupted', PostgreSQL's
+    query_canceled (57014)."""
+    return "interrupted" in str(exc.orig) or getattr(exc.orig, "sqlstate", None) == "57014"
