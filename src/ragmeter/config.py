@@ -147,6 +147,10 @@ class ServerConfig(BaseModel):
     max_parallel: int = Field(default=64, ge=1)
     #: test set generations running at once in one server
     max_testset_jobs: int = Field(default=4, ge=1)
+    #: judge requests and tokens a test set generation may spend per question of its size:
+    #: its budget when the request names none, and the most it may name
+    testset_requests_per_question: int = Field(default=10, ge=1)
+    testset_tokens_per_question: int = Field(default=20_000, ge=1)
     # -- documents ---------------------------------------------------------------------------
     #: characters extracted from one document
     max_document_chars: int = Field(default=2_000_000, ge=1)

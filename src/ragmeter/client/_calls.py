@@ -234,6 +234,10 @@ def testset(job_id: str) -> Call[TestsetJob]:
     return Call("GET", f"/knowledge/testsets/{job_id}", _model(TestsetJob))
 
 
+def cancel_testset(job_id: str) -> Call[TestsetJob]:
+    return Call("POST", f"/knowledge/testsets/{job_id}/cancel", _model(TestsetJob))
+
+
 # -- prompts, apps, datasets, models ---------------------------------------------------------
 
 

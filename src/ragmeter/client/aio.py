@@ -297,6 +297,10 @@ class AsyncSpaces:
     async def testset(self, job_id: str) -> TestsetJob:
         return await self._c.send(calls.testset(job_id))
 
+    async def cancel_testset(self, job_id: str) -> TestsetJob:
+        """Stop a running generation; the rows it kept stay in its dataset."""
+        return await self._c.send(calls.cancel_testset(job_id))
+
     async def wait_testset(
         self,
         job_id: str,
@@ -304,7 +308,8 @@ class AsyncSpaces:
         poll: float = 0.5,
         timeout: float | None = None,  # noqa: ASYNC109
     ) -> TestsetJob:
-        """Poll until the generation is done or failed; a ClientError after ``timeout`` s."""
+        """Poll until the generation is done, failed or cancelled; a ClientError after
+        ``timeout`` s."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             job = await self.testset(job_id)

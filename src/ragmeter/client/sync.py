@@ -290,6 +290,10 @@ class Spaces:
     def testset(self, job_id: str) -> TestsetJob:
         return self._c.send(calls.testset(job_id))
 
+    def cancel_testset(self, job_id: str) -> TestsetJob:
+        """Stop a running generation; the rows it kept stay in its dataset."""
+        return self._c.send(calls.cancel_testset(job_id))
+
     def wait_testset(
         self,
         job_id: str,
@@ -297,7 +301,8 @@ class Spaces:
         poll: float = 0.5,
         timeout: float | None = None,
     ) -> TestsetJob:
-        """Poll until the generation is done or failed; a ClientError after ``timeout`` s."""
+        """Poll until the generation is done, failed or cancelled; a ClientError after
+        ``timeout`` s."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             job = self.testset(job_id)

@@ -1,5 +1,8 @@
 """Test set generations the service runs, one thread each, shown like runs: state, progress
-(accepted of size), gate counts and cost; each row is kept in a named dataset as it passes."""
+(accepted of size), gate counts and cost; each row is kept in a named dataset as it passes.
+A request is checked whole before its 202; a generation has a budget (the server's default
+when it names none), can be cancelled, and always ends: its dataset cannot be deleted under
+it, and one that vanished anyway (another process) ends it failed."""
 
 from __future__ import annotations
 
@@ -8,7 +11,15 @@ import threading
 import uuid
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ragmeter.errors import ConfigError, LimitError, NotFoundError, RagmeterError, clip, redact
+from ragmeter.errors import (
+    ConfigError,
+    ConflictError,
+    LimitError,
+    NotFoundError,
+    RagmeterError,
+    clip,
+    redact,
+)
 from ragmeter.store.names import check_name
 from ragmeter.wire.testsets import TestsetCreate, TestsetJob
 
@@ -17,6 +28,7 @@ if TYPE_CHECKING:
     from ragmeter.config import Settings
     from ragmeter.knowledge.spaces import KnowledgeBase
     from ragmeter.runs.storage.store import RunStore
+    from ragmeter.wire.knowledge import SpaceInfo
 
 
 class Services(Protocol):
@@ -44,6 +56,9 @@ class TestsetJobs:
     def __init__(self) -> None:
         self._jobs: dict[str, TestsetJob] = {}
         self._lock = threading.Lock()
+        #: the loop and task of each generation under way (to cancel it from any thread)
+        self._tasks: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = {}
+        self._cancelled: set[str] = set()
 
     def get(self, job_id: str) -> TestsetJob:
         with self._lock:
@@ -53,33 +68,15 @@ class TestsetJobs:
             return job.model_copy(deep=True)
 
     def start(self, svc: Services, space: str, body: TestsetCreate) -> TestsetJob:
-        """Check the request (space, judge, options) and start generating on a thread."""
-        from ragmeter.testsets.config import TestsetConfig, parse_styles
-
-        limit = svc.settings.server.max_rows
-        if body.size > limit:
-            raise LimitError(
-                f"size {body.size} is more than this server generates",
-                setting=f"[server] max_rows = {limit}",
-            )
+        """Check the whole request (space, judge, documents, options, budget) and start
+        generating on a thread: nothing is refused after the 202."""
         svc.app_policy.check_model(body.judge_model, "judge_model")
         info = svc.kb.space(space)
         if info.chunks == 0:
             raise ConfigError(
                 f"space '{info.name}' has no chunks to write questions from; upload documents first"
             )
-        config = TestsetConfig.build(
-            size=body.size,
-            types=body.types if body.types is not None else TestsetConfig(size=1).types,
-            language=body.language,
-            docs=tuple(body.docs),
-            styles=parse_styles(",".join(body.styles)),
-            personas=tuple(body.personas),
-            seed=body.seed,
-            graded=body.graded,
-            max_requests=body.max_requests,
-            max_tokens=body.max_tokens,
-        )
+        config = _config(svc, info, body)
         job_id = uuid.uuid4().hex
         with self._lock:
             running = sum(j.state == "running" for j in self._jobs.values())
@@ -95,6 +92,8 @@ class TestsetJobs:
             dataset = svc.runs.add_dataset([], name=name, source=f"testset of space {info.name}")
             job = TestsetJob(
                 id=job_id,
+                max_requests=config.max_requests,
+                max_tokens=config.max_tokens,
                 space=info.name,
                 state="running",
                 size=body.size,
@@ -122,21 +121,70 @@ class TestsetJobs:
             job = self._jobs[job_id]
             self._jobs[job_id] = job.model_copy(update=values)
 
+    def get_running(self, dataset_id: int, name: str | None) -> TestsetJob | None:
+        """The running generation writing into the dataset ``dataset_id`` (or one named
+        ``name``), if any."""
+        with self._lock:
+            for job in self._jobs.values():
+                if job.state == "running" and (
+                    job.dataset_id == dataset_id or (name and job.dataset_name == name)
+                ):
+                    return job.model_copy(deep=True)
+        return None
+
+    def check_free(self, dataset_id: int, name: str | None) -> None:
+        """ConflictError when a running generation writes into the dataset: deleting it
+        under the generation would leave the generation nowhere to keep its rows."""
+        job = self.get_running(dataset_id, name)
+        if job is not None:
+            raise ConflictError(
+                f"dataset '{clip(name or str(dataset_id))}' is being written by test set "
+                f"generation '{job.id}'; cancel it first (POST /knowledge/testsets/{job.id}/cancel)"
+            )
+
+    def cancel(self, job_id: str) -> TestsetJob:
+        """Stop a running generation: the rows kept so far stay in its dataset, and it ends
+        ``cancelled``. ConflictError for a finished one."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is None:
+                raise NotFoundError(f"no test set generation '{clip(job_id)}'")
+            if job.state != "running":
+                raise ConflictError(
+                    f"test set generation '{job_id}' is {job.state}; only running ones"
+                )
+            self._cancelled.add(job_id)
+            task = self._tasks.get(job_id)
+        if task is not None:
+            loop, running = task
+            loop.call_soon_threadsafe(running.cancel)
+        return self.get(job_id)
+
     def _run(
         self, svc: Services, job_id: str, space_id: int, config: Any, judge: str, dataset: int
     ) -> None:
         ended: dict[str, Any] = {"state": "done"}
         try:
             asyncio.run(self._generate(svc, job_id, space_id, config, judge, dataset))
+        except asyncio.CancelledError:
+            ended = {"state": "cancelled", "error": "cancelled"}
         except RagmeterError as exc:
             ended = {"state": "failed", "error": str(exc)}
         except Exception as exc:  # the job's failure, shown by GET
             ended = {"state": "failed", "error": redact(f"{type(exc).__name__}: {exc}")}
-        if self.get(job_id).accepted == 0:  # nothing kept: the name is free again
-            svc.runs.delete_dataset(dataset)
-            ended.update(dataset_id=None, dataset_name=None)
-        # one update, once all is settled: whoever sees the end sees its dataset as it stays
-        self._update(job_id, **ended)
+        finally:  # whatever happened, the generation ends and its slot is free
+            try:
+                if self.get(job_id).accepted == 0:  # nothing kept: the name is free again
+                    svc.runs.delete_dataset(dataset)
+                    ended.update(dataset_id=None, dataset_name=None)
+            except NotFoundError:  # its dataset is gone already
+                ended.update(dataset_id=None, dataset_name=None)
+            finally:
+                with self._lock:
+                    self._tasks.pop(job_id, None)
+                    self._cancelled.discard(job_id)
+                # one update, once all is settled: whoever sees the end sees its dataset
+                self._update(job_id, **ended)
 
     async def _generate(
         self,
@@ -153,12 +201,24 @@ class TestsetJobs:
         from ragmeter.knowledge.search import SpaceSearcher
         from ragmeter.testsets.generate import TestsetGenerator
 
+        with self._lock:
+            if job_id in self._cancelled:  # cancelled before it began
+                raise asyncio.CancelledError
+            task = asyncio.current_task()
+            if task is not None:
+                self._tasks[job_id] = (asyncio.get_running_loop(), task)
         searcher = SpaceSearcher(svc.kb, space_id)
         judge = judge_from_config(judge_name, settings=svc.settings)
         generator = TestsetGenerator(searcher, judge, config)
 
         def keep(row: dict[str, Any]) -> None:
-            count = svc.runs.append_dataset_rows(dataset, [_checked(row, 0)])
+            try:
+                count = svc.runs.append_dataset_rows(dataset, [_checked(row, 0)])
+            except NotFoundError:
+                raise ConflictError(
+                    f"the generation's dataset {dataset} was deleted while it ran; "
+                    "its rows are gone"
+                ) from None
             self._update(job_id, accepted=count)
 
         try:
@@ -179,6 +239,52 @@ class TestsetJobs:
                 f"no question passed the gates ({report.stopped or 'nothing tried'}); "
                 "raise the budget or choose other documents"
             )
+
+
+def _config(svc: Services, info: SpaceInfo, body: TestsetCreate) -> Any:
+    """The generation's config, every option checked (its documents in the space too), with
+    the server's default budget for what the request leaves open."""
+    from ragmeter.testsets.config import TestsetConfig, parse_styles
+
+    server = svc.settings.server
+    if body.size > server.max_rows:
+        raise LimitError(
+            f"size {body.size} is more than this server generates",
+            setting=f"[server] max_rows = {server.max_rows}",
+        )
+    if body.docs:
+        names = [d.name for d in svc.kb.documents(info.id)]
+        for name in body.docs:
+            try:
+                svc.kb.resolve_document(info, name, names)
+            except RagmeterError as exc:
+                raise ConfigError(f"docs: {exc}") from None
+    budget = {
+        "max_requests": (body.max_requests, server.testset_requests_per_question),
+        "max_tokens": (body.max_tokens, server.testset_tokens_per_question),
+    }
+    spend: dict[str, int] = {}
+    for field, (asked, per_question) in budget.items():
+        most = body.size * per_question
+        if asked is not None and asked > most:
+            name = field.replace("max_", "testset_") + "_per_question"
+            raise LimitError(
+                f"{field} {asked} is more than this server spends on {body.size} questions "
+                f"({most})",
+                setting=f"[server] {name} = {per_question}",
+            )
+        spend[field] = most if asked is None else asked
+    return TestsetConfig.build(
+        size=body.size,
+        types=body.types if body.types is not None else TestsetConfig(size=1).types,
+        language=body.language,
+        docs=tuple(body.docs),
+        styles=parse_styles(",".join(body.styles)),
+        personas=tuple(body.personas),
+        seed=body.seed,
+        graded=body.graded,
+        **spend,
+    )
 
 
 def _checked(row: dict[str, Any], index: int) -> dict[str, Any]:

@@ -3,6 +3,7 @@ documents, seed, budget."""
 
 from __future__ import annotations
 
+import math
 from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -49,7 +50,7 @@ class TestsetConfig(BaseModel):
     #: who asks (e.g. "a new user", "an operator on call"), spread over the candidates like
     #: the styles; none by default
     personas: tuple[str, ...] = Field(default=(), max_length=20)
-    seed: int = 0
+    seed: int = Field(default=0, ge=-(2**63), lt=2**63)
     max_requests: int | None = Field(default=None, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)
     duplicate_threshold: float = Field(default=0.95, gt=0, le=1)
@@ -66,8 +67,8 @@ class TestsetConfig(BaseModel):
                 raise ValueError(
                     f"unknown question type '{name}'; choose from {', '.join(QUESTION_TYPES)}"
                 )
-            if share < 0:
-                raise ValueError(f"the share of '{name}' must not be negative")
+            if not math.isfinite(share) or share < 0:
+                raise ValueError(f"the share of '{name}' must be a number of 0 or more")
         total = sum(value.values())
         if total <= 0:
             raise ValueError("the question type shares must add up to more than 0")

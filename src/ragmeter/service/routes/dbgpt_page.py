@@ -162,7 +162,10 @@ def update_members(body: DbgptMembersUpdate, svc: Deps) -> Result[None]:
 
 @router.delete("/dataset")
 def delete_dataset(svc: Deps, code: Annotated[str, Query(max_length=200)]) -> Result[bool]:
-    """Delete a dataset by code; runs that used it keep its rows (unnamed)."""
+    """Delete a dataset by code; runs that used it keep its rows (unnamed). 409 while a test
+    set generation writes into it."""
+    found = svc.runs.dataset(code)
+    svc.testsets.check_free(found.id, found.name)
     svc.runs.delete_dataset(code)
     return ok(True)
 

@@ -278,7 +278,9 @@ def dataset_versions(dataset: str, svc: Deps) -> Result[list[DatasetOut]]:
 @router.delete("/datasets/{dataset}", tags=["datasets"])
 def delete_dataset(dataset: str, svc: Deps) -> Result[DatasetOut]:
     """Forget a dataset (every version; ``NAME@VERSION`` one): the name is freed, rows that
-    runs used stay for those runs."""
+    runs used stay for those runs. 409 while a test set generation writes into it."""
+    found = svc.runs.dataset(dataset)
+    svc.testsets.check_free(found.id, found.name)
     return ok(DatasetOut.model_validate(svc.runs.delete_dataset(dataset)))
 
 

@@ -1,5 +1,6 @@
 """Test sets generated from a space: start one (``POST /knowledge/spaces/{space}/testsets``),
-then follow it like a run (``GET /knowledge/testsets/{id}``); the rows become a dataset."""
+then follow it like a run (``GET /knowledge/testsets/{id}``) or cancel it (``POST
+/knowledge/testsets/{id}/cancel``); the rows become a dataset."""
 
 from __future__ import annotations
 
@@ -30,3 +31,10 @@ def get_testset(job_id: str, svc: Deps) -> Result[TestsetJob]:
     """A generation's state, progress (accepted of size), gate counts and cost; once done,
     the dataset holding its rows."""
     return ok(svc.testsets.get(job_id))
+
+
+@router.post("/testsets/{job_id}/cancel")
+async def cancel_testset(job_id: str, svc: Deps) -> Result[TestsetJob]:
+    """Stop a running generation; the rows it kept stay in its dataset and it ends
+    ``cancelled`` (409 for a finished one)."""
+    return ok(await asyncio.to_thread(svc.testsets.cancel, job_id))
