@@ -126,20 +126,53 @@ def test_results_stored_before_0011_are_indexed_by_the_upgrade(tmp_path: Path) -
             )
         )
         for index, row in enumerate(rows):
-            connection.execute(
-                text(
-                    "INSERT INTO results (run_id, row_index, metric_name, score, "
-                    "prediction_cost, query, prediction) VALUES ('r', :i, 'mrr', 1.0, 0, :q, :p)"
-                ),
-                {"i": index, "q": row["query"], "p": json.dumps("an answer about Ray")},
-            )
+            for metric in ("mrr", "hit_rate"):
+                connection.execute(
+                    text(
+                        "INSERT INTO results (run_id, row_index, metric_name, score, "
+                        "prediction_cost, query, prediction) VALUES ('r', :i, :m, 1.0, 0, :q, :p)"
+                    ),
+                    {"i": index, "m": metric, "q": row["query"], "p": json.dumps("about Ray")},
+                )
     engine.dispose()
     assert _search(url, "r", "BOILING") == [0]  # the dataset row's response, indexed by 0011
     assert _search(url, "r", "水温") == [1]  # two characters: the capped texts of the run
     assert _search(url, "r", "about ray") == [0, 1]  # the target's answer
-    with Store(url).engine.connect() as connection:
-        indexed = connection.execute(text("SELECT max(length(body)) FROM results_search"))
-        assert indexed.scalar() <= 3 * SEARCH_CHARS + 2
+    store = Store(url)
+    with store.engine.begin() as connection:
+        indexed = connection.execute(text("SELECT count(*), max(length(body)) FROM results_search"))
+        assert tuple(indexed.one()) == (2, len("how to brew oolong\nuse boiling water\nabout Ray"))
+        connection.execute(text("DELETE FROM runs WHERE id = 'r'"))  # its results go, and so
+        assert connection.execute(text("SELECT count(*) FROM results_search")).scalar() == 0
+    store.close()
+
+
+def test_a_rows_searched_text_is_capped(tmp_path: Path) -> None:
+    from ragmeter.runs.storage.store import RunStore
+
+    store = Store(f"sqlite:///{tmp_path / 'capped.db'}")
+    runs = RunStore(store)
+    rows = [{"query": "x" * 5000 + "needle", "response": "y" * 3000}]
+    dataset = runs.add_dataset(rows)
+    with store.engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO runs (id, note, archived, lineage, state, scene_key, dataset_id, "
+                "spec, request, total_rows, done_rows, resumable, usage) VALUES ('c', '', 0, "
+                "'{}', 'done', 'dataset', :d, '{}', '{}', 1, 1, 0, '{}')"
+            ),
+            {"d": dataset.id},
+        )
+        connection.execute(
+            text(
+                "INSERT INTO results (run_id, row_index, metric_name, score, prediction_cost, "
+                "query, prediction) VALUES ('c', 0, 'mrr', 1.0, 0, :q, 'null')"
+            ),
+            {"q": rows[0]["query"]},
+        )
+        body = connection.execute(text("SELECT body FROM results_search")).scalar()
+    store.close()
+    assert body == "x" * SEARCH_CHARS + "\n" + "y" * SEARCH_CHARS + "\nnull"
 
 
 def test_a_new_store_gets_the_triggers_the_migration_makes(tmp_path: Path) -> None:

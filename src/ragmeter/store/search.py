@@ -2,12 +2,13 @@
 bounded cost.
 
 SQLite: an FTS5 table ``results_search`` with the trigram tokenizer (a substring search, case
-folded, like the ``ILIKE '%q%'`` it replaces), one document per result (its rowid is the
-result's id) holding the first ``SEARCH_CHARS`` characters of the result's query, its row's
-response and the target's answer. Triggers on ``results`` fill it as results are written and
-deleted, so every way of writing a result keeps it current; revision 0011 indexes the results
-stored before. A text of 3 characters or more is looked up in the index; a shorter one (a
-two-character Chinese word) is compared with the capped texts of the run's rows only.
+folded, like the ``ILIKE '%q%'`` it replaces), one document per row of a run (its rowid is
+the id of the row's first result) holding the first ``SEARCH_CHARS`` characters of the row's
+query, its response and the target's answer (which a row's results share). Triggers on
+``results`` fill it as results are written and deleted, so every way of writing a result
+keeps it current; revision 0011 indexes the results stored before. A text of 3 characters or
+more is looked up in the index; a shorter one (a two-character Chinese word) is compared with
+the capped texts of the run's rows only.
 
 PostgreSQL: no index yet (marked ``POSTGRESQL`` below): the same capped texts searched for
 the lowered text (``strpos``), so a row costs at most ``SEARCH_CHARS`` characters a field;
@@ -26,9 +27,10 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from ragmeter.errors import LimitError
+from ragmeter.store.models import ResultRow
 
 __all__ = [
     "SEARCH_CHARS",
@@ -43,6 +45,8 @@ __all__ = [
 SEARCH_CHARS = 2000
 #: the trigram tokenizer finds texts of at least this many characters
 _TRIGRAM = 3
+#: segments FTS5 merges at once (its default, 4, merges often under many small commits)
+_AUTOMERGE = 16
 _TABLE = "results_search"
 _FIELDS_SQL = (
     "substr(coalesce({r}.query, ''), 1, {n}) || char(10) || "
@@ -69,15 +73,26 @@ def _body(r: str) -> str:
     return _FIELDS_SQL.format(r=r, n=SEARCH_CHARS, response=response, prediction=prediction)
 
 
+def _first(r: str) -> str:
+    """SQLite: ``r`` is the first stored result of its row (the row's document)."""
+    return (
+        "NOT EXISTS (SELECT 1 FROM results AS o "
+        f"WHERE o.run_id = {r}.run_id AND o.row_index = {r}.row_index AND o.id < {r}.id)"
+    )
+
+
 def _sqlite_schema() -> list[str]:
     insert = f"INSERT INTO {_TABLE} (rowid, body) VALUES (new.id, {_body('new')});"
-    delete = f"DELETE FROM {_TABLE} WHERE rowid = old.id;"
     return [
         f"CREATE VIRTUAL TABLE {_TABLE} USING fts5(body, tokenize = 'trigram')",
-        f"CREATE TRIGGER {_TABLE}_insert AFTER INSERT ON results BEGIN {insert} END",
-        f"CREATE TRIGGER {_TABLE}_delete AFTER DELETE ON results BEGIN {delete} END",
+        # fewer, larger merges: results arrive in many small transactions
+        f"INSERT INTO {_TABLE} ({_TABLE}, rank) VALUES ('automerge', {_AUTOMERGE})",
+        f"CREATE TRIGGER {_TABLE}_insert AFTER INSERT ON results WHEN {_first('new')} "
+        f"BEGIN {insert} END",
+        f"CREATE TRIGGER {_TABLE}_delete AFTER DELETE ON results "
+        f"BEGIN DELETE FROM {_TABLE} WHERE rowid = old.id; END",
         f"CREATE TRIGGER {_TABLE}_update AFTER UPDATE OF query, prediction, raw_dataset "
-        f"ON results BEGIN {delete} {insert} END",
+        f"ON results BEGIN UPDATE {_TABLE} SET body = {_body('new')} WHERE rowid = new.id; END",
     ]
 
 
@@ -93,7 +108,8 @@ def fill_row_search(connection: sa.Connection) -> None:
     """Index every result already stored (SQLite)."""
     if connection.dialect.name == "sqlite":
         connection.exec_driver_sql(
-            f"INSERT INTO {_TABLE} (rowid, body) SELECT r.id, {_body('r')} FROM results AS r"
+            f"INSERT INTO {_TABLE} (rowid, body) SELECT r.id, {_body('r')} FROM results AS r "
+            f"WHERE {_first('r')}"
         )
 
 
@@ -116,14 +132,17 @@ def text_condition(dialect: str, anchor: Any, response: Any, text: str) -> Any:
     forms = list(dict.fromkeys([text, json.dumps(text)[1:-1]]))
     if dialect == "sqlite":
         index = sa.table(_TABLE, sa.column("rowid"), sa.column("body"))
+        row = aliased(ResultRow)
+        same_row = [row.run_id == anchor.run_id, row.row_index == anchor.row_index]
         if len(text) >= _TRIGRAM:
             words = " OR ".join(_phrase(form) for form in forms)
             found = sa.select(index.c.rowid).where(sa.literal_column(_TABLE).op("MATCH")(words))
-            return anchor.id.in_(found)
+            return sa.exists(sa.select(1).select_from(row).where(*same_row, row.id.in_(found)))
         # too short for a trigram: only the run's own rows, each a capped text
         body = sa.func.lower(index.c.body)
         held = sa.or_(*(sa.func.instr(body, sa.func.lower(form)) > 0 for form in forms))
-        return sa.exists(sa.select(1).where(index.c.rowid == anchor.id, held))
+        joined = sa.select(1).select_from(row).join(index, index.c.rowid == row.id)
+        return sa.exists(joined.where(*same_row, held))
     # POSTGRESQL: the capped texts compared one by one (no text index yet)
     fields = (anchor.query, response, sa.cast(anchor.prediction, sa.Text))
     capped = [sa.func.lower(sa.func.left(sa.func.coalesce(f, ""), SEARCH_CHARS)) for f in fields]
