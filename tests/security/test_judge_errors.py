@@ -2,10 +2,11 @@
 key reads; an HTML error page carrying ``db_password=...`` was. A judge error is now told by
 its status, content type and size, never by its body: against a loopback judge answering an
 error page that holds a secret, directly through the engine and through a real
-``ragmeter serve`` run."""
+``ragmeter serve`` run; an embedding server's error page likewise."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,10 +26,18 @@ PAGE = (
 ).encode()
 
 
-class _ErrorPage:
-    """A judge endpoint on 127.0.0.1 answering every request with ``status`` and ``PAGE``."""
+#: an OpenAI-style error whose message quotes what it should not
+JSON_ERROR = json.dumps(
+    {"error": {"message": f"backend failed: {SECRET}", "type": "server_error"}}
+).encode()
 
-    def __init__(self, status: int, kind: str = "text/html; charset=utf-8") -> None:
+
+class _ErrorPage:
+    """A judge endpoint on 127.0.0.1 answering every request with ``status`` and ``body``."""
+
+    def __init__(
+        self, status: int, kind: str = "text/html; charset=utf-8", body: bytes = PAGE
+    ) -> None:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:
                 pass
@@ -37,9 +46,9 @@ class _ErrorPage:
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 self.send_response(status)
                 self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(PAGE)))
+                self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(PAGE)
+                self.wfile.write(body)
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
@@ -74,6 +83,25 @@ async def test_the_engines_error_tells_status_type_and_size_never_the_body(statu
     message = str(caught.value)
     assert "hunter2" not in message and "Bad Gateway" not in message and "<" not in message
     assert f"HTTP {status} (text/html, {len(PAGE):,} bytes)" in message
+
+
+@pytest.mark.parametrize("status", [400, 502])
+async def test_an_embedding_servers_error_page_is_not_told_either(status: int) -> None:
+    from ragmeter.embeddings.openai_compat import OpenAIEmbedder
+    from ragmeter.errors import EmbeddingError
+
+    server = _ErrorPage(status, "application/json", JSON_ERROR)
+    embedder = OpenAIEmbedder("e", base_url=server.url, api_key="k", max_retries=0)
+    try:
+        with pytest.raises(EmbeddingError) as caught:
+            await embedder.embed(["a text"])
+    finally:
+        await embedder.aclose()
+        server.close()
+    message = str(caught.value)
+    assert "hunter2" not in message and "backend failed" not in message
+    size = f"{len(JSON_ERROR):,} bytes"
+    assert f"HTTP {status} (application/json, {size}), error type 'server_error'" in message
 
 
 def test_a_runs_results_never_show_the_judges_error_page(

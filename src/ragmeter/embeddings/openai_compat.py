@@ -107,12 +107,15 @@ class OpenAIEmbedder:
         except openai.APIConnectionError as exc:  # timeouts too
             raise TryAgain(str(exc.__cause__ or exc)) from None
         except openai.APIStatusError as exc:
+            from ragmeter.judge.chat import told  # its status, type and size, never its body
+
             if retryable_status(exc.status_code):
                 raise TryAgain(
-                    f"HTTP {exc.status_code}: {exc.message}",
-                    retry_after=retry_after(exc.response.headers),
+                    told(exc.response), retry_after=retry_after(exc.response.headers)
                 ) from None
-            raise EmbeddingError(f"embedding request to {self.where} failed: {exc}") from exc
+            raise EmbeddingError(
+                f"embedding request to {self.where} failed: {told(exc.response)}"
+            ) from None
         except openai.OpenAIError as exc:
             raise EmbeddingError(f"embedding request to {self.where} failed: {exc}") from exc
         self.requests += 1

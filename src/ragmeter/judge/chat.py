@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
 from ragmeter.errors import public_url
 
-__all__ = ["ChatClient", "ChatConnectionError", "ChatStatusError", "ChatTimeout"]
+__all__ = ["ChatClient", "ChatConnectionError", "ChatStatusError", "ChatTimeout", "told"]
 
 #: characters of an error answer's content type told in a message
 _KIND_CHARS = 60
@@ -71,7 +71,7 @@ class ChatClient:
         except httpx.InvalidURL as exc:  # nothing to connect to
             raise ChatConnectionError(f"invalid URL: {exc}") from None
         if response.status_code >= 300:
-            raise ChatStatusError(response.status_code, _message(response), response.headers)
+            raise ChatStatusError(response.status_code, told(response), response.headers)
         return response.content
 
     async def aclose(self) -> None:
@@ -83,7 +83,18 @@ def _reason(exc: Exception) -> str:
     return str(exc) or str(cause or "") or type(exc).__name__
 
 
-def _message(response: httpx.Response) -> str:
+class Answer(Protocol):
+    """An HTTP answer as ``told`` reads it (httpx's, or the one the openai SDK carries)."""
+
+    @property
+    def status_code(self) -> int: ...
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+    @property
+    def content(self) -> bytes: ...
+
+
+def told(response: Answer) -> str:
     """What an error answer was, never what it said: its status, type and size, and the
     ``error.type`` (or ``code``) of an OpenAI-style JSON body when that is a plain name
     (``invalid_api_key``). A body is the endpoint's to word: an HTML error page or a proxy's
@@ -94,9 +105,9 @@ def _message(response: httpx.Response) -> str:
         to = f" to {public_url(where)}" if where else ""
         return f"the endpoint redirects{to}; give its final URL as the base URL"
     kind = response.headers.get("content-type", "").split(";")[0].strip()[:_KIND_CHARS]
-    told = f"HTTP {response.status_code} ({kind or 'no type'}, {len(response.content):,} bytes)"
+    said = f"HTTP {response.status_code} ({kind or 'no type'}, {len(response.content):,} bytes)"
     name = _error_name(response.content) if "json" in kind else None
-    return f"{told}, error type '{name}'" if name else told
+    return f"{said}, error type '{name}'" if name else said
 
 
 def _error_name(body: bytes) -> str | None:
