@@ -400,14 +400,14 @@ class JudgeEngine:
         if status == 400:
             if structured and self._downgrade(mode):
                 return TryAgain(f"endpoint refused the response format: {exc.message}", wait=0.0)
-            raise JudgeError(f"judge refused the request (400): {exc.message}") from exc
+            raise JudgeError(f"judge refused the request: it answered {exc.message}") from exc
         if status in (401, 403):
             self.fatal = f"judge '{self.label}' refused the API key: {exc.message}"
             raise JudgeError(self.fatal) from exc
         if status == 404 or 300 <= status < 400:
             self.fatal = f"judge '{self.label}' at {self._where}: {exc.message}"
             raise JudgeError(self.fatal) from exc
-        problem = f"HTTP {exc.status_code} from the judge: {exc.message}"
+        problem = f"the judge answered {exc.message}"
         if not retryable_status(exc.status_code):
             raise JudgeError(f"judge refused the request: {problem}") from exc
         return TryAgain(problem, retry_after=retry_after(exc.headers))
