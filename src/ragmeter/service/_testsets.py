@@ -11,6 +11,7 @@ import threading
 import uuid
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ragmeter._public import internal_reference
 from ragmeter.errors import (
     ConfigError,
     ConflictError,
@@ -18,7 +19,6 @@ from ragmeter.errors import (
     NotFoundError,
     RagmeterError,
     clip,
-    redact,
 )
 from ragmeter.store.names import check_name
 from ragmeter.wire.testsets import TestsetCreate, TestsetJob
@@ -167,11 +167,12 @@ class TestsetJobs:
         try:
             asyncio.run(self._generate(svc, job_id, space_id, config, judge, dataset))
         except asyncio.CancelledError:
-            ended = {"state": "cancelled", "error": "cancelled"}
+            ended = {"state": "cancelled", "stopped": "cancelled"}
         except RagmeterError as exc:
             ended = {"state": "failed", "error": str(exc)}
-        except Exception as exc:  # the job's failure, shown by GET
-            ended = {"state": "failed", "error": redact(f"{type(exc).__name__}: {exc}")}
+        except Exception as exc:  # unexpected: logged in full, GET shows a reference
+            told = internal_reference(exc, f" in test set generation {job_id}")
+            ended = {"state": "failed", "error": told}
         finally:  # whatever happened, the generation ends and its slot is free
             try:
                 if self.get(job_id).accepted == 0:  # nothing kept: the name is free again
