@@ -21,7 +21,7 @@ from sqlalchemy import create_engine, text
 
 from ragmeter.errors import LimitError
 from ragmeter.store.db import _MIGRATIONS, Store
-from ragmeter.store.search import SEARCH_CHARS, bounded
+from ragmeter.store.search import SEARCH_CHARS, bounded, catch_up
 from tests.integration.service import KEY, ServiceProcess, data, wait_run
 
 BIG = 1_000_000
@@ -103,7 +103,7 @@ def _search(url: str, run_id: str, q: str) -> list[int]:
     return [row.row_index for row in found]
 
 
-def test_results_stored_before_0011_are_indexed_by_the_upgrade(tmp_path: Path) -> None:
+def test_results_stored_before_row_search_are_indexed_when_first_searched(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'old.db'}"
     engine = create_engine(url)
     config = Config()
@@ -135,7 +135,7 @@ def test_results_stored_before_0011_are_indexed_by_the_upgrade(tmp_path: Path) -
                     {"i": index, "m": metric, "q": row["query"], "p": json.dumps("about Ray")},
                 )
     engine.dispose()
-    assert _search(url, "r", "BOILING") == [0]  # the dataset row's response, indexed by 0011
+    assert _search(url, "r", "BOILING") == [0]  # the dataset row's response
     assert _search(url, "r", "水温") == [1]  # two characters: the capped texts of the run
     assert _search(url, "r", "about ray") == [0, 1]  # the target's answer
     store = Store(url)
@@ -170,6 +170,8 @@ def test_a_rows_searched_text_is_capped(tmp_path: Path) -> None:
             ),
             {"q": rows[0]["query"]},
         )
+    catch_up(store, "c", "mrr")  # as the run's first search does
+    with store.engine.begin() as connection:
         body = connection.execute(text("SELECT body FROM results_search")).scalar()
     store.close()
     assert body == "x" * SEARCH_CHARS + "\n" + "y" * SEARCH_CHARS + "\nnull"

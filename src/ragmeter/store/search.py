@@ -2,13 +2,16 @@
 bounded cost.
 
 SQLite: an FTS5 table ``results_search`` with the trigram tokenizer (a substring search, case
-folded, like the ``ILIKE '%q%'`` it replaces), one document per row of a run (its rowid is
-the id of the row's first result) holding the first ``SEARCH_CHARS`` characters of the row's
-query, its response and the target's answer (which a row's results share). Triggers on
-``results`` fill it as results are written and deleted, so every way of writing a result
-keeps it current; revision 0011 indexes the results stored before. A text of 3 characters or
-more is looked up in the index; a shorter one (a two-character Chinese word) is compared with
-the capped texts of the run's rows only.
+folded, like the ``ILIKE '%q%'`` it replaces), one document per row of a run: its result of
+the run's first metric (every row has one, a null score too; its rowid is that result's id),
+holding the first ``SEARCH_CHARS`` characters of the row's query, its response and the
+target's answer (which a row's results share). A run is indexed when it is first searched,
+and the results stored since at each later search (``catch_up``; ``results_search_marks``
+keeps how far each run is indexed), in transactions of ``_CHUNK`` results: writing results
+costs nothing more, and only runs someone searches are indexed. Triggers remove or redo a
+result's document when it is deleted or changed. A text of 3 characters or more is looked up
+in the index; a shorter one (a two-character Chinese word) is compared with the capped texts
+of the run's rows only.
 
 PostgreSQL: no index yet (marked ``POSTGRESQL`` below): the same capped texts searched for
 the lowered text (``strpos``), so a row costs at most ``SEARCH_CHARS`` characters a field;
@@ -30,14 +33,15 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, aliased
 
 from ragmeter.errors import LimitError
+from ragmeter.store.db import Store, write_lock
 from ragmeter.store.models import ResultRow
 
 __all__ = [
     "SEARCH_CHARS",
     "bounded",
+    "catch_up",
     "create_row_search",
     "drop_row_search",
-    "fill_row_search",
     "text_condition",
 ]
 
@@ -48,6 +52,9 @@ _TRIGRAM = 3
 #: segments FTS5 merges at once (its default, 4, merges often under many small commits)
 _AUTOMERGE = 16
 _TABLE = "results_search"
+_MARKS = "results_search_marks"
+#: results indexed per transaction when a run is caught up
+_CHUNK = 5000
 _FIELDS_SQL = (
     "substr(coalesce({r}.query, ''), 1, {n}) || char(10) || "
     "substr(coalesce({response}, ''), 1, {n}) || char(10) || "
@@ -73,22 +80,13 @@ def _body(r: str) -> str:
     return _FIELDS_SQL.format(r=r, n=SEARCH_CHARS, response=response, prediction=prediction)
 
 
-def _first(r: str) -> str:
-    """SQLite: ``r`` is the first stored result of its row (the row's document)."""
-    return (
-        "NOT EXISTS (SELECT 1 FROM results AS o "
-        f"WHERE o.run_id = {r}.run_id AND o.row_index = {r}.row_index AND o.id < {r}.id)"
-    )
-
-
 def _sqlite_schema() -> list[str]:
-    insert = f"INSERT INTO {_TABLE} (rowid, body) VALUES (new.id, {_body('new')});"
     return [
         f"CREATE VIRTUAL TABLE {_TABLE} USING fts5(body, tokenize = 'trigram')",
-        # fewer, larger merges: results arrive in many small transactions
+        # fewer, larger merges: results are indexed in many transactions
         f"INSERT INTO {_TABLE} ({_TABLE}, rank) VALUES ('automerge', {_AUTOMERGE})",
-        f"CREATE TRIGGER {_TABLE}_insert AFTER INSERT ON results WHEN {_first('new')} "
-        f"BEGIN {insert} END",
+        f"CREATE TABLE {_MARKS} (run_id VARCHAR(64) NOT NULL PRIMARY KEY "
+        "REFERENCES runs (id) ON DELETE CASCADE, last_id INTEGER NOT NULL)",
         f"CREATE TRIGGER {_TABLE}_delete AFTER DELETE ON results "
         f"BEGIN DELETE FROM {_TABLE} WHERE rowid = old.id; END",
         f"CREATE TRIGGER {_TABLE}_update AFTER UPDATE OF query, prediction, raw_dataset "
@@ -104,19 +102,43 @@ def create_row_search(connection: sa.Connection) -> None:
             connection.exec_driver_sql(statement)
 
 
-def fill_row_search(connection: sa.Connection) -> None:
-    """Index every result already stored (SQLite)."""
-    if connection.dialect.name == "sqlite":
-        connection.exec_driver_sql(
-            f"INSERT INTO {_TABLE} (rowid, body) SELECT r.id, {_body('r')} FROM results AS r "
-            f"WHERE {_first('r')}"
-        )
+def catch_up(store: Store, run_id: str, metric: str) -> None:
+    """Index the run's rows not indexed yet: their results of ``metric``, the run's first
+    (SQLite; nothing elsewhere), ``_CHUNK`` results at a time, each chunk in its own
+    transaction under the store's write lock, so two searches never index one twice."""
+    while True:
+        with store.engine.connect() as connection, connection.begin():
+            if connection.dialect.name != "sqlite":
+                return
+            write_lock(connection, "ragmeter-search")
+            last = connection.exec_driver_sql(
+                f"SELECT last_id FROM {_MARKS} WHERE run_id = ?", (run_id,)
+            ).scalar()
+            last = int(last or 0)
+            upto = connection.exec_driver_sql(
+                "SELECT max(id) FROM (SELECT id FROM results WHERE run_id = ? AND id > ? "
+                f"ORDER BY id LIMIT {_CHUNK})",
+                (run_id, last),
+            ).scalar()
+            if upto is None:
+                return
+            connection.exec_driver_sql(
+                f"INSERT INTO {_TABLE} (rowid, body) SELECT r.id, {_body('r')} FROM results AS r "
+                "WHERE r.run_id = ? AND r.id > ? AND r.id <= ? AND r.metric_name = ?",
+                (run_id, last, upto, metric),
+            )
+            connection.exec_driver_sql(
+                f"INSERT INTO {_MARKS} (run_id, last_id) VALUES (?, ?) "
+                "ON CONFLICT (run_id) DO UPDATE SET last_id = excluded.last_id",
+                (run_id, upto),
+            )
 
 
 def drop_row_search(connection: sa.Connection) -> None:
     if connection.dialect.name == "sqlite":
         for name in ("insert", "delete", "update"):
             connection.exec_driver_sql(f"DROP TRIGGER IF EXISTS {_TABLE}_{name}")
+        connection.exec_driver_sql(f"DROP TABLE IF EXISTS {_MARKS}")
         connection.exec_driver_sql(f"DROP TABLE IF EXISTS {_TABLE}")
 
 

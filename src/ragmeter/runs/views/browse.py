@@ -25,7 +25,7 @@ from ragmeter.runs.views.trajectory import trajectory_of
 from ragmeter.store.db import Store, plain_rows
 from ragmeter.store.models import DatasetRowRecord, ResultRow, RunRecord
 from ragmeter.store.rowdata import row_field, row_of
-from ragmeter.store.search import bounded, text_condition
+from ragmeter.store.search import bounded, catch_up, text_condition
 from ragmeter.wire.rows import (
     MetricDistribution,
     NullReason,
@@ -172,6 +172,8 @@ def row_page(
     if not chosen.text:
         return _page(store, run_id, metrics, chosen, offset, limit)
     with _searching(limits):
+        if metrics:  # rows stored since the run was last searched are indexed first
+            catch_up(store, run_id, metrics[0])
         return _page(store, run_id, metrics, chosen, offset, limit, limits.seconds)
 
 

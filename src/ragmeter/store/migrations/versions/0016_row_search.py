@@ -1,6 +1,7 @@
 """row search over the database's own text index: on SQLite an FTS5 table (trigram tokenizer)
 over the first characters of each result's query, response and answer, kept by triggers on
-``results``; the results stored before are indexed here (``ragmeter.store.search``)
+``results`` deleted or changed; a run's results are indexed when it is first searched
+(``ragmeter.store.search``)
 
 Revision ID: 0016
 Revises: 0015
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from alembic import op
 
-from ragmeter.store.search import create_row_search, drop_row_search, fill_row_search
+from ragmeter.store.search import create_row_search, drop_row_search
 
 revision = "0016"
 down_revision = "0015"
@@ -20,8 +21,7 @@ depends_on = None
 
 def upgrade() -> None:
     connection = op.get_bind()
-    create_row_search(connection)
-    fill_row_search(connection)
+    create_row_search(connection)  # runs are indexed when first searched
 
 
 def downgrade() -> None:
