@@ -155,7 +155,9 @@ def test_prompts_and_apps(service: ServiceProcess) -> None:
         app = client.apps.add(
             "bot", {"kind": "rag", "space": "docs", "model": "scripted", "prompt": "answer-en"}
         )
-        assert client.apps.get("bot").id == app.id and app.config["prompt"] == "answer-en"
+        assert (
+            client.apps.get("bot").id == app.id and app.config["prompt"] == "answer-en@1"
+        )  # pinned
         assert client.models() == ["hashed", "scripted"]
         client.apps.delete(app.id)
         assert "bot" not in {a.name for a in client.apps.list()}

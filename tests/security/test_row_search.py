@@ -170,7 +170,7 @@ def test_a_rows_searched_text_is_capped(tmp_path: Path) -> None:
             ),
             {"q": rows[0]["query"]},
         )
-    catch_up(store, "c", "mrr")  # as the run's first search does
+    catch_up(store.engine, "c", "mrr")  # as the run's first search does
     with store.engine.begin() as connection:
         body = connection.execute(text("SELECT body FROM results_search")).scalar()
     store.close()

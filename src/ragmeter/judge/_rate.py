@@ -15,7 +15,8 @@ import time
 
 from sqlalchemy import delete, func, insert, select
 
-from ragmeter.store.db import Store, write_lock
+from ragmeter.store.db import Store
+from ragmeter.store.locks import write_lock
 from ragmeter.store.models import ModelRequestRecord
 
 __all__ = ["StoreRate", "rate_for"]

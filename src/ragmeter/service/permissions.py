@@ -120,6 +120,7 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("POST", f"{_SPACE}/retrieve"): Rule(R, "space"),
     ("POST", f"{_SPACE}/testsets"): Rule(W, "dataset"),
     ("GET", f"{_V2}/knowledge/testsets/{{job_id}}"): Rule(R, "dataset"),
+    ("POST", f"{_V2}/knowledge/testsets/{{job_id}}/cancel"): Rule(W, "dataset"),
     # prompts, apps, models
     ("POST", f"{_V2}/prompts"): Rule(Action.MANAGE_PROMPTS, "prompt"),
     ("GET", f"{_V2}/prompts"): Rule(R, "prompt"),

@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.compiler import SQLCompiler
 
 from ragmeter.errors import StoreError
+from ragmeter.store.locks import write_lock
 
 __all__ = [
     "Store",
@@ -266,18 +267,6 @@ def _lock_schema(connection: Connection) -> None:
     """Hold the schema for this transaction, so two processes never create or migrate the
     same tables together (``write_lock``)."""
     write_lock(connection, "ragmeter-schema")
-
-
-def write_lock(connection: Connection, name: str) -> None:
-    """Take, for the rest of ``connection``'s transaction (begun, nothing run in it yet), the
-    lock ``name``: SQLite's write lock at once (``BEGIN IMMEDIATE``; others wait up to the
-    connection's timeout), PostgreSQL's advisory lock for ``name``. Processes sharing the
-    store take turns through it."""
-    dialect = connection.dialect.name
-    if dialect == "sqlite":
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
-    elif dialect == "postgresql":
-        connection.execute(text("SELECT pg_advisory_xact_lock(hashtext(:name))"), {"name": name})
 
 
 def _revision(connection: Connection) -> str | None:

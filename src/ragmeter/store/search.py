@@ -33,7 +33,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, aliased
 
 from ragmeter.errors import LimitError
-from ragmeter.store.db import Store, write_lock
+from ragmeter.store.locks import write_lock
 from ragmeter.store.models import ResultRow
 
 __all__ = [
@@ -102,12 +102,12 @@ def create_row_search(connection: sa.Connection) -> None:
             connection.exec_driver_sql(statement)
 
 
-def catch_up(store: Store, run_id: str, metric: str) -> None:
+def catch_up(engine: sa.Engine, run_id: str, metric: str) -> None:
     """Index the run's rows not indexed yet: their results of ``metric``, the run's first
     (SQLite; nothing elsewhere), ``_CHUNK`` results at a time, each chunk in its own
     transaction under the store's write lock, so two searches never index one twice."""
     while True:
-        with store.engine.connect() as connection, connection.begin():
+        with engine.connect() as connection, connection.begin():
             if connection.dialect.name != "sqlite":
                 return
             write_lock(connection, "ragmeter-search")

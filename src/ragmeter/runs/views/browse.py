@@ -173,7 +173,7 @@ def row_page(
         return _page(store, run_id, metrics, chosen, offset, limit)
     with _searching(limits):
         if metrics:  # rows stored since the run was last searched are indexed first
-            catch_up(store, run_id, metrics[0])
+            catch_up(store.engine, run_id, metrics[0])
         return _page(store, run_id, metrics, chosen, offset, limit, limits.seconds)
 
 
