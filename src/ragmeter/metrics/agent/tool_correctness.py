@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragmeter.datasets.agent import ToolCall
+from ragmeter.metrics.agent._calls import too_many_pairs
 from ragmeter.metrics.agent.base import Outcome, ToolCallMetric
 from ragmeter.metrics.registry import register_metric
 
@@ -169,6 +170,8 @@ class ToolCorrectnessMetric(ToolCallMetric):
         self.input_parameters = input_parameters
 
     def score_calls(self, actual: Sequence[ToolCall], expected: Sequence[ToolCall]) -> Outcome:
+        if not self.should_exact_match and (reason := too_many_pairs(expected, actual)):
+            return None, reason
         score = deepeval_tool_correctness(
             actual,
             expected,
