@@ -14,7 +14,7 @@ import pytest
 from ragmeter.datasets import load_dataset
 from ragmeter.datasets.agent import ToolCall
 from ragmeter.errors import LimitError
-from ragmeter.metrics.agent import align_ordered
+from ragmeter.metrics.agent import align_ordered, deepeval_tool_correctness
 from ragmeter.metrics.agent._calls import align_unordered
 from tests.integration.helpers import scripted_home
 from tests.integration.service import ServiceProcess, data, failure, wait_run
@@ -133,3 +133,13 @@ def test_the_alignment_itself_is_linear_past_its_bound(align: Any) -> None:
     assert time.monotonic() - started < BOUND / 5
     assert [(i, j) for i, j, _ in pairs] == [(i, i) for i in range(size)]
     assert sum(w for _, _, w in pairs) == size / 2
+
+
+def test_deepevals_pairwise_modes_refuse_past_the_bound_before_any_work() -> None:
+    calls = [ToolCall(name="f", arguments={"q": i}) for i in range(CALLS)]
+    started = time.monotonic()
+    for ordering in (False, True):
+        with pytest.raises(LimitError, match=r"4,000,000 pairs .*\(max_tool_calls\)"):
+            deepeval_tool_correctness(calls, calls, should_consider_ordering=ordering)
+    assert time.monotonic() - started < 1.0
+    assert deepeval_tool_correctness(calls, calls, should_exact_match=True) == 1.0

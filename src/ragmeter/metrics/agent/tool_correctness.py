@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragmeter.datasets.agent import ToolCall
+from ragmeter.errors import LimitError
 from ragmeter.metrics.agent._calls import too_many_pairs
 from ragmeter.metrics.agent.base import Outcome, ToolCallMetric
 from ragmeter.metrics.registry import register_metric
@@ -133,9 +134,12 @@ def deepeval_tool_correctness(
       to a used one as used).
 
     With ``input_parameters`` a pair weighs ``compare_arguments``, else 1. No expected
-    calls: 1 if none were made, else 0."""
+    calls: 1 if none were made, else 0. Past ``MAX_ALIGNED_PAIRS`` pairs of calls the
+    ordering and default modes (which compare every pair) raise ``LimitError``."""
     if should_exact_match:
         return _exact(expected, actual, input_parameters)
+    if reason := too_many_pairs(expected, actual):
+        raise LimitError(reason, setting="max_tool_calls")
     if should_consider_ordering:
         return _weighted_lcs(expected, actual, input_parameters)
     return _best_match(expected, actual, input_parameters)
