@@ -139,6 +139,16 @@ class ServerConfig(BaseModel):
     #: items of one list in a row (retrieved ids or contexts, judged ids, references), and
     #: results or judgements of one query in TREC files
     max_row_items: int = Field(default=10_000, ge=1)
+    #: tool calls of one row on each side (made in its messages, expected); aligning the two
+    #: costs their product
+    max_tool_calls: int = Field(default=256, ge=1, le=100_000)
+    #: fields (columns) of one dataset, counted over all its rows (an xlsx sheet holds at
+    #: most 16,384 columns)
+    max_dataset_fields: int = Field(default=1_000, ge=1, le=16_384)
+    #: results pages read at once (more wait, then 429); each holds its page in memory
+    max_reads: int = Field(default=2, ge=1, le=64)
+    #: xlsx downloads built at once, on a pool of their own (more: 429)
+    max_exports: int = Field(default=2, ge=1, le=16)
     #: metric names of one request
     max_metrics: int = Field(default=50, ge=1)
     #: retrieval depth (``context.top_k``, ``@k``, ``/retrieve``)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from ragmeter.datasets._agent_items import tool_calls_of
 from ragmeter.datasets._columns import dataset_from_raws
 from ragmeter.datasets.row import (
     FIELD_ALIASES,
@@ -34,7 +35,11 @@ if TYPE_CHECKING:
 
     from ragmeter.config import ServerConfig
 
-__all__ = ["Dataset", "DatasetLimits", "DatasetSource", "load_dataset"]
+__all__ = ["MAX_TOOL_CALLS", "Dataset", "DatasetLimits", "DatasetSource", "load_dataset"]
+
+#: tool calls of one row on each side, for the library and the CLI (the service's is
+#: ``[server] max_tool_calls``): 256 x 256 pairs are aligned exactly in well under a second
+MAX_TOOL_CALLS = 256
 
 #: a BOM-tolerant UTF-8 (Excel and Windows tools write one)
 _ENCODING = "utf-8-sig"
@@ -54,6 +59,12 @@ class DatasetLimits:
     #: items of one list in a row (ids, contexts, judged ids; a TREC query's results and
     #: judgements); the service's is ``[server] max_row_items``
     max_row_items: int | None = None
+    #: tool calls of one row, on each side (the calls its ``messages`` made, its
+    #: ``reference_tool_calls``): aligning them costs their product; the service's is
+    #: ``[server] max_tool_calls``
+    max_tool_calls: int | None = MAX_TOOL_CALLS
+    #: fields (columns) over all rows; the service's is ``[server] max_dataset_fields``
+    max_fields: int | None = None
     #: how messages name the settings (``[server]``); empty for the library's own limits
     section: str = ""
 
@@ -64,6 +75,8 @@ class DatasetLimits:
             max_rows=server.max_rows,
             max_bytes=int(server.max_upload_mb * 1_000_000),
             max_row_items=server.max_row_items,
+            max_tool_calls=server.max_tool_calls,
+            max_fields=server.max_dataset_fields,
             section="[server]",
         )
 
@@ -152,12 +165,55 @@ def _too_many(source: str, limits: DatasetLimits) -> LimitError:
 def _check(
     raws: Sequence[Any], lines: Sequence[int | None] | None, source: str, limits: DatasetLimits
 ) -> Dataset:
+    if limits.max_fields is not None:
+        _check_fields(raws, lines, source, limits.max_fields, limits)
     dataset = dataset_from_raws(
         raws, lines, source, limits.max_depth, limits.setting("max_json_depth")
     )
     if limits.max_row_items is not None:
         _check_items(dataset, limits.max_row_items, limits)
+    if limits.max_tool_calls is not None:
+        _check_calls(dataset, limits.max_tool_calls, limits)
     return dataset
+
+
+def _check_fields(
+    raws: Sequence[Any],
+    lines: Sequence[int | None] | None,
+    source: str,
+    cap: int,
+    limits: DatasetLimits,
+) -> None:
+    """LimitError naming the row (and line) whose fields take the rows past ``cap``."""
+    fields: set[Any] = set()
+    for row, raw in enumerate(raws):
+        if isinstance(raw, Mapping):
+            fields.update(raw)
+        if len(fields) > cap:
+            line = lines[row] if lines is not None else None
+            where = f"row {row}" + (f" (line {line})" if line is not None else "")
+            raise LimitError(
+                f"{source} {where} brings the rows' fields to {len(fields):,}; a dataset holds "
+                f"at most {cap:,} fields",
+                setting=limits.setting("max_dataset_fields") or "max_dataset_fields",
+                status=413,
+            )
+
+
+def _check_calls(dataset: Dataset, cap: int, limits: DatasetLimits) -> None:
+    """LimitError naming the first row and field holding more than ``cap`` tool calls."""
+    for field in ("messages", "reference_tool_calls"):
+        if not dataset.has(field):
+            continue
+        for row, value in enumerate(dataset.column(field)):
+            size = len(tool_calls_of(value)) if field == "messages" and value else len(value or ())
+            if size > cap:
+                raise LimitError(
+                    f"{dataset.source} row {row} field '{field}' holds {size:,} tool calls; a "
+                    f"row holds at most {cap:,}",
+                    setting=limits.setting("max_tool_calls") or "max_tool_calls",
+                    status=413,
+                )
 
 
 #: the row fields that hold many items (lists, and graded relevance's id -> grade)

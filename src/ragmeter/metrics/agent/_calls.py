@@ -11,8 +11,9 @@ Two notions of equal arguments:
 
 from __future__ import annotations
 
+import bisect
 import json
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -20,14 +21,33 @@ from ragmeter.datasets.agent import ToolCall
 from ragmeter.metrics.agent._typed import call_keys, typed_key
 
 __all__ = [
+    "MAX_ALIGNED_PAIRS",
     "Pair",
     "align_ordered",
     "align_unordered",
     "argument_accuracy",
     "call_key",
     "keys_of",
+    "too_many_pairs",
     "typed_key",
 ]
+
+#: pairs of calls (expected x actual) one alignment compares exactly: 256 calls a side, the
+#: default cap on calls per row (``[server] max_tool_calls``); a larger alignment is greedy
+#: (linear), and the metrics scoring one give no score, with the reason
+MAX_ALIGNED_PAIRS = 256 * 256
+
+
+def too_many_pairs(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> str | None:
+    """Why ``expected`` and ``actual`` are too many calls to align exactly, None when not."""
+    pairs = len(expected) * len(actual)
+    if pairs <= MAX_ALIGNED_PAIRS:
+        return None
+    return (
+        f"the row has {len(expected):,} expected and {len(actual):,} actual tool calls: "
+        f"{pairs:,} pairs to compare, more than the {MAX_ALIGNED_PAIRS:,} an alignment "
+        "compares (calls per row are capped by max_tool_calls)"
+    )
 
 
 def call_key(call: ToolCall, arguments: bool = True) -> Hashable:
@@ -67,10 +87,13 @@ Pair = tuple[int, int, float]
 def align_ordered(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> list[Pair]:
     """Expected and actual calls aligned in order: the pairs of same-named calls, neither
     crossing another, of the largest total argument accuracy (a weighted longest common
-    subsequence; ties keep the earlier expected call)."""
+    subsequence; ties keep the earlier expected call). Past ``MAX_ALIGNED_PAIRS`` pairs the
+    alignment is greedy (``_greedy_ordered``), linear in time and memory."""
     m, n = len(expected), len(actual)
     if not m or not n:
         return []
+    if too_many_pairs(expected, actual):
+        return _greedy_ordered(expected, actual)
     weights = [
         [argument_accuracy(e.arguments, a.arguments) if e.name == a.name else -1.0 for a in actual]
         for e in expected
@@ -102,6 +125,23 @@ def align_ordered(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> l
     return pairs
 
 
+def _greedy_ordered(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> list[Pair]:
+    """Each expected call in turn with the next unused same-named actual call after the last
+    one taken: pairs that never cross, found in linear time and memory."""
+    places: dict[str, list[int]] = {}
+    for j, call in enumerate(actual):
+        places.setdefault(call.name, []).append(j)
+    pairs: list[Pair] = []
+    last = -1
+    for i, call in enumerate(expected):
+        found = places.get(call.name, [])
+        k = bisect.bisect_right(found, last)
+        if k < len(found):
+            last = found[k]
+            pairs.append((i, last, argument_accuracy(call.arguments, actual[last].arguments)))
+    return pairs
+
+
 def _order_key(call: ToolCall) -> str:
     """A stable text of a call's arguments, to break ties the same way whatever the order
     (calls whose arguments are equal as typed JSON but written apart, ``1`` and ``1.0``, weigh
@@ -113,21 +153,24 @@ def align_unordered(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) ->
     """Expected and actual calls paired regardless of order, each call at most once, only
     same-named calls: first the calls equal as typed JSON, then the remaining pairs by
     descending argument accuracy. The pairs found depend on the calls, not on their order
-    (ties are broken by the arguments' text)."""
+    (ties are broken by the arguments' text). Past ``MAX_ALIGNED_PAIRS`` pairs the calls left
+    after the equal ones are paired by name in order, in linear time and memory."""
     if not expected or not actual:
         return []
     pairs: list[Pair] = []
     free_expected = set(range(len(expected)))
-    free_actual: dict[Hashable, list[int]] = {}
+    free_actual: dict[Hashable, deque[int]] = {}
     for j, key in enumerate(keys_of(actual)):
-        free_actual.setdefault(key, []).append(j)
+        free_actual.setdefault(key, deque()).append(j)
     for i, key in enumerate(keys_of(expected)):
         same = free_actual.get(key)
         if same:
-            pairs.append((i, same.pop(0), 1.0))
+            pairs.append((i, same.popleft(), 1.0))
             free_expected.discard(i)
     left_actual = sorted(j for js in free_actual.values() for j in js)
-    if free_expected and left_actual:
+    if len(free_expected) * len(left_actual) > MAX_ALIGNED_PAIRS:
+        pairs += _greedy_unordered(expected, actual, sorted(free_expected), left_actual)
+    elif free_expected and left_actual:
         candidates = [
             (-argument_accuracy(expected[i].arguments, actual[j].arguments), i, j)
             for i in free_expected
@@ -143,6 +186,23 @@ def align_unordered(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) ->
                 used_a.add(j)
                 pairs.append((i, j, -weight))
     pairs.sort()
+    return pairs
+
+
+def _greedy_unordered(
+    expected: Sequence[ToolCall], actual: Sequence[ToolCall], left_e: list[int], left_a: list[int]
+) -> list[Pair]:
+    """The calls left, paired by name: the n-th left expected call of a tool with the n-th
+    left actual call of it."""
+    by_name: dict[str, deque[int]] = {}
+    for j in left_a:
+        by_name.setdefault(actual[j].name, deque()).append(j)
+    pairs: list[Pair] = []
+    for i in left_e:
+        same = by_name.get(expected[i].name)
+        if same:
+            j = same.popleft()
+            pairs.append((i, j, argument_accuracy(expected[i].arguments, actual[j].arguments)))
     return pairs
 
 

@@ -18,6 +18,7 @@ from ragmeter.metrics.agent._calls import (
     align_ordered,
     align_unordered,
     keys_of,
+    too_many_pairs,
 )
 from ragmeter.metrics.agent._typed import distinct_counts
 from ragmeter.metrics.agent.base import Outcome, ToolCallMetric, lacking_calls
@@ -170,6 +171,8 @@ class ToolCallAccuracyMetric(ToolCallMetric):
             return ragas_tool_call_accuracy(actual, expected, self.strict_order), None
         if not actual and not expected:
             return 1.0, None
+        if reason := too_many_pairs(expected, actual):
+            return None, reason
         align = align_ordered if self.strict_order else align_unordered
         pairs = align(expected, actual)
         score = sum(w for _, _, w in pairs) / max(len(expected), len(actual))
@@ -286,6 +289,8 @@ class ArgumentAccuracyMetric(ToolCallMetric):
         self.strict_order = _check_bool("strict_order", strict_order)
 
     def score_calls(self, actual: Sequence[ToolCall], expected: Sequence[ToolCall]) -> Outcome:
+        if reason := too_many_pairs(expected, actual):
+            return None, reason
         align = align_ordered if self.strict_order else align_unordered
         pairs = align(expected, actual)
         if not pairs:

@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragmeter.datasets.agent import ToolCall
+from ragmeter.errors import LimitError
+from ragmeter.metrics.agent._calls import too_many_pairs
 from ragmeter.metrics.agent.base import Outcome, ToolCallMetric
 from ragmeter.metrics.registry import register_metric
 
@@ -132,9 +134,12 @@ def deepeval_tool_correctness(
       to a used one as used).
 
     With ``input_parameters`` a pair weighs ``compare_arguments``, else 1. No expected
-    calls: 1 if none were made, else 0."""
+    calls: 1 if none were made, else 0. Past ``MAX_ALIGNED_PAIRS`` pairs of calls the
+    ordering and default modes (which compare every pair) raise ``LimitError``."""
     if should_exact_match:
         return _exact(expected, actual, input_parameters)
+    if reason := too_many_pairs(expected, actual):
+        raise LimitError(reason, setting="max_tool_calls")
     if should_consider_ordering:
         return _weighted_lcs(expected, actual, input_parameters)
     return _best_match(expected, actual, input_parameters)
@@ -169,6 +174,8 @@ class ToolCorrectnessMetric(ToolCallMetric):
         self.input_parameters = input_parameters
 
     def score_calls(self, actual: Sequence[ToolCall], expected: Sequence[ToolCall]) -> Outcome:
+        if not self.should_exact_match and (reason := too_many_pairs(expected, actual)):
+            return None, reason
         score = deepeval_tool_correctness(
             actual,
             expected,

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from ragmeter._public import internal_reference
 from ragmeter.apps import AppError, AppPolicy
-from ragmeter.datasets import Dataset, Row
+from ragmeter.datasets import Dataset, DatasetLimits, Row
 from ragmeter.errors import (
     ConfigError,
     EmbeddingError,
@@ -342,7 +342,10 @@ def _plan(runs: RunStore, kb: KnowledgeBase, run_id: str, policy: AppPolicy | No
     dataset = runs.dataset(record.dataset_id)
     source = f"dataset '{dataset.name}'" if dataset.name else "datasets"
     rows = list(runs.iter_dataset_rows(dataset.id))  # the plan validates and holds them all
-    return build_plan(config, rows, kb, source=source, policy=policy)
+    # the rows' tool calls were held to the cap of whoever stored them (the service's
+    # [server] max_tool_calls may be above the library's)
+    limits = DatasetLimits(max_tool_calls=None)
+    return build_plan(config, rows, kb, source=source, policy=policy, limits=limits)
 
 
 def _internal(run_id: str, exc: BaseException) -> str:

@@ -4,7 +4,7 @@ run's report and its per-metric summary read them back."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -216,6 +216,20 @@ class ResultStore(RunRecords):
                         if size > max_bytes:
                             break
             return _records(found), total
+
+    def iter_results(self, run_id: str, rows: int = 100) -> Iterator[ResultRecord]:
+        """Every result in row then metric order, read ``rows`` rows at a time (one short
+        session each), so a run of any size is never held whole."""
+        record = self.get(run_id)
+        where = ResultRow.run_id == run_id
+        with self.store.session() as session:
+            last = session.scalar(select(func.max(ResultRow.row_index)).where(where))
+        for start in range(0, -1 if last is None else last + 1, rows):
+            at = ResultRow.row_index.between(start, start + rows - 1)
+            query = records_query(record.dataset_id, where, at)
+            with self.store.session() as session:
+                found = read_records(session, query.order_by(ResultRow.row_index, ResultRow.id))
+            yield from found
 
     def report(self, run_id: str) -> EvaluationReport:
         """The run's stored results as a report (scores, summary, ``to_jsonl``)."""

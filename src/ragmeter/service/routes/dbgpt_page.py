@@ -28,7 +28,7 @@ from ragmeter.service.envelope import ApiError, Result, ok
 from ragmeter.service.middleware import json_too_deep
 from ragmeter.service.routes.resources import load_upload_rows, read_dataset_upload
 from ragmeter.service.state import Services, services
-from ragmeter.service.xlsx import XLSX_TYPE, content_disposition, xlsx_bytes
+from ragmeter.service.xlsx import EXPORTS, write_xlsx, xlsx_response
 from ragmeter.store.models import DatasetRecord, RunRecord
 from ragmeter.store.names import check_name
 from ragmeter.wire.dbgpt import (
@@ -170,26 +170,22 @@ def delete_dataset(svc: Deps, code: Annotated[str, Query(max_length=200)]) -> Re
     return ok(True)
 
 
-def _dataset_xlsx(svc: Services, record: DatasetRecord) -> bytes:
+def _dataset_xlsx(svc: Services, record: DatasetRecord) -> str:
     columns: dict[str, None] = {}
     for row in svc.runs.iter_dataset_rows(record.id):
         columns.update(dict.fromkeys(row))
     header = list(columns)
     rows = ([row.get(c) for c in header] for row in svc.runs.iter_dataset_rows(record.id))
-    return xlsx_bytes(record.name or "dataset", header, rows)
-
-
-def _xlsx_response(data: bytes, filename: str) -> Response:
-    headers = {"content-disposition": content_disposition(filename)}
-    return Response(data, media_type=XLSX_TYPE, headers=headers)
+    return write_xlsx(record.name or "dataset", header, rows)
 
 
 @router.get("/dataset/download", response_model=None)
 async def download_dataset(svc: Deps, code: Annotated[str, Query(max_length=200)]) -> Response:
     """The dataset's rows as xlsx, one column per field; an error is the JSON envelope."""
     record = await asyncio.to_thread(svc.runs.dataset, code)
-    data = await asyncio.to_thread(_dataset_xlsx, svc, record)
-    return _xlsx_response(data, f"{record.name or record.id}.xlsx")
+    limit = svc.settings.server.max_exports
+    path = await EXPORTS.build(limit, lambda: _dataset_xlsx(svc, record))
+    return xlsx_response(path, f"{record.name or record.id}.xlsx")
 
 
 @router.get("/storage/types")
@@ -377,8 +373,8 @@ _RESULT_COLUMNS = ["row", "query", "metric", "score", "passing", "feedback", "er
 _RESULT_TAIL = ["answer", "contexts", "reference"]
 
 
-def _results_xlsx(svc: Services, run_id: str) -> bytes:
-    found, _total = svc.runs.results(run_id, 0, 2**31)
+def _results_xlsx(svc: Services, run_id: str) -> str:
+    found = svc.runs.iter_results(run_id)
     rows = (
         [
             r.row_index,
@@ -394,7 +390,7 @@ def _results_xlsx(svc: Services, run_id: str) -> bytes:
         ]
         for r in found
     )
-    return xlsx_bytes("results", _RESULT_COLUMNS + _RESULT_TAIL, rows)
+    return write_xlsx("results", _RESULT_COLUMNS + _RESULT_TAIL, rows)
 
 
 @router.get("/evaluation/result/download", response_model=None)
@@ -403,8 +399,9 @@ async def download_results(
 ) -> Response:
     """Every result of the run as xlsx, one line per row and metric; an error is JSON."""
     record = await asyncio.to_thread(svc.runs.get, evaluate_code)
-    data = await asyncio.to_thread(_results_xlsx, svc, record.id)
-    return _xlsx_response(data, f"evaluation-{record.id}.xlsx")
+    limit = svc.settings.server.max_exports
+    path = await EXPORTS.build(limit, lambda: _results_xlsx(svc, record.id))
+    return xlsx_response(path, f"evaluation-{record.id}.xlsx")
 
 
 # -- the page frame and the form's pickers ------------------------------------------------------

@@ -7,7 +7,8 @@ import asyncio
 import functools
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Path, Query, status
+from fastapi import APIRouter, Depends, Path, Query, Response, status
+from fastapi.responses import StreamingResponse
 
 from ragmeter.runs.planning.lineage import changes as lineage_changes
 from ragmeter.runs.planning.request import EvaluateServeRequest
@@ -23,7 +24,8 @@ from ragmeter.runs.views.browse import row_page as browse_rows
 from ragmeter.runs.views.dataset_diff import dataset_diff
 from ragmeter.runs.views.pairs import Chosen, choose, compare_runs, pair_page, scatter
 from ragmeter.runs.views.run_view import run_info, run_infos
-from ragmeter.service._runs import create_run, result_dict
+from ragmeter.service._reads import READS, result_chunks
+from ragmeter.service._runs import create_run
 from ragmeter.service.envelope import Result, ok
 from ragmeter.service.schemas import (
     PAGE_BYTES,
@@ -139,16 +141,16 @@ def changes(run_id: str, other_id: str, svc: Deps) -> Result[RunChanges]:
     return ok(RunChanges(changes=found, rows=rows))
 
 
-@router.get("/{run_id}/results")
-def results(
-    run_id: str, svc: Deps, offset: Offset = 0, limit: Limit = 100
-) -> Result[Page[ResultItem]]:
+@router.get("/{run_id}/results", response_model=Result[Page[ResultItem]])
+def results(run_id: str, svc: Deps, offset: Offset = 0, limit: Limit = 100) -> Response:
     """Stored results in row order; a null ``score`` has its reason in ``error``. A page
     holds at most ``limit`` items and stops early past about 16 MB: page on by the number of
-    items it holds."""
-    found, total = svc.runs.results(run_id, offset, limit, max_bytes=PAGE_BYTES)
-    items = [ResultItem.model_validate(result_dict(row)) for row in found]
-    return ok(Page[ResultItem](items=items, total=total, offset=offset, limit=limit))
+    items it holds. ``raw_dataset`` leaves out a field the item carries itself with the same
+    value (``query``), so a large text is sent once."""
+    with READS.slot(svc.settings.server.max_reads):
+        found, total = svc.runs.results(run_id, offset, limit, max_bytes=PAGE_BYTES)
+        chunks = result_chunks(found, total, offset, limit)
+    return StreamingResponse(iter(chunks), media_type="application/json")
 
 
 @router.get("/{run_id}/rows")
