@@ -1,10 +1,11 @@
 """Two ``ragmeter serve`` replicas on one store: a run belongs to the replica executing it
 through a lease it renews; killed with kill -9 mid-run, the other replica takes the run over
 once the lease has passed and finishes it, with no row lost or scored twice; cancel and
-resume work from either replica."""
+resume work from either replica; a dashboard session opened on one is known to both."""
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import write_models
-from tests.integration.service import ServiceProcess, data, wait_run
+from tests.integration.service import KEY, ServiceProcess, browser, data, wait_run
 from tests.integration.test_service_runs import (
     _all_results,
     _check_complete,
@@ -86,6 +87,34 @@ def test_cancel_and_resume_work_from_either_replica(home: Path) -> None:
             items = _all_results(http, run_id)
         assert done["state"] == "done" and done["progress"] == {"done": ROWS, "total": ROWS}
         _check_complete(items, ROWS)
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_a_dashboard_session_is_known_to_every_replica(home: Path) -> None:
+    """A browser signed in on one replica (behind a load balancer its next request may go
+    to the other) is signed in on both; signing out on either ends it on both, and the store
+    keeps no session id a reader could replay, only its hash."""
+    first, second = ServiceProcess(home).start(), ServiceProcess(home).start()
+    try:
+        with browser(first.url) as page:
+            token = data(page.post("/ui/session", json={"key": KEY}))["csrf_token"]
+            cookies = dict(page.cookies)
+        with browser(second.url) as other:
+            other.cookies.update(cookies)
+            state = data(other.get("/ui/session"))
+            assert state["signed_in"] and state["csrf_token"] == token
+            assert other.get("/api/v2/serve/evaluate/runs").status_code == 200
+            data(other.post("/ui/logout", headers={"X-CSRF-Token": token}))
+        with browser(first.url) as page:
+            page.cookies.update(cookies)
+            assert page.get("/api/v2/serve/evaluate/runs").status_code == 401
+        (session_id,) = cookies.values()
+        stored = sqlite3.connect(home / "ragmeter.db")
+        kept = stored.execute("SELECT id_hash FROM dashboard_sessions").fetchall()
+        stored.close()
+        assert all(session_id not in row[0] for row in kept)
     finally:
         first.stop()
         second.stop()

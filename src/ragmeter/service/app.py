@@ -113,7 +113,7 @@ def create_app(settings: Settings | None = None, *, any_host: bool = False) -> F
     app.add_middleware(JsonDepthLimit, limit=settings.server.max_json_depth)
     app.add_middleware(BodyLimit, limit=int(settings.server.max_request_mb * 1_000_000))
     keyring = Keyring(settings.server.keys(), found.users)
-    sessions = SessionStore(settings.server.session_hours)
+    sessions = SessionStore(settings.server.session_hours, found.kb.store)
     guesses = GuessLimit(settings.server.max_auth_failures)
     app.add_middleware(BearerAuth, keyring=keyring, sessions=sessions, guesses=guesses)
     if not keyring.required() and not any_host:  # keyless: loopback names only (no DNS rebinding)

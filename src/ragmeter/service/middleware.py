@@ -83,12 +83,16 @@ class BearerAuth:
         cookie = cookie_name(
             scope.get("scheme", "http"), headers.get(b"host", b"").decode("latin-1")
         )
-        session = self.sessions.get(cookies[cookie]) if cookie in cookies else None
+        session = (
+            await asyncio.to_thread(self.sessions.get, cookies[cookie])
+            if cookie in cookies
+            else None
+        )
         if session is None or session.user.key_prefix is None:
             return session
         if await asyncio.to_thread(self.keyring.still_valid, session.user):
             return session
-        self.sessions.end(session.id)  # its user was disabled or given a new key
+        await asyncio.to_thread(self.sessions.end, session.id)  # its user was disabled or re-keyed
         return None
 
     async def _authenticate(self, scope: Scope) -> User | JSONResponse:

@@ -31,6 +31,7 @@ __all__ = [
     "AuditRecord",
     "Base",
     "ChunkRecord",
+    "DashboardSessionRecord",
     "DatasetRecord",
     "DatasetRowRecord",
     "DocumentRecord",
@@ -399,3 +400,19 @@ class ModelRequestRecord(Base):
     model_key: Mapped[str] = mapped_column(String(700))
     #: when it was let through, in seconds since the epoch
     at: Mapped[float] = mapped_column(Float)
+
+
+class DashboardSessionRecord(Base):
+    """A signed-in browser of the dashboard, kept in the store so that every server sharing
+    it (replicas) knows it: the SHA-256 of its id (the cookie; the id itself is never
+    stored), its CSRF token, when it ends, and the user it acts as."""
+
+    __tablename__ = "dashboard_sessions"
+
+    id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    csrf: Mapped[str] = mapped_column(String(64))
+    #: seconds since the epoch
+    expires_at: Mapped[float] = mapped_column(Float, index=True)
+    user_name: Mapped[str] = mapped_column(String(200))
+    role: Mapped[str] = mapped_column(String(16))
+    key_prefix: Mapped[str | None] = mapped_column(String(16), nullable=True)

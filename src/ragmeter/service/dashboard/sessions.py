@@ -12,6 +12,7 @@ other services on that host are not trusted."""
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 import math
@@ -21,10 +22,13 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
+from sqlalchemy import delete, func, select
 from starlette.responses import JSONResponse
 
 from ragmeter.service.envelope import error_response
-from ragmeter.store.users import User
+from ragmeter.store.db import Store
+from ragmeter.store.models import DashboardSessionRecord
+from ragmeter.store.users import Role, User
 
 __all__ = [
     "COOKIE",
@@ -74,7 +78,7 @@ def cookie_name(scheme: str, host: str) -> str:
 
 @dataclass(frozen=True)
 class Session:
-    """One signed-in browser: its id (the cookie), its CSRF token, when it ends (monotonic),
+    """One signed-in browser: its id (the cookie), its CSRF token, when it ends (epoch seconds),
     and the user whose key opened it (the session acts as that user)."""
 
     id: str
@@ -84,49 +88,65 @@ class Session:
 
 
 class SessionStore:
-    """Sessions by id, ended by ``end``, by expiry after ``hours``, or as the oldest past
-    ``MAX_SESSIONS``. Thread-safe: the routes run in a thread pool."""
+    """Sessions by id in the store (so every replica sharing it knows them), ended by
+    ``end``, by expiry after ``hours``, or as the oldest past ``MAX_SESSIONS``. The store
+    keeps the SHA-256 of a session's id, never the id (the cookie) itself."""
 
-    def __init__(self, hours: float) -> None:
+    def __init__(self, hours: float, store: Store) -> None:
         self.seconds = hours * 3600.0
-        self._sessions: dict[str, Session] = {}
-        self._lock = threading.Lock()
+        self.store = store
 
     def open(self, user: User) -> Session:
         """A new session of ``user`` with fresh random id and CSRF token."""
-        now = time.monotonic()
+        now = time.time()
         session = Session(
             secrets.token_urlsafe(32), secrets.token_urlsafe(32), now + self.seconds, user
         )
-        with self._lock:
-            self._drop_expired(now)
-            while len(self._sessions) >= MAX_SESSIONS:
-                self._sessions.pop(next(iter(self._sessions)))
-            self._sessions[session.id] = session
+        table = DashboardSessionRecord
+        with self.store.session() as db:
+            db.execute(delete(table).where(table.expires_at <= now))
+            count = db.scalar(select(func.count()).select_from(table)) or 0
+            if count >= MAX_SESSIONS:  # the oldest go
+                oldest = select(table.id_hash).order_by(table.expires_at)
+                doomed = oldest.limit(count - MAX_SESSIONS + 1).scalar_subquery()
+                db.execute(delete(table).where(table.id_hash.in_(doomed)))
+            db.add(
+                table(
+                    id_hash=_hashed(session.id),
+                    csrf=session.csrf,
+                    expires_at=session.expires,
+                    user_name=user.name,
+                    role=user.role.value,
+                    key_prefix=user.key_prefix,
+                )
+            )
+            db.commit()
         return session
 
     def get(self, session_id: str) -> Session | None:
         """The live session with this id, or None (unknown, ended or expired)."""
-        with self._lock:
-            found = self._sessions.get(session_id)
-            if found is None:
-                return None
-            if found.expires <= time.monotonic():
-                del self._sessions[session_id]
-                return None
-            return found
+        if not session_id:
+            return None
+        with self.store.session() as db:
+            found = db.get(DashboardSessionRecord, _hashed(session_id))
+        if found is None or found.expires_at <= time.time():
+            return None
+        user = User(found.user_name, Role(found.role), key_prefix=found.key_prefix)
+        return Session(session_id, found.csrf, found.expires_at, user)
 
     def end(self, session_id: str) -> None:
-        with self._lock:
-            self._sessions.pop(session_id, None)
+        table = DashboardSessionRecord
+        with self.store.session() as db:
+            db.execute(delete(table).where(table.id_hash == _hashed(session_id)))
+            db.commit()
 
     @staticmethod
     def csrf_ok(session: Session, token: str | None) -> bool:
         return token is not None and hmac.compare_digest(token.encode(), session.csrf.encode())
 
-    def _drop_expired(self, now: float) -> None:
-        for key in [k for k, s in self._sessions.items() if s.expires <= now]:
-            del self._sessions[key]
+
+def _hashed(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode()).hexdigest()
 
 
 #: the window ``GuessLimit`` counts wrong keys in, in seconds
