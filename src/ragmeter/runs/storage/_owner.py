@@ -30,9 +30,17 @@ def process_owner(pid: int) -> str:
     return owner if start is None else f"{owner}@{start}"
 
 
+_mine: tuple[int, str] | None = None
+
+
 def this_process() -> str:
-    """The owner string of this process."""
-    return process_owner(os.getpid())
+    """The owner string of this process (read from the system once per process: every
+    commit of a run's results checks it)."""
+    global _mine
+    pid = os.getpid()
+    if _mine is None or _mine[0] != pid:  # a forked child is another process
+        _mine = (pid, process_owner(pid))
+    return _mine[1]
 
 
 def alive(owner: str | None) -> bool:
