@@ -2,7 +2,9 @@
 (accepted of size), gate counts and cost; each row is kept in a named dataset as it passes.
 A request is checked whole before its 202; a generation has a budget (the server's default
 when it names none), can be cancelled, and always ends: its dataset cannot be deleted under
-it, and one that vanished anyway (another process) ends it failed."""
+it, and one that vanished anyway (another process) ends it failed. Generations live in the
+store (``runs.storage.testset_jobs``), so every server sharing it shows, counts and cancels
+them; the server generating one looks for a cancel asked elsewhere every ``_POLL_S``."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from ragmeter.errors import (
     RagmeterError,
     clip,
 )
+from ragmeter.runs.storage.testset_jobs import TestsetJobStore
 from ragmeter.store.names import check_name
 from ragmeter.wire.testsets import TestsetCreate, TestsetJob
 
@@ -44,28 +47,25 @@ class Services(Protocol):
 
 __all__ = ["TestsetJobs"]
 
-#: generations kept in memory for GET (the oldest finished ones are forgotten first)
-_KEEP = 200
+#: seconds between a generating server's looks for a cancel asked on another server
+_POLL_S = 1.0
 
 
 class TestsetJobs:
-    """The process's generations by id."""
+    """The generations of the servers sharing the store; those under way in this process
+    with their tasks."""
 
     __test__ = False
 
-    def __init__(self) -> None:
-        self._jobs: dict[str, TestsetJob] = {}
+    def __init__(self, store: TestsetJobStore) -> None:
+        self.store = store
         self._lock = threading.Lock()
-        #: the loop and task of each generation under way (to cancel it from any thread)
+        #: the loop and task of each generation under way here (to cancel it from any thread)
         self._tasks: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = {}
         self._cancelled: set[str] = set()
 
     def get(self, job_id: str) -> TestsetJob:
-        with self._lock:
-            job = self._jobs.get(job_id)
-            if job is None:
-                raise NotFoundError(f"no test set generation '{clip(job_id)}'")
-            return job.model_copy(deep=True)
+        return self.store.get(job_id)
 
     def start(self, svc: Services, space: str, body: TestsetCreate) -> TestsetJob:
         """Check the whole request (space, judge, documents, options, budget) and start
@@ -77,31 +77,26 @@ class TestsetJobs:
                 f"space '{info.name}' has no chunks to write questions from; upload documents first"
             )
         config = _config(svc, info, body)
+        most = svc.settings.server.max_testset_jobs
+        self.store.check_room(most)  # before making its dataset; ``add`` checks again
         job_id = uuid.uuid4().hex
-        with self._lock:
-            running = sum(j.state == "running" for j in self._jobs.values())
-            most = svc.settings.server.max_testset_jobs
-            if running >= most:
-                raise LimitError(
-                    f"{running} test set generations are running; try again when one is done",
-                    setting=f"[server] max_testset_jobs = {most}",
-                    status=429,
-                )
-            name = body.name or f"testset-{info.name}-{job_id[:8]}"
-            name = check_name(name, "dataset")
-            dataset = svc.runs.add_dataset([], name=name, source=f"testset of space {info.name}")
-            job = TestsetJob(
-                id=job_id,
-                max_requests=config.max_requests,
-                max_tokens=config.max_tokens,
-                space=info.name,
-                state="running",
-                size=body.size,
-                dataset_id=dataset.id,
-                dataset_name=dataset.name,
-            )
-            self._forget_old()
-            self._jobs[job.id] = job
+        name = check_name(body.name or f"testset-{info.name}-{job_id[:8]}", "dataset")
+        dataset = svc.runs.add_dataset([], name=name, source=f"testset of space {info.name}")
+        job = TestsetJob(
+            id=job_id,
+            max_requests=config.max_requests,
+            max_tokens=config.max_tokens,
+            space=info.name,
+            state="running",
+            size=body.size,
+            dataset_id=dataset.id,
+            dataset_name=dataset.name,
+        )
+        try:
+            self.store.add(job, most)
+        except RagmeterError:
+            svc.runs.delete_dataset(dataset.id)  # refused: the name is free again
+            raise
         thread = threading.Thread(
             target=self._run,
             args=(svc, job.id, info.id, config, body.judge_model, dataset.id),
@@ -111,26 +106,13 @@ class TestsetJobs:
         thread.start()
         return job
 
-    def _forget_old(self) -> None:
-        finished = [k for k, j in self._jobs.items() if j.state != "running"]
-        for key in finished[: max(0, len(self._jobs) - _KEEP + 1)]:
-            del self._jobs[key]
-
     def _update(self, job_id: str, **values: Any) -> None:
-        with self._lock:
-            job = self._jobs[job_id]
-            self._jobs[job_id] = job.model_copy(update=values)
+        self.store.update(job_id, **values)
 
     def get_running(self, dataset_id: int, name: str | None) -> TestsetJob | None:
         """The running generation writing into the dataset ``dataset_id`` (or one named
-        ``name``), if any."""
-        with self._lock:
-            for job in self._jobs.values():
-                if job.state == "running" and (
-                    job.dataset_id == dataset_id or (name and job.dataset_name == name)
-                ):
-                    return job.model_copy(deep=True)
-        return None
+        ``name``), if any, on any server sharing the store."""
+        return self.store.running_into(dataset_id, name)
 
     def check_free(self, dataset_id: int, name: str | None) -> None:
         """ConflictError when a running generation writes into the dataset: deleting it
@@ -145,17 +127,11 @@ class TestsetJobs:
     def cancel(self, job_id: str) -> TestsetJob:
         """Stop a running generation: the rows kept so far stay in its dataset, and it ends
         ``cancelled``. ConflictError for a finished one."""
+        self.store.ask_cancel(job_id)  # the server generating it stops at its next look
         with self._lock:
-            job = self._jobs.get(job_id)
-            if job is None:
-                raise NotFoundError(f"no test set generation '{clip(job_id)}'")
-            if job.state != "running":
-                raise ConflictError(
-                    f"test set generation '{job_id}' is {job.state}; only running ones"
-                )
             self._cancelled.add(job_id)
             task = self._tasks.get(job_id)
-        if task is not None:
+        if task is not None:  # generating here: at once
             loop, running = task
             loop.call_soon_threadsafe(running.cancel)
         return self.get(job_id)
@@ -198,16 +174,41 @@ class TestsetJobs:
     ) -> None:
         """Generate, keeping each row in the dataset as it passes (a stopped server loses
         none)."""
-        from ragmeter.judge.from_config import judge_from_config
-        from ragmeter.knowledge.search import SpaceSearcher
-        from ragmeter.testsets.generate import TestsetGenerator
-
         with self._lock:
             if job_id in self._cancelled:  # cancelled before it began
                 raise asyncio.CancelledError
             task = asyncio.current_task()
             if task is not None:
                 self._tasks[job_id] = (asyncio.get_running_loop(), task)
+        watcher = asyncio.create_task(self._watch(job_id, task)) if task else None
+        try:
+            await self._generate_rows(svc, job_id, space_id, config, judge_name, dataset)
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+
+    async def _watch(self, job_id: str, task: asyncio.Task[Any]) -> None:
+        """Renew the generation's lease while it runs and stop it once a cancel is asked on
+        any server."""
+        while True:
+            await asyncio.sleep(_POLL_S)
+            if await asyncio.to_thread(self.store.cancel_asked, job_id):
+                task.cancel()
+                return
+
+    async def _generate_rows(
+        self,
+        svc: Services,
+        job_id: str,
+        space_id: int,
+        config: Any,
+        judge_name: str,
+        dataset: int,
+    ) -> None:
+        from ragmeter.judge.from_config import judge_from_config
+        from ragmeter.knowledge.search import SpaceSearcher
+        from ragmeter.testsets.generate import TestsetGenerator
+
         searcher = SpaceSearcher(svc.kb, space_id)
         judge = judge_from_config(judge_name, settings=svc.settings)
         generator = TestsetGenerator(searcher, judge, config)

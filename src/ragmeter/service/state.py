@@ -17,6 +17,7 @@ from ragmeter.prompts.store import PromptStore
 from ragmeter.runs.execution.executor import RunLimits
 from ragmeter.runs.execution.manager import RunManager
 from ragmeter.runs.storage.store import RunStore
+from ragmeter.runs.storage.testset_jobs import TestsetJobStore
 from ragmeter.service._testsets import TestsetJobs
 from ragmeter.store.users import AuditLog, UserStore
 
@@ -45,13 +46,13 @@ class Services:
     apps: AppStore
     users: UserStore
     audit: AuditLog
+    #: test set generations (``POST /knowledge/spaces/{space}/testsets``)
+    testsets: TestsetJobs
     config_file: Path = field(default_factory=config_path)
     _stamp: Stamp = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     #: set when the server starts stopping; long requests (uploads) stop at their next step
     stopping: threading.Event = field(default_factory=threading.Event)
-    #: test set generations (``POST /knowledge/spaces/{space}/testsets``)
-    testsets: TestsetJobs = field(default_factory=TestsetJobs)
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
@@ -76,6 +77,9 @@ class Services:
             apps=AppStore(kb.store),
             users=UserStore(kb.store),
             audit=AuditLog(kb.store),
+            testsets=TestsetJobs(
+                TestsetJobStore(kb.store, lease_seconds=settings.server.run_lease_seconds)
+            ),
             config_file=config_file,
             _stamp=_stamp(config_file),
         )

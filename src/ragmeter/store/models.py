@@ -352,6 +352,32 @@ class ResultRow(Base):
     query_key: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
+class TestsetJobRecord(Base):
+    """A test set generation of the service (``service._testsets``) as every server sharing
+    the store shows it: its API view (``data``, without state and error, kept in their own
+    columns), the process generating it and until when (a lease it renews, like a run's), and
+    whether a cancel was asked for on any server."""
+
+    __tablename__ = "testset_jobs"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+    #: the dataset its rows go to (no foreign key: a generation outlives a deleted dataset)
+    dataset_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    dataset_name: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    created_by: Mapped[str | None] = mapped_column(
+        String(200), nullable=True, default=current_actor
+    )
+    owner: Mapped[str | None] = mapped_column(String(300), nullable=True)
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    cancel_asked: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime, server_default=func.now(), default=_utc_now
+    )
+
+
 class UserRecord(Base):
     """A person (or program) holding a key: its role and the SHA-256 of its key. A key is
     256 random bits, so a fast hash is as safe as a slow one (no guess finds it) and costs
