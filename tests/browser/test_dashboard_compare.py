@@ -245,6 +245,9 @@ def test_a_margin_makes_equivalence_and_a_small_run_is_not_informative(
     assert compared["hit_rate"]["verdict"] == "no_evidence"  # a flat interval shows nothing
     expect(page.locator('tr[data-metric="mrr"] .verdict')).to_have_text("= equivalent (±0.1)")
     expect(page.locator("#compare-correction")).to_contain_text("inside ±0.1")
+    expect(page.locator('tr[data-metric="hit_rate"] td.delta .note')).to_have_text(
+        "BCa undefined: all differences are equal"
+    )
     shoot(page, "dashboard-compare-margin-en")
     page.get_by_label("Language").select_option("zh")
     expect(page.locator('tr[data-metric="mrr"] .verdict')).to_have_text("= 等效（±0.1）")
@@ -252,6 +255,9 @@ def test_a_margin_makes_equivalence_and_a_small_run_is_not_informative(
     expect(page.locator('tr[data-metric="hit_rate"] td.delta')).to_contain_text(
         "区间无参考意义（n=100）"
     )
+    # the server's note on the interval, in the reader's language
+    flat = page.locator('tr[data-metric="hit_rate"] td.delta .note')
+    expect(flat).to_have_text("无法使用 BCa：所有差值都相同")
     shoot(page, "dashboard-compare-margin-zh")
     page.get_by_label("等效界值").fill("")
     page.get_by_label("等效界值").dispatch_event("change")

@@ -32,6 +32,7 @@ def test_a_metric_without_pairs_gets_a_note() -> None:
     mrr, faithfulness = compare_scores(base, other)
     assert (mrr.paired, mrr.delta, mrr.ci_method) == (1, 0.5, "percentile")
     assert mrr.note == "BCa undefined: a single pair"
+    assert [(n.code, n.values) for n in mrr.notes] == [("bca_single", {})]
     assert mrr.ci_note == "interval not informative: all 1 values equal" and mrr.small_sample
     assert (mrr.scale, faithfulness.scale) == ("0–1", "0–1")
     assert (faithfulness.paired, faithfulness.delta) == (0, None)
@@ -40,6 +41,9 @@ def test_a_metric_without_pairs_gets_a_note() -> None:
         "no query is scored in both runs (0 rows scored in the base run, 1 in the other; "
         "rows pair by query text)"
     )
+    assert [(n.code, n.values) for n in faithfulness.notes] == [
+        ("unpaired", {"by": "query", "scored_a": 0, "scored_b": 1})
+    ]
 
 
 def test_runs_with_no_shared_metric_are_an_error() -> None:

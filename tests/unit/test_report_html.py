@@ -14,7 +14,7 @@ import pytest
 from ragmeter import ConfigError, EvaluationReport, ResultRecord, evaluate
 from ragmeter.reports.html import ITEMS_SHOWN, MAX_WORST, render_html
 from ragmeter.reports.html_text import TEXT, Language
-from ragmeter.wire.compare import MetricComparison
+from ragmeter.wire.compare import ComparisonNote, MetricComparison
 
 HOSTILE = '<script>alert(1)</script><img src="https://evil.example/x.png" onerror="x()">'
 
@@ -207,6 +207,16 @@ def test_a_comparison_shows_both_means_the_difference_and_the_verdict() -> None:
     assert "corrected together for the 2 metrics compared (Bonferroni)" in page
     assert "each interval is made at 97.5%" in page
     assert "mrr <span class='muted'>(0–1)</span>" in page
+    # a note with its code is said in the report's language
+    unpaired = compared[1].model_copy(
+        update={
+            "notes": [
+                ComparisonNote(code="unpaired", values={"by": "id", "scored_a": 0, "scored_b": 4})
+            ]
+        }
+    )
+    page = render_html(report, title="t", comparison=[compared[0], unpaired], language="zh")
+    assert "没有两次运行都打了分的行（基线 0 行有分，候选 4 行有分；配对依据：行 id）" in page
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])

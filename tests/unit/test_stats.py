@@ -96,7 +96,7 @@ def test_the_analytic_interval_matches_scipy_bca_from_its_threshold(shape: str) 
 def test_percentile_where_bca_is_undefined_says_so(d: np.ndarray, note: str) -> None:
     ci = mean_ci(d)
     assert ci.method == "percentile"
-    assert ci.note is not None and note in ci.note
+    assert ci.note is not None and note in ci.note.text and ci.note.code.startswith("bca_")
     assert ci.low <= float(d.mean()) <= ci.high
 
 
@@ -216,9 +216,19 @@ def test_verdict_needs_both_the_adjusted_p_and_the_interval() -> None:
     assert verdict(-0.1, _ci(-0.2, 0.01), 0.2) == ("no_evidence", None)
     # the interval and the test disagree: no claim either contradicts, and a note says so
     found, note = verdict(-0.1, _ci(-0.2, 0.01), 0.01)
-    assert found == "no_evidence" and note is not None and "disagree" in note
+    assert (
+        found == "no_evidence"
+        and note is not None
+        and "disagree" in note.text
+        and note.code == "disagree"
+    )
     found, note = verdict(0.1, _ci(0.02, 0.2), 0.2)
-    assert found == "no_evidence" and note is not None and "disagree" in note
+    assert (
+        found == "no_evidence"
+        and note is not None
+        and "disagree" in note.text
+        and note.code == "disagree"
+    )
     assert verdict(-0.1, _ci(-0.2, -0.02), 0.04, alpha=0.01)[0] == "no_evidence"
 
 
@@ -354,5 +364,6 @@ def test_a_run_summary_interval_is_the_same_interval() -> None:
 def test_a_spread_too_small_to_square_falls_back_to_percentile() -> None:
     d = np.array([0.0, 1e-200] * 10)
     ci = mean_ci(d)
-    assert (ci.method, ci.note) == ("percentile", "BCa undefined: degenerate jackknife")
+    assert ci.method == "percentile" and ci.note is not None
+    assert (ci.note.code, ci.note.text) == ("bca_jackknife", "BCa undefined: degenerate jackknife")
     assert ci.low <= float(d.mean()) <= ci.high

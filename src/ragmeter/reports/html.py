@@ -275,7 +275,12 @@ _MARKS = {"better": "▲", "worse": "▼", "no_evidence": "·", "equivalent": "=
 def _verdict(c: MetricComparison, text: Mapping[str, str]) -> str:
     """The verdict as a badge; a metric without pairs has none, and its note says why."""
     if c.verdict is None:
-        return f"<span class='muted'>{_e(c.note or '–')}</span>"
+        unpaired = next((n.values for n in c.notes if n.code == "unpaired"), None)
+        said = c.note or "–"
+        if unpaired is not None:
+            by = text[f"by.{unpaired['by']}"]
+            said = text["unpaired"].format(**{**unpaired, "by": by})
+        return f"<span class='muted'>{_e(said)}</span>"
     said = text[c.verdict].format(margin=f"{c.margin:g}" if c.margin is not None else "")
     return f"<span class='badge {c.verdict}'>{_MARKS[c.verdict]} {_e(said)}</span>"
 

@@ -65,6 +65,12 @@ TEXT: dict[Language, dict[str, str]] = {
         "notInformativeNote": (
             "Not informative: fewer than 30 values, or all equal; the interval says little."
         ),
+        "unpaired": (
+            "no row is scored in both runs ({scored_a} scored in the baseline, {scored_b} in "
+            "the candidate; rows pair by {by})"
+        ),
+        "by.id": "row id",
+        "by.query": "query text",
         "regressed": "{name}: the rows that regressed most",
         "noRegression": "No row got worse.",
         "row": "Row",
@@ -141,6 +147,12 @@ TEXT: dict[Language, dict[str, str]] = {
         "equivalent": "等效（±{margin}）",
         "notInformative": "区间无参考意义（n={n}）",
         "notInformativeNote": "区间无参考意义：少于 30 个值，或所有值相同。",
+        "unpaired": (
+            "没有两次运行都打了分的行（基线 {scored_a} 行有分，候选 {scored_b} 行有分；"
+            "配对依据：{by}）"
+        ),
+        "by.id": "行 id",
+        "by.query": "查询文本",
         "regressed": "{name}：退步最多的行",
         "noRegression": "没有变差的行。",
         "row": "行",

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Literal
 
@@ -43,6 +43,7 @@ __all__ = [
     "CiMethod",
     "Correction",
     "Interval",
+    "Note",
     "PMethod",
     "PairedComparison",
     "Verdict",
@@ -86,13 +87,27 @@ _NORMAL = NormalDist()
 
 
 @dataclass(frozen=True)
+class Note:
+    """A remark on a figure: its English ``text``, and a ``code`` with the ``values`` in it,
+    from which the dashboard and the HTML report say it in their reader's language."""
+
+    code: str
+    text: str
+    values: Mapping[str, float | int | str] = field(default_factory=dict)
+
+
+def _bca_note(code: str, why: str, **values: float | int | str) -> Note:
+    return Note(code, f"BCa {why}", values)
+
+
+@dataclass(frozen=True)
 class Interval:
     """A confidence interval and how it was made; ``note`` says why BCa was not used."""
 
     low: float
     high: float
     method: CiMethod
-    note: str | None = None
+    note: Note | None = None
 
 
 @dataclass(frozen=True)
@@ -111,7 +126,7 @@ class PairedComparison:
     p_adjusted: float
     verdict: Verdict
     ci_note: str | None = None
-    verdict_note: str | None = None
+    verdict_note: Note | None = None
 
 
 def _sum_of_squares(values: np.ndarray) -> float:
@@ -166,7 +181,7 @@ def _bca_levels(z0: float, a: float, tails: Sequence[float]) -> list[float] | No
     return out if all(0.0 < level < 1.0 for level in out) else None
 
 
-def _percentile(means: np.ndarray, tails: Sequence[float], note: str) -> Interval:
+def _percentile(means: np.ndarray, tails: Sequence[float], note: Note) -> Interval:
     low, high = np.quantile(means, tails)
     return Interval(float(low), float(high), "percentile", note)
 
@@ -198,24 +213,33 @@ def mean_ci(
     tails = [(1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0]
     theta = float(diffs.mean())
     if n == 1 or float(diffs.min()) == float(diffs.max()):
-        note = "a single pair" if n == 1 else "all differences are equal"
-        return Interval(theta, theta, "percentile", f"BCa undefined: {note}")
+        note = (
+            _bca_note("bca_single", "undefined: a single pair")
+            if n == 1
+            else _bca_note("bca_equal", "undefined: all differences are equal")
+        )
+        return Interval(theta, theta, "percentile", note)
     centred = diffs - theta
     square = _sum_of_squares(centred)
     if not 0.0 < square < math.inf:  # spread under- or overflows: no jackknife to speak of
         means = _resampled_means(diffs, resamples, seed)
-        return _percentile(means, tails, "BCa undefined: degenerate jackknife")
+        return _percentile(
+            means, tails, _bca_note("bca_jackknife", "undefined: degenerate jackknife")
+        )
     if n >= ANALYTIC_FROM:
         return _abc(diffs, centred, tails)
     means = _resampled_means(diffs, resamples, seed)
     if n < BCA_MIN_PAIRS:
-        return _percentile(means, tails, f"BCa not used: fewer than {BCA_MIN_PAIRS} pairs")
+        few = _bca_note("bca_few", f"not used: fewer than {BCA_MIN_PAIRS} pairs", n=BCA_MIN_PAIRS)
+        return _percentile(means, tails, few)
     below = (np.count_nonzero(means < theta) + 0.5 * np.count_nonzero(means == theta)) / len(means)
     if not 0.0 < below < 1.0:
-        return _percentile(means, tails, "BCa undefined: no resampled mean on one side")
+        one_side = _bca_note("bca_one_side", "undefined: no resampled mean on one side")
+        return _percentile(means, tails, one_side)
     levels = _bca_levels(_NORMAL.inv_cdf(below), _acceleration(centred), tails)
     if levels is None:
-        return _percentile(means, tails, "BCa undefined: adjusted levels out of range")
+        out_of_range = _bca_note("bca_levels", "undefined: adjusted levels out of range")
+        return _percentile(means, tails, out_of_range)
     low, high = np.quantile(means, levels)
     return Interval(float(low), float(high), "bca")
 
@@ -324,7 +348,7 @@ def verdict(
     alpha: float = 0.05,
     margin: float | None = None,
     informative: bool = True,
-) -> tuple[Verdict, str | None]:
+) -> tuple[Verdict, Note | None]:
     """better / worse when the adjusted p is at most ``alpha`` and the interval excludes 0
     on the side of the mean difference (other - base, higher scores better); equivalent when
     a ``margin`` was given and an informative interval lies inside (-margin, +margin); else
@@ -335,9 +359,11 @@ def verdict(
         return ("better" if delta > 0.0 else "worse"), None
     note = None
     if (significant or side) and informative:  # a flat interval disagrees by nature
-        note = (
+        note = Note(
+            "disagree",
             f"the test (adjusted p {p_adjusted:.3g}) and the interval "
-            f"[{ci.low:+.4g}, {ci.high:+.4g}] disagree at alpha {alpha:g}: more rows decide"
+            f"[{ci.low:+.4g}, {ci.high:+.4g}] disagree at alpha {alpha:g}: more rows decide",
+            {"p": p_adjusted, "low": ci.low, "high": ci.high, "alpha": alpha},
         )
     if margin is not None and informative and -margin < ci.low and ci.high < margin:
         return "equivalent", note

@@ -5,9 +5,20 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ragmeter.wire.pages import Page
+
+
+class ComparisonNote(BaseModel):
+    """One remark in a comparison's ``note``, for a reader's language: its ``code``
+    (``unpaired``: no row scored in both runs, with ``by``, ``scored_a``, ``scored_b``;
+    ``disagree``: the test and the interval disagree, with ``p``, ``low``, ``high``,
+    ``alpha``; ``bca_*``: why the interval is not BCa, ``bca_few`` with ``n``) and its
+    values."""
+
+    code: str
+    values: dict[str, float | int | str] = Field(default_factory=dict)
 
 
 class MetricComparison(BaseModel):
@@ -37,6 +48,8 @@ class MetricComparison(BaseModel):
     worse: int
     same: int
     note: str | None = None
+    #: ``note``'s remarks with their codes and values (the dashboard says them in its language)
+    notes: list[ComparisonNote] = Field(default_factory=list)
     #: bca, percentile (BCa undefined: few pairs or no spread; ``note`` says which) or abc
     #: (BCa's analytic form, used from 1,000 pairs on)
     ci_method: Literal["bca", "percentile", "abc"] | None = None

@@ -19,9 +19,15 @@ import numpy as np
 
 from ragmeter.errors import ConfigError
 from ragmeter.metrics.scales import scale_label
-from ragmeter.reports.stats import SMALL_SAMPLE, Correction, PairedComparison, compare_paired
+from ragmeter.reports.stats import (
+    SMALL_SAMPLE,
+    Correction,
+    Note,
+    PairedComparison,
+    compare_paired,
+)
 from ragmeter.store.pairing import is_row_id
-from ragmeter.wire.compare import MetricComparison
+from ragmeter.wire.compare import ComparisonNote, MetricComparison
 
 __all__ = [
     "TIE",
@@ -129,11 +135,13 @@ def _pairing(rows: Sequence[tuple[Any, ...]]) -> Pairing:
     return "query"
 
 
-def _unpaired_note(by: Pairing, scored_a: int, scored_b: int) -> str:
+def _unpaired_note(by: Pairing, scored_a: int, scored_b: int) -> Note:
     """Why a metric has no pair: how many rows each run scored."""
-    return (
+    return Note(
+        "unpaired",
         f"no {by} is scored in both runs ({scored_a} rows scored in the base run, "
-        f"{scored_b} in the other; rows pair by {_BY[by]})"
+        f"{scored_b} in the other; rows pair by {_BY[by]})",
+        {"by": by, "scored_a": scored_a, "scored_b": scored_b},
     )
 
 
@@ -148,8 +156,8 @@ def _diffs(a: Side, b: Side) -> tuple[np.ndarray, int, int, float | None, float 
     return diffs, len(va), len(vb), mean_a, mean_b
 
 
-def _notes(*notes: str | None) -> str | None:
-    return "; ".join(n for n in notes if n) or None
+def _notes(*notes: Note | None) -> list[ComparisonNote]:
+    return [ComparisonNote(code=n.code, values=dict(n.values)) for n in notes if n]
 
 
 def _comparison(
@@ -161,10 +169,10 @@ def _comparison(
 ) -> MetricComparison:
     scored_a, scored_b, mean_a, mean_b = counts
     by, correction, size, margin, alpha = family
-    note = (
-        _unpaired_note(by, scored_a, scored_b)
+    notes = (
+        [_unpaired_note(by, scored_a, scored_b)]
         if tested is None
-        else _notes(tested.ci.note, tested.verdict_note)
+        else [n for n in (tested.ci.note, tested.verdict_note) if n]
     )
     return MetricComparison(
         metric_name=name,
@@ -177,7 +185,8 @@ def _comparison(
         better=int((diffs > TIE).sum()),
         worse=int((diffs < -TIE).sum()),
         same=int((np.abs(diffs) <= TIE).sum()),
-        note=note,
+        note="; ".join(n.text for n in notes) or None,
+        notes=_notes(*notes),
         ci_method=None if tested is None else tested.ci.method,
         p_value=None if tested is None else tested.p_value,
         p_method=None if tested is None else tested.p_method,

@@ -25,6 +25,20 @@ function signed(value, digits = 3) {
   return `${value < 0 ? "−" : "+"}${text}`;
 }
 
+/** A metric's note in the reader's language, from its codes (the server's English text for a
+ * code this page does not know). */
+function noteText(c) {
+  const said = (c.notes || []).map((n) => {
+    const v = n.values || {};
+    const values = { ...v, p: v.p === undefined ? "" : pValue(v.p), low: signed(v.low, 4), high: signed(v.high, 4),
+      by: v.by ? t(`cmp.note.by.${v.by}`) : "" };
+    const key = `cmp.note.${n.code}`;
+    const text = t(key, values);
+    return text === key ? null : text;
+  });
+  return said.length && said.every((text) => text !== null) ? said.join("; ") : c.note;
+}
+
 function pValue(value) {
   if (value === null || value === undefined) return "–";
   return value < 0.001 ? "< 0.001" : value.toFixed(3);
@@ -206,7 +220,7 @@ export class CompareView {
         h("td", { class: "num delta" }, h("div", { class: "delta-cell" },
           h("span", {}, deltaText(c)),
           c.delta === null || c.ci_note ? null : intervalBar({ mean: c.delta, low: c.ci95_low, high: c.ci95_high }, { lo: -1, hi: 1, width: 120, zero: true }),
-          c.note ? h("span", { class: "muted small note" }, c.note) : null)),
+          c.note ? h("span", { class: "muted small note" }, noteText(c)) : null)),
         h("td", { class: "num", title: c.p_value === null ? "" : t("cmp.pRaw", { p: pValue(c.p_value) }) }, pValue(c.p_adjusted)),
         h("td", {}, verdictBadge(c)),
         h("td", { class: "num" }, String(c.paired)),
