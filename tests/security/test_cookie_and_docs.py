@@ -17,7 +17,7 @@ import httpx
 import pytest
 from playwright.sync_api import sync_playwright
 
-from tests.browser.conftest import CHROMIUM, FLAGS
+from tests.browser.conftest import CHROMIUM, FLAGS, SCREENSHOTS
 from tests.integration.service import KEY, ServiceProcess, data, failure
 
 HOST_COOKIE = "__Host-ragmeter_session"
@@ -105,6 +105,8 @@ def test_chromium_keeps_the_cookie_and_renders_the_docs_from_this_origin(
             page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
             page.goto(f"{server.url}/docs")
             page.get_by_text("/api/v2/serve/evaluate/runs").first.wait_for(timeout=30_000)
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)  # to be looked at, like the dashboard's
+            page.screenshot(path=str(SCREENSHOTS / "api-docs.png"))
         finally:
             browser.close()
     assert requested and all(u.startswith(server.url) for u in requested), requested
