@@ -28,7 +28,8 @@ A run's results are inserted after its ``runs`` row is updated, in one transacti
 ``last_id`` never passes one not yet committed.
 
 Either way one search is bounded in time (``bounded``: SQLite's progress handler, PostgreSQL's
-``statement_timeout``), and a search past it fails instead of holding a connection."""
+``statement_timeout`` of each statement), and a search past it fails instead of holding a
+connection."""
 
 from __future__ import annotations
 
@@ -201,8 +202,10 @@ def _trigram_index(connection: sa.Connection) -> bool:
         with connection.begin_nested():
             connection.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS pg_trgm")
             connection.exec_driver_sql(
-                f"CREATE INDEX IF NOT EXISTS {_INDEX} ON {_TABLE} USING gin (body gin_trgm_ops)"
-            )
+                f"CREATE INDEX IF NOT EXISTS {_INDEX} ON {_TABLE} "
+                "USING gin (body gin_trgm_ops) WITH (fastupdate = off)"
+            )  # no pending list: a search never reads the bodies indexed since the last vacuum
+            # one by one, and the planner (which counts it) picks the index
     except DBAPIError as exc:
         reason = str(exc.orig).splitlines()[0] if exc.orig is not None else str(exc)
         log.warning(
@@ -317,8 +320,10 @@ def text_condition(bind: sa.Engine | sa.Connection, anchor: Any, text: str) -> A
 
 @contextmanager
 def bounded(session: Session, seconds: float, setting: str) -> Iterator[None]:
-    """The statements of ``session`` in this block stop after ``seconds`` together; a
-    LimitError naming ``setting`` when they do."""
+    """The statements of ``session`` in this block stop after ``seconds`` (SQLite: together;
+    PostgreSQL: each, its ``statement_timeout``, set back after); a LimitError naming
+    ``setting`` when one does, the session rolled back on PostgreSQL (its transaction failed)
+    and usable again."""
     connection = session.connection()
     dialect = connection.dialect.name
     raw: Any = connection.connection.driver_connection
@@ -332,9 +337,14 @@ def bounded(session: Session, seconds: float, setting: str) -> Iterator[None]:
     except DBAPIError as exc:
         if not _timed_out(exc):
             raise
+        if dialect == "postgresql":
+            session.rollback()
         raise LimitError(
             f"the search took more than {seconds:g} s; search for a longer text", setting=setting
         ) from None
+    else:
+        if dialect == "postgresql":
+            connection.exec_driver_sql("SET LOCAL statement_timeout TO DEFAULT")
     finally:
         if dialect == "sqlite":
             raw.set_progress_handler(None, 0)
