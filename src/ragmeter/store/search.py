@@ -225,13 +225,15 @@ def _trigram_index(connection: sa.Connection) -> bool:
 def _has_index(engine: sa.Engine) -> bool:
     """Whether searches of the store at ``engine`` use a text index: always on SQLite; on
     PostgreSQL when the trigram index is there: asked once per process, and made then if it
-    was not and can be (``_trigram_index``, which a migration in this process ran already)."""
+    was not and can be (``_trigram_index``, which a migration in this process ran already),
+    under the store's search lock (two servers starting at once make it once)."""
     if engine.dialect.name != "postgresql":
         return True
     key = _store_key(engine)
     with _indexed_lock:
         if key not in _indexed:
             with engine.connect() as connection, connection.begin():
+                write_lock(connection, "ragmeter-search")
                 found = connection.exec_driver_sql(f"SELECT to_regclass('{_INDEX}')").scalar()
                 _indexed[key] = found is not None or _trigram_index(connection)
         return _indexed[key]
