@@ -249,6 +249,35 @@ def test_a_new_store_gets_the_triggers_the_migration_makes(
         assert len(functions) == 1
 
 
+def test_revision_0018_goes_down_and_up_again(store_url: str) -> None:
+    """On PostgreSQL 0018 makes the search table, its trigger and index, and its downgrade
+    removes them; on SQLite it changes nothing (0016 made FTS5's)."""
+    engine = create_engine(store_url)
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    listed = []
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        for revision in ("head", "0017", "head"):
+            if revision == "head":
+                command.upgrade(config, revision)
+            else:
+                command.downgrade(config, revision)
+            listed.append(_search_tables(connection))
+    engine.dispose()
+    if _sqlite(store_url):
+        assert listed[0] == listed[1] == listed[2] and "results_search" in listed[0]
+    else:
+        assert listed[0] == listed[2] == ["results_search", "results_search_marks"]
+        assert listed[1] == []
+
+
+def _search_tables(connection: Any) -> list[str]:
+    from sqlalchemy import inspect
+
+    return sorted(n for n in inspect(connection).get_table_names() if n.startswith("results_s"))
+
+
 def _bulk_row(run_id: str, i: int) -> dict[str, Any]:
     """Row ``i``'s result: a question of 40 words (row 7's also 'needle'), an answer."""
     words = " ".join(f"w{i * 7919 * j % 100_003}" for j in range(1, 41))

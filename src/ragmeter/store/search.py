@@ -16,13 +16,15 @@ deleted or changed. A text of 3 characters or more is looked up in the index; a 
 
 PostgreSQL (revision 0018): a table ``results_search`` (``result_id`` referencing the result,
 deleted with it, and ``body``), a trigger redoing a changed result's body, and a GIN index of
-the bodies' trigrams (``pg_trgm``'s ``gin_trgm_ops``): a text of 3 characters or more is
-``ILIKE '%text%'`` over the index (a substring, case folded); a shorter one is compared with
-the capped bodies of the run's rows only. ``pg_trgm`` is a trusted extension (PostgreSQL 13+):
-a role with CREATE on the database makes it. When the store's role cannot, the store is
-migrated all the same, a warning is logged once per process, and every search compares the
-run's capped bodies (bounded like the rest); once a superuser has run ``CREATE EXTENSION
-pg_trgm`` in that database, a server's first search (after a restart) builds the index.
+the bodies' trigrams (``pg_trgm``'s ``gin_trgm_ops``, without a pending list so its cost is
+known to the planner): a text of 3 characters or more is ``ILIKE '%text%'`` over the index (a
+substring, case folded); a shorter one is compared with the capped bodies joined to the run's
+rows (the planner reads them by result id; in a store too small to matter it may scan all).
+``pg_trgm`` is a trusted extension (PostgreSQL 13+): a role with CREATE on the database makes
+it. When the store's role cannot, the store is migrated all the same, a warning is logged once
+per process, and every search compares the run's capped bodies (bounded like the rest); once
+a superuser has run ``CREATE EXTENSION pg_trgm`` in that database, a server's first search
+(after a restart) builds the index.
 A run's results are inserted after its ``runs`` row is updated, in one transaction
 (``ResultStore.commit_results``), so a run's result ids become visible in order and
 ``last_id`` never passes one not yet committed.
