@@ -1,6 +1,6 @@
-"""A model's requests_per_minute, counted in the store: every process sharing it (a team's
-server replicas, commands) takes a place among the last minute's requests, so together
-they never pass the limit."""
+"""A model's requests_per_minute, counted in the store (a SQLite file, or a PostgreSQL
+database): every process sharing it (a team's server replicas, commands) takes a place among
+the last minute's requests, so together they never pass the limit."""
 
 from __future__ import annotations
 
@@ -13,10 +13,33 @@ from ragmeter.judge._rate import MARGIN_S, WINDOW_S, StoreRate
 from ragmeter.store.db import Store
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import RAGMETER
+from tests.integration.service import ServiceProcess, data, wait_run
+
+PER_MINUTE, ROWS = 8, 6  # two processes judging 6 rows each: 12 requests, 8 a minute
 
 
-def test_a_place_frees_when_the_oldest_request_leaves_the_minute(tmp_path: Path) -> None:
-    store = Store(f"sqlite:///{tmp_path / 'rate.db'}")
+def _config(judge: ScriptedJudgeServer, store_url: str) -> str:
+    """A ``ragmeter.toml``: the scripted model allowed PER_MINUTE requests, and the store
+    (nothing for the home's default SQLite file)."""
+    store = "" if store_url.startswith("sqlite") else f'[store]\nurl = "{store_url}"\n\n'
+    return (
+        f'{store}[models.scripted]\nbase_url = "{judge.url}"\nmodel = "scripted"\n'
+        f"requests_per_minute = {PER_MINUTE}\n"
+    )
+
+
+def _check_minutes(arrivals: list[float]) -> None:
+    """In any minute at most PER_MINUTE requests arrived; the one past them waited for the
+    first to leave the minute."""
+    assert len(arrivals) == 2 * ROWS
+    for i, start in enumerate(arrivals):
+        within = [t for t in arrivals[i:] if t < start + WINDOW_S]
+        assert len(within) <= PER_MINUTE, (i, len(within))
+    assert arrivals[PER_MINUTE] - arrivals[0] >= WINDOW_S - 1
+
+
+def test_a_place_frees_when_the_oldest_request_leaves_the_minute(store_url: str) -> None:
+    store = Store(store_url)
     rate = StoreRate(store, "http://judge/v1 m", 3)
     other = StoreRate(store, "http://judge/v1 other", 1)  # counted apart
     assert [rate.try_take(now=t) for t in (100.0, 101.0, 102.0)] == [0.0, 0.0, 0.0]
@@ -29,26 +52,21 @@ def test_a_place_frees_when_the_oldest_request_leaves_the_minute(tmp_path: Path)
 
 
 def test_two_processes_together_never_pass_a_model_s_requests_per_minute(
-    tmp_path: Path,
+    store_url: str, tmp_path: Path
 ) -> None:
     """Two commands judging 6 rows each, at once, against a model allowed 8 requests a
     minute: 8 go in the first minute, the other 4 only once the first have left it."""
-    per_minute, rows = 8, 6
     home = tmp_path / "home"
-    home.mkdir()
-    data = tmp_path / "qa.jsonl"
-    data.write_text(
-        "".join(json.dumps({"query": f"q {i}", "response": f"a {i}"}) + "\n" for i in range(rows)),
+    home.mkdir(exist_ok=True)
+    dataset = tmp_path / "qa.jsonl"
+    dataset.write_text(
+        "".join(json.dumps({"query": f"q {i}", "response": f"a {i}"}) + "\n" for i in range(ROWS)),
         encoding="utf-8",
     )
     with ScriptedJudgeServer() as judge:
-        (home / "ragmeter.toml").write_text(
-            f'[models.scripted]\nbase_url = "{judge.url}"\nmodel = "scripted"\n'
-            f"requests_per_minute = {per_minute}\n",
-            encoding="utf-8",
-        )
+        (home / "ragmeter.toml").write_text(_config(judge, store_url), encoding="utf-8")
         env = {**os.environ, "RAGMETER_HOME": str(home), "HF_HUB_OFFLINE": "1"}
-        args = [*RAGMETER, "eval", str(data), "-m", "AnswerRelevancyMetric", "--judge-model",
+        args = [*RAGMETER, "eval", str(dataset), "-m", "AnswerRelevancyMetric", "--judge-model",
                 "scripted", "--no-cache", "--no-store"]  # fmt: skip
         children = [
             subprocess.Popen(
@@ -58,9 +76,40 @@ def test_two_processes_together_never_pass_a_model_s_requests_per_minute(
         ]
         outputs = [child.communicate(timeout=300) for child in children]
         assert [c.returncode for c in children] == [0, 0], outputs
-        arrivals = sorted(judge.arrivals)
-    assert len(arrivals) == 2 * rows
-    for i, start in enumerate(arrivals):  # any minute: at most per_minute requests
-        within = [t for t in arrivals[i:] if t < start + WINDOW_S]
-        assert len(within) <= per_minute, (i, len(within))
-    assert arrivals[per_minute] - arrivals[0] >= WINDOW_S - 1  # the 9th waited for a place
+        _check_minutes(sorted(judge.arrivals))
+
+
+def test_two_replicas_together_never_pass_a_model_s_requests_per_minute(
+    store_url: str, tmp_path: Path
+) -> None:
+    """Two ``ragmeter serve`` replicas on one store, each given a run judging 6 rows, the
+    model allowed 8 requests a minute: together 8 in the first minute, the rest after."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+
+    def body(replica: int) -> dict[str, object]:  # rows of their own: none answered by cache
+        rows = [{"query": f"q {replica} {i}", "response": f"a {i}"} for i in range(ROWS)]
+        return {
+            "scene_key": "dataset",
+            "evaluate_metrics": ["AnswerRelevancyMetric"],
+            "context": {"model": "scripted"},
+            "datasets": rows,
+        }
+
+    with ScriptedJudgeServer() as judge:
+        (home / "ragmeter.toml").write_text(_config(judge, store_url), encoding="utf-8")
+        replicas = [ServiceProcess(home).start(), ServiceProcess(home).start()]
+        try:
+            runs = []
+            for number, replica in enumerate(replicas):
+                with replica.client() as http:
+                    created = data(http.post("/evaluate/runs", json=body(number)), 202)
+                    runs.append(created["run_id"])
+            for replica, run_id in zip(replicas, runs, strict=True):
+                with replica.client() as http:
+                    info = wait_run(http, run_id, timeout=240)
+                assert info["state"] == "done" and info["progress"]["done"] == ROWS, info
+        finally:
+            for replica in replicas:
+                replica.stop()
+        _check_minutes(sorted(judge.arrivals))

@@ -1,16 +1,17 @@
-"""Two ``ragmeter serve`` replicas on one store: a run belongs to the replica executing it
-through a lease it renews; killed with kill -9 mid-run, the other replica takes the run over
-once the lease has passed and finishes it, with no row lost or scored twice; cancel and
-resume work from either replica; a dashboard session opened on one is known to both."""
+"""Two ``ragmeter serve`` replicas on one store (a SQLite file, then a PostgreSQL database): a
+run belongs to the replica executing it through a lease it renews; killed with kill -9
+mid-run, the other replica takes the run over once the lease has passed and finishes it, with
+no row lost or scored twice; cancel and resume work from either replica; a dashboard session
+opened on one is known to both."""
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, text
 
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import write_models
@@ -25,6 +26,7 @@ from tests.integration.test_service_runs import (
 
 LEASE = 3  # seconds: [server] run_lease_seconds of both replicas
 ROWS = 24
+PARALLEL = 2  # _slow_run's parallel_num: rows a replica judges at once
 
 
 @pytest.fixture
@@ -34,15 +36,45 @@ def judge() -> Iterator[ScriptedJudgeServer]:
 
 
 @pytest.fixture
-def home(tmp_path: Path, judge: ScriptedJudgeServer) -> Path:
+def home(tmp_path: Path, judge: ScriptedJudgeServer, store_url: str) -> Path:
+    """The replicas' ``$RAGMETER_HOME``: its default SQLite file, or a PostgreSQL database
+    named in its ``ragmeter.toml``."""
     home = tmp_path / "home"
     write_models(home, judge.url)
     with (home / "ragmeter.toml").open("a", encoding="utf-8") as config:
+        if not store_url.startswith("sqlite"):
+            config.write(f'\n[store]\nurl = "{store_url}"\n')
         config.write(f"\n[server]\nrun_lease_seconds = {LEASE}\n")
     return home
 
 
-def test_a_killed_replica_s_run_is_taken_over_and_finished_once(home: Path) -> None:
+def _judged(judge: ScriptedJudgeServer, tag: str) -> list[int]:
+    """How many of the judge's chat requests so far (the app's answer and the metric's
+    verdicts) carried each row's question."""
+    prompts = list(judge.prompts)
+    return [sum(f"{tag} question {i} about" in p for p in prompts) for i in range(ROWS)]
+
+
+def _stored_rows(store_url: str, run_id: str) -> set[int]:
+    """The rows with results in the store (read from it directly, not through a replica)."""
+    engine = create_engine(store_url)
+    with engine.connect() as connection:
+        found = connection.execute(
+            text("SELECT DISTINCT row_index FROM results WHERE run_id = :run"), {"run": run_id}
+        )
+        rows = {int(index) for (index,) in found}
+    engine.dispose()
+    return rows
+
+
+def test_a_killed_replica_s_run_is_taken_over_and_finished_once(
+    home: Path, judge: ScriptedJudgeServer, store_url: str
+) -> None:
+    """After the takeover: every row x metric has exactly one result (none lost, none
+    twice); no row stored before the kill was sent to the judge again; and the rows sent
+    twice are only those the killed replica had under way (started, not stored): at most
+    a batch (one row) per worker being judged and one per worker judged but not yet
+    committed, 2 x parallel_num."""
     first, second = ServiceProcess(home).start(), ServiceProcess(home).start()
     try:
         _setup(first)
@@ -51,6 +83,11 @@ def test_a_killed_replica_s_run_is_taken_over_and_finished_once(home: Path) -> N
             _wait_progress(http, run_id, 4)
         first.kill()  # kill -9: no shutdown hook marks the run, its lease stops being renewed
         killed_at = time.monotonic()
+        # the killed replica's last requests (120 ms each) are answered and logged; a lease
+        # is renewed every third of it, so no takeover comes within 2 s of the kill
+        time.sleep(LEASE / 3)
+        stored, before = _stored_rows(store_url, run_id), _judged(judge, "lease")
+        assert time.monotonic() - killed_at < LEASE * 2 / 3
         with second.client() as http:
             listed = data(http.get(f"/evaluate/runs/{run_id}"))
             # another replica's run is left to its lease, never marked interrupted by a read
@@ -63,6 +100,14 @@ def test_a_killed_replica_s_run_is_taken_over_and_finished_once(home: Path) -> N
         assert took >= LEASE * 0.5  # taken over after the lease passed, not before
         log = second.log.read_text(encoding="utf-8")
         assert f"run {run_id}: its server's lease passed; taken over here" in log
+        after = _judged(judge, "lease")
+        assert len(stored) >= 4 and len(judge.prompts) < judge.prompts.maxlen  # none dropped
+        (once,) = {after[i] for i in stored}  # a row judged once asks this many times
+        assert once > 0 and all(after[i] == before[i] for i in stored)  # none asked again
+        again = [i for i in range(ROWS) if after[i] > once]
+        under_way = {i for i in range(ROWS) if before[i] and i not in stored}
+        assert set(again) <= under_way and len(under_way) <= 2 * PARALLEL, (again, under_way)
+        assert all(after[i] >= once for i in range(ROWS))
     finally:
         first.stop()
         second.stop()
@@ -92,7 +137,7 @@ def test_cancel_and_resume_work_from_either_replica(home: Path) -> None:
         second.stop()
 
 
-def test_a_dashboard_session_is_known_to_every_replica(home: Path) -> None:
+def test_a_dashboard_session_is_known_to_every_replica(home: Path, store_url: str) -> None:
     """A browser signed in on one replica (behind a load balancer its next request may go
     to the other) is signed in on both; signing out on either ends it on both, and the store
     keeps no session id a reader could replay, only its hash."""
@@ -111,9 +156,10 @@ def test_a_dashboard_session_is_known_to_every_replica(home: Path) -> None:
             page.cookies.update(cookies)
             assert page.get("/api/v2/serve/evaluate/runs").status_code == 401
         (session_id,) = cookies.values()
-        stored = sqlite3.connect(home / "ragmeter.db")
-        kept = stored.execute("SELECT id_hash FROM dashboard_sessions").fetchall()
-        stored.close()
+        engine = create_engine(store_url)
+        with engine.connect() as stored:
+            kept = stored.execute(text("SELECT id_hash FROM dashboard_sessions")).all()
+        engine.dispose()
         assert all(session_id not in row[0] for row in kept)
     finally:
         first.stop()

@@ -116,13 +116,12 @@ def _check(metrics: list[str], chosen: RowFilter) -> str:
     return chosen.metric or metrics[0]
 
 
-def _conditions(dialect: str, anchor: Any, chosen: RowFilter) -> list[Any]:
+def _conditions(bind: Any, anchor: Any, chosen: RowFilter) -> list[Any]:
     where: list[Any] = []
     if chosen.below is not None:
         where.append(anchor.score < chosen.below)
     if chosen.text:
-        response = row_field(anchor, "response", text=True)
-        where.append(text_condition(dialect, anchor, response, chosen.text))
+        where.append(text_condition(bind, anchor, chosen.text))
     return where
 
 
@@ -189,11 +188,10 @@ def _page(
     metric = _check(metrics, chosen)
     anchor = aliased(ResultRow)
     with store.session() as session:
-        dialect = session.get_bind().dialect.name
         where = [
             anchor.run_id == run_id,
             anchor.metric_name == metric,
-            *_conditions(dialect, anchor, chosen),
+            *_conditions(session.get_bind(), anchor, chosen),
         ]
         dataset_id = _dataset_of(session, run_id)
         counted = select(func.count()).select_from(anchor)

@@ -21,8 +21,11 @@ depends_on = None
 
 def upgrade() -> None:
     connection = op.get_bind()
-    create_row_search(connection)  # runs are indexed when first searched
+    if connection.dialect.name == "sqlite":  # PostgreSQL's: revision 0018
+        create_row_search(connection)  # runs are indexed when first searched
 
 
 def downgrade() -> None:
-    drop_row_search(op.get_bind())
+    connection = op.get_bind()
+    if connection.dialect.name == "sqlite":
+        drop_row_search(connection)

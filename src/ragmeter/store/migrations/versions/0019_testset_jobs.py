@@ -1,7 +1,7 @@
 """test set generations in the store, so every server sharing it shows and cancels them
 
 Revision ID: 0019
-Revises: 0017
+Revises: 0018
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0019"
-down_revision = "0017"
+down_revision = "0018"
 branch_labels = None
 depends_on = None
 
