@@ -1,4 +1,5 @@
-"""Test set generations on two ``ragmeter serve`` replicas sharing one store: a generation
+"""Test set generations on two ``ragmeter serve`` replicas sharing one store (a SQLite file, a
+PostgreSQL database): a generation
 started on one is shown by the other as it runs, counts against ``[server]
 max_testset_jobs`` on both, is cancelled from the other (its server stops at its next look),
 and one whose server was killed with kill -9 reads as failed once its lease has passed, its
@@ -25,11 +26,15 @@ SLOW = 200  # questions: more than any test waits for
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Iterator[Path]:
+def home(tmp_path: Path, store_url: str) -> Iterator[Path]:
+    """The replicas' ``$RAGMETER_HOME``: its default SQLite file, or a PostgreSQL database
+    named in its ``ragmeter.toml``."""
     home = tmp_path / "home"
     with ScriptedJudgeServer(latency_ms=300) as judge:
         write_models(home, judge.url)
         with (home / "ragmeter.toml").open("a", encoding="utf-8") as config:
+            if not store_url.startswith("sqlite"):
+                config.write(f'\n[store]\nurl = "{store_url}"\n')
             config.write(f"\n[server]\nrun_lease_seconds = {LEASE}\nmax_testset_jobs = 1\n")
         yield home
 
