@@ -51,6 +51,11 @@ class ServiceProcess:
         return self._store_env or f"sqlite:///{self.home / 'ragmeter.db'}"
 
     @property
+    def store_env(self) -> dict[str, str]:
+        """The environment a command needs to work on the server's store."""
+        return {STORE_URL_ENV: self.store_url}
+
+    @property
     def url(self) -> str:
         if bool(os.environ.get(STORE_URL_ENV)) != bool(self._store_env):  # see store_kind
             raise AssertionError(
