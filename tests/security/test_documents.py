@@ -18,6 +18,8 @@ from tests.integration.helpers import run, scripted_home
 from tests.integration.service import ServiceProcess, data, failure
 from tests.pdf_files import cpu_bomb
 
+pytestmark = pytest.mark.both_stores
+
 CAPS = """
 [server]
 max_document_chars = 2000000
@@ -30,7 +32,7 @@ DEADLINE = 20.0
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def home(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[Path]:
     with scripted_home(tmp_path_factory.mktemp("documents-home"), CAPS) as folder:
         yield folder
 
