@@ -82,6 +82,23 @@ def test_a_run_nested_within_the_limit_reads_back(service: ServiceProcess) -> No
         assert results["items"][0]["raw_dataset"]["metadata"] == metadata
 
 
+def test_text_holding_a_nul_character_is_stored_and_looked_up_without_a_500(
+    service: ServiceProcess,
+) -> None:
+    """PostgreSQL's text holds no NUL character (SQLite's does): a name looked up with one
+    is not found, and a run whose row holds one finishes and reads back, not a 500 or a run
+    failed by an internal error."""
+    with service.client() as http:
+        for path in ("/datasets/x%00y", "/evaluate/runs/x%00y", "/apps/a%00b", "/prompts/p%00q"):
+            assert http.get(path).status_code == 404, path
+        assert data(http.get("/evaluate/runs", params={"q": "a\x00b"}))["total"] == 0
+        row = {**ROW, "query": "q\x00nul", "retrieved_contexts": ["a\x00", "b"]}
+        run_id = data(http.post("/evaluate/runs", json=_run([row])), 202)["run_id"]
+        assert wait_run(http, run_id)["state"] == "done"
+        (result,) = data(http.get(f"/evaluate/runs/{run_id}/results"))["items"]
+        assert result["score"] == 0.5 and result["query"] in ("q\x00nul", "q\ufffdnul")
+
+
 def _dataset(http: httpx.Client, name: str, content: bytes, **form: str) -> httpx.Response:
     return http.post("/datasets", files={"file": (name, content)}, data=form)
 
