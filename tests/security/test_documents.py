@@ -150,8 +150,9 @@ def test_documents_added_from_the_servers_disk_do_not_show_its_paths(
     private = tmp_path / "opdocs" / "private-team"
     private.mkdir(parents=True)
     (private / "payroll.md").write_text("# Payroll\n\nPaid monthly.\n", encoding="utf-8")
-    assert run("space", "create", "operator", "--embedder", "hashed", home=home).returncode == 0
-    added = run("space", "add", "operator", str(private / "payroll.md"), home=home)
+    on = {"home": home, "env": service.store_env}  # the operator's commands, on its store
+    assert run("space", "create", "operator", "--embedder", "hashed", **on).returncode == 0
+    added = run("space", "add", "operator", str(private / "payroll.md"), **on)
     assert added.returncode == 0, added.stderr
     with service.client() as http:
         data(_upload(http, "operator", ("team/notes.md", b"# Notes\n\nCompost weekly.\n")))
