@@ -91,7 +91,8 @@ def test_text_holding_a_nul_character_is_stored_and_looked_up_without_a_500(
     with service.client() as http:
         for path in ("/datasets/x%00y", "/evaluate/runs/x%00y", "/apps/a%00b", "/prompts/p%00q"):
             assert http.get(path).status_code == 404, path
-        assert data(http.get("/evaluate/runs", params={"q": "a\x00b"}))["total"] == 0
+        data(http.get("/evaluate/runs", params={"q": "a\x00b"}))  # a 200 (SQLite's LIKE
+        # ends the pattern at the NUL, PostgreSQL's text holds U+FFFD: what it finds differs)
         row = {**ROW, "query": "q\x00nul", "retrieved_contexts": ["a\x00", "b"]}
         run_id = data(http.post("/evaluate/runs", json=_run([row])), 202)["run_id"]
         assert wait_run(http, run_id)["state"] == "done"
