@@ -2,15 +2,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ragmeter.config import STORE_URL_ENV
 from tests.pg import PostgresServer, bindir
 
 #: under CI a test never skips for a missing resource: the skip is reported as a failure
 STRICT = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+#: the stores a test marked ``both_stores`` (or using ``store_url``) runs on
+STORES = ("sqlite", "postgresql")
 
 
 @pytest.fixture(autouse=True)
@@ -38,20 +42,31 @@ def postgres() -> Iterator[PostgresServer]:
         server.stop()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A new store's URL: a SQLite file, then a new database on the session's PostgreSQL
-    server; a test using it runs once on each. Every engine the test connected to it is
-    closed after it (a store left open would hold PostgreSQL connections until collected)."""
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "both_stores: every test of the module runs on SQLite and on PostgreSQL (store_kind)",
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Tests of a module marked ``both_stores`` (``pytestmark = pytest.mark.both_stores``),
+    and tests using ``store_url``, run once per store: ``[sqlite]``, then ``[postgresql]``
+    (grouped by module, so a module's servers start once per store)."""
+    if metafunc.definition.get_closest_marker("both_stores") or (
+        "store_url" in metafunc.fixturenames
+    ):
+        metafunc.parametrize("store_kind", STORES, indirect=True, scope="module")
+
+
+@contextmanager
+def _engines_closed(url: str) -> Iterator[None]:
+    """Close, at the end, every engine this process connected meanwhile and the store opened
+    at ``url``: a store left open would hold PostgreSQL connections until collected."""
     from sqlalchemy import Engine, event
 
     from ragmeter.store import db
 
-    if request.param == "sqlite":
-        (tmp_path / "home").mkdir()
-        url = f"sqlite:///{tmp_path / 'home' / 'ragmeter.db'}"  # store_home's default file
-    else:
-        url = request.getfixturevalue("postgres").database()
     engines: set[Engine] = set()
 
     def connected(connection: Any) -> None:
@@ -59,13 +74,64 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
     event.listen(Engine, "engine_connect", connected)
     try:
-        yield url
+        yield
     finally:
         event.remove(Engine, "engine_connect", connected)
         with db._open_lock:
             db._open.pop(url, None)
         for engine in engines:
             engine.dispose()
+
+
+@contextmanager
+def _store_of_every_process(server: PostgresServer) -> Iterator[str]:
+    """A new database at the newest schema, named by ``$RAGMETER_STORE_URL`` (so every
+    process started meanwhile uses it) until the end, then dropped."""
+    url = server.database(migrated=True)
+    with pytest.MonkeyPatch.context() as patch, _engines_closed(url):
+        patch.setenv(STORE_URL_ENV, url)
+        yield url
+    server.drop(url)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def store_kind(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The store a test runs on: ``sqlite`` unless ``pytest_generate_tests`` made it run on
+    each. In a ``both_stores`` module on ``postgresql``, the module's own fixtures (a server
+    it shares) get a database of the module's and each test one of its own (``_test_store``),
+    as each gets a new ``$RAGMETER_HOME`` and so a new SQLite file."""
+    kind: str = getattr(request, "param", "sqlite")
+    if kind == "postgresql" and request.node.get_closest_marker("both_stores"):
+        with _store_of_every_process(request.getfixturevalue("postgres")):
+            yield kind
+    else:
+        yield kind
+
+
+@pytest.fixture(autouse=True)
+def _test_store(request: pytest.FixtureRequest, store_kind: str) -> Iterator[None]:
+    if store_kind == "postgresql" and request.node.get_closest_marker("both_stores"):
+        with _store_of_every_process(request.getfixturevalue("postgres")):
+            yield
+    else:
+        yield
+
+
+@pytest.fixture
+def store_url(store_kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A new store's URL: a SQLite file, then a new, empty database on the session's
+    PostgreSQL server; a test using it runs once on each."""
+    if store_kind == "sqlite":
+        (tmp_path / "home").mkdir()
+        url = f"sqlite:///{tmp_path / 'home' / 'ragmeter.db'}"  # store_home's default file
+        with _engines_closed(url):
+            yield url
+        return
+    server: PostgresServer = request.getfixturevalue("postgres")
+    url = server.database()
+    with _engines_closed(url):
+        yield url
+    server.drop(url)
 
 
 @pytest.fixture

@@ -51,6 +51,7 @@ class PostgresServer:
         self.port = 0
         self._as_postgres = os.geteuid() == 0
         self._names = itertools.count(1)
+        self._migrated: str | None = None
 
     def _run(self, *args: str) -> None:
         command = [str(self.binaries / args[0]), *args[1:]]
@@ -95,14 +96,36 @@ class PostgresServer:
         database = url.rsplit("/", 1)[-1] if url else "postgres"
         return f"host=127.0.0.1 port={self.port} user={USER} dbname={database}"
 
-    def database(self) -> str:
-        """A new, empty database's SQLAlchemy URL."""
+    def database(self, *, migrated: bool = False) -> str:
+        """A new database's SQLAlchemy URL: empty, or ``migrated`` (at ragmeter's newest
+        schema: a copy of a template migrated once per session). Copied file by file, as
+        before PostgreSQL 15: 0.10-0.18 s here, where its WAL_LOG default took 0.24-0.30 s."""
+        template = self._template() if migrated else "template0"
+        name = f"test_{os.getpid()}_{next(self._names)}"
+        self._execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}" STRATEGY FILE_COPY')
+        return self.url(name)
+
+    def drop(self, url: str) -> None:
+        """Drop the database of ``url``, closing any connection still open to it."""
+        self._execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[-1]}" WITH (FORCE)')
+
+    def _template(self) -> str:
+        """The session's template: a database at ragmeter's newest schema, which nothing
+        stays connected to (PostgreSQL copies a database only when no one is)."""
+        if self._migrated is None:
+            from ragmeter.store.db import Store
+
+            name = "ragmeter_template"
+            self._execute(f'CREATE DATABASE "{name}" TEMPLATE template0')
+            Store(self.url(name)).close()  # creates the schema, then lets go of it
+            self._migrated = name
+        return self._migrated
+
+    def _execute(self, statement: str) -> None:
         import psycopg
 
-        name = f"test_{os.getpid()}_{next(self._names)}"
         with psycopg.connect(self.dsn(), autocommit=True) as connection:
-            connection.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')
-        return self.url(name)
+            connection.execute(statement)  # type: ignore[arg-type]
 
     def stop(self) -> None:
         try:

@@ -8,7 +8,8 @@
     api_key_env = "ZHIPU_API_KEY"
 
     [store]
-    url = "sqlite:////path/to/ragmeter.db"   # default: ragmeter.db in the home folder
+    url = "sqlite:////path/to/ragmeter.db"   # default: ragmeter.db in the home folder;
+                                             # RAGMETER_STORE_URL overrides it
 
     [knowledge]
     hnsw_threshold = 200000   # spaces with more chunks get an approximate HNSW index
@@ -54,6 +55,8 @@ __all__ = [
 
 HOME_ENV = "RAGMETER_HOME"
 API_KEYS_ENV = "RAGMETER_API_KEYS"
+#: the store's URL, before ``[store] url``: every process started with it uses that store
+STORE_URL_ENV = "RAGMETER_STORE_URL"
 
 
 def ragmeter_home() -> Path:
@@ -257,6 +260,9 @@ class Settings(BaseModel):
         return found
 
     def store_url(self) -> str:
+        """``$RAGMETER_STORE_URL``, else ``[store] url``, else ``ragmeter.db`` in the home."""
+        if url := os.environ.get(STORE_URL_ENV, "").strip():
+            return url
         if self.store.url:
             return self.store.url
         return f"sqlite:///{ragmeter_home() / 'ragmeter.db'}"

@@ -21,6 +21,8 @@ from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import RAGMETER, write_models
 from tests.integration.service import KEY, ServiceProcess, data, free_port, wait_run
 
+pytestmark = pytest.mark.both_stores
+
 Shoot = Callable[[Page, str], Path]
 
 RETRIEVAL = [
@@ -59,7 +61,7 @@ def _run(http: Any, **body: Any) -> str:
 
 @pytest.fixture(scope="module")
 def service(
-    tmp_path_factory: pytest.TempPathFactory, judge: ScriptedJudgeServer
+    tmp_path_factory: pytest.TempPathFactory, store_kind: str, judge: ScriptedJudgeServer
 ) -> Iterator[ServiceProcess]:
     """A keyless server over a store with three finished runs: two over the stored dataset
     'golden-qa', one over inline rows."""

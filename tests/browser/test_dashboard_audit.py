@@ -7,11 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.helpers import page_errors
 from tests.integration.roles import as_user, users_server
 from tests.integration.service import ServiceProcess, data
+
+pytestmark = pytest.mark.both_stores
 
 Shoot = Callable[[Page, str], Path]
 

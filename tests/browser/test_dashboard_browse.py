@@ -22,6 +22,8 @@ from tests.browser.helpers import page_errors as _errors
 from tests.integration.helpers import GUIDE_AWEL, NOTES_AWEL, TEA, write_models
 from tests.integration.service import KEY, ServiceProcess, data, failure, wait_run
 
+pytestmark = pytest.mark.both_stores
+
 Shoot = Callable[[Page, str], Path]
 
 #: a document of 30 sections: more chunks than one page of the chunk table (20) holds
@@ -58,7 +60,7 @@ def _upload(http: httpx.Client, name: str, rows: list[dict[str, Any]]) -> None:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def server(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[ServiceProcess]:
     """A keyless server (``[server] max_top_k = 50``) over a space ``awel`` of four documents
     and the datasets ``recall-qa`` and ``judged``."""
     home = tmp_path_factory.mktemp("dashboard-browse")

@@ -20,6 +20,8 @@ from playwright.sync_api import Page, expect
 
 from tests.integration.service import ServiceProcess, data, wait_run
 
+pytestmark = pytest.mark.both_stores
+
 Shoot = Callable[[Page, str], Path]
 RANKS = ["a", "b", "c"]
 ROWS = 100
@@ -57,6 +59,7 @@ def _run(http: Any, name: str, rows: list[dict[str, Any]]) -> str:
 @pytest.fixture(scope="module")
 def served(
     tmp_path_factory: pytest.TempPathFactory,
+    store_kind: str,
 ) -> Iterator[tuple[ServiceProcess, dict[str, str]]]:
     home = tmp_path_factory.mktemp("dashboard-compare")
     with ServiceProcess(home, keys=None) as server, server.client(None) as http:

@@ -26,6 +26,8 @@ from tests.integration.helpers import run as cli
 from tests.integration.helpers import write_models
 from tests.integration.service import ServiceProcess, data, wait_run
 
+pytestmark = pytest.mark.both_stores
+
 Shoot = Callable[[Page, str], Path]
 
 
@@ -82,7 +84,9 @@ def judge() -> Iterator[ScriptedJudgeServer]:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory, judge: ScriptedJudgeServer) -> Iterator[World]:
+def world(
+    tmp_path_factory: pytest.TempPathFactory, store_kind: str, judge: ScriptedJudgeServer
+) -> Iterator[World]:
     home = tmp_path_factory.mktemp("lineage-home")
     write_models(home, judge.url)
     folder = tmp_path_factory.mktemp("project")
@@ -297,14 +301,17 @@ def test_the_run_view_shows_what_made_it_and_edits_its_labels(
 
 def test_a_run_stored_before_lineage_says_not_recorded(page: Page, world: World) -> None:
     """A run whose lineage is empty (stored before lineage was kept): the panel says so."""
-    import sqlite3
+    from sqlalchemy import create_engine, text
 
     with world.server.client(None) as http:
         request = {"scene_key": "dataset", "datasets": V1[:2], "evaluate_metrics": ["mrr"]}
         old = data(http.post("/evaluate/runs", json=request), 202)["run_id"]
         wait_run(http, old)
-    with sqlite3.connect(world.server.home / "ragmeter.db") as db:  # as migration 0009 left it
-        assert db.execute("UPDATE runs SET lineage = '{}' WHERE id = ?", (old,)).rowcount == 1
+    engine = create_engine(world.server.store_url)
+    with engine.begin() as db:  # as migration 0009 left it
+        changed = db.execute(text("UPDATE runs SET lineage = '{}' WHERE id = :id"), {"id": old})
+        assert changed.rowcount == 1
+    engine.dispose()
     try:
         _open(page, world, f"#/runs/{old}")
         expect(page.locator("#lineage-none")).to_contain_text("Not recorded")

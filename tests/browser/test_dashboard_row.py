@@ -21,6 +21,8 @@ from tests.integration.helpers import scripted_home
 from tests.integration.old_store import OLD_RUN, write_old_store
 from tests.integration.service import ServiceProcess, data, wait_run
 
+pytestmark = pytest.mark.both_stores
+
 Shoot = Callable[[Page, str], Path]
 
 METRICS = [
@@ -75,6 +77,7 @@ def _start(http: httpx.Client, name: str, rows: list[dict[str, Any]], **request:
 @pytest.fixture(scope="module")
 def served(
     tmp_path_factory: pytest.TempPathFactory,
+    store_kind: str,
 ) -> Iterator[tuple[ServiceProcess, str, str]]:
     home = tmp_path_factory.mktemp("dashboard-row")
     write_old_store(home)  # the server upgrades it; its run keeps null details

@@ -17,6 +17,8 @@ from playwright.sync_api import Page, expect
 from ragmeter.metrics.retrieval.ranking import NO_RELEVANT_REASON
 from tests.integration.service import ServiceProcess, data, wait_run
 
+pytestmark = pytest.mark.both_stores
+
 Shoot = Callable[[Page, str], Path]
 
 #: 120 rows: the reference is rank 1, 2 or absent from the results; every fourth row has none
@@ -32,7 +34,9 @@ ROWS = [
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServiceProcess, str]]:
+def served(
+    tmp_path_factory: pytest.TempPathFactory, store_kind: str
+) -> Iterator[tuple[ServiceProcess, str]]:
     home = tmp_path_factory.mktemp("dashboard-run")
     with ServiceProcess(home, keys=None) as server, server.client(None) as http:
         body = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in ROWS).encode()

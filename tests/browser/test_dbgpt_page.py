@@ -31,6 +31,8 @@ from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, NOTES_AWEL, write_models
 from tests.integration.service import KEY, ServiceProcess, data, free_port, wait_run
 
+pytestmark = pytest.mark.both_stores
+
 WHEEL = "dbgpt_app-0.8.2-py3-none-any.whl"
 CACHE = Path.home() / ".cache" / "ragmeter-tests"
 WEB = CACHE / "dbgpt-app-0.8.2-web"
@@ -138,7 +140,7 @@ def _seed(service: ServiceProcess) -> str:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+def site(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[Site]:
     web = _built_page()
     home = tmp_path_factory.mktemp("dbgpt-browser")
     with ScriptedJudgeServer() as judge:

@@ -20,6 +20,8 @@ from ragmeter import evaluate
 from ragmeter.demo.judge_rows import synthetic_rows
 from ragmeter.testing import ScriptedJudgeServer
 
+pytestmark = pytest.mark.both_stores
+
 Shoot = Callable[[Page, str], Path]
 METRICS = "faithfulness,answer_relevancy,context_precision,answer_correctness,mrr"
 HOSTILE = '<script>document.title="pwned"</script><img src="https://example.com/x.png">'
@@ -52,7 +54,7 @@ def _ragmeter(home: Path, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def reports(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> dict[str, Path]:
     """Two stored judged runs over the same rows (the candidate's ranks worse) and the
     reports ``ragmeter report`` writes of them, in English against the baseline and in
     Chinese alone."""

@@ -16,10 +16,14 @@ RAGMETER = [sys.executable, "-m", "ragmeter"]
 
 
 def run(
-    *args: str, home: Path | None = None, cwd: Path | None = None
+    *args: str,
+    home: Path | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """``ragmeter ARGS`` in a subprocess (offline, wide, no colour), in ``home`` if given."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "200", "NO_COLOR": "1"}
+    """``ragmeter ARGS`` in a subprocess (offline, wide, no colour), in ``home`` if given,
+    with ``env`` added to the environment."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "200", "NO_COLOR": "1", **(env or {})}
     if home is not None:
         env["RAGMETER_HOME"] = str(home)
     return subprocess.run(

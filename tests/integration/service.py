@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 
+from ragmeter.config import STORE_URL_ENV
 from tests.integration.helpers import RAGMETER
 
 KEY = "test-key-0123456789"
@@ -40,10 +41,27 @@ class ServiceProcess:
         self.log_level = log_level
         self.port = port or free_port()
         self.proc: subprocess.Popen[str] | None = None
+        self._store_env = os.environ.get(STORE_URL_ENV)
         self.log = home / f"serve-{self.port}.log"
 
     @property
+    def store_url(self) -> str:
+        """The store the server uses: ``$RAGMETER_STORE_URL`` when it was started (a test on
+        PostgreSQL sets it), else the home's SQLite file."""
+        return self._store_env or f"sqlite:///{self.home / 'ragmeter.db'}"
+
+    @property
+    def store_env(self) -> dict[str, str]:
+        """The environment a command needs to work on the server's store."""
+        return {STORE_URL_ENV: self.store_url}
+
+    @property
     def url(self) -> str:
+        if bool(os.environ.get(STORE_URL_ENV)) != bool(self._store_env):  # see store_kind
+            raise AssertionError(
+                f"this server uses {self.store_url}, not the test's store: a module-scoped "
+                "fixture starting it must depend on store_kind"
+            )
         return f"http://127.0.0.1:{self.port}"
 
     @property
@@ -58,6 +76,7 @@ class ServiceProcess:
         self.home.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "RAGMETER_HOME": str(self.home), "HF_HUB_OFFLINE": "1"}
         env.pop("RAGMETER_API_KEYS", None)
+        self._store_env = env.get(STORE_URL_ENV)
         if self.keys:
             env["RAGMETER_API_KEYS"] = self.keys
         args = [*RAGMETER, "serve", "--port", str(self.port), "--log-level", self.log_level]

@@ -25,9 +25,11 @@ from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, write_models
 from tests.integration.service import KEY, ServiceProcess, free_port
 
+pytestmark = pytest.mark.both_stores
+
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def service(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[ServiceProcess]:
     home = tmp_path_factory.mktemp("client-home")
     with ScriptedJudgeServer() as judge:
         write_models(home, judge.url)
@@ -36,7 +38,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def files(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Path:
     folder = tmp_path_factory.mktemp("client-files")
     (folder / "awel.md").write_text(GUIDE_AWEL, encoding="utf-8")
     (folder / "rows.jsonl").write_text(

@@ -33,6 +33,8 @@ from ragmeter.runs.views.sides import side_query
 from ragmeter.store.db import _MIGRATIONS, Store
 from tests.integration.service import ServiceProcess, data, failure, wait_run
 
+pytestmark = pytest.mark.both_stores
+
 RANKS = ["a", "b", "c"]
 #: 40 rows with ids: the reference at rank 1, 2 or 3 (mrr 1, 1/2, 1/3)
 BASE = [
@@ -80,6 +82,7 @@ def _run(http: httpx.Client, name: str, rows: list[dict[str, Any]], metrics: lis
 @pytest.fixture(scope="module")
 def served(
     tmp_path_factory: pytest.TempPathFactory,
+    store_kind: str,
 ) -> Iterator[tuple[ServiceProcess, dict[str, str]]]:
     home = tmp_path_factory.mktemp("compare-rows")
     with ServiceProcess(home, keys=None) as server, server.client(None) as http:

@@ -15,6 +15,8 @@ from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, NOTES_AWEL, ROOT, TEA, write_models
 from tests.integration.service import ServiceProcess, data
 
+pytestmark = pytest.mark.both_stores
+
 DBGPT_PYTHON = ROOT / ".venv-dbgpt" / "bin" / "python"
 
 # the seed's example, with api_base pointing at the test's port
@@ -55,7 +57,7 @@ asyncio.run(main())
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def service(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[ServiceProcess]:
     home = tmp_path_factory.mktemp("dbgpt-home")
     with ScriptedJudgeServer() as judge:
         write_models(home, judge.url)

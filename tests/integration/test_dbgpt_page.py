@@ -17,6 +17,8 @@ from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, NOTES_AWEL, write_models
 from tests.integration.service import KEY, ServiceProcess, data, failure
 
+pytestmark = pytest.mark.both_stores
+
 ROWS = [
     {"query": "What is AWEL?", "doc_name": "awel.md", "reference": "A workflow language."},
     {"query": "What are AWEL's layers?", "doc_name": "awel.md"},
@@ -26,7 +28,7 @@ USER = "page-user-7"
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def service(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[ServiceProcess]:
     """A keyed server with a space ``awel`` embedded by the scripted server's ``hashed``."""
     home = tmp_path_factory.mktemp("dbgpt-page")
     with ScriptedJudgeServer() as judge:

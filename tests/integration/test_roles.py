@@ -24,12 +24,14 @@ from tests.integration.helpers import run
 from tests.integration.roles import as_user, users_server
 from tests.integration.service import ServiceProcess, browser
 
+pytestmark = pytest.mark.both_stores
+
 #: what a made-up path parameter is sent as (no object has it: no route changes anything)
 _PARAMS = {"row_index": "0"}
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory) -> FastAPI:
+def app(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> FastAPI:
     home = tmp_path_factory.mktemp("roles-app")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RAGMETER_HOME", str(home))
@@ -39,6 +41,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> FastAPI:
 @pytest.fixture(scope="module")
 def served(
     tmp_path_factory: pytest.TempPathFactory,
+    store_kind: str,
 ) -> Iterator[tuple[ServiceProcess, dict[str, str]]]:
     server, keys = users_server(tmp_path_factory.mktemp("roles-server"))
     try:

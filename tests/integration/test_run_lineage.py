@@ -18,6 +18,8 @@ import pytest
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import RAGMETER, run, write_corpus, write_models
 
+pytestmark = pytest.mark.both_stores
+
 
 def _json(*args: str, home: Path, cwd: Path | None = None) -> Any:
     done = run(*args, "--json", home=home, cwd=cwd)

@@ -18,6 +18,8 @@ from tests.integration.helpers import scripted_home
 from tests.integration.old_store import OLD_ROW, OLD_RUN, write_old_store
 from tests.integration.service import ServiceProcess, data, failure, wait_run
 
+pytestmark = pytest.mark.both_stores
+
 JUDGED = [
     "faithfulness",
     "context_recall",
@@ -43,7 +45,9 @@ ROWS = [
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServiceProcess, str]]:
+def served(
+    tmp_path_factory: pytest.TempPathFactory, store_kind: str
+) -> Iterator[tuple[ServiceProcess, str]]:
     with (
         scripted_home(tmp_path_factory.mktemp("run-row")) as home,
         ServiceProcess(home, keys=None) as process,

@@ -15,6 +15,8 @@ import pytest
 from ragmeter.metrics.retrieval.ranking import NO_RELEVANT_REASON
 from tests.integration.service import ServiceProcess, data, failure, wait_run
 
+pytestmark = pytest.mark.both_stores
+
 #: 12 rows: hit_rate 1 when the reference is "a" or "b" (rank 1 or 2, so mrr 1 or 0.5), 0 for
 #: "z", null (no reference) every fourth row
 ROWS = [
@@ -29,7 +31,9 @@ ROWS = [
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServiceProcess, str]]:
+def server(
+    tmp_path_factory: pytest.TempPathFactory, store_kind: str
+) -> Iterator[tuple[ServiceProcess, str]]:
     home = tmp_path_factory.mktemp("run-rows")
     with ServiceProcess(home, keys=None) as process, process.client(None) as http:
         body = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in ROWS).encode()

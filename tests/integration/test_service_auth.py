@@ -13,9 +13,11 @@ import pytest
 from tests.integration.helpers import run
 from tests.integration.service import KEY, ServiceProcess, data, failure
 
+pytestmark = pytest.mark.both_stores
+
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def service(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[ServiceProcess]:
     home = tmp_path_factory.mktemp("auth-home")
     # every route is tried with a wrong key: more than the default guesses a minute allow
     # (the throttle has its own test in tests/security/test_dashboard_auth.py)

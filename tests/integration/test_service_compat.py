@@ -20,6 +20,8 @@ from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, NOTES_AWEL, TEA, json_lines, run, write_models
 from tests.integration.service import KEY, ServiceProcess, data, failure
 
+pytestmark = pytest.mark.both_stores
+
 RECALL_METRICS = ["RetrieverHitRateMetric", "RetrieverMRRMetric", "RetrieverSimilarityMetric"]
 JUDGE_PROMPT = (  # the README's judge.txt
     "Score the answer from 0 (unsupported, off the question) to 5 (fully backed by the context,\n"
@@ -60,7 +62,10 @@ def lost_judge() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def service(
-    tmp_path_factory: pytest.TempPathFactory, judge: ScriptedJudgeServer, lost_judge: str
+    tmp_path_factory: pytest.TempPathFactory,
+    store_kind: str,
+    judge: ScriptedJudgeServer,
+    lost_judge: str,
 ) -> Iterator[ServiceProcess]:
     home = tmp_path_factory.mktemp("service-home")
     write_models(home, judge.url)
@@ -344,11 +349,11 @@ def test_cli_eval_runs_on_the_server(
     )
     # the command line sees the server's runs (same store): results print as JSON lines
     for extra in ((), ("--out", "-")):
-        printed = run("runs", "results", run_id, *extra, home=service.home)
+        printed = run("runs", "results", run_id, *extra, home=service.home, env=service.store_env)
         assert printed.returncode == 0, printed.stderr
         lines = json_lines(printed.stdout)
         assert len(lines) == 2 * 2 and {x["metric_name"] for x in lines} == {"hit_rate", "mrr"}
-    shown = run("runs", "show", run_id, home=service.home)
+    shown = run("runs", "show", run_id, home=service.home, env=service.store_env)
     assert "vector@5 on" in shown.stdout  # the recall scene's default cut-off is in the title
 
 

@@ -15,9 +15,11 @@ from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, TEA, write_models
 from tests.integration.service import KEY, ServiceProcess, data, failure
 
+pytestmark = pytest.mark.both_stores
+
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def service(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[ServiceProcess]:
     home = tmp_path_factory.mktemp("resources-home")
     with ScriptedJudgeServer() as judge:
         write_models(home, judge.url)

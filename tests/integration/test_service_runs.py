@@ -17,6 +17,8 @@ from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, NOTES_AWEL, json_lines, run, write_models
 from tests.integration.service import KEY, ServiceProcess, data, failure, wait_run
 
+pytestmark = pytest.mark.both_stores
+
 ROWS = 24
 
 
@@ -40,7 +42,7 @@ def _setup(server: ServiceProcess) -> None:
 
 @pytest.fixture(scope="module")
 def service(
-    tmp_path_factory: pytest.TempPathFactory, judge: ScriptedJudgeServer
+    tmp_path_factory: pytest.TempPathFactory, store_kind: str, judge: ScriptedJudgeServer
 ) -> Iterator[ServiceProcess]:
     home = tmp_path_factory.mktemp("runs-home")
     write_models(home, judge.url)

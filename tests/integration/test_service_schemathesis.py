@@ -13,12 +13,14 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.integration.service import KEY, ServiceProcess
 
+pytestmark = pytest.mark.both_stores
+
 #: examples per operation; RAGMETER_FUZZ_EXAMPLES=300 for a longer hunt (passed at 300)
 EXAMPLES = int(os.environ.get("RAGMETER_FUZZ_EXAMPLES", "12"))
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def service(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[ServiceProcess]:
     with ServiceProcess(tmp_path_factory.mktemp("fuzz-home")) as server:
         with server.client() as http:  # something for the path parameters to find
             http.post("/knowledge/spaces", json={"name": "s1", "embedder": "hashed"})

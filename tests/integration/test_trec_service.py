@@ -14,9 +14,11 @@ from ragmeter.client import Client
 from tests.integration.service import KEY, ServiceProcess, data, failure
 from tests.peer_suites._trec import trec_eval_file
 
+pytestmark = pytest.mark.both_stores
+
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def service(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[ServiceProcess]:
     home = tmp_path_factory.mktemp("trec-home")
     (home / "ragmeter.toml").write_text(
         "[server]\nmax_upload_mb = 1\nmax_rows = 30\n", encoding="utf-8"

@@ -15,6 +15,8 @@ from tests.integration.helpers import GUIDE_AWEL, run, scripted_home
 from tests.integration.service import ServiceProcess, data, failure
 from tests.pdf_files import memory_bomb, pdf, shown_text, text_bomb
 
+pytestmark = pytest.mark.both_stores
+
 CAPS = """
 [server]
 max_document_chars = 50000
@@ -26,7 +28,7 @@ pdf_memory_mb = 128
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def home(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[Path]:
     with scripted_home(tmp_path_factory.mktemp("amplification-home"), CAPS) as folder:
         yield folder
 

@@ -16,6 +16,8 @@ from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import write_models
 from tests.integration.service import ServiceProcess, data, failure
 
+pytestmark = pytest.mark.both_stores
+
 GOLDEN = "golden"
 CYRILLIC = "g\u043elden"  # a Cyrillic o
 GREEK = "g\u03bflden"  # a Greek omicron
@@ -31,7 +33,7 @@ ROWS = b'{"query": "q1", "retrieved_ids": ["a"], "reference_ids": ["a"]}\n'
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def service(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[ServiceProcess]:
     with ScriptedJudgeServer() as judge:
         home = tmp_path_factory.mktemp("names")
         write_models(home, judge.url)

@@ -20,11 +20,13 @@ from playwright.sync_api import sync_playwright
 from tests.browser.conftest import CHROMIUM, FLAGS, SCREENSHOTS
 from tests.integration.service import KEY, ServiceProcess, data, failure
 
+pytestmark = pytest.mark.both_stores
+
 HOST_COOKIE = "__Host-ragmeter_session"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def server(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[ServiceProcess]:
     with ServiceProcess(tmp_path_factory.mktemp("cookie-docs")) as started:
         yield started
 

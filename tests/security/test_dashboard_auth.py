@@ -14,12 +14,14 @@ import pytest
 
 from tests.integration.service import KEY, ServiceProcess, browser, data, failure
 
+pytestmark = pytest.mark.both_stores
+
 ROWS = b'{"query": "q1", "retrieved_ids": ["a"], "reference_ids": ["a"]}\n'
 COOKIE = "__Host-ragmeter_session"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def server(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[ServiceProcess]:
     with ServiceProcess(tmp_path_factory.mktemp("dashboard-auth")) as started:
         yield started
 

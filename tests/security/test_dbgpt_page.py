@@ -19,6 +19,8 @@ from ragmeter.service.routes.dbgpt_page import frame_router, router
 from tests.integration.helpers import GUIDE_AWEL, scripted_home
 from tests.integration.service import KEY, ServiceProcess, data, failure, wait_run
 
+pytestmark = pytest.mark.both_stores
+
 #: what a spreadsheet would run if it read these cells as formulas
 FORMULAS = ["=cmd|' /C calc'!A0", '+HYPERLINK("http://x")', "-2+3", "@SUM(1)", "=1+1"]
 MAX_UPLOAD_MB = 0.05
@@ -26,7 +28,7 @@ MAX_PARALLEL = 4
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def service(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[ServiceProcess]:
     extra = f"\n[server]\nmax_upload_mb = {MAX_UPLOAD_MB}\nmax_parallel = {MAX_PARALLEL}\n"
     with (
         scripted_home(tmp_path_factory.mktemp("dbgpt-page-home"), extra) as home,

@@ -18,6 +18,8 @@ from tests.integration.helpers import run, scripted_home
 from tests.integration.service import ServiceProcess, data, failure
 from tests.pdf_files import cpu_bomb
 
+pytestmark = pytest.mark.both_stores
+
 CAPS = """
 [server]
 max_document_chars = 2000000
@@ -30,7 +32,7 @@ DEADLINE = 20.0
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def home(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[Path]:
     with scripted_home(tmp_path_factory.mktemp("documents-home"), CAPS) as folder:
         yield folder
 
@@ -148,8 +150,9 @@ def test_documents_added_from_the_servers_disk_do_not_show_its_paths(
     private = tmp_path / "opdocs" / "private-team"
     private.mkdir(parents=True)
     (private / "payroll.md").write_text("# Payroll\n\nPaid monthly.\n", encoding="utf-8")
-    assert run("space", "create", "operator", "--embedder", "hashed", home=home).returncode == 0
-    added = run("space", "add", "operator", str(private / "payroll.md"), home=home)
+    on = {"home": home, "env": service.store_env}  # the operator's commands, on its store
+    assert run("space", "create", "operator", "--embedder", "hashed", **on).returncode == 0
+    added = run("space", "add", "operator", str(private / "payroll.md"), **on)
     assert added.returncode == 0, added.stderr
     with service.client() as http:
         data(_upload(http, "operator", ("team/notes.md", b"# Notes\n\nCompost weekly.\n")))

@@ -19,6 +19,8 @@ from ragmeter.errors import JudgeError
 from ragmeter.judge import JudgeEngine, JudgeSettings
 from tests.integration.service import ServiceProcess, data, wait_run
 
+pytestmark = pytest.mark.both_stores
+
 SECRET = "db_password=hunter2-s3cret"
 PAGE = (
     "<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1>"

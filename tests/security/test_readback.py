@@ -6,6 +6,7 @@ against a real ``ragmeter serve`` with a key."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from ragmeter.config import STORE_URL_ENV
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.store.db import Store
 from ragmeter.store.models import ResultRow, RunRecord
@@ -20,9 +22,11 @@ from tests.integration.helpers import scripted_home
 from tests.integration.service import ServiceProcess, data, failure, wait_run
 from tests.pdf_files import pypdf_limit_bomb
 
+pytestmark = pytest.mark.both_stores
+
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def service(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[ServiceProcess]:
     with (
         scripted_home(
             tmp_path_factory.mktemp("readback-home"),
@@ -78,6 +82,24 @@ def test_a_run_nested_within_the_limit_reads_back(service: ServiceProcess) -> No
         assert results["items"][0]["raw_dataset"]["metadata"] == metadata
 
 
+def test_text_holding_a_nul_character_is_stored_and_looked_up_without_a_500(
+    service: ServiceProcess,
+) -> None:
+    """PostgreSQL's text holds no NUL character (SQLite's does): a name looked up with one
+    is not found, and a run whose row holds one finishes and reads back, not a 500 or a run
+    failed by an internal error."""
+    with service.client() as http:
+        for path in ("/datasets/x%00y", "/evaluate/runs/x%00y", "/apps/a%00b", "/prompts/p%00q"):
+            assert http.get(path).status_code == 404, path
+        data(http.get("/evaluate/runs", params={"q": "a\x00b"}))  # a 200 (SQLite's LIKE
+        # ends the pattern at the NUL, PostgreSQL's text holds U+FFFD: what it finds differs)
+        row = {**ROW, "query": "q\x00nul", "retrieved_contexts": ["a\x00", "b"]}
+        run_id = data(http.post("/evaluate/runs", json=_run([row])), 202)["run_id"]
+        assert wait_run(http, run_id)["state"] == "done"
+        (result,) = data(http.get(f"/evaluate/runs/{run_id}/results"))["items"]
+        assert result["score"] == 0.5 and result["query"] in ("q\x00nul", "q\ufffdnul")
+
+
 def _dataset(http: httpx.Client, name: str, content: bytes, **form: str) -> httpx.Response:
     return http.post("/datasets", files={"file": (name, content)}, data=form)
 
@@ -88,7 +110,7 @@ def test_records_stored_too_deep_before_the_limit_still_read(service: ServicePro
     deep: dict[str, Any] = {}
     for _ in range(900):
         deep = {"a": deep}
-    store = Store(f"sqlite:///{service.home / 'ragmeter.db'}")
+    store = Store(service.store_url)
     try:
         runs = RunStore(store)
         dataset = runs.add_dataset([{"query": "q", "metadata": deep}], name="old-deep")
@@ -176,14 +198,24 @@ def _leaks(text: str, *secrets: str) -> list[str]:
 def test_a_read_only_store_answers_500_without_sql(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A real store failure: the database opened read-only. The caller sees a reference; the
+    """A real store failure: the database opened read-only (the SQLite file, or the test's
+    PostgreSQL database set to read-only transactions). The caller sees a reference; the
     SQL and its parameters go to the server's log under that reference."""
     home = tmp_path / "home"
     home.mkdir()
-    Store(f"sqlite:///{home / 'ragmeter.db'}").close()  # migrated while writable
-    url = f"sqlite:///file:{home / 'ragmeter.db'}?mode=ro&uri=true"
-    (home / "ragmeter.toml").write_text(f'[store]\nurl = "{url}"\n', encoding="utf-8")
-    monkeypatch.chdir(tmp_path)  # the store keeps files beside 'file:...', relative to here
+    if served := os.environ.get(STORE_URL_ENV):
+        store = Store(served)
+        with store.engine.begin() as connection:
+            name = connection.exec_driver_sql("SELECT current_database()").scalar_one()
+            connection.exec_driver_sql(
+                f'ALTER DATABASE "{name}" SET default_transaction_read_only = on'
+            )
+        store.close()
+    else:
+        Store(f"sqlite:///{home / 'ragmeter.db'}").close()  # migrated while writable
+        url = f"sqlite:///file:{home / 'ragmeter.db'}?mode=ro&uri=true"
+        (home / "ragmeter.toml").write_text(f'[store]\nurl = "{url}"\n', encoding="utf-8")
+        monkeypatch.chdir(tmp_path)  # the store keeps files beside 'file:...', relative to here
     with ServiceProcess(home) as server, server.client() as http:
         prompt = {"code": "secret-code", "template": "{query} {context} {answer} PARAM-VALUE"}
         response = http.post("/prompts", json=prompt)
@@ -199,7 +231,8 @@ def test_a_broken_index_folder_answers_500_without_a_path(service: ServiceProces
     with service.client() as http:
         body = {"name": "broken", "embedder": "hashed"}
         space = data(http.post("/knowledge/spaces", json=body), 201)
-        folder = service.home / "ragmeter-files" / "spaces"
+        files = "ragmeter-files" if service.store_url.startswith("sqlite") else "files"
+        folder = service.home / files / "spaces"  # beside the SQLite file, or in the home
         folder.mkdir(parents=True, exist_ok=True)
         (folder / str(space["id"])).write_text("not a folder", encoding="utf-8")
         response = http.post(
@@ -207,7 +240,7 @@ def test_a_broken_index_folder_answers_500_without_a_path(service: ServiceProces
         )
         message = failure(response, 500)
         assert message.startswith("internal error; reference ")
-        assert not _leaks(response.text, str(service.home), "ragmeter-files")
+        assert not _leaks(response.text, str(service.home), files)
 
 
 def test_upstream_errors_name_the_endpoint_without_its_password(tmp_path: Path) -> None:

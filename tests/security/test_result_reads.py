@@ -15,6 +15,8 @@ import pytest
 from tests.integration.helpers import scripted_home
 from tests.integration.service import ServiceProcess, data, wait_run
 
+pytestmark = pytest.mark.both_stores
+
 #: the large query (the attack's was 80 MB; half shows the same)
 SIZE = 40_000_000
 PARALLEL = 8
@@ -30,7 +32,9 @@ def _memory(server: ServiceProcess, key: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServiceProcess, str]]:
+def stored(
+    tmp_path_factory: pytest.TempPathFactory, store_kind: str
+) -> Iterator[tuple[ServiceProcess, str]]:
     """A server holding one run of one row whose query is ``SIZE`` bytes, restarted after
     the run so its peak memory counts only the reads."""
     with scripted_home(tmp_path_factory.mktemp("reads-home")) as home:

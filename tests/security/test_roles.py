@@ -23,6 +23,8 @@ from tests.integration.helpers import run
 from tests.integration.roles import as_user, users_server
 from tests.integration.service import ServiceProcess, browser, data, failure, wait_run
 
+pytestmark = pytest.mark.both_stores
+
 ROWS = [{"query": "q1", "retrieved_ids": ["a"], "reference_ids": ["a"]}]
 V2 = "/api/v2/serve"
 
@@ -30,6 +32,7 @@ V2 = "/api/v2/serve"
 @pytest.fixture(scope="module")
 def served(
     tmp_path_factory: pytest.TempPathFactory,
+    store_kind: str,
 ) -> Iterator[tuple[ServiceProcess, dict[str, str]]]:
     extra = (("alice", "member"), ("bob", "member"), ("carol", "member"), ("dave", "member"))
     server, keys = users_server(tmp_path_factory.mktemp("roles-attacks"), extra)
@@ -130,7 +133,7 @@ def test_what_a_user_makes_records_who_made_it(
     with as_user(server, keys["dave"]) as dave:
         run_id = _run(dave)
         data(dave.post(f"{V2}/knowledge/spaces", json={"name": "daves"}), 201)
-    store = Store(f"sqlite:///{server.home / 'ragmeter.db'}")
+    store = Store(server.store_url)
     try:
         with store.session() as session:
             run_record = session.get(RunRecord, run_id)
@@ -199,7 +202,7 @@ def test_a_disabled_key_and_a_replaced_key_are_refused(
         data(admin.post(f"{V2}/users/erin/disable"))
         failure(_whoami(server, new), 401)
     # the command line on the store's machine, while the server runs
-    done = run("users", "rotate", "viewer", "--json", home=server.home)
+    done = run("users", "rotate", "viewer", "--json", home=server.home, env=server.store_env)
     assert done.returncode == 0, done.stderr
     failure(_whoami(server, keys["viewer"]), 401)
     keys["viewer"] = json.loads(done.stdout)["key"]
@@ -254,7 +257,12 @@ def test_changes_are_in_the_audit_log_with_who_what_and_ids(
             viewer.delete(f"{V2}/evaluate/runs/{run_id}")
         assert _entries(admin, "viewer") == []
     # the command line's changes too, as the local admin
-    assert run("users", "add", "gina", "--role", "viewer", home=server.home).returncode == 0
+    assert (
+        run(
+            "users", "add", "gina", "--role", "viewer", home=server.home, env=server.store_env
+        ).returncode
+        == 0
+    )
     with as_user(server, keys["config"]) as admin:
         added = _entries(admin, "local")[0]
         assert (added["action"], added["object_id"]) == ("ragmeter users add", "gina")

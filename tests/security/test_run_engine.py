@@ -31,6 +31,8 @@ from ragmeter.store.db import Store
 from tests.integration.service import ServiceProcess, data, wait_run
 from tests.security.app_server import CONTEXTS, AppServer
 
+pytestmark = pytest.mark.both_stores
+
 ROWS = [
     {"query": f"q{i}", "retrieved_contexts": ["a", "b"], "reference_contexts": ["a"]}
     for i in range(5)

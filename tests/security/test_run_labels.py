@@ -16,9 +16,11 @@ import pytest
 
 from tests.integration.service import ServiceProcess, data, failure
 
+pytestmark = pytest.mark.both_stores
+
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def service(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[ServiceProcess]:
     with ServiceProcess(tmp_path_factory.mktemp("labels-home")) as server:
         yield server
 

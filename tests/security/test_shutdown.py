@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import func, select
 
 from ragmeter.store.db import Store
@@ -18,6 +19,8 @@ from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import write_models
 from tests.integration.service import ServiceProcess, data
 from tests.pdf_files import cpu_bomb
+
+pytestmark = pytest.mark.both_stores
 
 SHUTDOWN_TIMEOUT = 10  # the default
 #: start-up of the exit, the batch being embedded when the signal comes, a busy machine
@@ -30,10 +33,10 @@ def _documents(count: int) -> list[tuple[str, bytes]]:
     return [(f"guide/part{i}.md", (f"# Part {i}\n\n" + line * 800).encode()) for i in range(count)]
 
 
-def _consistent(home: Path) -> tuple[int, int]:
-    """(documents, chunks) in the store, after checking every document holds exactly the
-    chunks it records: no batch was half written."""
-    store = Store(f"sqlite:///{home / 'ragmeter.db'}")
+def _consistent(url: str) -> tuple[int, int]:
+    """(documents, chunks) in the store at ``url``, after checking every document holds
+    exactly the chunks it records: no batch was half written."""
+    store = Store(url)
     try:
         with store.session() as session:
             counted = dict(
@@ -98,7 +101,7 @@ def test_sigterm_during_a_large_upload_stops_within_the_deadline(tmp_path: Path)
     assert took < SHUTDOWN_TIMEOUT + MARGIN
     assert answer.get("status") == 503, answer
     assert "the server is stopping" in answer["body"]["err_msg"]
-    documents, chunks = _consistent(home)
+    documents, chunks = _consistent(server.store_url)
     assert (
         0 < documents < len(files) and 0 < chunks < 5_400
     )  # stopped part way, kept what was stored

@@ -5,9 +5,11 @@ reply larger than its cap is cut off while it streams, never held, stored or ret
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 
 from ragmeter.errors import MetricError
 from ragmeter.runs import resolve_metrics
@@ -15,8 +17,10 @@ from ragmeter.runs.storage.store import RunStore
 from ragmeter.store.db import Store
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, scripted_home, write_models
-from tests.integration.service import ServiceProcess, data, failure
+from tests.integration.service import ServiceProcess, data, failure, wait_run
 from tests.security.listener import Listener
+
+pytestmark = pytest.mark.both_stores
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +30,7 @@ def listener() -> Iterator[Listener]:
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def service(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[ServiceProcess]:
     with (
         scripted_home(
             tmp_path_factory.mktemp("sizes-home"),
@@ -103,7 +107,7 @@ def test_rows_metrics_and_parallel_work_are_counted_before_any_work(
 def test_a_stored_dataset_over_max_rows_is_refused_by_its_count(service: ServiceProcess) -> None:
     """A dataset stored before ``max_rows`` was lowered (or by the command line) is refused
     from its stored count, before its rows are read."""
-    store = Store(f"sqlite:///{service.home / 'ragmeter.db'}")
+    store = Store(service.store_url)
     try:
         rows = [{"query": f"q{i}", "doc_name": "awel.md"} for i in range(501)]
         RunStore(store).add_dataset(rows, name="over")
@@ -195,6 +199,19 @@ def test_a_run_longer_than_its_budget_stops_and_an_app_that_never_answers_stops_
     assert sum(endpoint.asked.values()) < len(queries) * 3 + 2  # not three tries per row
 
 
+def _stored_bytes(url: str) -> int:
+    """The store's size on disk: its SQLite file, or its PostgreSQL database."""
+    if url.startswith("sqlite"):
+        return Path(url.split(":///", 1)[1]).stat().st_size
+    store = Store(url)
+    try:
+        with store.session() as session:
+            size = session.execute(text("SELECT pg_database_size(current_database())"))
+            return int(size.scalar_one())
+    finally:
+        store.close()
+
+
 def test_a_run_that_stores_more_than_its_budget_stops(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
@@ -219,14 +236,14 @@ def test_a_run_that_stores_more_than_its_budget_stops(
         run_id = response.headers["X-Ragmeter-Run-Id"]
         info = data(http.get(f"/evaluate/runs/{run_id}"))
         assert info["resumable"] and 0 < info["progress"]["done"] < 20  # stopped early
-        before = (home / "ragmeter.db").stat().st_size
+        before = _stored_bytes(server.store_url)
         one = {**body, "datasets": [{**rows[0], "contexts": ["p" * 2_000_000]}]}  # 20 MB
         response = http.post("/evaluate/evaluation", json=one)
         assert "row 0 alone would store more than 0.2 MB" in failure(response, 400)
         wide_id = response.headers["X-Ragmeter-Run-Id"]
         wide_run = data(http.get(f"/evaluate/runs/{wide_id}"))
         assert wide_run["progress"]["done"] == 0
-    grown = (home / "ragmeter.db").stat().st_size - before
+    grown = _stored_bytes(server.store_url) - before
     assert grown < 8_000_000, grown  # the request's row once (2 MB), never its 10 copies
 
 
@@ -249,11 +266,40 @@ def test_a_page_of_results_stops_near_16_mb(tmp_path_factory: pytest.TempPathFac
     assert len(page.content) < 20_000_000
 
 
-def test_a_number_past_64_bits_in_a_query_is_refused_naming_it(service: ServiceProcess) -> None:
-    # SQLite holds signed 64-bit integers: a larger id must not reach it (it raised a 500)
+def test_a_number_past_the_stores_integers_is_refused_or_not_found(
+    service: ServiceProcess,
+) -> None:
+    """Ids, row numbers, versions and offsets compared with the store's integer columns:
+    PostgreSQL's hold 32 bits (SQLite's 64) and failed the query on a larger number (a 500).
+    A query parameter past them is a 422 naming it; an id or version in a path is not found."""
+    big = 2**31
     with service.client() as http:
-        for path in ("/evaluate/runs?dataset_id=" + str(2**70), "/evaluate/runs?dataset_id=-1"):
+        rows = "".join(
+            f'{{"query": "q{i}", "retrieved_ids": ["a"], "reference_ids": ["a"]}}\n'
+            for i in range(3)
+        )
+        upload = {"file": ("ints.jsonl", rows.encode(), "application/x-ndjson")}
+        data(http.post("/datasets", params={"name": "ints"}, files=upload), 201)
+        body = {"scene_key": "dataset", "datasets_name": "ints", "evaluate_metrics": ["mrr"]}
+        run_id = data(http.post("/evaluate/runs", json=body), 202)["run_id"]
+        wait_run(http, run_id)
+        refused = {
+            "/evaluate/runs?dataset_id=" + str(2**70): "dataset_id",
+            "/evaluate/runs?dataset_id=-1": "dataset_id",
+            f"/evaluate/runs?dataset_id={big}": "dataset_id",
+            f"/evaluate/runs/{run_id}/rows/{big}": "row_index",
+            f"/evaluate/runs/{run_id}/results?offset={big}": "offset",
+            f"/evaluate/runs/{run_id}/rows?offset={big}": "offset",
+            f"/datasets/ints/rows?offset={big}": "offset",
+            f"/evaluate/runs?offset={big}": "offset",
+        }
+        for path, name in refused.items():
             response = http.get(path)
             assert response.status_code == 422, (path, response.text)
-            assert "dataset_id" in response.text, response.text
-        assert data(http.get("/evaluate/runs?dataset_id=" + str(2**63 - 1)))["total"] == 0
+            assert name in response.text, response.text
+        for path in (f"/datasets/{big}", f"/datasets/{10**17}", f"/apps/{big}"):
+            assert http.get(path).status_code == 404, path
+        assert data(http.get(f"/evaluate/runs?dataset_id={big - 1}"))["total"] == 0
+        assert data(http.get(f"/evaluate/runs/{run_id}/results?offset={2**30}"))["items"] == []
+        audit = http.get("/audit", params={"before_id": big})  # the single key: an admin's
+        assert audit.status_code == 422 and "before_id" in audit.text, audit.text

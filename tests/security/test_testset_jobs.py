@@ -29,12 +29,14 @@ from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import write_models
 from tests.integration.service import KEY, ServiceProcess, data, failure
 
+pytestmark = pytest.mark.both_stores
+
 #: generations of this size outlast every test with the judge's latency
 SLOW = 200
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def home(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[Path]:
     folder = tmp_path_factory.mktemp("testset-jobs-home")
     with ScriptedJudgeServer(latency_ms=400) as judge:
         write_models(folder, judge.url)
@@ -110,7 +112,7 @@ def test_a_dataset_deleted_by_another_process_ends_its_generation_failed(
     with service.client() as http:
         job = _start(http, name="vanishing")
         _kept_one(http, job["id"])
-        other = Store(f"sqlite:///{home / 'ragmeter.db'}")  # the CLI on the same store
+        other = Store(service.store_url)  # the CLI on the same store
         RunStore(other).delete_dataset(job["dataset_id"])
         other.close()
         ended = _ended(http, job["id"])

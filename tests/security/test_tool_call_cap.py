@@ -19,6 +19,8 @@ from ragmeter.metrics.agent._calls import align_unordered
 from tests.integration.helpers import scripted_home
 from tests.integration.service import ServiceProcess, data, failure, wait_run
 
+pytestmark = pytest.mark.both_stores
+
 #: calls a side of the attack: 2,000 x 2,000 pairs took 51 s and +1.2 GB to score
 CALLS = 2_000
 #: what a bounded alignment may take for it, in seconds (well under the quadratic cost)
@@ -49,7 +51,7 @@ def _body(row: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def capped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def capped(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[ServiceProcess]:
     with (
         scripted_home(tmp_path_factory.mktemp("calls-capped")) as home,
         ServiceProcess(home) as server,
@@ -58,7 +60,7 @@ def capped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]
 
 
 @pytest.fixture(scope="module")
-def raised(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def raised(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[ServiceProcess]:
     """A server whose admin raised the cap past the calls the attack sends."""
     extra = f"\n[server]\nmax_tool_calls = {CALLS}\n"
     with (

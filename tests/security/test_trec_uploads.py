@@ -15,12 +15,14 @@ import pytest
 
 from tests.integration.service import ServiceProcess, data, failure
 
+pytestmark = pytest.mark.both_stores
+
 QRELS = b"q1 0 d1 1\nq1 0 d2 0\n"
 RUN = b"q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\n"
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def service(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[ServiceProcess]:
     home = tmp_path_factory.mktemp("trec-attack-home")
     (home / "ragmeter.toml").write_text(
         "[server]\nmax_upload_mb = 5\nmax_row_items = 100\n", encoding="utf-8"

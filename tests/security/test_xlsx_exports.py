@@ -27,6 +27,8 @@ from ragmeter.store.db import Store
 from tests.integration.helpers import scripted_home
 from tests.integration.service import KEY, ServiceProcess, data, failure, wait_run
 
+pytestmark = pytest.mark.both_stores
+
 ROWS = 20_000
 METRICS = ["mrr", "hit_rate", "precision", "recall", "map"]
 PARALLEL = 6
@@ -43,7 +45,9 @@ def _peak(server: ServiceProcess) -> int:
 
 
 @pytest.fixture(scope="module")
-def big_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServiceProcess, str]]:
+def big_run(
+    tmp_path_factory: pytest.TempPathFactory, store_kind: str
+) -> Iterator[tuple[ServiceProcess, str]]:
     """A server holding a run of 20,000 rows x 5 metrics (100,000 results), restarted after
     the run so its peak memory counts only the downloads."""
     with scripted_home(tmp_path_factory.mktemp("xlsx-home")) as home:
@@ -106,7 +110,7 @@ def test_parallel_downloads_are_bounded_and_other_routes_keep_answering(
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def service(tmp_path_factory: pytest.TempPathFactory, store_kind: str) -> Iterator[ServiceProcess]:
     with scripted_home(tmp_path_factory.mktemp("fields-home")) as home, ServiceProcess(home) as s:
         yield s
 
@@ -144,7 +148,7 @@ def test_a_dataset_with_too_many_fields_is_refused_at_upload(service: ServicePro
 def test_a_wide_dataset_stored_before_the_cap_is_a_413_not_a_500(
     service: ServiceProcess,
 ) -> None:
-    store = Store(f"sqlite:///{service.home / 'ragmeter.db'}")
+    store = Store(service.store_url)
     try:
         RunStore(store).add_dataset([json.loads(_wide(17_000))], name="stored-wide")
     finally:

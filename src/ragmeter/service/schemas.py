@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import Query
 
+from ragmeter.store.lookup import MAX_STORED_INT
 from ragmeter.wire.knowledge import AddOut, HitOut
 from ragmeter.wire.pages import Page
 from ragmeter.wire.resources import AppOut, DatasetOut, ModelOut, PromptOut
@@ -30,11 +31,11 @@ __all__ = [
     "SceneInfo",
 ]
 
-#: query parameters that page a list: where it starts, and how many items (at most 1,000)
-Offset = Annotated[int, Query(ge=0, le=2**31)]
+#: query parameters that page a list: where it starts, and how many items (at most 1,000);
+#: a page's end, compared with row numbers, stays within what the store holds
+Offset = Annotated[int, Query(ge=0, le=MAX_STORED_INT - 1000)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
-#: a stored record's number in a query, when given (a dataset id): SQLite holds at most a
-#: signed 64-bit one
-RecordId = Annotated[int | None, Query(ge=1, le=2**63 - 1)]
+#: a stored record's number in a query, when given (a dataset id)
+RecordId = Annotated[int | None, Query(ge=1, le=MAX_STORED_INT)]
 #: a page (of results, of dataset rows) stops once it holds about this many bytes
 PAGE_BYTES = 16_000_000

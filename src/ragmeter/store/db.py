@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import sqlite3
@@ -68,6 +69,40 @@ def _postgresql_utc(dbapi_connection: Any, _record: Any) -> None:
     with dbapi_connection.cursor() as cursor:
         cursor.execute("SET TIME ZONE 'UTC'")
     dbapi_connection.commit()
+
+
+def _postgresql_nul(dbapi_connection: Any, _record: Any) -> None:
+    """Text is stored on PostgreSQL with U+FFFD for each NUL character: its text holds none
+    (psycopg refuses one, failing the whole statement: a 500, a failed run), SQLite's does.
+    A row, an app's answer or a name looked up may hold one; a lookup then finds nothing."""
+    from psycopg.adapt import PyFormat
+
+    adapters = dbapi_connection.adapters
+    for form in (PyFormat.TEXT, PyFormat.BINARY):
+        adapters.register_dumper(str, _nul_free(adapters.get_dumper(str, form)))
+
+
+@functools.cache
+def _nul_free(dumper: Any) -> type:
+    """``dumper`` (psycopg's of ``str``, a C class: wrapped, not subclassed) writing U+FFFD
+    in place of NUL."""
+    from psycopg.adapt import Dumper
+
+    class NulFree(Dumper):
+        format = dumper.format
+
+        def __init__(self, cls: type, context: Any = None) -> None:
+            super().__init__(cls, context)
+            self._dumper = dumper(cls, context)
+            self.oid = self._dumper.oid
+
+        def dump(self, obj: str) -> Any:
+            return self._dumper.dump(obj.replace("\x00", "\ufffd"))
+
+        def quote(self, obj: str) -> Any:
+            return self._dumper.quote(obj.replace("\x00", "\ufffd"))
+
+    return NulFree
 
 
 def _finite(value: Any) -> Any:
@@ -217,6 +252,7 @@ class Store:
             event.listen(self.engine, "connect", _sqlite_pragmas)
         elif self.engine.dialect.name == "postgresql":
             event.listen(self.engine, "connect", _postgresql_utc)
+            event.listen(self.engine, "connect", _postgresql_nul)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self.migrate()
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LIKE_ESCAPE",
+    "MAX_STORED_INT",
     "SHOWN_NAMES",
     "add_named",
     "by_name_or_id",
@@ -46,9 +47,16 @@ def like_pattern(text: str) -> str:
 SHOWN_NAMES = 20
 
 
+#: the largest number a store's integer columns (ids, row numbers, versions) hold on every
+#: store: PostgreSQL's ``integer`` is 32 bits (SQLite's 64), and a larger number compared with
+#: one fails the whole query there, so none may reach one
+MAX_STORED_INT = 2**31 - 1
+
+
 def is_id(text: str) -> bool:
-    """Whether ``text`` is a record id: ASCII digits only ("²" is a digit to ``isdigit``)."""
-    return text.isascii() and text.isdigit() and len(text) < 19
+    """Whether ``text`` is a record id: ASCII digits only ("²" is a digit to ``isdigit``),
+    at most ``MAX_STORED_INT`` (a larger number is a name: not found)."""
+    return text.isascii() and text.isdigit() and len(text) <= 10 and int(text) <= MAX_STORED_INT
 
 
 def known_names(session: Session, column: Any, hint: str) -> str:

@@ -228,7 +228,10 @@ class DatasetStore:
         query = _rows_between(record.id, offset, offset + limit)
         with self.store.session() as session:
             texts = session.scalars(query.execution_options(yield_per=8))
-            return _until(texts, max_bytes, orjson.loads)
+            try:
+                return _until(texts, max_bytes, orjson.loads)
+            finally:  # a page stopped by max_bytes leaves PostgreSQL's server cursor open
+                texts.close()
 
     def iter_dataset_rows(self, key: str | int, batch: int = 2000) -> Iterator[dict[str, Any]]:
         """Every row of a dataset in order, read ``batch`` rows at a time (each batch one

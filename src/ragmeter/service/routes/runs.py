@@ -37,6 +37,7 @@ from ragmeter.service.schemas import (
     RunCreated,
 )
 from ragmeter.service.state import Services, services
+from ragmeter.store.lookup import MAX_STORED_INT
 from ragmeter.wire.compare import MetricComparison, RowPairPage, Scatter
 from ragmeter.wire.lineage import LineageChange, RunChanges, RunUpdate
 from ragmeter.wire.rows import MetricDistribution, RowDetail, RowView
@@ -72,7 +73,7 @@ Tags = Annotated[list[str] | None, Query(max_length=20)]
 #: archived runs: left out (no), only them (yes) or both (all)
 Archived = Literal["no", "yes", "all"]
 #: a row's place in its run (from 0)
-RowIndex = Annotated[int, Path(ge=0, le=2**31)]
+RowIndex = Annotated[int, Path(ge=0, le=MAX_STORED_INT)]
 
 
 @router.get("")

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragmeter.service.envelope import Result, ok
 from ragmeter.service.permissions import request_user
 from ragmeter.service.state import Services, services
+from ragmeter.store.lookup import MAX_STORED_INT
 from ragmeter.store.users import Role
 from ragmeter.wire.users import AuditEntryOut, UserKeyOut, UserOut
 
@@ -62,7 +63,7 @@ def rotate_key(name: str, svc: Deps) -> Result[UserKeyOut]:
 def audit(
     svc: Deps,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    before_id: Annotated[int | None, Query(ge=1, le=2**62)] = None,
+    before_id: Annotated[int | None, Query(ge=1, le=MAX_STORED_INT)] = None,
     user: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Result[list[AuditEntryOut]]:
     """The audit log, newest first: ``limit`` entries older than ``before_id`` (the last
