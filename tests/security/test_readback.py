@@ -98,6 +98,10 @@ def test_text_holding_a_nul_character_is_stored_and_looked_up_without_a_500(
         assert wait_run(http, run_id)["state"] == "done"
         (result,) = data(http.get(f"/evaluate/runs/{run_id}/results"))["items"]
         assert result["score"] == 0.5 and result["query"] in ("q\x00nul", "q\ufffdnul")
+        for q in ("nul", "nu"):  # the trigram index, then a scan of the run's rows
+            found = data(http.get(f"/evaluate/runs/{run_id}/rows", params={"q": q}))
+            assert found["total"] == 1, (q, found)
+        assert data(http.get(f"/evaluate/runs/{run_id}/rows/0"))["row_index"] == 0
 
 
 def _dataset(http: httpx.Client, name: str, content: bytes, **form: str) -> httpx.Response:

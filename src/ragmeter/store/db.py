@@ -6,6 +6,7 @@ import contextlib
 import functools
 import json
 import math
+import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -121,13 +122,24 @@ def _finite(value: Any) -> Any:
 _STRICT = json.JSONEncoder(allow_nan=False)
 
 
+#: an escaped NUL in JSON text (``\\u0000``), not an escaped backslash followed by ``u0000``
+_NUL_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")
+
+
+def _no_nul(text: str) -> str:
+    """JSON text with each NUL character written as U+FFFD, as text columns hold it on
+    PostgreSQL: its JSON operators refuse ``\\u0000`` (a row search answered 500)."""
+    return _NUL_ESCAPE.sub(r"\1\\ufffd", text) if "\\u0000" in text else text
+
+
 def to_json(value: Any) -> str:
     """JSON columns as standard JSON: NaN and infinities (which Python's reader accepts, but
-    SQLite's JSON functions and other databases refuse) are stored as null."""
+    SQLite's JSON functions and other databases refuse) are stored as null, NUL characters
+    as U+FFFD."""
     try:
-        return _STRICT.encode(value)
+        return _no_nul(_STRICT.encode(value))
     except ValueError:
-        return _STRICT.encode(_finite(value))
+        return _no_nul(_STRICT.encode(_finite(value)))
 
 
 def _numbers(value: Any) -> Any:
@@ -147,7 +159,7 @@ def json_text(value: Any) -> str:
     standard encoder): numpy values as numbers, NaN and infinities as null. What orjson
     refuses (a lone surrogate, an integer past 64 bits) goes through ``to_json``."""
     try:
-        return orjson.dumps(value, default=_numbers, option=_ORJSON).decode()
+        return _no_nul(orjson.dumps(value, default=_numbers, option=_ORJSON).decode())
     except (orjson.JSONEncodeError, TypeError):
         return to_json(json.loads(json.dumps(value, default=_numbers)))
 
@@ -157,7 +169,7 @@ def json_texts(values: Iterable[Any]) -> list[str | None]:
     dumps = orjson.dumps
     try:
         return [
-            None if v is None else dumps(v, default=_numbers, option=_ORJSON).decode()
+            None if v is None else _no_nul(dumps(v, default=_numbers, option=_ORJSON).decode())
             for v in values
         ]
     except (orjson.JSONEncodeError, TypeError):
