@@ -20,6 +20,7 @@ from ragmeter.errors import (
     RagmeterError,
     clip,
 )
+from ragmeter.store.actor import current_actor
 from ragmeter.store.names import check_name
 from ragmeter.wire.testsets import TestsetCreate, TestsetJob
 
@@ -67,6 +68,12 @@ class TestsetJobs:
                 raise NotFoundError(f"no test set generation '{clip(job_id)}'")
             return job.model_copy(deep=True)
 
+    def creators(self, job_id: str) -> list[str | None]:
+        """Who started the generation ``job_id`` (None: no user); empty when there is none."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+            return [] if job is None else [job.created_by]
+
     def start(self, svc: Services, space: str, body: TestsetCreate) -> TestsetJob:
         """Check the whole request (space, judge, documents, options, budget) and start
         generating on a thread: nothing is refused after the 202."""
@@ -99,6 +106,7 @@ class TestsetJobs:
                 size=body.size,
                 dataset_id=dataset.id,
                 dataset_name=dataset.name,
+                created_by=current_actor(),
             )
             self._forget_old()
             self._jobs[job.id] = job
