@@ -9,9 +9,9 @@ server started as the tests start theirs (``tests/pg.py``: initdb and pg_ctl on 
 loopback port). The judged part posts two runs of 2,500 rows at once, one to each replica,
 with one metric that asks the judge once per row (``AnswerRelevancyMetric``); the limit is
 shared through the store (``ragmeter.judge._rate``). The judge prints a line per answered
-request; the bench stamps each line as it arrives and reports the requests, the rate over
-the steady part (the first and last minute left out) and the most requests in any sliding
-60 s window, which must not pass 600 (the bench fails if it does).
+request; the bench stamps each line as it arrives and reports the requests, their count in
+each whole minute from the first and the most requests in any sliding 60 s window, which
+must not pass 600 (the bench fails if it does).
 
 Run: ``.venv/bin/python bench/service_replicas.py`` (about 12 minutes; ``--rows 500`` for a
 short try with ``--no-write``); it rewrites its section of ``docs/benchmarks.md``.
@@ -178,22 +178,28 @@ def most_in_window(times: list[float], window: float = 60.0) -> int:
 
 
 def rate_report(times: list[float]) -> tuple[dict[str, float], str]:
+    """The requests, their count in each whole minute from the first one (the last, partial
+    minute left out) and the most in any sliding 60 s window. Per whole minute rather than
+    requests over a span: the limit lets requests go as places free, in bursts, and a span
+    cut between bursts would count one burst more than its minutes."""
     ordered = sorted(times)
     first, last = ordered[0], ordered[-1]
-    steady = [t for t in ordered if first + 60 <= t <= last - 60]
-    span = (steady[-1] - steady[0]) if len(steady) > 1 else 0.0
-    per_minute = (len(steady) - 1) / span * 60 if span > 0 else float("nan")
+    minutes = int((last - first) // 60)
+    counts = [
+        bisect.bisect_left(ordered, first + 60 * (m + 1))
+        - bisect.bisect_left(ordered, first + 60 * m)
+        for m in range(minutes)
+    ]
     figures = {
         "requests": len(ordered),
-        "minutes": (last - first) / 60,
-        "steady_per_minute": per_minute,
+        "per_minute": sum(counts) / minutes if minutes else float("nan"),
         "most_in_60s": most_in_window(ordered),
     }
     text = (
         f"the judge answered **{len(ordered)} requests** in {(last - first) / 60:.1f} minutes; "
-        f"over the steady part (its first and last minute left out) **{per_minute:.1f} requests "
-        f"a minute**; the most in any sliding 60 s window: **{figures['most_in_60s']}** "
-        f"(limit {LIMIT})"
+        f"per whole minute from the first request **{figures['per_minute']:.0f} "
+        f"requests** on average (each minute: {', '.join(map(str, counts))}); the most in any "
+        f"sliding 60 s window: **{figures['most_in_60s']}** (limit {LIMIT})"
     )
     return figures, text
 
@@ -255,7 +261,8 @@ def main() -> None:
     states = ", ".join(info["state"] for info in infos)
     judged_text = (
         f"Judged: 2 runs x {args.judged_rows} rows ({done} rows done, runs {states}) in "
-        f"{wall / 60:.1f} minutes wall time; {rate_text}."
+        f"{wall / 60:.1f} minutes wall time, {figures['requests'] / max(done, 1):.2f} judge "
+        f"requests per row; {rate_text}."
     )
     load_text = (
         f"Load: {args.clients} concurrent clients x {args.runs} runs of {args.rows} rows x 3 "
