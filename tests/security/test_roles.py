@@ -16,6 +16,8 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from ragmeter.client import Client
+from ragmeter.runs.storage.store import RunStore
 from ragmeter.service.permissions import ROUTES
 from ragmeter.store.db import Store
 from ragmeter.store.models import DatasetRecord, RunRecord, SpaceRecord
@@ -110,20 +112,57 @@ def test_a_member_cannot_delete_another_members_space_or_dataset(
         data(alice.post(f"{V2}/datasets", files=upload, data={"name": "alices-rows"}), 201)
         _refused(bob.delete(f"{V2}/datasets/alices-rows"), "bob")
         _refused(bob.delete("/api/v1/evaluate/dataset", params={"code": "alices-rows"}), "bob")
-        # a second version by bob: deleting the name would delete alice's first version too
-        other = {
-            "file": ("rows.jsonl", b'{"query": "b", "retrieved_ids": [], "reference_ids": []}\n')
-        }
-        assert (
-            data(bob.post(f"{V2}/datasets", files=other, data={"name": "alices-rows"}), 201)[
-                "version"
-            ]
-            == 2
-        )
-        _refused(bob.delete(f"{V2}/datasets/alices-rows"), "bob")
-        data(bob.delete(f"{V2}/datasets/alices-rows@2"))
         data(alice.delete(f"{V2}/datasets/alices-rows"))
         data(alice.delete(f"{V2}/knowledge/spaces/alices"))
+
+
+def _upload(http: httpx.Client, name: str, query: str) -> httpx.Response:
+    line = json.dumps({"query": query, "retrieved_ids": [], "reference_ids": []})
+    files = {"file": ("rows.jsonl", f"{line}\n".encode())}
+    return http.post(f"{V2}/datasets", files=files, data={"name": name})
+
+
+def _upload_trec(http: httpx.Client, name: str, doc: str) -> httpx.Response:
+    files = {
+        "qrels": ("q.qrels", b"q1 0 d1 1\n"),
+        "run": ("r.run", f"q1 Q0 {doc} 1 1 r\n".encode()),
+    }
+    return http.post(f"{V2}/datasets/trec", files=files, data={"name": name})
+
+
+def test_a_member_cannot_add_a_version_to_another_users_dataset(
+    served: tuple[ServiceProcess, dict[str, str]],
+) -> None:
+    server, keys = served
+    with (
+        as_user(server, keys["alice"]) as alice,
+        as_user(server, keys["bob"]) as bob,
+        as_user(server, keys["admin"]) as admin,
+    ):
+        made = data(_upload(alice, "alices-v", "a1"), 201)
+        # bob's rows as alice's next version: her runs of "alices-v" would evaluate his rows
+        message = _refused(_upload(bob, "alices-v", "b"), "bob")
+        assert "dataset 'alices-v', made by 'alice'" in message
+        _refused(_upload_trec(bob, "alices-v", "d1"), "bob")
+        _refused(_upload(bob, "alices-v", "a1"), "bob")  # her rows again: refused alike
+        assert [v["version"] for v in data(alice.get(f"{V2}/datasets/alices-v/versions"))] == [1]
+        assert made["created_by"] == "alice"
+        # the owner adds versions, an admin adds one to anyone's, a new name is anyone's
+        assert data(_upload(alice, "alices-v", "a2"), 201)["version"] == 2
+        trec = data(_upload_trec(alice, "alices-v", "d2"), 201)
+        assert (trec["version"], trec["created_by"]) == (3, "alice")
+        by_admin = data(_upload(admin, "alices-v", "x"), 201)
+        assert (by_admin["version"], by_admin["created_by"]) == (4, "admin")
+        assert data(_upload(bob, "bobs-v", "b"), 201)["version"] == 1
+    # a dataset stored with no user (before users, or by the command line) is an admin's
+    store = Store(f"sqlite:///{server.home / 'ragmeter.db'}")
+    try:
+        RunStore(store).keep_dataset([{"query": "old"}], name="legacy-rows")
+    finally:
+        store.close()
+    with as_user(server, keys["bob"]) as bob, as_user(server, keys["admin"]) as admin:
+        assert "made by no user" in _refused(_upload(bob, "legacy-rows", "b"), "bob")
+        assert data(_upload(admin, "legacy-rows", "b"), 201)["version"] == 2
 
 
 def test_what_a_user_makes_records_who_made_it(
@@ -144,6 +183,44 @@ def test_what_a_user_makes_records_who_made_it(
             assert space.created_by == "dave"
     finally:
         store.close()
+
+
+def test_every_answer_names_who_made_the_object(
+    served: tuple[ServiceProcess, dict[str, str]],
+) -> None:
+    server, keys = served
+    with as_user(server, keys["carol"]) as carol, as_user(server, keys["admin"]) as admin:
+        run_id = _run(carol)
+        run_info = data(carol.get(f"{V2}/evaluate/runs/{run_id}"))
+        assert run_info["created_by"] == "carol"
+        listed = data(admin.get(f"{V2}/evaluate/runs", params={"limit": 200}))["items"]
+        assert {r["run_id"]: r["created_by"] for r in listed}[run_id] == "carol"
+        assert data(carol.get(f"{V2}/datasets/{run_info['dataset_id']}"))["created_by"] == "carol"
+        assert (
+            data(carol.post(f"{V2}/knowledge/spaces", json={"name": "carol-space"}), 201)[
+                "created_by"
+            ]
+            == "carol"
+        )
+        assert data(admin.get(f"{V2}/knowledge/spaces/carol-space"))["created_by"] == "carol"
+        prompt = {"code": "made-by", "template": "{query} {context} {answer}"}
+        assert data(admin.post(f"{V2}/prompts", json=prompt), 201)["created_by"] == "admin"
+        edited = {**prompt, "template": "Q: {query} {context} {answer}", "replace": True}
+        assert data(admin.post(f"{V2}/prompts", json=edited), 201)["version"] == 2
+        assert data(carol.get(f"{V2}/prompts/made-by@1"))["created_by"] == "admin"
+        app = {"name": "made-by", "config": {"kind": "http", "url": "http://93.184.216.34/x"}}
+        assert data(admin.post(f"{V2}/apps", json=app), 201)["created_by"] == "admin"
+        assert [a["created_by"] for a in data(carol.get(f"{V2}/apps"))] == ["admin"]
+        schemas = admin.get("/openapi.json").json()["components"]["schemas"]
+    for model in ("RunInfo", "DatasetOut", "SpaceInfo", "PromptOut", "AppOut", "TestsetJob"):
+        assert "created_by" in schemas[model]["properties"], model
+    # the Python client's types carry it too
+    with Client(server.api, keys["carol"]) as client:
+        assert client.runs.get(run_id).created_by == "carol"
+        assert client.spaces.get("carol-space").created_by == "carol"
+        assert client.prompts.get("made-by").created_by == "admin"
+        assert client.apps.get("made-by").created_by == "admin"
+        assert client.datasets.get(run_info["dataset_id"]).created_by == "carol"
 
 
 #: the requests other than GET that change nothing: reads with a body, and the key form

@@ -119,6 +119,7 @@ class AppStore:
             kind=found.kind,
             config=found.config,
             version=version,
+            created_by=record.created_by,
             created_at=found.created_at,
             updated_at=found.created_at,
         )

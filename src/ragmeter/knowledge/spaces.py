@@ -48,6 +48,7 @@ def _space_info(record: SpaceRecord, documents: int = 0, chunks: int = 0) -> Spa
         documents=documents,
         chunks=chunks,
         created_at=record.created_at,
+        created_by=record.created_by,
     )
 
 

@@ -90,7 +90,8 @@ class PromptStore:
         with self.store.session() as session:
             record = session.scalars(select(PromptRecord).where(PromptRecord.code == name)).first()
             if version is not None and (record is None or record.version != version):
-                record = _version(session, name, version)
+                made_by = None if record is None else record.created_by
+                record = _version(session, name, version, made_by)
             if record is None:
                 hint = "ragmeter prompt add CODE --file F"
                 known = known_names(session, PromptRecord.code, hint)
@@ -138,8 +139,9 @@ def _content(record: PromptRecord) -> tuple[str, str | None, str, str]:
     return (record.kind, record.language, record.template, record.description)
 
 
-def _version(session: Any, code: str, version: int) -> PromptRecord | None:
-    """Version ``version`` of ``code`` as a prompt record not bound to any session."""
+def _version(session: Any, code: str, version: int, made_by: str | None) -> PromptRecord | None:
+    """Version ``version`` of ``code`` as a prompt record not bound to any session (made
+    by ``made_by``, the prompt's maker)."""
     found = session.scalars(
         select(PromptVersionRecord).where(
             PromptVersionRecord.code == code, PromptVersionRecord.version == version
@@ -154,6 +156,7 @@ def _version(session: Any, code: str, version: int) -> PromptRecord | None:
         template=found.template,
         description=found.description,
         version=version,
+        created_by=made_by,
         created_at=found.created_at,
         updated_at=found.created_at,
     )

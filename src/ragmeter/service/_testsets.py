@@ -23,6 +23,7 @@ from ragmeter.errors import (
     clip,
 )
 from ragmeter.runs.storage.testset_jobs import TestsetJobStore
+from ragmeter.store.actor import current_actor
 from ragmeter.store.names import check_name
 from ragmeter.wire.testsets import TestsetCreate, TestsetJob
 
@@ -67,6 +68,13 @@ class TestsetJobs:
     def get(self, job_id: str) -> TestsetJob:
         return self.store.get(job_id)
 
+    def creators(self, job_id: str) -> list[str | None]:
+        """Who started the generation ``job_id`` (None: no user); empty when there is none."""
+        try:
+            return [self.store.get(job_id).created_by]
+        except NotFoundError:
+            return []
+
     def start(self, svc: Services, space: str, body: TestsetCreate) -> TestsetJob:
         """Check the whole request (space, judge, documents, options, budget) and start
         generating on a thread: nothing is refused after the 202."""
@@ -91,6 +99,7 @@ class TestsetJobs:
             size=body.size,
             dataset_id=dataset.id,
             dataset_name=dataset.name,
+            created_by=current_actor(),
         )
         try:
             self.store.add(job, most)

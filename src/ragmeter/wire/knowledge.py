@@ -57,6 +57,8 @@ class SpaceInfo(BaseModel):
     documents: int = 0
     chunks: int = 0
     created_at: datetime | None = None
+    #: the user who made it (None: made before users, or by the command line)
+    created_by: str | None = None
 
 
 class DocumentInfo(BaseModel):

@@ -21,6 +21,8 @@ class PromptOut(BaseModel):
     #: editing a prompt makes its next version; a run keeps the one it used (CODE@V)
     version: int = 1
     updated_at: datetime | None = None
+    #: the user who made it (None: made before users, or by the command line)
+    created_by: str | None = None
 
 
 class AppOut(BaseModel):
@@ -34,6 +36,8 @@ class AppOut(BaseModel):
     config: dict[str, Any]
     #: editing an app makes its next version; a run keeps the one it used (NAME@V)
     version: int = 1
+    #: the user who made it (None: made before users, or by the command line)
+    created_by: str | None = None
 
     @field_validator("config")
     @classmethod
@@ -56,6 +60,8 @@ class DatasetOut(BaseModel):
     source: str
     row_count: int
     created_at: datetime | None = None
+    #: the user who made this version (None: made before users, or by the command line)
+    created_by: str | None = None
     #: an upload whose rows a version held already: that version, no new one
     reused: bool = False
     #: in a list: how many versions the name has and runs used them

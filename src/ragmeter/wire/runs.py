@@ -73,6 +73,8 @@ class RunInfo(BaseModel):
     cost: dict[str, float]
     dataset_id: int
     created_at: datetime
+    #: the user who started it (None: made before users, or by the command line)
+    created_by: str | None = None
     started_at: datetime | None
     finished_at: datetime | None
 

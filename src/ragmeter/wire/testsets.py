@@ -75,3 +75,5 @@ class TestsetJob(BaseModel):
     max_tokens: int | None = None
     dataset_id: int | None = None
     dataset_name: str | None = None
+    #: the user who started it (None: no user); only they or an admin may cancel it
+    created_by: str | None = None

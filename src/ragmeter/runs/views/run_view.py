@@ -41,6 +41,7 @@ def run_info(
         cost=dict(record.usage or {}),
         dataset_id=record.dataset_id,
         created_at=record.created_at,
+        created_by=record.created_by,
         started_at=record.started_at,
         finished_at=record.finished_at,
     )

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, File, Form, UploadFile, status
+from fastapi import APIRouter, Depends, File, Form, Request, UploadFile, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragmeter.apps import HttpAppConfig, RagAppConfig
@@ -18,6 +18,7 @@ from ragmeter.datasets.trec_rows import TrecRows, trec_rows
 from ragmeter.errors import ConflictError, DatasetError
 from ragmeter.service._runs import readable
 from ragmeter.service.envelope import Result, ok
+from ragmeter.service.permissions import require_owner
 from ragmeter.service.schemas import (
     PAGE_BYTES,
     AppOut,
@@ -159,6 +160,7 @@ async def read_dataset_upload(svc: Services, upload: UploadFile) -> tuple[str, D
 
 @router.post("/datasets", tags=["datasets"], status_code=status.HTTP_201_CREATED)
 async def upload_dataset(
+    request: Request,
     svc: Deps,
     file: Annotated[UploadFile, File(description="JSONL, JSON or CSV rows")],
     name: Annotated[str | None, Form(max_length=200)] = None,
@@ -166,14 +168,19 @@ async def upload_dataset(
     """Store rows under a name (default: the file's stem) for ``datasets_name``. Every row
     is checked; a bad one is refused naming its line and field. A name already stored gets
     its next version, unless one of its versions holds the same rows (then that one is
-    answered, ``reused``)."""
+    answered, ``reused``). A member adds versions only to a name whose versions they made."""
     filename, dataset = await read_dataset_upload(svc, file)
     dataset_name = (name or PurePosixPath(filename).stem).strip()
     dataset_name = check_name(dataset_name, "dataset")
-    return ok(await _keep(svc, dataset, dataset_name, filename))
+    return ok(await _keep(request, svc, dataset, dataset_name, filename))
 
 
-async def _keep(svc: Services, dataset: Dataset, name: str, source: str) -> DatasetOut:
+async def _keep(
+    request: Request, svc: Services, dataset: Dataset, name: str, source: str
+) -> DatasetOut:
+    """Keep the rows as ``name``'s next version (or the version holding them already): 403
+    for a member when another user made a version of ``name``."""
+    await require_owner(request, "dataset", name)
     rows = [row.to_raw() for row in dataset]
     record, new = await asyncio.to_thread(svc.runs.keep_dataset, rows, name=name, source=source)
     return DatasetOut.model_validate(record).model_copy(update={"reused": not new})
@@ -199,6 +206,7 @@ def _trec_rows(
 
 @router.post("/datasets/trec", tags=["datasets"], status_code=status.HTTP_201_CREATED)
 async def upload_trec_dataset(
+    request: Request,
     svc: Deps,
     qrels: Annotated[UploadFile, File(description="TREC qrels (QID ITER DOCID REL), or gzip")],
     run: Annotated[
@@ -227,7 +235,7 @@ async def upload_trec_dataset(
         )
     qrels_name, run_name = saved[0][1], saved[1][1]
     source = f"{qrels_name} + {run_name} (runid {made.runid})"
-    out = (await _keep(svc, dataset, dataset_name, source)).model_dump()
+    out = (await _keep(request, svc, dataset, dataset_name, source)).model_dump()
     return ok(
         TrecDatasetOut(
             **out,
