@@ -155,7 +155,7 @@ def test_a_member_cannot_add_a_version_to_another_users_dataset(
         assert (by_admin["version"], by_admin["created_by"]) == (4, "admin")
         assert data(_upload(bob, "bobs-v", "b"), 201)["version"] == 1
     # a dataset stored with no user (before users, or by the command line) is an admin's
-    store = Store(f"sqlite:///{server.home / 'ragmeter.db'}")
+    store = Store(server.store_url)
     try:
         RunStore(store).keep_dataset([{"query": "old"}], name="legacy-rows")
     finally:
