@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ragmeter._public import internal_reference
@@ -150,7 +151,8 @@ class TestsetJobs:
     ) -> None:
         ended: dict[str, Any] = {"state": "done"}
         try:
-            asyncio.run(self._generate(svc, job_id, space_id, config, judge, dataset))
+            rows = self._generate_rows(svc, job_id, space_id, config, judge, dataset)
+            asyncio.run(self._generate(job_id, rows))
         except asyncio.CancelledError:
             ended = {"state": "cancelled", "stopped": "cancelled"}
         except RagmeterError as exc:
@@ -172,26 +174,19 @@ class TestsetJobs:
                 # one update, once all is settled: whoever sees the end sees its dataset
                 self._update(job_id, **ended)
 
-    async def _generate(
-        self,
-        svc: Services,
-        job_id: str,
-        space_id: int,
-        config: Any,
-        judge_name: str,
-        dataset: int,
-    ) -> None:
-        """Generate, keeping each row in the dataset as it passes (a stopped server loses
-        none)."""
+    async def _generate(self, job_id: str, rows: Coroutine[Any, Any, None]) -> None:
+        """Generate (``rows``: ``_generate_rows``), keeping each row in the dataset as it
+        passes (a stopped server loses none), cancellable from any thread or server."""
         with self._lock:
             if job_id in self._cancelled:  # cancelled before it began
+                rows.close()
                 raise asyncio.CancelledError
             task = asyncio.current_task()
             if task is not None:
                 self._tasks[job_id] = (asyncio.get_running_loop(), task)
         watcher = asyncio.create_task(self._watch(job_id, task)) if task else None
         try:
-            await self._generate_rows(svc, job_id, space_id, config, judge_name, dataset)
+            await rows
         finally:
             if watcher is not None:
                 watcher.cancel()
