@@ -271,13 +271,14 @@ def main() -> None:
     )
     print(load_text, table, judged_text, sep="\n")
     failed = figures["most_in_60s"] > LIMIT or done != 2 * args.judged_rows
+    busy = ": other work was running, so the load figures are noisy" if loadavg[0] > 1 else ""
     if not args.no_write and not failed:
         body = (
             f"{__doc__.split(chr(10) + chr(10))[1]}\n\n{load_text}\n\n{table}\n\n"
             f"{judged_text}\n\n{machine_line('fastapi', 'uvicorn', 'httpx', 'psycopg')} "
             f"Loopback, one machine: the clients, the judge, PostgreSQL and the servers share "
-            f"its cores (load average {loadavg[0]:.1f} when the bench started: other work "
-            "was running, so the load figures are noisy).\n"
+            f"its {os.cpu_count()} cores, so a second replica adds no cores here (load average "
+            f"{loadavg[0]:.1f} when the bench started{busy}).\n"
         )
         write_section(
             "service_replicas", "Replicas: SQLite vs PostgreSQL, shared judge limit", body
