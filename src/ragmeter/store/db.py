@@ -79,7 +79,9 @@ def _postgresql_nul(dbapi_connection: Any, _record: Any) -> None:
     from psycopg.adapt import PyFormat
 
     adapters = dbapi_connection.adapters
-    for form in (PyFormat.TEXT, PyFormat.BINARY):
+    # the last one registered serves ``%s``: the text one, as psycopg's own default (a string
+    # of unknown type, which PostgreSQL reads as the column's type: json, integer, ...)
+    for form in (PyFormat.BINARY, PyFormat.TEXT):
         adapters.register_dumper(str, _nul_free(adapters.get_dumper(str, form)))
 
 
