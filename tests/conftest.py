@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -132,6 +132,20 @@ def store_url(store_kind: str, request: pytest.FixtureRequest, tmp_path: Path) -
     with _engines_closed(url):
         yield url
     server.drop(url)
+
+
+@pytest.fixture
+def more_urls(
+    store_url: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> Callable[[str], str]:
+    """Another new store of ``store_url``'s kind, by name."""
+
+    def new(name: str) -> str:
+        if store_url.startswith("sqlite"):
+            return f"sqlite:///{tmp_path / name}.db"
+        return str(request.getfixturevalue("postgres").database())
+
+    return new
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
@@ -40,20 +39,6 @@ def _follow_ids(connection: Any, table: str) -> None:
         connection.execute(
             text(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), max(id)) FROM {table}")
         )
-
-
-@pytest.fixture
-def more_urls(
-    store_url: str, request: pytest.FixtureRequest, tmp_path: Path
-) -> Callable[[str], str]:
-    """Another new store of ``store_url``'s kind, by name."""
-
-    def new(name: str) -> str:
-        if _sqlite(store_url):
-            return f"sqlite:///{tmp_path / name}.db"
-        return str(request.getfixturevalue("postgres").database())
-
-    return new
 
 
 def test_a_judge_cache_database_gains_the_knowledge_tables(store_url: str, tmp_path: Path) -> None:

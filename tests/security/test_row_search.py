@@ -52,20 +52,6 @@ def _sqlite(url: str) -> bool:
     return url.startswith("sqlite")
 
 
-@pytest.fixture
-def more_urls(
-    store_url: str, request: pytest.FixtureRequest, tmp_path: Path
-) -> Callable[[str], str]:
-    """Another new store of ``store_url``'s kind, by name."""
-
-    def new(name: str) -> str:
-        if _sqlite(store_url):
-            return f"sqlite:///{tmp_path / name}.db"
-        return str(request.getfixturevalue("postgres").database())
-
-    return new
-
-
 def test_a_search_over_megabyte_rows_is_quick_and_42_at_once_starve_no_run(
     store_home: Path,
 ) -> None:
