@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from ragmeter.store.db import Store
 
 __all__ = [
-    "LIKE_ESCAPE",
     "MAX_STORED_INT",
     "SHOWN_NAMES",
     "add_named",
@@ -25,23 +24,11 @@ __all__ = [
     "insert_unique",
     "is_id",
     "known_names",
-    "like_pattern",
     "next_version",
     "split_version",
 ]
 
 R = TypeVar("R")
-
-#: the escape character of ``like_pattern`` (pass it as ``ilike(..., escape=LIKE_ESCAPE)``)
-LIKE_ESCAPE = "\\"
-
-
-def like_pattern(text: str) -> str:
-    """A LIKE pattern matching values that contain ``text`` as written: its ``%`` and ``_``
-    are plain characters, not wildcards."""
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
 
 #: names a "not found" message lists at most: enough to spot a typo, never the whole table
 SHOWN_NAMES = 20

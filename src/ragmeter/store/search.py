@@ -52,11 +52,13 @@ from ragmeter.store.locks import write_lock
 from ragmeter.store.models import ResultRow
 
 __all__ = [
+    "LIKE_ESCAPE",
     "SEARCH_CHARS",
     "bounded",
     "catch_up",
     "create_row_search",
     "drop_row_search",
+    "like_pattern",
     "text_condition",
 ]
 
@@ -283,14 +285,19 @@ def _key(engine: sa.Engine) -> str:
     return "rowid" if engine.dialect.name == "sqlite" else "result_id"
 
 
-def _phrase(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"'
+#: the escape character of ``like_pattern`` (pass it as ``ilike(..., escape=LIKE_ESCAPE)``)
+LIKE_ESCAPE = "\\"
 
 
-def _pattern(text: str) -> str:
-    """``ILIKE`` pattern: any text holding ``text`` (its ``\\``, ``%`` and ``_`` escaped)."""
+def like_pattern(text: str) -> str:
+    """A LIKE pattern matching values that contain ``text`` as written: its ``%`` and ``_``
+    are plain characters, not wildcards."""
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+def _phrase(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
 
 
 def text_condition(bind: sa.Engine | sa.Connection, anchor: Any, text: str) -> Any:
@@ -313,7 +320,9 @@ def text_condition(bind: sa.Engine | sa.Connection, anchor: Any, text: str) -> A
         body = sa.func.lower(index.c.body)
         held = sa.or_(*(sa.func.instr(body, sa.func.lower(form)) > 0 for form in forms))
     else:
-        held = sa.or_(*(index.c.body.ilike(_pattern(form), escape="\\") for form in forms))
+        held = sa.or_(
+            *(index.c.body.ilike(like_pattern(form), escape=LIKE_ESCAPE) for form in forms)
+        )
         if len(text) >= _TRIGRAM and _has_index(engine):
             found = sa.select(index.c.result_id).where(held)
             return sa.exists(sa.select(1).select_from(row).where(*same_row, row.id.in_(found)))

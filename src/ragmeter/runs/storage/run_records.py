@@ -13,8 +13,9 @@ from ragmeter.errors import ConflictError, NotFoundError, StoreError, clip
 from ragmeter.runs.planning.config import EvaluationConfig
 from ragmeter.runs.planning.lineage import RunLabels, check_tags
 from ragmeter.store.db import Store
-from ragmeter.store.lookup import LIKE_ESCAPE, insert_unique, like_pattern
+from ragmeter.store.lookup import insert_unique
 from ragmeter.store.models import DatasetRecord, RunRecord, RunTag
+from ragmeter.store.search import LIKE_ESCAPE, like_pattern
 
 __all__ = ["RunRecords"]
 
