@@ -354,7 +354,7 @@ class ResultRow(Base):
 
 class TestsetJobRecord(Base):
     """A test set generation of the service (``service._testsets``) as every server sharing
-    the store shows it: its API view (``data``, without state and error, kept in their own
+    the store shows it: its API view (``data``, without state, error and creator, kept in their own
     columns), the process generating it and until when (a lease it renews, like a run's), and
     whether a cancel was asked for on any server."""
 

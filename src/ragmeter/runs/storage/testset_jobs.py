@@ -31,8 +31,13 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+#: what a generation's record keeps in columns of their own, not in ``data``
+_COLUMNS = {"state", "error", "created_by"}
+
+
 def _job(record: TestsetJobRecord) -> TestsetJob:
-    return TestsetJob.model_validate({**record.data, "state": record.state, "error": record.error})
+    columns = {"state": record.state, "error": record.error, "created_by": record.created_by}
+    return TestsetJob.model_validate({**record.data, **columns})
 
 
 class TestsetJobStore:
@@ -47,14 +52,15 @@ class TestsetJobStore:
     def _lease(self) -> datetime:
         return _now() + timedelta(seconds=self.lease_seconds)
 
-    def _expire(self, session: Any) -> None:
-        """Running generations whose lease passed end failed (their server is gone)."""
+    def _expire(self, session: Any, job_id: str | None = None) -> None:
+        """Running generations (``job_id`` alone, if given) whose lease passed end failed
+        (their server is gone). Only when there is one: a read takes no write lock."""
         table = TestsetJobRecord
-        session.execute(
-            update(table)
-            .where(table.state == "running", table.lease_until < _now())
-            .values(state="failed", error=STOPPED)
-        )
+        passed = [table.state == "running", table.lease_until < _now()]
+        if job_id is not None:
+            passed.append(table.id == job_id)
+        if session.scalar(select(table.id).where(*passed).limit(1)) is not None:
+            session.execute(update(table).where(*passed).values(state="failed", error=STOPPED))
 
     def _check_room(self, session: Any, most: int) -> None:
         table = TestsetJobRecord
@@ -88,9 +94,10 @@ class TestsetJobStore:
                         id=job.id,
                         state=job.state,
                         error=job.error,
-                        data=job.model_dump(mode="json", exclude={"state", "error"}),
+                        data=job.model_dump(mode="json", exclude=_COLUMNS),
                         dataset_id=job.dataset_id,
                         dataset_name=job.dataset_name,
+                        created_by=job.created_by,
                         owner=this_process(),
                         lease_until=self._lease(),
                     )
@@ -121,7 +128,7 @@ class TestsetJobStore:
 
     def get(self, job_id: str) -> TestsetJob:
         with self.store.session() as session:
-            self._expire(session)
+            self._expire(session, job_id)
             session.commit()
             return _job(self._record(session, job_id))
 
@@ -131,7 +138,7 @@ class TestsetJobStore:
         with self.store.session() as session:
             record = self._record(session, job_id)
             job = _job(record).model_copy(update=values)
-            record.data = job.model_dump(mode="json", exclude={"state", "error"})
+            record.data = job.model_dump(mode="json", exclude=_COLUMNS)
             record.state, record.error = job.state, job.error
             record.dataset_id, record.dataset_name = job.dataset_id, job.dataset_name
             if job.state == "running":
@@ -142,7 +149,7 @@ class TestsetJobStore:
         """Ask the server generating it to stop; ConflictError for a finished one."""
         table = TestsetJobRecord
         with self.store.session() as session:
-            self._expire(session)
+            self._expire(session, job_id)
             record = self._record(session, job_id)
             if record.state != "running":
                 session.commit()
