@@ -253,8 +253,8 @@ async def require_owner(request: Request, kind: str, key: str) -> None:
     user = request_user(request)
     if user.role is Role.ADMIN:
         return
-    if kind == "testset":  # generations live in the process that runs them
-        made_by = request.app.state.services.testsets.creators(key)
+    if kind == "testset":  # generations have their own table (``runs.storage.testset_jobs``)
+        made_by = await asyncio.to_thread(request.app.state.services.testsets.creators, key)
     else:
         made_by = await asyncio.to_thread(creators, request.app.state.services.kb.store, kind, key)
     others = {who for who in made_by if who != user.name}
