@@ -26,6 +26,7 @@ from ragmeter.service.routes import (
     evaluate,
     knowledge,
     resources,
+    review,
     runs,
     testsets,
     users,
@@ -127,6 +128,7 @@ def create_app(settings: Settings | None = None, *, any_host: bool = False) -> F
     app.include_router(evaluate.router, prefix=f"{API_PREFIX}/evaluate")
     app.include_router(evaluate.router, prefix="/api/v1/evaluate", include_in_schema=False)
     app.include_router(runs.router, prefix=f"{API_PREFIX}/evaluate")
+    app.include_router(review.router, prefix=f"{API_PREFIX}/evaluate")
     app.include_router(knowledge.router, prefix=f"{API_PREFIX}/knowledge")
     app.include_router(testsets.router, prefix=f"{API_PREFIX}/knowledge")
     app.include_router(resources.router, prefix=API_PREFIX)

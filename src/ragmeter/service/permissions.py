@@ -111,6 +111,13 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("GET", f"{_RUN}/compare/{{other_id}}/scatter"): Rule(R, "run"),
     ("POST", f"{_RUN}/cancel"): Rule(W, "run", "run_id"),
     ("POST", f"{_RUN}/resume"): Rule(W, "run", "run_id"),
+    # review queues and the caller's own labels of a row
+    ("POST", f"{_RUN}/reviews"): Rule(W, "run", "run_id"),
+    ("GET", f"{_RUN}/reviews"): Rule(R, "run"),
+    ("GET", f"{_RUN}/reviews/{{queue_id}}"): Rule(R, "run"),
+    ("GET", f"{_RUN}/rows/{{row_index}}/labels"): Rule(R, "label"),
+    ("PUT", f"{_RUN}/rows/{{row_index}}/labels"): Rule(Action.LABEL, "label"),
+    ("DELETE", f"{_RUN}/rows/{{row_index}}/labels"): Rule(Action.LABEL, "label"),
     # knowledge spaces and test sets
     ("POST", f"{_V2}/knowledge/spaces"): Rule(W, "space"),
     ("GET", f"{_V2}/knowledge/spaces"): Rule(R, "space"),

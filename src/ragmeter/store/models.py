@@ -41,6 +41,8 @@ __all__ = [
     "PromptRecord",
     "PromptVersionRecord",
     "ResultRow",
+    "ReviewItemRecord",
+    "ReviewQueueRecord",
     "RunRecord",
     "RunTag",
     "SpaceRecord",
@@ -384,6 +386,44 @@ class LabelRecord(Base):
     updated_at: Mapped[datetime] = mapped_column(
         DateTime, server_default=func.now(), default=_utc_now, onupdate=_utc_now
     )
+
+
+class ReviewQueueRecord(Base):
+    """Rows of a run picked for people to label on one metric by a sampling rule
+    (``runs.review.sampling``): the rule's options (``options``: per_reviewer, reviewers, k,
+    seed, threshold, strata) and how many rows the rule could pick (``eligible``)."""
+
+    __tablename__ = "review_queues"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    metric: Mapped[str] = mapped_column(String(200))
+    rule: Mapped[str] = mapped_column(String(32))
+    options: Mapped[dict[str, Any]] = mapped_column(JSON)
+    eligible: Mapped[int] = mapped_column(Integer)
+    created_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime, server_default=func.now(), default=_utc_now
+    )
+
+
+class ReviewItemRecord(Base):
+    """One row of a queue given to one reviewer, at ``position`` in their list, with the
+    chance the rule had of picking it (``probability``) and its score stratum."""
+
+    __tablename__ = "review_items"
+    __table_args__ = (
+        UniqueConstraint("queue_id", "reviewer", "row_index", name="uq_review_items_row"),
+        Index("ix_review_items_reviewer", "queue_id", "reviewer", "position"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    queue_id: Mapped[int] = mapped_column(ForeignKey("review_queues.id", ondelete="CASCADE"))
+    row_index: Mapped[int] = mapped_column(Integer)
+    reviewer: Mapped[str] = mapped_column(String(200))
+    position: Mapped[int] = mapped_column(Integer)
+    probability: Mapped[float] = mapped_column(Float)
+    stratum: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class TestsetJobRecord(Base):
