@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from ragmeter.client import Client, ClientError
 from tests.integration.roles import as_user, users_server
 from tests.integration.service import ServiceProcess, data, failure, wait_run
 
@@ -120,3 +121,26 @@ def test_reviewers_must_be_users_who_may_label(
     server, keys, run_id = served
     with as_user(server, keys["member"]) as owner:
         assert named in _queue(owner, run_id, 400, reviewers=reviewers, k=1)
+
+
+def test_the_client_makes_reads_and_labels_a_queue(
+    served: tuple[ServiceProcess, dict[str, str], str],
+) -> None:
+    server, keys, run_id = served
+    with Client(api_base=server.api, api_key=keys["member"]) as owner:
+        made = owner.runs.create_review(run_id, "mrr", rule="stratified", count=2,
+                                        reviewers=["rev2"], seed=1)  # fmt: skip
+        with pytest.raises(ClientError, match="rule failures: no row of the run fits the rule"):
+            owner.runs.create_review(run_id, "mrr", rule="failures", reviewers=["rev2"])
+    assert made.rule == "stratified" and made.progress[0].assigned == 2
+    with Client(api_base=server.api, api_key=keys["rev2"]) as client:
+        mine = client.runs.review(run_id, made.id)
+        row = mine.items[0].row_index
+        kept = client.runs.label_row(run_id, row, "mrr", 0.0, "no relevant result")
+        assert (kept.reviewer, kept.value) == ("rev2", 0.0)
+        assert [lb.comment for lb in client.runs.row_labels(run_id, row)] == ["no relevant result"]
+        queue = next(q for q in client.runs.reviews(run_id) if q.id == made.id)
+        assert (queue.progress[0].labelled, queue.progress[0].assigned) == (1, 2)
+        assert client.runs.unlabel_row(run_id, row, "mrr") is True
+        with pytest.raises(ClientError, match="has no metric 'ndcg'"):
+            client.runs.label_row(run_id, row, "ndcg", 1)

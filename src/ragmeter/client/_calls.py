@@ -16,6 +16,7 @@ from ragmeter.wire.knowledge import AddOut, ChunkInfo, DocumentInfo, HitOut, Spa
 from ragmeter.wire.lineage import RunChanges, RunUpdate
 from ragmeter.wire.pages import Page
 from ragmeter.wire.resources import AppOut, DatasetOut, ModelOut, PromptOut, TrecDatasetOut
+from ragmeter.wire.review import LabelIn, ReviewCreate, ReviewQueueInfo, ReviewQueueItems, RowLabel
 from ragmeter.wire.rows import RowDetail
 from ragmeter.wire.runs import (
     EvaluateServeRequest,
@@ -340,3 +341,35 @@ def audit(limit: int, before_id: int | None, user: str | None) -> Call[list[Audi
     params = {"limit": limit, "before_id": before_id, "user": user}
     found = {k: v for k, v in params.items() if v is not None}
     return Call("GET", "/audit", _model(list[AuditEntryOut]), params=found)
+
+
+# review queues and the caller's own label of a row (``service.routes.review``)
+
+
+def create_review(run_id: str, body: ReviewCreate) -> Call[ReviewQueueInfo]:
+    payload = body.model_dump(exclude_none=True)
+    return Call("POST", f"/evaluate/runs/{run_id}/reviews", _model(ReviewQueueInfo), json=payload)
+
+
+def reviews(run_id: str) -> Call[list[ReviewQueueInfo]]:
+    return Call("GET", f"/evaluate/runs/{run_id}/reviews", _model(list[ReviewQueueInfo]))
+
+
+def review_items(run_id: str, queue_id: int) -> Call[ReviewQueueItems]:
+    path = f"/evaluate/runs/{run_id}/reviews/{queue_id}"
+    return Call("GET", path, _model(ReviewQueueItems))
+
+
+def put_row_label(run_id: str, row_index: int, body: LabelIn) -> Call[RowLabel]:
+    path = f"/evaluate/runs/{run_id}/rows/{row_index}/labels"
+    return Call("PUT", path, _model(RowLabel), json=body.model_dump())
+
+
+def row_labels(run_id: str, row_index: int) -> Call[list[RowLabel]]:
+    path = f"/evaluate/runs/{run_id}/rows/{row_index}/labels"
+    return Call("GET", path, _model(list[RowLabel]))
+
+
+def delete_row_label(run_id: str, row_index: int, metric: str) -> Call[bool]:
+    path = f"/evaluate/runs/{run_id}/rows/{row_index}/labels"
+    return Call("DELETE", path, _model(bool), params={"metric": metric})

@@ -23,6 +23,7 @@ from ragmeter.wire.knowledge import AddOut, ChunkInfo, DocumentInfo, HitOut, Spa
 from ragmeter.wire.lineage import RunChanges, RunUpdate
 from ragmeter.wire.pages import Page
 from ragmeter.wire.resources import AppOut, DatasetOut, PromptOut, TrecDatasetOut
+from ragmeter.wire.review import LabelIn, ReviewCreate, ReviewQueueInfo, ReviewQueueItems, RowLabel
 from ragmeter.wire.rows import RowDetail
 from ragmeter.wire.runs import MetricInfo, ResultItem, RunCreated, RunInfo, SceneInfo
 from ragmeter.wire.testsets import TestsetCreate, TestsetJob
@@ -231,6 +232,53 @@ class AsyncRuns:
     async def resume(self, run_id: str, *, retry_failed: bool = False) -> RunInfo:
         """Finish a stopped run; ``retry_failed`` also redoes rows with a null score."""
         return await self._c.send(calls.resume_run(run_id, retry_failed))
+
+    async def create_review(
+        self,
+        run_id: str,
+        metric: str,
+        *,
+        rule: Literal["random", "stratified", "disagreement", "threshold", "failures"] = "random",
+        count: int = 20,
+        reviewers: Sequence[str] | None = None,
+        k: int = 1,
+        seed: int = 0,
+        threshold: float | None = None,
+        strata: int = 5,
+    ) -> ReviewQueueInfo:
+        """A review queue of a run (its owner's or an admin's): rows of ``metric`` picked by
+        ``rule``, ``count`` per reviewer, each row shown to ``k`` of ``reviewers`` (users
+        who may label; none: the caller), each with its inclusion probability."""
+        body = ReviewCreate(
+            metric=metric, rule=rule, count=count,
+            reviewers=None if reviewers is None else builtins.list(reviewers),
+            k=k, seed=seed, threshold=threshold, strata=strata,
+        )  # fmt: skip
+        return await self._c.send(calls.create_review(run_id, body))
+
+    async def reviews(self, run_id: str) -> builtins.list[ReviewQueueInfo]:
+        """A run's review queues with each reviewer's progress (labelled of assigned)."""
+        return await self._c.send(calls.reviews(run_id))
+
+    async def review(self, run_id: str, queue_id: int) -> ReviewQueueItems:
+        """The caller's rows of a review queue in order, each with whether it is labelled."""
+        return await self._c.send(calls.review_items(run_id, queue_id))
+
+    async def label_row(
+        self, run_id: str, row_index: int, metric: str, value: float, comment: str = ""
+    ) -> RowLabel:
+        """The caller's label of one row on ``metric`` (replacing theirs): ``value`` on the
+        metric's scale, 1/0 for pass/fail."""
+        body = LabelIn(metric=metric, value=value, comment=comment)
+        return await self._c.send(calls.put_row_label(run_id, row_index, body))
+
+    async def row_labels(self, run_id: str, row_index: int) -> builtins.list[RowLabel]:
+        """The caller's own labels of one row."""
+        return await self._c.send(calls.row_labels(run_id, row_index))
+
+    async def unlabel_row(self, run_id: str, row_index: int, metric: str) -> bool:
+        """Remove the caller's own label of one row on ``metric``; whether there was one."""
+        return await self._c.send(calls.delete_row_label(run_id, row_index, metric))
 
 
 class AsyncSpaces:
