@@ -12,7 +12,7 @@ from typing import Any
 from ragmeter.metrics.base import EvaluationMetric
 from ragmeter.metrics.registry import entry_of
 
-__all__ = ["format_scale", "metric_scales", "scale_label", "scale_labels"]
+__all__ = ["format_scale", "metric_scale", "metric_scales", "scale_label", "scale_labels"]
 
 
 def _number(value: float) -> str:
@@ -32,10 +32,11 @@ def format_scale(scale: tuple[float | None, float | None]) -> str:
     return "unbounded"
 
 
-def scale_label(metric_name: str) -> str | None:
-    """The scale of the metric a result is named after (a spec such as ``ndcg@10``, a class
-    name, a trec_eval name such as ``P_5``), or None when the name resolves to no registered
-    class that declares one (a user's metric, a renamed CriteriaMetric)."""
+def metric_scale(metric_name: str) -> tuple[float | None, float | None] | None:
+    """The (low, high) scale of the metric a result is named after (a spec such as
+    ``ndcg@10``, a class name, a trec_eval name such as ``P_5``), or None when the name
+    resolves to no registered class that declares one (a user's metric, a renamed
+    CriteriaMetric)."""
     entry = entry_of(metric_name)
     if entry is None:
         return None
@@ -43,7 +44,13 @@ def scale_label(metric_name: str) -> str | None:
     scale = getattr(factory, "scale", None) if inspect.isclass(factory) else None
     if not (isinstance(scale, tuple) and len(scale) == 2):
         return None
-    return format_scale(scale)
+    return scale
+
+
+def scale_label(metric_name: str) -> str | None:
+    """``metric_scale`` as text (``0-1``), or None."""
+    scale = metric_scale(metric_name)
+    return None if scale is None else format_scale(scale)
 
 
 def scale_labels(metric_names: Iterable[str]) -> dict[str, str]:

@@ -36,6 +36,7 @@ __all__ = [
     "DatasetRowRecord",
     "DocumentRecord",
     "JudgeCacheEntry",
+    "LabelRecord",
     "ModelRequestRecord",
     "PromptRecord",
     "PromptVersionRecord",
@@ -350,6 +351,39 @@ class ResultRow(Base):
     #: of the row's ``id`` (None without one) and of its query text
     id_key: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     query_key: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class LabelRecord(Base):
+    """A person's judgement of one dataset row on one metric: its value on the metric's
+    scale (1/0 for pass/fail) and a comment. It belongs to the row of a dataset version
+    (``position``), so every run of that version finds it; ``run_id`` names the run the
+    reviewer was reading (kept for the record; a deleted run leaves the label)."""
+
+    __tablename__ = "labels"
+    __table_args__ = (
+        UniqueConstraint(
+            "dataset_id", "position", "metric", "reviewer", name="uq_labels_row_metric_reviewer"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    dataset_id: Mapped[int] = mapped_column(
+        ForeignKey("datasets.id", ondelete="CASCADE"), index=True
+    )
+    position: Mapped[int] = mapped_column(Integer)
+    metric: Mapped[str] = mapped_column(String(200))
+    reviewer: Mapped[str] = mapped_column(String(200))
+    value: Mapped[float] = mapped_column(Float)
+    comment: Mapped[str] = mapped_column(Text, default="", server_default="")
+    run_id: Mapped[str | None] = mapped_column(
+        ForeignKey("runs.id", ondelete="SET NULL"), nullable=True
+    )
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime, server_default=func.now(), default=_utc_now
+    )
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime, server_default=func.now(), default=_utc_now, onupdate=_utc_now
+    )
 
 
 class TestsetJobRecord(Base):
