@@ -51,7 +51,7 @@ def served(
 ) -> Iterator[tuple[ServiceProcess, str]]:
     home = tmp_path_factory.mktemp("agreement")
     with ServiceProcess(home, keys=None) as process, process.client(None) as http:
-        info = run_rows(http, "labelled", ROWS, ["hit_rate", "mrr"])
+        info = run_rows(http, "labelled", ROWS, ["hit_rate", "mrr", "ndcg@3"])
         labels = [
             NewLabel(i, "hit_rate", name, value)
             for name, values in LABELS.items()
@@ -110,7 +110,8 @@ def test_agreement_per_metric_and_language_is_the_statistics_of_the_rows(
     with process.client(None) as http:
         found = data(http.get(f"/evaluate/runs/{run_id}/agreement"))
     assert found["run_id"] == run_id and found["sampling"] == "random"
-    hit, mrr = found["metrics"]
+    hit, mrr, ndcg = found["metrics"]
+    assert (ndcg["metric"], ndcg["kind"], ndcg["groups"], ndcg["labels"]) == ("ndcg@3", None, [], 0)
     assert (hit["metric"], hit["kind"], hit["scale"]) == ("hit_rate", "binary", "0–1")
     assert hit["reviewers"] == ["ann", "bob", "carl"]
     assert hit["labels"] == sum(len(v) for v in LABELS.values())
@@ -144,7 +145,7 @@ def test_one_metric_with_a_threshold_and_bad_input(served: tuple[ServiceProcess,
         expected = judge_agreement(judge, human, kind="continuous", threshold=0.5, against="ann")
         _approx(found["metrics"][0]["groups"][0]["agreement"][0], expected.as_dict())
         message = failure(http.get(path, params={"metric": "ndcg"}), 400)
-        assert "no metric 'ndcg'" in message and "hit_rate, mrr" in message
+        assert "no metric 'ndcg'" in message and "hit_rate, mrr, ndcg@3" in message
         assert "no run" in failure(http.get("/evaluate/runs/nope/agreement"), 404)
         failure(http.get(path, params={"threshold": "nan"}), 422)
 
@@ -165,6 +166,8 @@ def test_the_command_prints_the_same_agreement(
     assert "hit_rate · zh · 10 labelled of 10 rows" in table.stdout
     for word in ("cohen_kappa", "majority", "krippendorff_alpha", "calibrated_mean"):
         assert word in table.stdout
+    unlabelled = run("agreement", run_id, "--metric", "ndcg@3", home=tmp_path, env=env)
+    assert unlabelled.returncode == 0 and "ndcg@3: no labels" in unlabelled.stdout
     bad = run("agreement", run_id, "--metric", "ndcg", home=tmp_path, env=env)
     assert bad.returncode == 2 and "no metric 'ndcg'" in bad.stderr
     missing = run("agreement", "no-such-run", home=tmp_path, env=env)

@@ -80,11 +80,11 @@ def show_agreement(run: str, *, metric: str | None, threshold: float | None, as_
         f"run {record.id}: judge vs human labels (labelled rows assumed picked at random)"
     )
     for entry in found["metrics"]:
+        if not entry["groups"]:
+            console.print(f"{escape(entry['metric'])}: no labels")
+            continue
         scale = f", {entry['scale']}" if entry["scale"] else ""
         head = f"{entry['metric']} ({entry['kind']}{scale})"
-        if not entry["groups"]:
-            console.print(f"{escape(head)}: no labels")
-            continue
         reviewers = ", ".join(entry["reviewers"])
         console.print(f"{escape(head)}: {entry['labels']} labels by {escape(reviewers)}")
         for group in entry["groups"]:

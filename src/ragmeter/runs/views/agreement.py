@@ -51,15 +51,27 @@ class _Scores:
     languages: list[str]
 
 
-def _read_scores(store: Store, record: RunRecord, metric: str) -> _Scores:
+def _languages(store: Store, record: RunRecord, metric: str) -> dict[int, str]:
+    """Each row's language (by position), from the start of its query and response."""
     query = (
         select(
             ResultRow.row_index,
-            ResultRow.score,
             func.substr(ResultRow.query, 1, TEXT_CHARS),
             func.substr(row_field(ResultRow, "response", text=True), 1, TEXT_CHARS),
         )
         .outerjoin(DatasetRowRecord, row_of(ResultRow, record.dataset_id))
+        .where(ResultRow.run_id == record.id, ResultRow.metric_name == metric)
+    )
+    with store.session() as session:
+        rows = session.execute(query).all()
+    return {int(r[0]): detect_language(r[1], r[2]) for r in rows}
+
+
+def _read_scores(store: Store, record: RunRecord, metric: str, known: dict[int, str]) -> _Scores:
+    """The metric's scores in row order; ``known`` (position -> language) is read once per
+    run and reused by the next metric (a run's metrics score the same rows)."""
+    query = (
+        select(ResultRow.row_index, ResultRow.score)
         .where(ResultRow.run_id == record.id, ResultRow.metric_name == metric)
         .order_by(ResultRow.row_index)
     )
@@ -67,7 +79,9 @@ def _read_scores(store: Store, record: RunRecord, metric: str) -> _Scores:
         rows = session.execute(query).all()
     positions = np.array([r[0] for r in rows], dtype=np.int64)
     scores = np.array([np.nan if r[1] is None else r[1] for r in rows], dtype=np.float64)
-    return _Scores(positions, scores, [detect_language(r[2], r[3]) for r in rows])
+    if any(int(p) not in known for p in positions):
+        known.update(_languages(store, record, metric))
+    return _Scores(positions, scores, [known[int(p)] for p in positions])
 
 
 def _kind(values: np.ndarray, metric: str) -> tuple[Kind, list[float] | None]:
@@ -141,15 +155,12 @@ def _group(
 def _metric(
     store: Store, record: RunRecord, metric: str, labels: list[Label], options: dict[str, Any]
 ) -> dict[str, Any]:
-    scores = _read_scores(store, record, metric)
     reviewers = sorted({label.reviewer for label in labels})
-    matrix = _matrix(labels, scores.positions, reviewers)
-    kind, categories = _kind(np.concatenate([scores.scores, matrix.ravel()]), metric)
     scale = metric_scale(metric)
     out: dict[str, Any] = {
         "metric": metric,
         "scale": None if scale is None else format_scale(scale),
-        "kind": kind,
+        "kind": None,
         "threshold": options["threshold"],
         "reviewers": reviewers,
         "labels": len(labels),
@@ -157,6 +168,10 @@ def _metric(
     }
     if not reviewers:
         return out
+    scores = _read_scores(store, record, metric, options["languages"])
+    matrix = _matrix(labels, scores.positions, reviewers)
+    kind, categories = _kind(np.concatenate([scores.scores, matrix.ravel()]), metric)
+    out["kind"] = kind
     by_language: dict[str, list[int]] = defaultdict(list)
     for i, language in enumerate(scores.languages):
         by_language[language].append(i)
@@ -182,7 +197,7 @@ def run_agreement(
 ) -> dict[str, Any]:
     """The run's agreement with the human labels of its dataset version's rows, per metric
     of the run (only ``metric``, when given: ConfigError naming the run's metrics unless it
-    has it); a metric without labels has no groups."""
+    has it); a metric without labels has no kind and no groups."""
     names = metric_names(record)
     if metric is not None and metric not in names:
         raise ConfigError(
@@ -192,7 +207,8 @@ def run_agreement(
     found: dict[str, list[Label]] = defaultdict(list)
     for label in LabelStore(store).of_dataset(record.dataset_id, metric=metric):
         found[label.metric].append(label)
-    options = {"threshold": threshold, "resamples": resamples, "seed": seed}
+    languages: dict[int, str] = {}
+    options = {"threshold": threshold, "resamples": resamples, "seed": seed, "languages": languages}
     return {
         "run_id": record.id,
         "dataset_id": record.dataset_id,
