@@ -19,7 +19,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from ragmeter.reports import EvaluationReport
+from ragmeter.reports import EvaluationReport, MetricSummary
 from ragmeter.reports.stats import SMALL_SAMPLE
 
 __all__ = [
@@ -88,18 +88,40 @@ def summary_table(report: EvaluationReport, title: str | None = None) -> Table:
     table.add_column("95% CI", justify="right")
     table.add_column("scored", justify="right")
     table.add_column("null", justify="right")
-    for name, stats in report.summary().items():
+    summary = report.summary()
+    labelled = any("labelled" in stats for stats in summary.values())
+    if labelled:
+        table.add_column("corrected by labels (95% CI, labels)", justify="right")
+    for name, stats in summary.items():
         nulls = int(stats["null"] or 0)
-        table.add_row(
+        cells = [
             named(name, stats.get("scale")),
             _fmt(stats["mean"]),
             f"[dim]{ci_text(stats)}[/]" if stats.get("ci_note") else ci_text(stats),
             str(stats["count"]),
             f"[yellow]{nulls}[/]" if nulls else "0",
-        )
-    if any(stats.get("ci_note") for stats in report.summary().values()):
-        table.caption = f"not informative: fewer than {SMALL_SAMPLE} scores, or all equal"
+        ]
+        if labelled:
+            cells.append(_calibrated_text(stats))
+        table.add_row(*cells)
+    captions = []
+    if any(stats.get("ci_note") for stats in summary.values()):
+        captions.append(f"not informative: fewer than {SMALL_SAMPLE} scores, or all equal")
+    captions += sorted(
+        {str(s["calibrated_note"]) for s in summary.values() if s.get("calibrated_note")}
+    )
+    table.caption = "; ".join(captions) or None
     return table
+
+
+def _calibrated_text(stats: MetricSummary) -> str:
+    """The corrected mean, its interval and how many labels, or a dash without labels."""
+    if "labelled" not in stats:
+        return "—"
+    low, high = stats.get("calibrated_low"), stats.get("calibrated_high")
+    interval = f" ({_fmt(low)} – {_fmt(high)})" if low is not None and high is not None else ""
+    text = f"{_fmt(stats.get('calibrated_mean'))}{interval}, {stats['labelled']}"
+    return f"[dim]{text}[/]" if stats.get("calibrated_note") else text
 
 
 def comparison_table(reports: Sequence[tuple[str, EvaluationReport]], title: str) -> Table:

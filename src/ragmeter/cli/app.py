@@ -114,8 +114,9 @@ def gate_command(
             "--rule",
             "-r",
             help="A rule (repeatable): METRIC.STAT OP NUMBER with STAT mean, ci95_low, "
-            "ci95_high, pass_rate or null_rate (null_rate alone: every metric), or "
-            "'METRIC: delta >= NUMBER' against --baseline. Default: \\[gate] rules.",
+            "ci95_high, pass_rate, null_rate (null_rate alone: every metric), "
+            "calibrated_mean, calibrated_low or calibrated_high (corrected by human labels), "
+            "or 'METRIC: delta >= NUMBER' against --baseline. Default: \\[gate] rules.",
         ),
     ] = None,
     baseline: Annotated[
@@ -133,6 +134,15 @@ def gate_command(
         Path | None,
         typer.Option(help="Write a markdown summary here (to post on a pull request)."),
     ] = None,
+    calibrated: Annotated[
+        bool,
+        typer.Option(
+            "--calibrated",
+            help="Bound each metric's mean corrected by the run's human labels (PPI++) "
+            "instead of the judge's own: mean, ci95_low and ci95_high rules become "
+            "calibrated_mean, calibrated_low and calibrated_high.",
+        ),
+    ] = False,
 ) -> None:
     """Judge rules on a run: absolute bounds on its scores, and non-inferiority against a
     baseline judged on the paired difference's 95% confidence bound (not the point estimate).
@@ -142,7 +152,7 @@ def gate_command(
     """
     from ragmeter.cli.gate import GateRequest, run_gate
 
-    run_gate(candidate, GateRequest(tuple(rule or ()), baseline, junit, markdown))
+    run_gate(candidate, GateRequest(tuple(rule or ()), baseline, junit, markdown, calibrated))
 
 
 @app.command("metrics")
@@ -189,6 +199,26 @@ def report_command(
     from ragmeter.cli.report import write_report
 
     write_report(run_id, out, baseline=compare, worst=worst, language=language)
+
+
+@app.command("agreement")
+@handles_errors
+def agreement_command(
+    run: Annotated[str, typer.Argument(help="The stored run (id, name or start of its id).")],
+    metric: Annotated[str | None, typer.Option(help="Only this metric of the run.")] = None,
+    threshold: Annotated[
+        float | None,
+        typer.Option(help="Scores at or above it pass: pass/fail statistics of 0-1 scores."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON, for scripts.")] = False,
+) -> None:
+    """How far the run's judge agrees with the human labels of its rows, per metric and per
+    row language: kappa, balanced accuracy, F1, Spearman against each reviewer and their
+    majority, Krippendorff's alpha among reviewers, and the mean corrected by the labels
+    (PPI++), each with a 95% CI and its n."""
+    from ragmeter.cli.agreement import show_agreement
+
+    show_agreement(run, metric=metric, threshold=threshold, as_json=as_json)
 
 
 @app.command("demo")

@@ -25,7 +25,7 @@ from ragmeter.runs.gates.output import (
     value_text,
     write_text,
 )
-from ragmeter.runs.gates.rules import Rule, parse_rules
+from ragmeter.runs.gates.rules import Rule, calibrated_rules, parse_rules
 from ragmeter.runs.gates.sources import load_results
 
 __all__ = ["EXIT_FAILED", "GateRequest", "PreparedGate", "judge", "prepare_gate", "run_gate"]
@@ -44,6 +44,8 @@ class GateRequest:
     baseline: str | None = None
     junit: Path | None = None
     markdown: Path | None = None
+    #: bound the means corrected by human labels instead of the judge's own (``--calibrated``)
+    calibrated: bool = False
 
     @property
     def asked(self) -> bool:
@@ -76,6 +78,8 @@ def prepare_gate(request: GateRequest) -> PreparedGate:
             f"[gate] rules in {where}"
         )
     rules = parse_rules(texts)
+    if request.calibrated:
+        rules = calibrated_rules(rules)
     baseline = request.baseline or settings.gate.baseline
     if baseline is None and any(r.needs_baseline for r in rules):
         first = next(r for r in rules if r.needs_baseline)

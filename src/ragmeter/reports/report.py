@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from ragmeter.errors import NotFoundError
+from ragmeter.reports.calibrated import CalibratedMean
 from ragmeter.reports.columns import ResultColumns
+from ragmeter.reports.human import HumanLabels, calibrate, summary_fields
 from ragmeter.reports.record import ResultRecord, json_default
 from ragmeter.reports.stats import mean_summary
 
@@ -25,7 +27,8 @@ if TYPE_CHECKING:
 
 __all__ = ["EvaluationReport", "MetricSummary", "ResultRecord", "RowSource", "json_default"]
 
-#: mean, count, null, ci95_low, ci95_high, ci_note, small_sample, scale
+#: mean, count, null, ci95_low, ci95_high, ci_note, small_sample, scale (and with human
+#: labels: calibrated_mean, calibrated_low, calibrated_high, labelled, calibrated_note)
 MetricSummary = dict[str, float | int | str | None]
 
 
@@ -97,6 +100,9 @@ class EvaluationReport:
         self.run_id: str | None = None
         #: each metric's scale as shown beside its name (``0-1``), where known
         self.scales: dict[str, str] = {}
+        #: people's values of some rows, by metric (a stored run's labels): the summary
+        #: corrects those metrics' means by them (``calibrated``)
+        self.human_labels: dict[str, HumanLabels] = {}
 
     # -- records, made from the columns when asked for -------------------------------------
 
@@ -158,6 +164,23 @@ class EvaluationReport:
             return [r.score for r in self._metric_records(metric_name)]
         return self._metric_columns(metric_name).score_list()
 
+    def row_indices(self, metric_name: str) -> np.ndarray:
+        """The row index of each of ``scores(metric_name)``."""
+        if self._records is not None:
+            records = self._metric_records(metric_name)
+            return np.array([r.row_index for r in records], dtype=np.int64)
+        self._metric_columns(metric_name)
+        return np.arange(self.rows, dtype=np.int64)
+
+    def calibrated(self, metric_name: str, *, confidence: float = 0.95) -> CalibratedMean | None:
+        """The metric's mean corrected by its human labels (``reports.calibrated``: PPI++
+        with its interval), or None when it has none."""
+        human = self.human_labels.get(metric_name)
+        if human is None:
+            return None
+        scores = self._score_array(metric_name)
+        return calibrate(self.row_indices(metric_name), scores, human, confidence)
+
     def _score_array(self, metric_name: str) -> np.ndarray:
         """Scores as float64, NaN where there is none."""
         if self._records is not None:
@@ -205,7 +228,9 @@ class EvaluationReport:
     ) -> dict[str, MetricSummary]:
         """Per metric: mean, count of scores, count of nulls, a bootstrap CI of the mean with
         ``ci_note`` saying when it is not informative (``stats.mean_summary``), and the
-        metric's ``scale`` where known (``0-1``, ``0-5``).
+        metric's ``scale`` where known (``0-1``, ``0-5``). A metric with human labels
+        (``human_labels``) also has ``calibrated_mean`` and its interval
+        (``calibrated_low``, ``calibrated_high``), ``labelled`` and ``calibrated_note``.
 
         Null scores are excluded from the mean and counted in ``null``.
         """
@@ -215,6 +240,9 @@ class EvaluationReport:
                 self._score_array(name), confidence=confidence, resamples=resamples
             )
             out[name] = {**found, "scale": self.scales.get(name)}
+            corrected = self.calibrated(name, confidence=confidence)
+            if corrected is not None:
+                out[name].update(summary_fields(corrected))
         return out
 
     def to_pandas(self) -> pd.DataFrame:

@@ -30,7 +30,7 @@ more accurate than the Monte-Carlo estimates they replace (see ``ANALYTIC_FROM``
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Literal
@@ -54,6 +54,7 @@ __all__ = [
     "mean_ci",
     "mean_summary",
     "sign_flip_test",
+    "unit_counts",
     "verdict",
 ]
 
@@ -148,6 +149,21 @@ def _resampled_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarra
         picks = rng.integers(0, n, size=(count, n), dtype=kind)
         means[start : start + count] = values[picks].mean(axis=1)
     return means
+
+
+def unit_counts(
+    n: int, resamples: int, seed: int, *, max_draws: int = _MAX_DRAWS_PER_CHUNK
+) -> Iterator[np.ndarray]:
+    """Bootstrap resamples of ``n`` units as the count of each unit in each resample, in
+    chunks of shape (b, n) of at most ``max_draws`` draws: a statistic that is a sum over
+    units (or, as a rank correlation, a function of weighted units) is then resampled by a
+    product with the counts, without copying the units."""
+    rng = np.random.default_rng(seed)
+    per_chunk = max(1, max_draws // max(n, 1))
+    for start in range(0, resamples, per_chunk):
+        b = min(per_chunk, resamples - start)
+        picks = rng.integers(0, n, size=(b, n)) + (np.arange(b) * n)[:, None]
+        yield np.bincount(picks.ravel(), minlength=b * n).reshape(b, n).astype(np.float64)
 
 
 def bootstrap_mean_ci(

@@ -13,6 +13,9 @@ A rule's value, per statistic (null scores are left out of every one but ``null_
   bootstrap CI (the run summary's);
 - ``pass_rate``: rows whose ``passing`` is true / rows with a ``passing`` verdict;
 - ``null_rate``: null results / results (of the metric, or of every metric);
+- ``calibrated_mean``: the mean corrected by human labels of some rows (PPI++,
+  ``reports.calibrated``), ``calibrated_low`` / ``calibrated_high`` the ends of its 95%
+  interval; a rule on a metric without labels fails saying so;
 - ``delta``: the low end of the paired difference's 95% CI for ``>=`` and ``>``, the high
   end for ``<=`` and ``<``; rows pair by ``id`` when every row has one, else by query.
 """
@@ -32,7 +35,7 @@ from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.reports.details import cut_text
 from ragmeter.reports.stats import bootstrap_mean_ci, ci_note
 from ragmeter.runs.execution.repeats import Disagreement
-from ragmeter.runs.gates.rules import Rule, parse_rules
+from ragmeter.runs.gates.rules import Rule, calibrated_rules, parse_rules
 from ragmeter.runs.gates.sources import full_records, load_results
 from ragmeter.runs.views.compare import TIE, Pairing, compare_scores, pair_positions
 from ragmeter.store.pairing import is_row_id
@@ -192,6 +195,8 @@ def _absolute(report: EvaluationReport, rule: Rule) -> RuleOutcome:
         detail = f"{len(missing)} of {len(records)} results {where} have no score"
         return _judged(rule, value, detail, lambda: _rows(report, missing[:ROWS_PER_RULE]))
     scores = _metric(report, rule, "run")
+    if rule.stat.startswith("calibrated_"):
+        return _calibrated(report, rule, scores)
     nulls = sum(r.score is None for r in scores)
     if rule.stat == "pass_rate":
         judged = [r for r in scores if r.passing is not None]
@@ -216,6 +221,32 @@ def _absolute(report: EvaluationReport, rule: Rule) -> RuleOutcome:
     note = ci_note(values)
     detail += f"; {note}" if note else ""
     # the rows on the wrong side of the bound themselves (all rows when none is)
+    against = [r for r in scores if r.score is None or not rule.holds(r.score)]
+    return _judged(rule, value, detail, lambda: _lowest(report, against or scores))
+
+
+def _calibrated(
+    report: EvaluationReport, rule: Rule, scores: Sequence[ResultRecord]
+) -> RuleOutcome:
+    """A bound on the mean corrected by human labels (``reports.calibrated``); a fail
+    saying so when the metric has no label (never the judge's own mean instead)."""
+    metric = rule.metric or ""
+    found = report.calibrated(metric)
+    if found is None or found.value is None:
+        detail = (
+            f"no human label of {metric} on this run's rows: label some (ragmeter labels "
+            "import, or the dashboard's review queue) or bound its mean"
+        )
+        return _judged(rule, None, detail, lambda: _lowest(report, scores))
+    value = {"calibrated_mean": found.value, "calibrated_low": found.low}.get(rule.stat, found.high)
+    low = "?" if found.low is None else f"{found.low:.4f}"
+    high = "?" if found.high is None else f"{found.high:.4f}"
+    detail = (
+        f"calibrated mean {found.value:.4f}, 95% CI [{low}, {high}] from {found.n_labelled} "
+        f"labelled of {found.n_rows} scored rows"
+    )
+    detail += "" if found.judge_mean is None else f" (judge's mean {found.judge_mean:.4f})"
+    detail += f"; {found.note.text}" if found.note is not None else ""
     against = [r for r in scores if r.score is None or not rule.holds(r.score)]
     return _judged(rule, value, detail, lambda: _lowest(report, against or scores))
 
@@ -354,11 +385,16 @@ def gate(
     baseline: str | Path | EvaluationReport | None = None,
     *,
     store: str | None = None,
+    calibrated: bool = False,
 ) -> GateResult:
     """Judge ``rules`` on a candidate (a stored run's id or name, a results JSONL file or a
-    report) against an optional baseline of the same kinds. Rules are parsed first, so a
-    bad rule is named before any run is read."""
+    report) against an optional baseline of the same kinds; ``calibrated``: bound the
+    means corrected by the candidate's human labels instead of the judge's own
+    (``calibrated_rules``). Rules are parsed first, so a bad rule is named before any run
+    is read."""
     parsed = [r if isinstance(r, Rule) else parse_rules([r])[0] for r in rules]
+    if calibrated:
+        parsed = calibrated_rules(parsed)
     report, name = load_results(candidate, store=store)
     base, base_name = (None, None) if baseline is None else load_results(baseline, store=store)
     return gate_reports(report, parsed, base, names=(name, base_name))

@@ -7,6 +7,8 @@ and non-inferiority rules against a baseline run.
     mrr.ci95_low >= 0.6               # the low end of the mean's 95% bootstrap CI
     answer_correctness.pass_rate >= 0.9   # share of rows whose ``passing`` is true
     null_rate <= 0.02                 # share of null results, all metrics (or metric.null_rate)
+    faithfulness.calibrated_mean >= 0.8   # the mean corrected by human labels (PPI++);
+                                      # calibrated_low / calibrated_high: its 95% interval
     faithfulness: delta >= -0.02      # paired difference candidate - baseline, judged on its
                                       # 95% CI bound: the low end for >= and >, the high end
                                       # for <= and <; never on the point estimate
@@ -17,17 +19,53 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from ragmeter.errors import ConfigError, clip
 
-__all__ = ["OPERATORS", "STATS", "Op", "Rule", "Stat", "parse_rule", "parse_rules"]
+__all__ = [
+    "CALIBRATED",
+    "OPERATORS",
+    "STATS",
+    "Op",
+    "Rule",
+    "Stat",
+    "calibrated_rules",
+    "parse_rule",
+    "parse_rules",
+]
 
-Stat = Literal["mean", "ci95_low", "ci95_high", "pass_rate", "null_rate", "delta"]
+Stat = Literal[
+    "mean",
+    "ci95_low",
+    "ci95_high",
+    "pass_rate",
+    "null_rate",
+    "delta",
+    "calibrated_mean",
+    "calibrated_low",
+    "calibrated_high",
+]
 Op = Literal[">=", ">", "<=", "<"]
 #: the statistics a rule may bound (``delta`` needs a baseline)
-STATS: tuple[Stat, ...] = ("mean", "ci95_low", "ci95_high", "pass_rate", "null_rate", "delta")
+STATS: tuple[Stat, ...] = (
+    "mean",
+    "ci95_low",
+    "ci95_high",
+    "pass_rate",
+    "null_rate",
+    "delta",
+    "calibrated_mean",
+    "calibrated_low",
+    "calibrated_high",
+)
+#: what ``--calibrated`` bounds instead of the judge's own mean and its interval
+CALIBRATED: dict[Stat, Stat] = {
+    "mean": "calibrated_mean",
+    "ci95_low": "calibrated_low",
+    "ci95_high": "calibrated_high",
+}
 OPERATORS: tuple[Op, ...] = (">=", "<=", ">", "<")
 
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
@@ -90,8 +128,8 @@ def parse_rule(text: str) -> Rule:
         raise _bad(
             text,
             "not understood; write 'METRIC.STAT OP NUMBER' (STAT: mean, ci95_low, ci95_high, "
-            "pass_rate, null_rate; OP: >=, >, <=, <) or 'METRIC: delta >= NUMBER' against a "
-            "baseline",
+            "pass_rate, null_rate, calibrated_mean, calibrated_low, calibrated_high; OP: >=, "
+            ">, <=, <) or 'METRIC: delta >= NUMBER' against a baseline",
         )
     stat, op, metric = found["stat"], found["op"], found["metric"]
     if stat not in STATS:
@@ -116,3 +154,13 @@ def parse_rules(texts: Iterable[str]) -> list[Rule]:
         rule = parse_rule(text)
         rules.setdefault(rule.name, rule)
     return list(rules.values())
+
+
+def calibrated_rules(rules: Iterable[Rule]) -> list[Rule]:
+    """``rules`` with each bound on a metric's mean or its interval moved to the mean
+    corrected by human labels (``--calibrated``); the other rules as they are."""
+    out: list[Rule] = []
+    for rule in rules:
+        stat = CALIBRATED.get(rule.stat)
+        out.append(rule if stat is None else replace(rule, stat=stat))
+    return out

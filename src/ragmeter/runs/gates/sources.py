@@ -14,6 +14,7 @@ from sqlalchemy import select
 from ragmeter.errors import ConfigError, DatasetError, NotFoundError, clip
 from ragmeter.metrics.scales import scale_labels
 from ragmeter.reports import EvaluationReport, ResultRecord
+from ragmeter.runs.storage.labels import LabelStore
 from ragmeter.runs.storage.result_store import read_records, records_query
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.store.db import open_store
@@ -104,6 +105,7 @@ class StoredResults(EvaluationReport):
         report = cls(records, names, record.done_rows, 0.0, dict(record.usage or {}))
         report.run_id = run_id
         report.runs = runs
+        report.human_labels = LabelStore(runs.store).human(record)
         return report
 
     def full(self, records: Sequence[ResultRecord]) -> list[ResultRecord]:

@@ -17,11 +17,12 @@ from sqlalchemy.orm import Session
 
 from ragmeter.errors import ConfigError, NotFoundError, StoreError, clip
 from ragmeter.metrics.scales import format_scale, metric_scale
+from ragmeter.reports.human import HumanLabels
 from ragmeter.store.db import Store
 from ragmeter.store.locks import write_lock
 from ragmeter.store.models import DatasetRecord, LabelRecord, RunRecord
 
-__all__ = ["MAX_COMMENT", "Label", "LabelStore", "NewLabel", "check_label"]
+__all__ = ["MAX_COMMENT", "Label", "LabelStore", "NewLabel", "check_label", "own_rows_only"]
 
 #: characters of a label's comment
 MAX_COMMENT = 2000
@@ -93,6 +94,14 @@ def check_label(label: NewLabel, rows: int) -> None:
             )
     if len(label.comment) > MAX_COMMENT:
         raise ConfigError(f"a label's comment is longer than {MAX_COMMENT} characters")
+
+
+def own_rows_only(record: RunRecord) -> bool:
+    """Whether only labels made on this run count for it: its target (a space's retriever,
+    an app) filled the rows it judged, so another run's labels of the same dataset row were
+    of other contexts or another answer."""
+    target = (record.lineage or {}).get("target") or {}
+    return str(target.get("kind") or "none") != "none"
 
 
 def _label(record: LabelRecord) -> Label:
@@ -225,3 +234,26 @@ class LabelStore:
         """The labels of the rows of a run's dataset version (``position`` is the run's
         ``row_index``)."""
         return self.of_dataset(self.dataset_of_run(run_id), metric=metric, reviewer=reviewer)
+
+    def human(self, record: RunRecord) -> dict[str, HumanLabels]:
+        """The labels that count for a run (``own_rows_only``), by metric: each labelled
+        row's mean over its reviewers."""
+        table = LabelRecord
+        query = select(table.metric, table.position, table.value).where(
+            table.dataset_id == record.dataset_id
+        )
+        if own_rows_only(record):
+            query = query.where(table.run_id == record.id)
+        with self.store.session() as session:
+            found = session.execute(query.order_by(table.metric, table.position)).all()
+        by_metric: dict[str, dict[int, list[float]]] = {}
+        for metric, position, value in found:
+            by_metric.setdefault(metric, {}).setdefault(int(position), []).append(float(value))
+        return {
+            metric: HumanLabels(
+                rows=tuple(rows),
+                values=tuple(sum(v) / len(v) for v in rows.values()),
+                labels=sum(len(v) for v in rows.values()),
+            )
+            for metric, rows in by_metric.items()
+        }

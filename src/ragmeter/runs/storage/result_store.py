@@ -18,8 +18,10 @@ from ragmeter.errors import StoreError
 from ragmeter.metrics.retrieval import LEGACY_NO_RELEVANT_REASON, NO_RELEVANT_REASON
 from ragmeter.metrics.scales import scale_label, scale_labels
 from ragmeter.reports import EvaluationReport, MetricSummary, ResultRecord
+from ragmeter.reports.human import calibrate, summary_fields
 from ragmeter.reports.stats import mean_summary
 from ragmeter.runs.storage._owner import this_process
+from ragmeter.runs.storage.labels import LabelStore
 from ragmeter.runs.storage.run_records import RunRecords
 from ragmeter.store.db import Store, insert_plain, json_text, plain_cursor, plain_rows
 from ragmeter.store.models import DatasetRowRecord, ResultRow, RunRecord
@@ -241,6 +243,7 @@ class ResultStore(RunRecords):
             seconds = (record.finished_at - record.started_at).total_seconds()
         report = EvaluationReport(records, names, record.done_rows, seconds, dict(record.usage))
         report.scales = scale_labels(names)
+        report.human_labels = LabelStore(self.store).human(record)
         return report
 
     def summary(self, record: RunRecord) -> dict[str, MetricSummary]:
@@ -264,6 +267,32 @@ class ResultStore(RunRecords):
         if len(self._summaries) > 256:
             self._summaries.clear()
         self._summaries[key] = out
+        return self._calibrated(record, out)
+
+    def _calibrated(
+        self, record: RunRecord, summary: dict[str, MetricSummary]
+    ) -> dict[str, MetricSummary]:
+        """``summary`` with each labelled metric's calibrated mean (``EvaluationReport.
+        summary``'s keys), read afresh: labels change while the scores stay."""
+        human = LabelStore(self.store).human(record)
+        wanted = [name for name in human if name in summary]
+        if not wanted:
+            return summary
+        out = dict(summary)
+        with self.store.session() as session:
+            for name in wanted:
+                found = plain_rows(
+                    session,
+                    select(ResultRow.row_index, ResultRow.score)
+                    .where(ResultRow.run_id == record.id, ResultRow.metric_name == name)
+                    .order_by(ResultRow.row_index),
+                )
+                rows = np.array([r for r, _ in found], dtype=np.int64)
+                scores = np.array([np.nan if s is None else s for _, s in found], np.float64)
+                out[name] = {
+                    **summary[name],
+                    **summary_fields(calibrate(rows, scores, human[name])),
+                }
         return out
 
 
