@@ -22,6 +22,7 @@ import { DatasetView, DatasetsView } from "./datasets.js";
 import { NewRunView } from "./newrun.js";
 import { SpaceView, SpacesView } from "./spaces.js";
 import { AuditView } from "./audit.js";
+import { ReviewView } from "./review.js";
 Object.assign(VIEWS, { spaces: SpacesView, datasets: DatasetsView, newrun: NewRunView, audit: AuditView });
 
 /** The Audit link for admins only (the server refuses the log to other roles anyway). */
@@ -44,6 +45,7 @@ function show() {
     return;
   }
   if (name === "runs" && id && rest[0] === "rows") view = new RowView(main, id, params, rest[1] || "");
+  else if (name === "runs" && id && rest[0] === "review") view = new ReviewView(main, id, params);
   else view = id ? new View(main, id, params) : new View(main, params);
   const current = view;
   current.start().catch((error) => {

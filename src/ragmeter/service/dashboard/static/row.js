@@ -5,6 +5,7 @@
 import { get } from "./api.js";
 import { h } from "./dom.js";
 import { t } from "./i18n.js";
+import { LabelPanel } from "./label_panel.js";
 
 /** Tokens compared by the diff, per side: past this the rest is shown undiffed (an LCS table
  * is tokens x tokens, so a 100 KB response must not reach it whole). */
@@ -249,6 +250,11 @@ export class RowView {
     const run = encodeURIComponent(this.id);
     const detail = await get(`/evaluate/runs/${run}/rows/${encodeURIComponent(this.index)}`);
     if (this.stopped) return;
+    this.detail = detail;
+    // the labelling panel (users who may label) is read first: it hides the judge's result
+    // for its metric until this user has labelled the row, so that is never shown before
+    const panel = await LabelPanel.open(this);
+    if (this.stopped) return;
     const link = (index, text, rel) => index === null
       ? h("span", { class: "muted", "aria-disabled": "true" }, text)
       : h("a", { href: `#/runs/${run}/rows/${index}`, rel }, text);
@@ -265,10 +271,15 @@ export class RowView {
       detail.trajectory ? trajectoryCard(detail.trajectory) : contextsCard(detail),
       h("h2", {}, t("row.metrics")),
       h("div", { class: "metric-cards result-cards" }, detail.results.map(resultCard)));
+    if (panel) {
+      this.panel = panel;
+      this.root.querySelector(".row-nav").after(panel.render());
+    }
     this.root.focus();
   }
 
   stop() {
     this.stopped = true;
+    if (this.panel) this.panel.stop();
   }
 }

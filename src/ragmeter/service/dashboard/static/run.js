@@ -124,6 +124,7 @@ export class RunView {
         ? [h("p", { class: "scripted-note", role: "note" }, h("span", { class: "badge scripted" }, t("scripted.badge")), " ", t("scripted.note"))]
         : []),
       h("p", { class: "muted subtitle" }, t("run.title", { id: run.run_id.slice(0, 12) })),
+      h("p", { class: "run-links" }, h("a", { href: `#/runs/${encodeURIComponent(run.run_id)}/review`, id: "run-review" }, t("run.review"))),
       h("dl", { class: "facts" },
         fact(t("col.state"), h("span", { class: `badge state-${run.state}`, id: "run-state" }, t(`state.${run.state}`)),
           " ", progressBar(done, total), " ", h("span", { class: "muted small" }, t("progress", { done, total }))),
