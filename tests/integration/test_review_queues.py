@@ -12,6 +12,8 @@ import httpx
 import pytest
 
 from ragmeter.client import Client, ClientError
+from ragmeter.runs.storage.review_queues import ReviewQueueStore
+from ragmeter.store.db import open_store
 from tests.integration.roles import as_user, users_server
 from tests.integration.service import ServiceProcess, data, failure, wait_run
 
@@ -144,3 +146,17 @@ def test_the_client_makes_reads_and_labels_a_queue(
         assert client.runs.unlabel_row(run_id, row, "mrr") is True
         with pytest.raises(ClientError, match="has no metric 'ndcg'"):
             client.runs.label_row(run_id, row, "ndcg", 1)
+
+
+def test_a_queue_goes_with_its_run(served: tuple[ServiceProcess, dict[str, str], str]) -> None:
+    server, keys, _run = served
+    with server.client(keys["member"]) as http:
+        body = {"scene_key": "dataset", "evaluate_metrics": ["mrr"], "datasets": ROWS[:5]}
+        run_id = data(http.post("/evaluate/runs", json=body), 202)["run_id"]
+        assert wait_run(http, run_id)["state"] == "done"
+        made = data(http.post(f"/evaluate/runs/{run_id}/reviews",
+                              json={"metric": "mrr", "count": 2, "reviewers": ["reviewer"]}), 201)  # fmt: skip
+        queues = ReviewQueueStore(open_store(server.store_url))
+        assert len(queues.items(made["id"])) == 2
+        data(http.delete(f"/evaluate/runs/{run_id}"))
+    assert queues.items(made["id"]) == [] and queues.of_run(run_id) == []
