@@ -80,6 +80,9 @@ def _label_twenty(
     page.goto(f"{server.url}/#/runs/{run_id}")
     page.locator("#run-review").click()
     expect(page.locator("h1")).to_contain_text(texts["title"])
+    agreement = page.locator("#review-agreement")
+    expect(agreement.locator("h2")).to_be_visible()
+    before = agreement.inner_text()
     page.locator(f'button.open-queue[data-queue="{queues[who]}"]').click()
     card = page.locator('.result-card[data-metric="faithfulness"]')
     progress = page.locator("#review-progress")
@@ -112,6 +115,7 @@ def _label_twenty(
     expect(queue_row.locator(f'li[data-reviewer="{who}"]')).to_contain_text("20 / 20")
     table = page.locator('table.agreement[data-metric="faithfulness"]')
     expect(table.locator("caption")).to_contain_text(texts["caption"])
+    assert agreement.inner_text() != before  # the agreement moved with the 20 labels
     expect(table).to_contain_text(texts["corrected"])
     expect(table.locator("tbody tr").first.locator("td").nth(4)).not_to_have_text("0")
     shoot(page, f"dashboard-review-{lang}-agreement")
@@ -198,4 +202,38 @@ def test_a_0_5_metric_takes_the_keys_0_to_5_and_a_0_1_metric_a_typed_number(
     assert [(lb["metric"], lb["value"], lb["comment"]) for lb in three] == [
         ("AnswerRelevancyMetric", 4.0, "one claim unsupported")]  # fmt: skip
     assert [(lb["metric"], lb["value"]) for lb in five] == [("faithfulness", 0.7)]
+    assert errors == []
+
+
+def test_the_runs_owner_makes_a_queue_with_the_form(
+    page: Page, served: Served, shoot: Shoot
+) -> None:
+    errors = page_errors(page)
+    server, keys, run_id, _queues = served
+    _sign_in(page, server, keys["member"])
+    page.goto(f"{server.url}/#/runs/{run_id}/review")
+    page.get_by_label("Sampling rule").select_option("stratified")
+    page.get_by_label("Rows per reviewer").fill("4")
+    page.get_by_label("Reviewers", exact=True).fill("reviewer, rev2")
+    page.get_by_label("Reviewers per row (k)").fill("3")
+    page.get_by_role("button", name="Make the queue").click()
+    expect(page.locator("#q-error")).to_contain_text(
+        "k: 3 reviewers per row, but only 2 reviewers given"
+    )
+    page.get_by_label("Reviewers per row (k)").fill("2")
+    page.get_by_label("Score bins (stratified)").fill("21")
+    page.get_by_role("button", name="Make the queue").click()
+    expect(page.locator("#q-error")).to_contain_text("MAX_STRATA")
+    page.get_by_label("Score bins (stratified)").fill("2")
+    page.get_by_role("button", name="Make the queue").click()
+    made = page.locator("table.review-queues tbody tr").last
+    expect(made).to_contain_text("stratified by score")
+    expect(made.locator('li[data-reviewer="reviewer"]')).to_contain_text("0 / 4")
+    expect(made.locator('li[data-reviewer="rev2"]')).to_contain_text("0 / 4")
+    expect(made).to_contain_text("4 of 24, ×2")
+    expect(page.locator("#q-error")).to_have_text("")
+    shoot(page, "dashboard-review-en-form")
+    page.select_option("#lang", "zh")
+    expect(page.get_by_role("button", name="创建队列")).to_be_visible()
+    shoot(page, "dashboard-review-zh-form")
     assert errors == []

@@ -26,7 +26,8 @@ Inclusion probability (``Pick.probability``): the chance, under the rule, that t
 the sample, kept to weigh labels (Horvitz-Thompson: a mean over the run is
 ``sum(label / p) / N``). For ``random``, ``disagreement`` and ``failures`` it is ``n / N`` with
 ``n`` rows drawn from the ``N`` the rule may pick; for ``stratified`` it is ``n_h / N_h`` of the
-row's stratum ``h``; so ``sum(1 / p)`` over the picked rows is ``N``. ``threshold`` picks
+row's stratum ``h``; so ``sum(1 / p)`` over the picked rows is ``N`` (for ``stratified``, when
+every stratum gets a row: ask for at least as many rows as strata). ``threshold`` picks
 without chance: 1 for each picked row, and the rows it leaves out could never be picked (an
 estimate from it speaks for the rows near the threshold only). For ``disagreement`` and
 ``failures`` rows outside the rule's set have probability 0: their labels estimate that set,

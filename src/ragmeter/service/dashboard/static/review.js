@@ -143,9 +143,11 @@ export class ReviewView {
     const metric = h("select", { id: "q-metric", name: "metric" }, this.run.metrics.map((m) => h("option", { value: m }, m)));
     const rule = h("select", { id: "q-rule", name: "rule" }, RULES.map((r) => h("option", { value: r }, t(`review.rule.${r}`))));
     const count = h("input", { id: "q-count", name: "count", type: "number", min: 1, value: 20, class: "short" });
-    const reviewers = h("input", { id: "q-reviewers", name: "reviewers", type: "text", value: this.user.name });
+    const reviewers = h("input", { id: "q-reviewers", name: "reviewers", type: "text", value: this.user.role === "admin" ? this.user.name : "" });
     const k = h("input", { id: "q-k", name: "k", type: "number", min: 1, value: 1, class: "short" });
     const seed = h("input", { id: "q-seed", name: "seed", type: "number", min: 0, value: 0, class: "short" });
+    const threshold = h("input", { id: "q-threshold", name: "threshold", type: "number", step: "any", class: "short" });
+    const strata = h("input", { id: "q-strata", name: "strata", type: "number", min: 1, value: 5, class: "short" });
     const note = h("p", { class: "error", role: "alert", id: "q-error" });
     return h("section", { "aria-labelledby": "new-queue" },
       h("h2", { id: "new-queue" }, t("review.new")),
@@ -154,8 +156,9 @@ export class ReviewView {
         note.textContent = "";
         const body = {
           metric: metric.value, rule: rule.value, count: Number(count.value), k: Number(k.value), seed: Number(seed.value),
-          reviewers: reviewers.value.split(/[,，\s]+/).filter(Boolean),
+          reviewers: reviewers.value.split(/[,，\s]+/).filter(Boolean), strata: Number(strata.value),
         };
+        if (threshold.value !== "") body.threshold = Number(threshold.value);
         try {
           await post(`/evaluate/runs/${encodeURIComponent(this.id)}/reviews`, body);
         } catch (error) {
@@ -172,6 +175,8 @@ export class ReviewView {
         field("q-reviewers", t("review.reviewers"), reviewers, t("review.reviewersHint")),
         field("q-k", t("review.k"), k),
         field("q-seed", t("review.seed"), seed),
+        field("q-threshold", t("review.threshold"), threshold, t("review.thresholdHint")),
+        field("q-strata", t("review.strata"), strata),
         h("button", { type: "submit" }, t("review.make"))),
       note);
   }
