@@ -106,3 +106,10 @@ def test_the_summary_and_run_view_give_the_calibrated_mean(store_url: str, tmp_p
     assert stored["hit_rate"]["calibrated_mean"] == pytest.approx(hit["calibrated_mean"])
     shown = run("runs", "show", run_id)
     assert shown.returncode == 0, shown.stderr
+    assert "corrected by labels" in shown.stdout and ", 200" in shown.stdout
+    for language, heading in (("en", "Corrected by human labels"), ("zh", "经人工标注校正")):
+        page = tmp_path / f"report-{language}.html"
+        done = run("report", run_id, "--out", str(page), "--language", language)
+        assert done.returncode == 0, done.stdout + done.stderr
+        html = page.read_text(encoding="utf-8")
+        assert heading in html and f"{hit['calibrated_mean']:.4f}" in html

@@ -178,20 +178,37 @@ def _interval(
     return f"{_num(low)} – {_num(high)}"
 
 
+def _calibrated(s: Mapping[str, Any], text: Mapping[str, str]) -> str:
+    """A metric's mean corrected by human labels, its interval and label count (a dash
+    without labels)."""
+    if "labelled" not in s:
+        return "<td class='num'>–</td>"
+    if s.get("calibrated_note"):
+        ci = f"<span class='muted'>{_e(s['calibrated_note'])}</span>"
+    else:
+        ci = _interval(s["calibrated_low"], s["calibrated_high"], None, 0, text)
+    count = text["labelsCount"].format(n=s["labelled"])
+    return f"<td class='num'>{_num(s['calibrated_mean'])} ({ci}; {count})</td>"
+
+
 def _summary(report: ReportLike, summary: Mapping[str, Any], text: Mapping[str, str]) -> str:
-    head = _head(text, ("metric", "mean", "ci", "scored", "null"))
-    lines = [f"<table><thead><tr>{head}</tr></thead><tbody>"]
+    labelled = any("labelled" in summary[name] for name in report.metric_names)
+    columns = ("metric", "mean", "ci", "scored", "null", *(("calibrated",) if labelled else ()))
+    lines = [f"<table><thead><tr>{_head(text, columns)}</tr></thead><tbody>"]
     for name in report.metric_names:
         s = summary[name]
         ci = _interval(s["ci95_low"], s["ci95_high"], s.get("ci_note"), s["count"], text)
         lines.append(
             f"<tr><td>{_named(name, s.get('scale'))}</td><td class='num'>{_num(s['mean'])}</td>"
             f"<td class='num'>{ci}</td><td class='num'>{s['count']:,}</td>"
-            f"<td class='num'>{s['null']:,}{_null_reasons(report, name, s['null'])}</td></tr>"
+            f"<td class='num'>{s['null']:,}{_null_reasons(report, name, s['null'])}</td>"
+            f"{_calibrated(s, text) if labelled else ''}</tr>"
         )
     lines.append("</tbody></table>")
     if any(summary[name].get("ci_note") for name in report.metric_names):
         lines.append(f"<p class='muted'>{text['notInformativeNote']}</p>")
+    if labelled:
+        lines.append(f"<p class='muted'>{text['calibratedNote']}</p>")
     return "".join(lines)
 
 
