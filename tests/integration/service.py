@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -159,3 +160,18 @@ def wait_run(http: httpx.Client, run_id: str, timeout: float = 120) -> dict[str,
             return info
         time.sleep(0.2)
     raise AssertionError(f"run {run_id} did not finish")
+
+
+def run_rows(
+    http: httpx.Client, name: str, rows: list[dict[str, Any]], metrics: list[str]
+) -> dict[str, Any]:
+    """Upload ``rows`` as dataset ``name``, evaluate ``metrics`` on it, wait for the run to
+    finish and return its info (state done)."""
+    body = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode()
+    files = {"file": (f"{name}.jsonl", body, "application/x-ndjson")}
+    data(http.post("/datasets", params={"name": name}, files=files), 201)
+    request = {"scene_key": "dataset", "datasets_name": name, "evaluate_metrics": metrics}
+    run_id = data(http.post("/evaluate/runs", json=request), 202)["run_id"]
+    info = wait_run(http, run_id)
+    assert info["state"] == "done", info
+    return info

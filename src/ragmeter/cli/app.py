@@ -1,5 +1,6 @@
 """The ``ragmeter`` command line: ``eval``, ``gate``, ``serve``, ``runs``, ``space``,
-``prompt``, ``app``, ``model``, ``metrics``, ``demo``, ``report``, ``judge-server``."""
+``prompt``, ``app``, ``model``, ``metrics``, ``demo``, ``report``, ``agreement``,
+``judge-server``."""
 
 from __future__ import annotations
 
@@ -199,6 +200,26 @@ def report_command(
     from ragmeter.cli.report import write_report
 
     write_report(run_id, out, baseline=compare, worst=worst, language=language)
+
+
+@app.command("agreement")
+@handles_errors
+def agreement_command(
+    run: Annotated[str, typer.Argument(help="The stored run (id, name or start of its id).")],
+    metric: Annotated[str | None, typer.Option(help="Only this metric of the run.")] = None,
+    threshold: Annotated[
+        float | None,
+        typer.Option(help="Scores at or above it pass: pass/fail statistics of 0-1 scores."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON, for scripts.")] = False,
+) -> None:
+    """How far the run's judge agrees with the human labels of its rows, per metric and per
+    row language: kappa, balanced accuracy, F1, Spearman against each reviewer and their
+    majority, Krippendorff's alpha among reviewers, and the mean corrected by the labels
+    (PPI++), each with a 95% CI and its n."""
+    from ragmeter.cli.agreement import show_agreement
+
+    show_agreement(run, metric=metric, threshold=threshold, as_json=as_json)
 
 
 @app.command("demo")

@@ -51,6 +51,8 @@ Kind = Literal["binary", "ordinal", "continuous"]
 Level = Literal["nominal", "ordinal", "interval"]
 
 _BINARY = (0.0, 1.0)
+#: draws per chunk of Spearman's resamples: a dozen (b, n) arrays live at once (~100 MB)
+_RANK_DRAWS = 1_000_000
 _BINARY_NAMES = ("cohen_kappa", "balanced_accuracy", "f1", "accuracy")
 _UNDEFINED = {
     "agreement_no_units": "undefined: no unit with both values",
@@ -294,7 +296,8 @@ def _spearman_statistic(
     if n == 0:
         return _statistic("spearman", float("nan"), np.empty(0), 0, confidence, "")
     observed = float(_spearman(x, y, np.ones((1, n)))[0])
-    drawn = [_spearman(x, y, counts) for counts in unit_counts(n, resamples, seed)]
+    chunks = unit_counts(n, resamples, seed, max_draws=_RANK_DRAWS)
+    drawn = [_spearman(x, y, counts) for counts in chunks]
     replicates = np.concatenate(drawn) if drawn else np.empty(0)
     return _statistic("spearman", observed, replicates, n, confidence, "agreement_constant")
 

@@ -151,13 +151,15 @@ def _resampled_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarra
     return means
 
 
-def unit_counts(n: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
+def unit_counts(
+    n: int, resamples: int, seed: int, *, max_draws: int = _MAX_DRAWS_PER_CHUNK
+) -> Iterator[np.ndarray]:
     """Bootstrap resamples of ``n`` units as the count of each unit in each resample, in
-    chunks of shape (b, n) of at most ``_MAX_DRAWS_PER_CHUNK`` draws: a statistic that is
-    a sum over units (or, as a rank correlation, a function of weighted units) is then
-    resampled by a product with the counts, without copying the units."""
+    chunks of shape (b, n) of at most ``max_draws`` draws: a statistic that is a sum over
+    units (or, as a rank correlation, a function of weighted units) is then resampled by a
+    product with the counts, without copying the units."""
     rng = np.random.default_rng(seed)
-    per_chunk = max(1, _MAX_DRAWS_PER_CHUNK // max(n, 1))
+    per_chunk = max(1, max_draws // max(n, 1))
     for start in range(0, resamples, per_chunk):
         b = min(per_chunk, resamples - start)
         picks = rng.integers(0, n, size=(b, n)) + (np.arange(b) * n)[:, None]

@@ -109,6 +109,7 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("GET", f"{_RUN}/compare/{{other_id}}"): Rule(R, "run"),
     ("GET", f"{_RUN}/compare/{{other_id}}/rows"): Rule(R, "run"),
     ("GET", f"{_RUN}/compare/{{other_id}}/scatter"): Rule(R, "run"),
+    ("GET", f"{_RUN}/agreement"): Rule(R, "run"),
     ("POST", f"{_RUN}/cancel"): Rule(W, "run", "run_id"),
     ("POST", f"{_RUN}/resume"): Rule(W, "run", "run_id"),
     # knowledge spaces and test sets

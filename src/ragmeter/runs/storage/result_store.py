@@ -251,8 +251,8 @@ class ResultStore(RunRecords):
         ``ci_note`` when it is not informative, and the metric's scale."""
         key = (record.id, record.done_rows)
         cached = self._summaries.get(key)
-        if cached is not None:
-            return cached
+        if cached is not None:  # the scores stay, the labels may have changed
+            return self._calibrated(record, cached)
         metrics = list(record.spec.get("metric_names") or record.spec.get("metrics", []))
         with self.store.session() as session:
             found = session.execute(

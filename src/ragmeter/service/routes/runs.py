@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Response, status
 from fastapi.responses import StreamingResponse
@@ -13,6 +13,7 @@ from fastapi.responses import StreamingResponse
 from ragmeter.runs.planning.lineage import changes as lineage_changes
 from ragmeter.runs.planning.request import EvaluateServeRequest
 from ragmeter.runs.storage.store import metric_names
+from ragmeter.runs.views.agreement import run_agreement
 from ragmeter.runs.views.browse import (
     MAX_BINS,
     RowFilter,
@@ -255,6 +256,19 @@ def compare_scatter(run_id: str, other_id: str, svc: Deps, metric: PairMetric) -
     each distinct point with its count, or past ``MAX_POINTS`` (2,000) counts on a 40 x 40
     grid, so the answer stays small however large the runs are."""
     return ok(scatter(svc.runs.store, _chosen(svc, run_id, other_id, metric)))
+
+
+@router.get("/{run_id}/agreement")
+def agreement(
+    run_id: str, svc: Deps, metric: MetricName = None, threshold: Threshold = None
+) -> Result[dict[str, Any]]:
+    """The judge's agreement with the human labels of the run's rows, per metric and per
+    row language: against each reviewer and the reviewers' majority (kappa, balanced
+    accuracy, F1, Spearman, a confusion matrix, each with a bootstrap CI and its n),
+    Krippendorff's alpha among the reviewers, and the mean corrected by the labels (PPI++,
+    with its 95% CI)."""
+    record = svc.runs.get(run_id)
+    return ok(run_agreement(svc.runs.store, record, metric=metric, threshold=threshold))
 
 
 @router.post("/{run_id}/cancel")
