@@ -113,3 +113,7 @@ def test_the_summary_and_run_view_give_the_calibrated_mean(store_url: str, tmp_p
         assert done.returncode == 0, done.stdout + done.stderr
         html = page.read_text(encoding="utf-8")
         assert heading in html and f"{hit['calibrated_mean']:.4f}" in html
+        # the judge's agreement with the labels: one reviewer, pass/fail statistics
+        title = {"en": "Judge and people", "zh": "评审模型与人工标注"}[language]
+        kappa = {"en": "Cohen&#x27;s κ", "zh": "Cohen κ"}[language]
+        assert title in html and kappa in html and "hit_rate" in html

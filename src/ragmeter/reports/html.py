@@ -17,6 +17,7 @@ import numpy as np
 
 from ragmeter.errors import ConfigError
 from ragmeter.reports.details import cut_text
+from ragmeter.reports.html_agreement import agreement_section
 from ragmeter.reports.html_text import LANGUAGES, TEXT, Language
 
 if TYPE_CHECKING:
@@ -89,8 +90,11 @@ def render_html(
     regressions: Mapping[str, Sequence[RowPair]] | None = None,
     worst: int = DEFAULT_WORST,
     language: Language = "en",
+    agreement: Mapping[str, Any] | None = None,
 ) -> str:
-    """The report as one HTML document (a string): at most ``worst`` rows per metric."""
+    """The report as one HTML document (a string): at most ``worst`` rows per metric;
+    ``agreement`` (``runs.views.agreement.run_agreement``'s dict) adds the judge's
+    agreement with the run's human labels."""
     check_options(worst, language)
     text = TEXT[language]
     summary = report.summary()
@@ -99,6 +103,7 @@ def render_html(
     parts.append(f"<h2>{text['distribution']}</h2><div class='grid'>")
     parts += [_histogram(name, report.scores(name), text) for name in report.metric_names]
     parts.append("</div>")
+    parts.append(agreement_section(agreement, language))
     if comparison:
         parts.append(f"<h2>{text['comparison']}</h2>{_comparison(comparison, text)}")
         for name, pairs in (regressions or {}).items():
