@@ -124,6 +124,14 @@ def test_agreement_per_metric_and_language_is_the_statistics_of_the_rows(
     assert ann["against"] == "ann" and ann["statistics"][0]["value"] == pytest.approx(1.0)
     assert ann["confusion"]["counts"] == [[10, 0], [0, 30]]
     assert groups["all"]["calibrated_mean"]["n_labelled"] == 40
+    with process.client(None) as http:  # the run's summary gives the same corrected mean
+        summary = data(http.get(f"/evaluate/runs/{run_id}"))["summary"]
+    corrected = groups["all"]["calibrated_mean"]
+    assert summary["hit_rate"]["calibrated_mean"] == pytest.approx(corrected["value"])
+    assert summary["hit_rate"]["calibrated_low"] == pytest.approx(corrected["low"])
+    assert summary["mrr"]["calibrated_mean"] == pytest.approx(
+        mrr["groups"][0]["calibrated_mean"]["value"]
+    )
     assert mrr["kind"] == "continuous" and mrr["reviewers"] == ["ann"]
     only = mrr["groups"][0]
     assert [s["name"] for s in only["agreement"][0]["statistics"]] == ["spearman"]

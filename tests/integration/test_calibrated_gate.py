@@ -106,3 +106,30 @@ def test_the_summary_and_run_view_give_the_calibrated_mean(store_url: str, tmp_p
     assert stored["hit_rate"]["calibrated_mean"] == pytest.approx(hit["calibrated_mean"])
     shown = run("runs", "show", run_id)
     assert shown.returncode == 0, shown.stderr
+    assert "corrected by labels" in shown.stdout and ", 200" in shown.stdout
+    for language, heading in (("en", "Corrected by human labels"), ("zh", "经人工标注校正")):
+        page = tmp_path / f"report-{language}.html"
+        done = run("report", run_id, "--out", str(page), "--language", language)
+        assert done.returncode == 0, done.stdout + done.stderr
+        html = page.read_text(encoding="utf-8")
+        assert heading in html and f"{hit['calibrated_mean']:.4f}" in html
+        # the judge's agreement with the labels: one reviewer, pass/fail statistics
+        title = {"en": "Judge and people", "zh": "评审模型与人工标注"}[language]
+        kappa = {"en": "Cohen&#x27;s κ", "zh": "Cohen κ"}[language]
+        assert title in html and kappa in html and "hit_rate" in html
+
+
+def test_compare_gives_each_runs_corrected_mean(store_url: str, tmp_path: Path) -> None:
+    run_id, _ = _stored_run(tmp_path)
+    other, _ = _stored_run(tmp_path)  # the same rows again: the same dataset version
+    done = run("runs", "compare", run_id, other, "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    metrics = {m["metric_name"]: m for m in json.loads(done.stdout)["metrics"]}
+    hit, mrr = metrics["hit_rate"], metrics["mrr"]
+    assert hit["base_calibrated"]["n_labelled"] == LABELLED
+    assert hit["other_calibrated"]["value"] == pytest.approx(hit["base_calibrated"]["value"])
+    assert mrr["base_calibrated"] is None and mrr["other_calibrated"] is None
+    table = run("runs", "compare", run_id, other)
+    assert "corrected by human labels" in table.stdout and "200 labels" in table.stdout
+    markdown = run("runs", "compare", run_id, other, "--markdown")
+    assert "| corrected by human labels | base | candidate |" in markdown.stdout

@@ -1,5 +1,6 @@
 """The ``ragmeter`` command line: ``eval``, ``gate``, ``serve``, ``runs``, ``space``,
-``prompt``, ``app``, ``model``, ``metrics``, ``demo``, ``report``, ``judge-server``."""
+``prompt``, ``app``, ``model``, ``metrics``, ``demo``, ``report``, ``agreement``,
+``judge-server``."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -87,6 +87,42 @@ def _table(comparison: Sequence[MetricComparison], title: str) -> Table:
     return table
 
 
+def _corrected(found: dict[str, Any] | None) -> str:
+    """A run's mean corrected by its labels, its interval and label count."""
+    if found is None or found.get("value") is None:
+        return "—"
+    low, high = found.get("low"), found.get("high")
+    interval = f" ({low:.4f} – {high:.4f})" if low is not None and high is not None else ""
+    return f"{found['value']:.4f}{interval}, {found['n_labelled']} labels"
+
+
+_CORRECTED_NOTE = (
+    "each run's own mean corrected by its human labels (PPI++, 95% CI); unpaired, not a "
+    "test of the difference"
+)
+
+
+def _corrected_rows(comparison: Sequence[MetricComparison]) -> list[list[str]]:
+    """Per metric with labels in either run: its name and each run's corrected mean."""
+    return [
+        [c.metric_name, _corrected(c.base_calibrated), _corrected(c.other_calibrated)]
+        for c in comparison
+        if c.base_calibrated or c.other_calibrated
+    ]
+
+
+def _corrected_table(comparison: Sequence[MetricComparison]) -> Table | None:
+    rows = _corrected_rows(comparison)
+    if not rows:
+        return None
+    table = Table(title="corrected by human labels", title_justify="left", caption=_CORRECTED_NOTE)
+    for i, column in enumerate(("metric", "base", "candidate")):
+        table.add_column(column, justify="left" if i == 0 else "right")
+    for row in rows:
+        table.add_row(*(escape(cell) for cell in row))
+    return table
+
+
 def _md_cell(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -105,6 +141,11 @@ def _markdown(comparison: Sequence[MetricComparison], title: str) -> str:
         f"_{line}_",
     ]
     notes = [f"- {c.metric_name}: {c.note}" for c in comparison if c.note]
+    corrected = _corrected_rows(comparison)
+    if corrected:
+        lines += ["", "| corrected by human labels | base | candidate |", "|---|---:|---:|"]
+        lines += ["| " + " | ".join(_md_cell(cell) for cell in row) + " |" for row in corrected]
+        lines += ["", f"_{_CORRECTED_NOTE}_"]
     return "\n".join([*lines, *(["", *notes] if notes else [])])
 
 
@@ -196,6 +237,9 @@ def compare(
         if rows is not None:
             console.print(rows_text(rows), highlight=False)
         console.print(_table(found, title))
+        corrected = _corrected_table(found)
+        if corrected is not None:
+            console.print(corrected)
 
 
 def _called(info: RunInfo) -> str:

@@ -17,6 +17,7 @@ import numpy as np
 
 from ragmeter.errors import ConfigError
 from ragmeter.reports.details import cut_text
+from ragmeter.reports.html_agreement import agreement_section
 from ragmeter.reports.html_text import LANGUAGES, TEXT, Language
 
 if TYPE_CHECKING:
@@ -89,8 +90,11 @@ def render_html(
     regressions: Mapping[str, Sequence[RowPair]] | None = None,
     worst: int = DEFAULT_WORST,
     language: Language = "en",
+    agreement: Mapping[str, Any] | None = None,
 ) -> str:
-    """The report as one HTML document (a string): at most ``worst`` rows per metric."""
+    """The report as one HTML document (a string): at most ``worst`` rows per metric;
+    ``agreement`` (``runs.views.agreement.run_agreement``'s dict) adds the judge's
+    agreement with the run's human labels."""
     check_options(worst, language)
     text = TEXT[language]
     summary = report.summary()
@@ -99,6 +103,7 @@ def render_html(
     parts.append(f"<h2>{text['distribution']}</h2><div class='grid'>")
     parts += [_histogram(name, report.scores(name), text) for name in report.metric_names]
     parts.append("</div>")
+    parts.append(agreement_section(agreement, language))
     if comparison:
         parts.append(f"<h2>{text['comparison']}</h2>{_comparison(comparison, text)}")
         for name, pairs in (regressions or {}).items():
@@ -178,20 +183,37 @@ def _interval(
     return f"{_num(low)} – {_num(high)}"
 
 
+def _calibrated(s: Mapping[str, Any], text: Mapping[str, str]) -> str:
+    """A metric's mean corrected by human labels, its interval and label count (a dash
+    without labels)."""
+    if "labelled" not in s:
+        return "<td class='num'>–</td>"
+    if s.get("calibrated_note"):
+        ci = f"<span class='muted'>{_e(s['calibrated_note'])}</span>"
+    else:
+        ci = _interval(s["calibrated_low"], s["calibrated_high"], None, 0, text)
+    count = text["labelsCount"].format(n=s["labelled"])
+    return f"<td class='num'>{_num(s['calibrated_mean'])} ({ci}; {count})</td>"
+
+
 def _summary(report: ReportLike, summary: Mapping[str, Any], text: Mapping[str, str]) -> str:
-    head = _head(text, ("metric", "mean", "ci", "scored", "null"))
-    lines = [f"<table><thead><tr>{head}</tr></thead><tbody>"]
+    labelled = any("labelled" in summary[name] for name in report.metric_names)
+    columns = ("metric", "mean", "ci", "scored", "null", *(("calibrated",) if labelled else ()))
+    lines = [f"<table><thead><tr>{_head(text, columns)}</tr></thead><tbody>"]
     for name in report.metric_names:
         s = summary[name]
         ci = _interval(s["ci95_low"], s["ci95_high"], s.get("ci_note"), s["count"], text)
         lines.append(
             f"<tr><td>{_named(name, s.get('scale'))}</td><td class='num'>{_num(s['mean'])}</td>"
             f"<td class='num'>{ci}</td><td class='num'>{s['count']:,}</td>"
-            f"<td class='num'>{s['null']:,}{_null_reasons(report, name, s['null'])}</td></tr>"
+            f"<td class='num'>{s['null']:,}{_null_reasons(report, name, s['null'])}</td>"
+            f"{_calibrated(s, text) if labelled else ''}</tr>"
         )
     lines.append("</tbody></table>")
     if any(summary[name].get("ci_note") for name in report.metric_names):
         lines.append(f"<p class='muted'>{text['notInformativeNote']}</p>")
+    if labelled:
+        lines.append(f"<p class='muted'>{text['calibratedNote']}</p>")
     return "".join(lines)
 
 

@@ -35,6 +35,14 @@ TEXT: dict[Language, dict[str, str]] = {
         "ci": "95% CI",
         "scored": "Scored",
         "null": "Null",
+        "calibrated": "Corrected by human labels (95% CI)",
+        "calibratedNote": (
+            "Corrected by human labels: the judge's mean over every row plus the mean "
+            "human-judge difference on the labelled rows (prediction-powered inference, "
+            "PPI++), with an interval that counts the judge's errors. Valid when the labelled "
+            "rows were picked at random (or with known probabilities)."
+        ),
+        "labelsCount": "{n:,} labels",
         "distribution": "Score distributions",
         "histogram": "Histogram of {name}: {n} scores",
         "histCaption": "{n:,} scores; the tallest bar holds {top:,}",
@@ -121,6 +129,13 @@ TEXT: dict[Language, dict[str, str]] = {
         "ci": "95% 置信区间",
         "scored": "已评分",
         "null": "无分数",
+        "calibrated": "经人工标注校正（95% 置信区间）",
+        "calibratedNote": (
+            "经人工标注校正：评审模型在全部样本上的均值，加上已标注样本中人工与评审模型的平均差值"
+            "（预测驱动推断 PPI++）；置信区间已计入评审模型的误差。仅当标注样本是随机抽取"
+            "（或抽取概率已知）时成立。"
+        ),
+        "labelsCount": "{n:,} 条标注",
         "distribution": "分数分布",
         "histogram": "{name} 的直方图：{n} 个分数",
         "histCaption": "共 {n:,} 个分数；最高的柱为 {top:,} 个",

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -61,6 +61,11 @@ class MetricComparison(BaseModel):
     #: rows scored in one run whose query (or id) has no score in the other run
     base_unpaired: int = 0
     other_unpaired: int = 0
+    #: each run's own mean corrected by its human labels (``reports.calibrated``: value,
+    #: low, high, n_labelled, ...), where the run has labels of this metric; unpaired, not
+    #: a test of the difference
+    base_calibrated: dict[str, Any] | None = None
+    other_calibrated: dict[str, Any] | None = None
     #: what rows pair by: their ``id`` when every row of both runs has one, else query text
     paired_by: Literal["query", "id"] = "query"
     correction: Literal["bonferroni", "none"] = "bonferroni"

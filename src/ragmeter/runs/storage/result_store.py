@@ -18,6 +18,7 @@ from ragmeter.errors import StoreError
 from ragmeter.metrics.retrieval import LEGACY_NO_RELEVANT_REASON, NO_RELEVANT_REASON
 from ragmeter.metrics.scales import scale_label, scale_labels
 from ragmeter.reports import EvaluationReport, MetricSummary, ResultRecord
+from ragmeter.reports.calibrated import CalibratedMean
 from ragmeter.reports.human import calibrate, summary_fields
 from ragmeter.reports.stats import mean_summary
 from ragmeter.runs.storage._owner import this_process
@@ -31,6 +32,7 @@ from ragmeter.store.rowdata import row_of
 __all__ = [
     "RESULT_COLUMNS",
     "ResultStore",
+    "calibrated_means",
     "forget_upstream_failures",
     "read_records",
     "records_query",
@@ -251,8 +253,8 @@ class ResultStore(RunRecords):
         ``ci_note`` when it is not informative, and the metric's scale."""
         key = (record.id, record.done_rows)
         cached = self._summaries.get(key)
-        if cached is not None:
-            return cached
+        if cached is not None:  # the scores stay, the labels may have changed
+            return self._calibrated(record, cached)
         metrics = list(record.spec.get("metric_names") or record.spec.get("metrics", []))
         with self.store.session() as session:
             found = session.execute(
@@ -274,26 +276,37 @@ class ResultStore(RunRecords):
     ) -> dict[str, MetricSummary]:
         """``summary`` with each labelled metric's calibrated mean (``EvaluationReport.
         summary``'s keys), read afresh: labels change while the scores stay."""
-        human = LabelStore(self.store).human(record)
-        wanted = [name for name in human if name in summary]
-        if not wanted:
+        found = calibrated_means(self.store, record, list(summary))
+        if not found:
             return summary
         out = dict(summary)
-        with self.store.session() as session:
-            for name in wanted:
-                found = plain_rows(
-                    session,
-                    select(ResultRow.row_index, ResultRow.score)
-                    .where(ResultRow.run_id == record.id, ResultRow.metric_name == name)
-                    .order_by(ResultRow.row_index),
-                )
-                rows = np.array([r for r, _ in found], dtype=np.int64)
-                scores = np.array([np.nan if s is None else s for _, s in found], np.float64)
-                out[name] = {
-                    **summary[name],
-                    **summary_fields(calibrate(rows, scores, human[name])),
-                }
+        for name, corrected in found.items():
+            out[name] = {**summary[name], **summary_fields(corrected)}
         return out
+
+
+def calibrated_means(
+    store: Store, record: RunRecord, metrics: Sequence[str]
+) -> dict[str, CalibratedMean]:
+    """The mean of each of ``metrics`` with human labels, corrected by them
+    (``reports.calibrated``), from the run's scores read by row."""
+    human = LabelStore(store).human(record)
+    wanted = [name for name in metrics if name in human]
+    out: dict[str, CalibratedMean] = {}
+    if not wanted:
+        return out
+    with store.session() as session:
+        for name in wanted:
+            found = plain_rows(
+                session,
+                select(ResultRow.row_index, ResultRow.score)
+                .where(ResultRow.run_id == record.id, ResultRow.metric_name == name)
+                .order_by(ResultRow.row_index),
+            )
+            rows = np.array([r for r, _ in found], dtype=np.int64)
+            scores = np.array([np.nan if s is None else s for _, s in found], np.float64)
+            out[name] = calibrate(rows, scores, human[name])
+    return out
 
 
 def _upstream_null() -> Any:

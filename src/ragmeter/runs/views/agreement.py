@@ -9,9 +9,11 @@ A metric's kind follows its values: pass/fail when every score and label is 0 or
 (ordinal, on the metric's scale's integers) when the scale reaches past 1 and every value is
 a whole number (DB-GPT's 0-5); else continuous (Spearman, and the pass/fail statistics at
 ``threshold`` when one is given). The corrected mean takes each labelled row's mean over its
-reviewers, and assumes the labelled rows were picked at random among the run's rows (the
-review queue's random rule): a stratified pick needs its inclusion probabilities, which
-the labels do not record."""
+reviewers (as the run's summary does), and assumes the labelled rows were picked at random
+among the run's rows (the review queue's random rule): a stratified pick needs its
+inclusion probabilities, which the labels do not record. Where the run's target filled the
+rows it judged (a retriever, an app), only the labels made on this run count
+(``runs.storage.labels.own_rows_only``)."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from ragmeter.judge.tasks import detect_language
 from ragmeter.metrics.scales import format_scale, metric_scale
 from ragmeter.reports.agreement import Kind, Level, judge_agreement, majority, reviewers_alpha
 from ragmeter.reports.calibrated import calibrated_mean
-from ragmeter.runs.storage.labels import Label, LabelStore
+from ragmeter.runs.storage.labels import Label, LabelStore, own_rows_only
 from ragmeter.runs.storage.store import metric_names
 from ragmeter.store.db import Store
 from ragmeter.store.models import DatasetRowRecord, ResultRow, RunRecord
@@ -205,8 +207,10 @@ def run_agreement(
         )
     chosen = [metric] if metric is not None else names
     found: dict[str, list[Label]] = defaultdict(list)
+    own = own_rows_only(record)  # a target filled the rows: only this run's labels count
     for label in LabelStore(store).of_dataset(record.dataset_id, metric=metric):
-        found[label.metric].append(label)
+        if not own or label.run_id == record.id:
+            found[label.metric].append(label)
     languages: dict[int, str] = {}
     options = {"threshold": threshold, "resamples": resamples, "seed": seed, "languages": languages}
     return {

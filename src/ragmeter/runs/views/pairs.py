@@ -15,6 +15,7 @@ from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from ragmeter.errors import ConfigError, clip
+from ragmeter.runs.storage.result_store import calibrated_means
 from ragmeter.runs.views.browse import TEXT_CHARS
 from ragmeter.runs.views.compare import (
     TIE,
@@ -134,7 +135,40 @@ def compare_runs(
             name: (_held(session, base, name, by), _held(session, other, name, by))
             for name in names
         }
-    return compare_sides(sides, by, alpha=alpha, margin=margin)
+    found = compare_sides(sides, by, alpha=alpha, margin=margin)
+    return _with_calibrated(store, base, other, found)
+
+
+def _with_calibrated(
+    store: Store,
+    base: tuple[str, list[str]],
+    other: tuple[str, list[str]],
+    found: list[MetricComparison],
+) -> list[MetricComparison]:
+    """``found`` with each run's mean corrected by its human labels, where it has some."""
+    with store.session() as session:
+        records = {run: session.get(RunRecord, run) for run in (base[0], other[0])}
+    corrected = {
+        run: calibrated_means(store, record, [c.metric_name for c in found])
+        for run, record in records.items()
+        if record is not None
+    }
+    if not any(corrected.values()):
+        return found
+
+    def shown(run: str, metric: str) -> dict[str, Any] | None:
+        value = corrected.get(run, {}).get(metric)
+        return None if value is None else value.as_dict()
+
+    return [
+        c.model_copy(
+            update={
+                "base_calibrated": shown(base[0], c.metric_name),
+                "other_calibrated": shown(other[0], c.metric_name),
+            }
+        )
+        for c in found
+    ]
 
 
 def _held(session: Session, run: tuple[str, list[str]], metric: str, by: Pairing) -> Side | None:

@@ -14,6 +14,7 @@ from ragmeter.reports.html import DEFAULT_WORST, check_options, render_html, wri
 from ragmeter.reports.html_text import TEXT, Language
 from ragmeter.runs.storage.result_store import read_records, records_query
 from ragmeter.runs.storage.store import metric_names
+from ragmeter.runs.views.agreement import run_agreement
 from ragmeter.runs.views.browse import MAX_REASONS
 from ragmeter.runs.views.pairs import choose, compare_runs, pair_page
 from ragmeter.runs.views.run_view import dataset_text, run_info
@@ -175,5 +176,6 @@ class StoredRun:
             regressions=regressions,
             worst=worst,
             language=language,
+            agreement=run_agreement(self.runs.store, self.record),
         )
         return write_page(page, path)
