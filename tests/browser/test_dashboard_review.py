@@ -196,12 +196,20 @@ def test_a_0_5_metric_takes_the_keys_0_to_5_and_a_0_1_metric_a_typed_number(
     page.locator("#label-value").fill("0.7")
     page.locator("#label-value").press("Enter")
     expect(page.locator("#label-status")).to_have_text("Your label: 0.7")
+    page.reload()  # a label kept is a label shown: the judge's result is not hidden again
+    expect(page.locator("#label-status")).to_have_text("Your label: 0.7")
+    expect(page.locator('.result-card[data-metric="faithfulness"] .big')).to_be_visible()
     with as_user(server, keys["admin"]) as http:
         three = data(http.get(f"{RUNS}/{run_id}/rows/3/labels"))
         five = data(http.get(f"{RUNS}/{run_id}/rows/5/labels"))
     assert [(lb["metric"], lb["value"], lb["comment"]) for lb in three] == [
         ("AnswerRelevancyMetric", 4.0, "one claim unsupported")]  # fmt: skip
     assert [(lb["metric"], lb["value"]) for lb in five] == [("faithfulness", 0.7)]
+    page.get_by_role("button", name="Remove my label").click()  # hidden again: not labelled
+    expect(page.locator("#label-status")).to_have_text("Not labelled by you yet.")
+    expect(page.locator('.result-card[data-metric="faithfulness"] .masked-note')).to_be_visible()
+    with as_user(server, keys["admin"]) as http:
+        assert data(http.get(f"{RUNS}/{run_id}/rows/5/labels")) == []
     assert errors == []
 
 

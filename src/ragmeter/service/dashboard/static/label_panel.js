@@ -10,12 +10,10 @@ import { announce, h } from "./dom.js";
 import { t } from "./i18n.js";
 
 const LABELLERS = new Set(["admin", "reviewer"]);
-let me = null;
 
-/** Who the page acts as ({name, role}), asked once. */
-export async function whoami() {
-  if (!me) me = await get("/whoami");
-  return me;
+/** Who the page acts as ({name, role}); asked each time (a sign-out and in changes it). */
+export function whoami() {
+  return get("/whoami");
 }
 
 /** [low, high] from a scale text such as "0–1" or "0-5"; null otherwise. */
