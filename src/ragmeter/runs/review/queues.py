@@ -33,19 +33,27 @@ def _repeats(details: Any) -> tuple[float | None, ...]:
     return tuple(score for _, score in sorted(found))
 
 
-def candidates(runs: RunStore, run_id: str, metric: str) -> list[Candidate]:
-    """Every stored row of a run with its score, verdict and repeats on ``metric``."""
+def candidates(
+    runs: RunStore, run_id: str, metric: str, *, repeats: bool = True
+) -> list[Candidate]:
+    """Every stored row of a run with its score and verdict on ``metric``, and its repeats
+    (read from the results' details only when ``repeats``: they can be large)."""
     table = ResultRow
+    columns: list[Any] = [table.row_index, table.score, table.passing]
+    if repeats:
+        columns.append(table.details)
     query = (
-        select(table.row_index, table.score, table.passing, table.details)
+        select(*columns)
         .where(table.run_id == run_id, table.metric_name == metric)
         .order_by(table.row_index)
     )
     with runs.store.session() as session:
         found = session.execute(query).all()
     return [
-        Candidate(row, score, passing, _repeats(details)) for row, score, passing, details in found
-    ]
+        Candidate(found_row[0], found_row[1], found_row[2],
+                  _repeats(found_row[3]) if repeats else ())
+        for found_row in found
+    ]  # fmt: skip
 
 
 def make_queue(
@@ -62,7 +70,7 @@ def make_queue(
         known = ", ".join(metric_names(record))
         raise ConfigError(f"metric: run '{clip(run_id)}' has no metric '{clip(metric)}' ({known})")
     options.check()
-    found = candidates(runs, run_id, metric)
+    found = candidates(runs, run_id, metric, repeats=options.rule == "disagreement")
     if not found:
         raise ConfigError(f"run '{clip(run_id)}' has no stored result of {metric} yet")
     sample = draw(found, options)
