@@ -14,7 +14,10 @@ import pytest
 
 from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.runs.gates.gate import gate
+from ragmeter.runs.review.queues import make_queue
+from ragmeter.runs.review.sampling import ReviewOptions
 from ragmeter.runs.storage.labels import LabelStore, NewLabel
+from ragmeter.runs.storage.review_queues import ReviewQueueStore
 from ragmeter.runs.storage.store import RunStore
 from tests.integration.helpers import run
 
@@ -41,7 +44,7 @@ def _truth_and_rows() -> tuple[np.ndarray, list[dict[str, object]]]:
     return truth.astype(np.float64), rows
 
 
-def _stored_run(tmp_path: Path) -> tuple[str, np.ndarray]:
+def _stored_run(tmp_path: Path, labelled: int = LABELLED) -> tuple[str, np.ndarray]:
     truth, rows = _truth_and_rows()
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -51,14 +54,15 @@ def _stored_run(tmp_path: Path) -> tuple[str, np.ndarray]:
     assert found is not None, done.stdout
     run_id = found.group(1)
     store = KnowledgeBase().store
-    picked = np.random.default_rng(SEED + 1).choice(ROWS, LABELLED, replace=False)
+    picked = np.random.default_rng(SEED + 1).choice(ROWS, labelled, replace=False)
     labels = LabelStore(store)
     dataset_id = labels.dataset_of_run(run_id)
-    labels.put(
-        dataset_id,
-        [NewLabel(int(i), "hit_rate", "ann", float(truth[i])) for i in picked],
-        run_id=run_id,
-    )
+    if labelled:
+        labels.put(
+            dataset_id,
+            [NewLabel(int(i), "hit_rate", "ann", float(truth[i])) for i in picked],
+            run_id=run_id,
+        )
     assert RunStore(store).get(run_id).dataset_id == dataset_id
     return run_id, truth
 
@@ -133,3 +137,44 @@ def test_compare_gives_each_runs_corrected_mean(store_url: str, tmp_path: Path) 
     assert "corrected by human labels" in table.stdout and "200 labels" in table.stdout
     markdown = run("runs", "compare", run_id, other, "--markdown")
     assert "| corrected by human labels | base | candidate |" in markdown.stdout
+
+
+def test_a_stratified_queue_weights_its_labels_by_their_chance(
+    store_url: str, tmp_path: Path
+) -> None:
+    """Equal counts from the misses (about 200 rows) and the hits (about 1,800): the hits'
+    labels stand for nine times as many rows. Unweighted, the labels' mean is far below the
+    truth; weighted by 1/chance, the corrected interval holds it. Rows labelled outside the
+    queue are left out, and the summary says so."""
+    run_id, truth = _stored_run(tmp_path, labelled=0)
+    store = KnowledgeBase().store
+    runs, queues = RunStore(store), ReviewQueueStore(store)
+    options = ReviewOptions("stratified", 100, ("ann",), strata=2, seed=3)
+    queue = make_queue(runs, queues, run_id, "hit_rate", options, "ann")
+    items = queues.items(queue.id, "ann")
+    assert len({item.probability for item in items}) == 2  # a chance per stratum
+    labels = LabelStore(store)
+    dataset_id = labels.dataset_of_run(run_id)
+    outside = [i for i in range(ROWS) if i not in {item.row_index for item in items}][:10]
+    labels.put(
+        dataset_id,
+        [
+            NewLabel(item.row_index, "hit_rate", "ann", float(truth[item.row_index]))
+            for item in items
+        ]
+        + [NewLabel(i, "hit_rate", "ann", float(truth[i])) for i in outside],
+        run_id=run_id,
+    )
+    picked_mean = float(np.mean([truth[item.row_index] for item in items]))
+    assert picked_mean < truth.mean() - 0.2  # half the picks are misses: far below the truth
+    found = runs.summary(runs.get(run_id))["hit_rate"]
+    low, high = found["calibrated_low"], found["calibrated_high"]
+    assert isinstance(low, float) and isinstance(high, float)
+    assert low <= truth.mean() <= high
+    assert found["labelled"] == 100
+    assert "10 labelled rows left out" in str(found["calibrated_note"])
+    view = run("agreement", run_id, "--metric", "hit_rate", "--json")
+    assert view.returncode == 0, view.stderr
+    metric = json.loads(view.stdout)["metrics"][0]
+    assert metric["sampling"] == "inclusion probabilities"
+    assert metric["groups"][0]["calibrated_mean"]["weighted"] is True

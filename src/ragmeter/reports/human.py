@@ -4,13 +4,14 @@ them (``reports.calibrated``): what ``EvaluationReport.summary`` adds as
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ragmeter.reports.calibrated import CalibratedMean, calibrated_mean
+from ragmeter.reports.stats import Note
 
-__all__ = ["HumanLabels", "calibrate", "summary_fields"]
+__all__ = ["HumanLabels", "calibrate", "left_out_note", "summary_fields"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,10 @@ class HumanLabels:
     inclusion: tuple[float, ...] | None = None
     #: how many labels the values are means of (several reviewers per row)
     labels: int = 0
+    #: labelled rows left out: review queues picked them by a rule without chance
+    #: (nearest the threshold, failures) or they were labelled outside the queues, so no
+    #: correction holds for them
+    left_out: int = 0
 
 
 def calibrate(
@@ -38,7 +43,14 @@ def calibrate(
     inclusion = None
     if human.inclusion is not None:
         inclusion = np.array([human.inclusion[k] for k in kept], dtype=np.float64)
-    return calibrated_mean(scores, labelled, values, inclusion=inclusion, confidence=confidence)
+    found = calibrated_mean(scores, labelled, values, inclusion=inclusion, confidence=confidence)
+    said = left_out_note(human)
+    if said is None:
+        return found
+    text = said if found.note is None else f"{found.note.text}; {said}"
+    values_of = {} if found.note is None else dict(found.note.values)
+    note = Note("calibrated_left_out", text, {**values_of, "left_out": human.left_out})
+    return replace(found, note=note)
 
 
 def summary_fields(found: CalibratedMean) -> dict[str, float | int | str | None]:
@@ -51,3 +63,13 @@ def summary_fields(found: CalibratedMean) -> dict[str, float | int | str | None]
         "labelled": found.n_labelled,
         "calibrated_note": found.note.text if found.note is not None else None,
     }
+
+
+def left_out_note(human: HumanLabels) -> str | None:
+    """What to say of the labelled rows the correction leaves out, if any."""
+    if not human.left_out:
+        return None
+    return (
+        f"{human.left_out} labelled rows left out: picked by a review rule without chance "
+        "(nearest the threshold, failures, disagreement) or labelled outside the queues"
+    )

@@ -4,10 +4,11 @@ results, then every picked row handed to ``k`` different reviewers.
 Rules (``RULES``), each over the run's rows of one metric:
 
 - ``random``: a simple random sample of all rows.
-- ``stratified``: the scored rows ranked by score and cut into ``strata`` bins of (nearly)
-  equal size (score quantiles; rows with a null score are one stratum more), then the same
-  number of rows drawn at random from each bin (a bin too small gives what it has and the
-  rest go to the others).
+- ``stratified``: the scored rows cut into ``strata`` bins of equal width between the run's
+  lowest and highest score (empty bins dropped; rows with a null score are one stratum
+  more), then the same number of rows drawn at random from each bin (a bin too small gives
+  what it has and the rest go to the others): rare scores (the failures of a run that
+  mostly passes) are drawn as often as common ones, and each row's chance says by how much.
 - ``disagreement``: a random sample of the rows whose repeated judgements disagree (scores
   further apart than a tie, or a score beside a null; repeats are read from a result's
   ``details.values.repeat_N``). A run without repeats is an error.
@@ -195,10 +196,26 @@ def _allocate(sizes: list[int], n: int) -> list[int]:
     return counts
 
 
+def _bins(scored: list[Candidate], strata: int) -> list[list[Candidate]]:
+    """The scored rows in ``strata`` bins of equal width between the run's lowest and
+    highest score (the top bin closed), empty bins dropped: a score range few rows reach
+    gets as many picks as a crowded one."""
+    values = np.array([c.score for c in scored], dtype=np.float64)
+    if not len(values):
+        return []
+    low, high = float(values.min()), float(values.max())
+    if high <= low:
+        return [scored]
+    place = np.minimum(((values - low) / (high - low) * strata).astype(np.int64), strata - 1)
+    groups: list[list[Candidate]] = [[] for _ in range(strata)]
+    for candidate, at in zip(scored, place, strict=True):
+        groups[int(at)].append(candidate)
+    return [g for g in groups if g]
+
+
 def _stratified(pool: list[Candidate], n: int, strata: int, rng: np.random.Generator) -> list[Pick]:
     scored = sorted((c for c in pool if c.score is not None), key=lambda c: c.score or 0.0)
-    bins = [list(b) for b in np.array_split(np.arange(len(scored)), min(strata, len(scored)))]
-    groups = [[scored[int(i)] for i in b] for b in bins if len(b)]
+    groups = _bins(scored, strata)
     nulls = [c for c in pool if c.score is None]
     if nulls:
         groups.append(nulls)

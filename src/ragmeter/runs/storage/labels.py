@@ -20,9 +20,24 @@ from ragmeter.metrics.scales import format_scale, metric_scale
 from ragmeter.reports.human import HumanLabels
 from ragmeter.store.db import Store
 from ragmeter.store.locks import write_lock
-from ragmeter.store.models import DatasetRecord, LabelRecord, RunRecord
+from ragmeter.store.models import (
+    DatasetRecord,
+    LabelRecord,
+    ReviewItemRecord,
+    ReviewQueueRecord,
+    RunRecord,
+)
 
-__all__ = ["MAX_COMMENT", "Label", "LabelStore", "NewLabel", "check_label", "own_rows_only"]
+__all__ = [
+    "MAX_COMMENT",
+    "Label",
+    "LabelStore",
+    "NewLabel",
+    "check_label",
+    "labels_of",
+    "own_rows_only",
+    "picked",
+]
 
 #: characters of a label's comment
 MAX_COMMENT = 2000
@@ -237,7 +252,8 @@ class LabelStore:
 
     def human(self, record: RunRecord) -> dict[str, HumanLabels]:
         """The labels that count for a run (``own_rows_only``), by metric: each labelled
-        row's mean over its reviewers."""
+        row's mean over its reviewers, with the chance it had of being picked where review
+        queues picked rows otherwise than uniformly at random (``picked``)."""
         table = LabelRecord
         query = select(table.metric, table.position, table.value).where(
             table.dataset_id == record.dataset_id
@@ -246,14 +262,57 @@ class LabelStore:
             query = query.where(table.run_id == record.id)
         with self.store.session() as session:
             found = session.execute(query.order_by(table.metric, table.position)).all()
+            queues = picked(session, record.id)
         by_metric: dict[str, dict[int, list[float]]] = {}
         for metric, position, value in found:
             by_metric.setdefault(metric, {}).setdefault(int(position), []).append(float(value))
-        return {
-            metric: HumanLabels(
-                rows=tuple(rows),
-                values=tuple(sum(v) / len(v) for v in rows.values()),
-                labels=sum(len(v) for v in rows.values()),
-            )
-            for metric, rows in by_metric.items()
-        }
+        return {metric: labels_of(rows, queues.get(metric)) for metric, rows in by_metric.items()}
+
+
+def picked(session: Session, run_id: str) -> dict[str, dict[int, float]]:
+    """Per metric whose review queues of the run did not all pick uniformly at random:
+    each row a queue could reach by chance (``random``, ``stratified``) and its chance of
+    being picked (the largest, when several queues picked it). Rows reached only by rules
+    without chance (``threshold``, ``failures``, ``disagreement``) are absent: no
+    correction holds for them."""
+    queues = session.execute(
+        select(ReviewQueueRecord.id, ReviewQueueRecord.metric, ReviewQueueRecord.rule).where(
+            ReviewQueueRecord.run_id == run_id
+        )
+    ).all()
+    uneven = {metric for _, metric, rule in queues if rule != "random"}
+    out: dict[str, dict[int, float]] = {metric: {} for metric in uneven}
+    chosen = [qid for qid, metric, rule in queues if metric in uneven and rule in _BY_CHANCE]
+    if not chosen:
+        return out
+    metric_of = {qid: metric for qid, metric, _ in queues}
+    items = session.execute(
+        select(
+            ReviewItemRecord.queue_id, ReviewItemRecord.row_index, ReviewItemRecord.probability
+        ).where(ReviewItemRecord.queue_id.in_(chosen))
+    ).all()
+    for qid, row, probability in items:
+        rows = out[metric_of[qid]]
+        rows[int(row)] = max(rows.get(int(row), 0.0), float(probability))
+    return out
+
+
+#: the review rules that pick rows by chance, each with a known probability
+_BY_CHANCE = frozenset({"random", "stratified"})
+
+
+def labels_of(rows: dict[int, list[float]], chances: dict[int, float] | None) -> HumanLabels:
+    """A metric's labels: each row's mean over its reviewers; with ``chances`` (queues
+    that did not pick uniformly), only the rows picked by chance, with their chance."""
+    left_out = 0
+    if chances is not None:
+        kept = {row: values for row, values in rows.items() if row in chances}
+        left_out = len(rows) - len(kept)
+        rows = kept
+    return HumanLabels(
+        rows=tuple(rows),
+        values=tuple(sum(v) / len(v) for v in rows.values()),
+        inclusion=None if chances is None else tuple(chances[row] for row in rows),
+        labels=sum(len(v) for v in rows.values()),
+        left_out=left_out,
+    )

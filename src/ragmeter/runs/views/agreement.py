@@ -28,8 +28,8 @@ from ragmeter.errors import ConfigError, clip
 from ragmeter.judge.tasks import detect_language
 from ragmeter.metrics.scales import format_scale, metric_scale
 from ragmeter.reports.agreement import Kind, Level, judge_agreement, majority, reviewers_alpha
-from ragmeter.reports.calibrated import calibrated_mean
-from ragmeter.runs.storage.labels import Label, LabelStore, own_rows_only
+from ragmeter.reports.human import calibrate
+from ragmeter.runs.storage.labels import Label, LabelStore, labels_of, own_rows_only, picked
 from ragmeter.runs.storage.store import metric_names
 from ragmeter.store.db import Store
 from ragmeter.store.models import DatasetRowRecord, ResultRow, RunRecord
@@ -119,8 +119,9 @@ def _group(
     reviewers: list[str],
     kind: Kind,
     options: dict[str, Any],
+    positions: np.ndarray,
 ) -> dict[str, Any]:
-    """Agreement, alpha and the corrected mean over one group of rows."""
+    """Agreement, alpha and the corrected mean over one group of rows (at ``positions``)."""
     labelled = np.flatnonzero((~np.isnan(matrix)).any(axis=1))
     common = {
         "kind": kind,
@@ -144,7 +145,9 @@ def _group(
         alpha = stat.as_dict()
     with np.errstate(invalid="ignore"):
         human = np.nanmean(matrix[labelled], axis=1) if len(labelled) else np.empty(0)
-    corrected = calibrated_mean(judge, labelled, human)
+    rows = [int(p) for p in positions[labelled]]
+    values = {row: [float(v)] for row, v in zip(rows, human, strict=True)}
+    corrected = calibrate(positions, judge, labels_of(values, options["chances"]))
     return {
         "rows": int(np.count_nonzero(~np.isnan(judge))),
         "labelled_rows": len(labelled),
@@ -181,9 +184,13 @@ def _metric(
     groups += [(lang, np.array(rows)) for lang, rows in sorted(by_language.items())]
     if len(by_language) < 2:
         groups = groups[:1]
-    settings = {**options, "categories": categories}
+    chances = options["picked"].get(metric)
+    out["sampling"] = "random" if chances is None else "inclusion probabilities"
+    settings = {**options, "categories": categories, "chances": chances}
     for language, rows in groups:
-        part = _group(scores.scores[rows], matrix[rows], reviewers, kind, settings)
+        part = _group(
+            scores.scores[rows], matrix[rows], reviewers, kind, settings, scores.positions[rows]
+        )
         out["groups"].append({"language": language, **part})
     return out
 
@@ -212,10 +219,17 @@ def run_agreement(
         if not own or label.run_id == record.id:
             found[label.metric].append(label)
     languages: dict[int, str] = {}
-    options = {"threshold": threshold, "resamples": resamples, "seed": seed, "languages": languages}
+    with store.session() as session:
+        queues = picked(session, record.id)
+    options = {
+        "threshold": threshold,
+        "resamples": resamples,
+        "seed": seed,
+        "languages": languages,
+        "picked": queues,
+    }
     return {
         "run_id": record.id,
         "dataset_id": record.dataset_id,
-        "sampling": "random",
         "metrics": [_metric(store, record, name, found[name], options) for name in chosen],
     }
