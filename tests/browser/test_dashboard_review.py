@@ -119,6 +119,11 @@ def _label_twenty(
     expect(table).to_contain_text(texts["corrected"])
     expect(table.locator("tbody tr").first.locator("td").nth(4)).not_to_have_text("0")
     shoot(page, f"dashboard-review-{lang}-agreement")
+    # the Run view gives the metric's mean corrected by the labels under the judge's own
+    page.goto(f"{server.url}/#/runs/{run_id}")
+    corrected = page.locator('.metric-card[data-metric="faithfulness"] .calibrated')
+    expect(corrected).to_contain_text(re.compile(texts["run_corrected"]))
+    shoot(page, f"dashboard-review-{lang}-run")
 
 
 def test_a_reviewer_labels_twenty_rows_with_the_keyboard(
@@ -134,6 +139,7 @@ def test_a_reviewer_labels_twenty_rows_with_the_keyboard(
         "labelled": "Your label: {v}",
         "caption": "faithfulness: 20 labelled of 24 rows",
         "corrected": "corrected by labels",
+        "run_corrected": r"Corrected by \d+ human labels: \d\.\d+",
     }
     _label_twenty(page, served, "reviewer", texts, shoot, "en")
     assert errors == []
@@ -145,12 +151,13 @@ def test_a_reviewer_labels_twenty_rows_in_chinese(page: Page, served: Served, sh
     _sign_in(page, server, keys["rev2"])
     page.select_option("#lang", "zh")
     texts = {
-        "title": "的人工评审",
+        "title": "的人工标注",
         "row": "第 {n} 行",
-        "masked": "标注这一行之前，评判模型的分数和理由先不显示。",
+        "masked": "标注这一行之前，评审模型的分数和理由先不显示。",
         "labelled": "你的标注：{v}",
         "caption": "faithfulness：24 行中已标注",
         "corrected": "人工标注校正",
+        "run_corrected": r"经 \d+ 条人工标注校正：\d\.\d+",
     }
     _label_twenty(page, served, "rev2", texts, shoot, "zh")
     assert errors == []

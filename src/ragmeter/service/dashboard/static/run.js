@@ -52,6 +52,15 @@ function nullList(found) {
   return h("ul", { class: "null-reasons", "aria-label": t("run.nullReasons", { metric: found.metric_name }) }, items);
 }
 
+/** The metric's mean corrected by the run's human labels, where it has some. */
+function calibratedLine(s) {
+  if (s.labelled === undefined || s.labelled === null) return null;
+  const line = t("run.calibrated", { n: s.labelled, mean: fmt(s.calibrated_mean), low: fmt(s.calibrated_low), high: fmt(s.calibrated_high) });
+  return h("div", { class: "calibrated" },
+    h("p", { class: "small", title: t("run.calibratedHint") }, line),
+    s.calibrated_note ? h("p", { class: "muted small" }, s.calibrated_note) : null);
+}
+
 function metricCard(name, s, found) {
   const scored = found && found.counts.length;
   const label = t("run.histLabel", { metric: name, n: s.count ?? 0 });
@@ -61,6 +70,7 @@ function metricCard(name, s, found) {
       notInformative(s.ci_note, s.count ?? 0) || h("span", { class: "muted ci" }, `[${fmt(s.ci95_low)}, ${fmt(s.ci95_high)}]`)),
     s.ci_note ? null : intervalBar({ mean: s.mean, low: s.ci95_low, high: s.ci95_high }, { width: 260 }),
     h("p", { class: "muted small" }, t("run.counts", { n: s.count ?? 0, nulls: s.null ?? 0 })),
+    calibratedLine(s),
     scored ? histogram(found, { label }) : h("p", { class: "muted" }, t("metric.noScore")),
     found && found.nulls.length ? h("h4", {}, t("run.nulls")) : null,
     found ? nullList(found) : null);
