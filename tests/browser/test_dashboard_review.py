@@ -253,3 +253,24 @@ def test_the_runs_owner_makes_a_queue_with_the_form(
     expect(page.get_by_role("button", name="创建队列")).to_be_visible()
     shoot(page, "dashboard-review-zh-form")
     assert errors == []
+
+
+def test_compare_gives_each_runs_corrected_mean(page: Page, served: Served, shoot: Shoot) -> None:
+    """A second run of the same dataset version shares its labels: Compare gives both runs'
+    corrected means beside the paired statistics, said to be unpaired."""
+    server, keys, run_id, _queues = served
+    with server.client(keys["member"]) as http:
+        request = {"scene_key": "dataset", "datasets_name": "steps",
+                   "evaluate_metrics": ["faithfulness"], "context": {"model": "scripted"}}  # fmt: skip
+        other = data(http.post("/evaluate/runs", json=request), 202)["run_id"]
+        assert wait_run(http, other)["state"] == "done"
+    with as_user(server, keys["reviewer"]) as http:
+        for row in range(12):
+            body = {"metric": "faithfulness", "value": float(row % 2)}
+            data(http.put(f"{RUNS}/{run_id}/rows/{row}/labels", json=body))
+    _sign_in(page, server, keys["viewer"])
+    page.goto(f"{server.url}/#/compare/{run_id}/{other}")
+    found = page.locator('#compare-calibrated tr[data-metric="faithfulness"]')
+    expect(found).to_contain_text(re.compile(r"\d\.\d{3} \[.*\], \d+ labels.*\d\.\d{3}"))
+    expect(page.locator("#compare-calibrated")).to_contain_text("unpaired")
+    shoot(page, "dashboard-compare-calibrated-en")

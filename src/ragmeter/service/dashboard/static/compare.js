@@ -14,6 +14,28 @@ import { notInformative, scaled } from "./stats_text.js";
 const PAGE = 50;
 const VERDICT_MARK = { better: "▲", worse: "▼", no_evidence: "·", equivalent: "=" };
 
+/** One run's mean corrected by its labels, or a dash. */
+function calibratedCell(found) {
+  if (!found || found.value === null) return "—";
+  return t("cmp.calibratedCell", { mean: fmt(found.value), low: fmt(found.low), high: fmt(found.high), n: found.n_labelled });
+}
+
+/** Each run's corrected mean of the metrics either run has labels of (none: nothing). */
+function calibratedTable(comparison) {
+  const rows = comparison.filter((c) => c.base_calibrated || c.other_calibrated);
+  if (!rows.length) return null;
+  const head = [t("cmp.metric"), t("cmp.baseMean"), t("cmp.otherMean")];
+  return h("div", { id: "compare-calibrated" },
+    h("h2", {}, t("cmp.calibrated")),
+    h("div", { class: "table-wrap" }, h("table", { class: "runs compare-calibrated" },
+      h("thead", {}, h("tr", {}, head.map((text) => h("th", { scope: "col" }, text)))),
+      h("tbody", {}, rows.map((c) => h("tr", { "data-metric": c.metric_name },
+        h("th", { scope: "row" }, scaled(c.metric_name, c.scale)),
+        h("td", { class: "num" }, calibratedCell(c.base_calibrated)),
+        h("td", { class: "num" }, calibratedCell(c.other_calibrated))))))),
+    h("p", { class: "muted small" }, t("cmp.calibratedNote")));
+}
+
 function fmt(value, digits = 3) {
   return value === null || value === undefined ? "–" : Number(value).toFixed(digits);
 }
@@ -225,7 +247,8 @@ export class CompareView {
         h("td", {}, verdictBadge(c)),
         h("td", { class: "num" }, String(c.paired)),
         h("td", { class: "num" }, `${c.base_unpaired} / ${c.other_unpaired}`))))));
-    return h("div", {}, table, said.note ? h("p", { class: "muted small compare-note", id: "compare-correction" }, said.note) : null);
+    return h("div", {}, table, said.note ? h("p", { class: "muted small compare-note", id: "compare-correction" }, said.note) : null,
+      calibratedTable(this.comparison));
   }
 
   rowControls(names) {
