@@ -1,0 +1,23 @@
+"""Judge cards: a judge's agreement with people on a human-labelled suite (per language and
+per the suite's tasks and models), with its cost and latency, kept in the store and shown
+beside every score that judge made."""
+
+from ragmeter.runs.cards.card import (
+    CardRequirement,
+    check_requirement,
+    headline,
+    parse_requirement,
+)
+from ragmeter.runs.cards.make import CardRequest, make_card
+from ragmeter.runs.cards.store import CardStore, StoredCard
+
+__all__ = [
+    "CardRequest",
+    "CardRequirement",
+    "CardStore",
+    "StoredCard",
+    "check_requirement",
+    "headline",
+    "make_card",
+    "parse_requirement",
+]
