@@ -68,6 +68,11 @@ class _Commands(LazyGroup):
             "model_app",
             "Models by name (\\[models.NAME] of ragmeter.toml): add, list.",
         ),
+        "judge": LazyTyper(
+            "ragmeter.cli.judge",
+            "judge_app",
+            "Judge cards: a judge's agreement with people on a human-labelled suite.",
+        ),
     }
 
 

@@ -8,14 +8,16 @@ from ragmeter.runs.cards.card import (
     headline,
     parse_requirement,
 )
-from ragmeter.runs.cards.make import CardRequest, make_card
+from ragmeter.runs.cards.make import CardRequest, CardSuite, card_suite, make_card
 from ragmeter.runs.cards.store import CardStore, StoredCard
 
 __all__ = [
     "CardRequest",
     "CardRequirement",
     "CardStore",
+    "CardSuite",
     "StoredCard",
+    "card_suite",
     "check_requirement",
     "headline",
     "make_card",

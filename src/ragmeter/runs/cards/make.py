@@ -17,7 +17,14 @@ from ragmeter.judge.tasks import detect_language
 from ragmeter.runs.cards.card import agreement_section
 from ragmeter.runs.planning.config import ROWS_PER_REQUEST, parse_config
 
-__all__ = ["CARD_VERSION", "CardRequest", "make_card", "suite_sample"]
+__all__ = [
+    "CARD_VERSION",
+    "CardRequest",
+    "CardSuite",
+    "card_suite",
+    "make_card",
+    "suite_sample",
+]
 
 #: the layout of a card's JSON
 CARD_VERSION = 1
@@ -115,12 +122,30 @@ async def _judged(
     return scores, judge, facts
 
 
-async def make_card(
-    request: CardRequest, on_progress: Callable[[int], None] | None = None
-) -> dict[str, Any]:
-    """The card of ``request`` as JSON (not stored: ``CardStore.put`` keeps it)."""
+@dataclass(frozen=True)
+class CardSuite:
+    """The suite a card is made over: all of it, and the rows judged (``--limit``)."""
+
+    full: Suite
+    judged: Suite
+
+
+def card_suite(request: CardRequest) -> CardSuite:
+    """The suite ``request`` names, read (a bad file or folder fails here, before a judge
+    is asked), and the rows to judge."""
     full = load_suite(request.suite, metric=request.metric, folder=request.suites_dir)
-    suite = _languages(suite_sample(full, request.limit))
+    return CardSuite(full, _languages(suite_sample(full, request.limit)))
+
+
+async def make_card(
+    request: CardRequest,
+    read: CardSuite | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """The card of ``request`` (over ``read``, default ``card_suite(request)``) as JSON; not
+    stored: ``CardStore.put`` keeps it."""
+    read = read or card_suite(request)
+    full, suite = read.full, read.judged
     metric = request.metric or suite.metric
     started = time.perf_counter()
     if suite.judge_from_file:
