@@ -17,6 +17,7 @@ from ragmeter.runs.cards import (
     StoredCard,
     check_requirement,
     headline,
+    judge_model_of,
 )
 from ragmeter.store.db import Store
 
@@ -40,13 +41,8 @@ def run_cards(report: EvaluationReport, store: Store | None = None) -> RunCards:
     from ragmeter.runs.storage.store import RunStore
 
     store = store or KnowledgeBase().store
-    lineage = RunStore(store).get(report.run_id).lineage or {}
-    model = (lineage.get("judge") or {}).get("model")
-    if not model:
-        return RunCards(None)
-    cards = CardStore(store)
-    found = {name: cards.newest(str(model), name) for name in report.metric_names}
-    return RunCards(str(model), {k: v for k, v in found.items() if v is not None})
+    model = judge_model_of(RunStore(store).get(report.run_id).lineage)
+    return RunCards(model, CardStore(store).of_metrics(model, list(report.metric_names)))
 
 
 def print_cards(found: RunCards) -> None:

@@ -2,14 +2,9 @@
 per the suite's tasks and models), with its cost and latency, kept in the store and shown
 beside every score that judge made."""
 
-from ragmeter.runs.cards.card import (
-    CardRequirement,
-    check_requirement,
-    headline,
-    parse_requirement,
-)
+from ragmeter.runs.cards.card import CardRequirement, check_requirement, parse_requirement
 from ragmeter.runs.cards.make import CardRequest, CardSuite, card_suite, make_card
-from ragmeter.runs.cards.store import CardStore, StoredCard
+from ragmeter.runs.storage.cards import CardStore, StoredCard, headline, judge_model_of
 
 __all__ = [
     "CardRequest",
@@ -20,6 +15,7 @@ __all__ = [
     "card_suite",
     "check_requirement",
     "headline",
+    "judge_model_of",
     "make_card",
     "parse_requirement",
 ]

@@ -1,5 +1,5 @@
 """A card's agreement section from the judge's and the people's values of a suite's rows,
-its one-line headline, and the gate's ``--require-card METRIC:STAT>=VALUE`` rules."""
+and the gate's ``--require-card METRIC:STAT>=VALUE`` rules."""
 
 from __future__ import annotations
 
@@ -12,24 +12,15 @@ from typing import Any
 from ragmeter.datasets.judge_suites import Suite
 from ragmeter.errors import ConfigError
 from ragmeter.reports.agreement import judge_agreement
+from ragmeter.runs.storage.cards import STATISTICS, card_statistic
 
 __all__ = [
     "CardRequirement",
     "agreement_section",
-    "card_statistic",
     "check_requirement",
-    "headline",
     "parse_requirement",
 ]
 
-#: a rule's statistic -> the card's name of it (``kappa``: Cohen's, or the weighted one)
-_ALIASES = {
-    "kappa": ("cohen_kappa", "weighted_kappa"),
-    "balanced_accuracy": ("balanced_accuracy",),
-    "f1": ("f1",),
-    "accuracy": ("accuracy",),
-    "spearman": ("spearman",),
-}
 _RULE = re.compile(r"^\s*([\w@.\-]+)\s*:\s*(\w+)\s*(>=|>|<=|<)\s*([-+0-9.eE]+)\s*$")
 
 
@@ -75,34 +66,6 @@ def agreement_section(
     return section
 
 
-def card_statistic(card: dict[str, Any], name: str) -> dict[str, Any] | None:
-    """The overall statistic ``name`` of a stored card (``kappa`` is Cohen's for a binary
-    suite, the quadratic-weighted one for a graded one), or None."""
-    statistics = card.get("agreement", {}).get("all", {}).get("statistics", [])
-    for wanted in _ALIASES.get(name, (name,)):
-        for stat in statistics:
-            if stat.get("name") == wanted:
-                return dict(stat)
-    return None
-
-
-def _number(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f}"
-
-
-def headline(card: dict[str, Any]) -> str:
-    """``judge card: κ 0.41 [0.33, 0.49], n 817, ragtruth``."""
-    stat = card_statistic(card, "kappa")
-    suite = card.get("suite", {}).get("name", "?")
-    if stat is None:
-        return f"judge card: no kappa, {suite}"
-    symbol = "weighted κ" if stat["name"] == "weighted_kappa" else "κ"
-    return (
-        f"judge card: {symbol} {_number(stat['value'])} [{_number(stat['low'])}, "
-        f"{_number(stat['high'])}], n {stat['n']}, {suite}"
-    )
-
-
 @dataclass(frozen=True)
 class CardRequirement:
     """``faithfulness:kappa>=0.6``: the newest card of the run's judge on ``metric`` must
@@ -124,10 +87,10 @@ def parse_requirement(text: str) -> CardRequirement:
             "faithfulness:kappa>=0.6"
         )
     metric, statistic, op, number = found.groups()
-    if statistic not in _ALIASES:
+    if statistic not in STATISTICS:
         raise ConfigError(
             f"--require-card {text!r}: unknown statistic {statistic!r} (one of "
-            f"{', '.join(_ALIASES)})"
+            f"{', '.join(STATISTICS)})"
         )
     try:
         value = float(number)

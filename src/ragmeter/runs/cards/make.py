@@ -97,14 +97,19 @@ async def _judged(
     request: CardRequest, suite: Suite, metric: str, on_progress: Callable[[int], None] | None
 ) -> tuple[list[float | None], dict[str, Any], dict[str, Any]]:
     """The judge's scores of the suite's rows, the judge's lineage, and the run's facts."""
-    from ragmeter.runs.api import run_plan
-    from ragmeter.runs.execution.executor import Progress
+    from ragmeter.runs.execution.executor import Progress, execute_plan
+    from ragmeter.runs.execution.sinks import MemorySink
     from ragmeter.runs.planning.lineage import judge_lineage
     from ragmeter.runs.planning.plan import build_plan
 
     plan = build_plan(_config(request, metric), [item.row for item in suite.items], judge_hint="")
     judge = judge_lineage(plan) or {}
-    report = await run_plan(plan, Progress(None, on_progress))
+    sink, started = MemorySink(), time.perf_counter()
+    try:
+        await execute_plan(plan, sink, progress=Progress(None, on_progress))
+    finally:  # the judge's connections belong to this event loop
+        await plan.aclose()
+    report = sink.report(plan.rows, plan.metrics, time.perf_counter() - started, None)
     scores = report.scores(metric)
     reasons = [
         {"kind": kind, "reason": reason, "count": count}

@@ -1,8 +1,9 @@
-"""Judge cards in the store: kept once each, listed newest first, and the newest of a
-(judge model, metric) found for the scores that judge made."""
+"""Judge cards in the store: kept once each, listed newest first, the newest of a (judge
+model, metric) found for the scores that judge made, and a card's statistics and headline."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -14,8 +15,23 @@ from ragmeter.errors import NotFoundError, StoreError
 from ragmeter.store.db import Store
 from ragmeter.store.models import JudgeCardRecord
 
-__all__ = ["CardStore", "StoredCard"]
+__all__ = [
+    "STATISTICS",
+    "CardStore",
+    "StoredCard",
+    "card_statistic",
+    "headline",
+    "judge_model_of",
+]
 
+#: a rule's statistic -> the card's name of it (``kappa``: Cohen's, or the weighted one)
+STATISTICS = {
+    "kappa": ("cohen_kappa", "weighted_kappa"),
+    "balanced_accuracy": ("balanced_accuracy",),
+    "f1": ("f1",),
+    "accuracy": ("accuracy",),
+    "spearman": ("spearman",),
+}
 #: cards listed at most
 MAX_LISTED = 500
 
@@ -48,6 +64,34 @@ class StoredCard:
             "created_by": self.created_by,
             "card": self.card,
         }
+
+
+def card_statistic(card: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """The overall statistic ``name`` of a stored card (``kappa`` is Cohen's for a binary
+    suite, the quadratic-weighted one for a graded one), or None."""
+    statistics = card.get("agreement", {}).get("all", {}).get("statistics", [])
+    for wanted in STATISTICS.get(name, (name,)):
+        for stat in statistics:
+            if stat.get("name") == wanted:
+                return dict(stat)
+    return None
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def headline(card: dict[str, Any], *, prefix: str = "judge card: ") -> str:
+    """``judge card: κ 0.41 [0.33, 0.49], n 817, ragtruth``."""
+    stat = card_statistic(card, "kappa")
+    suite = card.get("suite", {}).get("name", "?")
+    if stat is None:
+        return f"{prefix}no kappa, {suite}"
+    symbol = "weighted κ" if stat["name"] == "weighted_kappa" else "κ"
+    return (
+        f"{prefix}{symbol} {_number(stat['value'])} [{_number(stat['low'])}, "
+        f"{_number(stat['high'])}], n {stat['n']}, {suite}"
+    )
 
 
 def _stored(record: JudgeCardRecord) -> StoredCard:
@@ -117,3 +161,16 @@ class CardStore:
         """The newest card of ``judge_model`` on ``metric``, or None."""
         found = self.list(judge_model=judge_model, metric=metric, limit=1)
         return found[0] if found else None
+
+    def of_metrics(self, judge_model: str | None, metrics: Sequence[str]) -> dict[str, StoredCard]:
+        """The newest card of ``judge_model`` on each of ``metrics`` that has one."""
+        if not judge_model:
+            return {}
+        found = {name: self.newest(judge_model, name) for name in metrics}
+        return {name: card for name, card in found.items() if card is not None}
+
+
+def judge_model_of(lineage: dict[str, Any] | None) -> str | None:
+    """The judge model a run's lineage names (None: no judge)."""
+    model = ((lineage or {}).get("judge") or {}).get("model")
+    return str(model) if model else None
