@@ -137,3 +137,8 @@ def test_bad_card_input_is_exit_2(store_home: Path, tmp_path: Path) -> None:
     malformed = run("judge", "card", "--judge-model", "m", "--suite", str(bad), home=store_home)
     assert malformed.returncode == 2
     assert f"{bad} line 2 field 'human'" in malformed.stderr.replace("\n", "")
+    bad.write_text('{"query": "q", "response": "a", "human": 1}\n')
+    lacking = run("judge", "card", "--judge-model", "m", "--judge-base-url", "http://127.0.0.1:9",
+                  "--suite", str(bad), home=store_home)  # fmt: skip
+    assert lacking.returncode == 2
+    assert "suite ours (row 0) field 'retrieved_contexts'" in lacking.stderr.replace("\n", "")

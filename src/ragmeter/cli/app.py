@@ -1,6 +1,6 @@
 """The ``ragmeter`` command line: ``eval``, ``gate``, ``serve``, ``runs``, ``space``,
 ``prompt``, ``app``, ``model``, ``metrics``, ``demo``, ``report``, ``agreement``,
-``judge-server``."""
+``judge`` (judge cards), ``judge-server``."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.datasets.judge_suites import Suite, load_suite
+from ragmeter.errors import ConfigError, JudgeError
 from ragmeter.judge.tasks import detect_language
 from ragmeter.runs.cards.card import agreement_section
 from ragmeter.runs.planning.config import ROWS_PER_REQUEST, parse_config
@@ -102,7 +103,8 @@ async def _judged(
     from ragmeter.runs.planning.lineage import judge_lineage
     from ragmeter.runs.planning.plan import build_plan
 
-    plan = build_plan(_config(request, metric), [item.row for item in suite.items], judge_hint="")
+    rows = [item.row for item in suite.items]
+    plan = build_plan(_config(request, metric), rows, source=f"suite {suite.name}", judge_hint="")
     judge = judge_lineage(plan) or {}
     sink, started = MemorySink(), time.perf_counter()
     try:
@@ -115,6 +117,11 @@ async def _judged(
         {"kind": kind, "reason": reason, "count": count}
         for kind, reason, count in report.null_reasons(metric, _REASONS)
     ]
+    if scores and all(score is None for score in scores):
+        reason = reasons[0]["reason"] if reasons else "no reason"
+        raise JudgeError(
+            f"no card: every one of the {len(scores)} {metric} results is null (e.g. {reason})"
+        )
     usage = dict(report.usage or {})
     facts = {
         "nulls": {"n": sum(s is None for s in scores), "reasons": reasons},
@@ -139,6 +146,11 @@ def card_suite(request: CardRequest) -> CardSuite:
     """The suite ``request`` names, read (a bad file or folder fails here, before a judge
     is asked), and the rows to judge."""
     full = load_suite(request.suite, metric=request.metric, folder=request.suites_dir)
+    if full.judge_from_file and request.metric not in (None, full.metric):
+        raise ConfigError(
+            f"suite {full.name} holds {full.metric} labels from a file (no judge is run): "
+            f"leave out --metric {request.metric}"
+        )
     return CardSuite(full, _languages(suite_sample(full, request.limit)))
 
 
