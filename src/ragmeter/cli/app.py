@@ -1,6 +1,6 @@
 """The ``ragmeter`` command line: ``eval``, ``gate``, ``serve``, ``runs``, ``space``,
 ``prompt``, ``app``, ``model``, ``metrics``, ``demo``, ``report``, ``agreement``,
-``judge-server``."""
+``judge`` (judge cards), ``judge-server``."""
 
 from __future__ import annotations
 
@@ -67,6 +67,11 @@ class _Commands(LazyGroup):
             "ragmeter.cli.models",
             "model_app",
             "Models by name (\\[models.NAME] of ragmeter.toml): add, list.",
+        ),
+        "judge": LazyTyper(
+            "ragmeter.cli.judge",
+            "judge_app",
+            "Judge cards: a judge's agreement with people on a human-labelled suite.",
         ),
     }
 
@@ -144,6 +149,15 @@ def gate_command(
             "calibrated_mean, calibrated_low and calibrated_high.",
         ),
     ] = False,
+    require_card: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--require-card",
+            help="METRIC:STAT>=NUMBER (repeatable; STAT kappa, balanced_accuracy, f1, "
+            "accuracy, spearman): the newest judge card of the run's judge model on METRIC "
+            "must meet it ('ragmeter judge card' makes one); fails when there is none.",
+        ),
+    ] = None,
 ) -> None:
     """Judge rules on a run: absolute bounds on its scores, and non-inferiority against a
     baseline judged on the paired difference's 95% confidence bound (not the point estimate).
@@ -153,7 +167,12 @@ def gate_command(
     """
     from ragmeter.cli.gate import GateRequest, run_gate
 
-    run_gate(candidate, GateRequest(tuple(rule or ()), baseline, junit, markdown, calibrated))
+    run_gate(
+        candidate,
+        GateRequest(
+            tuple(rule or ()), baseline, junit, markdown, calibrated, tuple(require_card or ())
+        ),
+    )
 
 
 @app.command("metrics")

@@ -13,9 +13,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.cli._common import console
+from ragmeter.cli.gate_cards import card_failures, print_cards, run_cards
 from ragmeter.config import load_settings
 from ragmeter.errors import ConfigError
 from ragmeter.reports import EvaluationReport
+from ragmeter.runs.cards import CardRequirement, parse_requirement
 from ragmeter.runs.execution.repeats import Disagreement
 from ragmeter.runs.gates.gate import GateResult, gate_reports
 from ragmeter.runs.gates.output import (
@@ -46,11 +48,13 @@ class GateRequest:
     markdown: Path | None = None
     #: bound the means corrected by human labels instead of the judge's own (``--calibrated``)
     calibrated: bool = False
+    #: ``METRIC:STAT>=VALUE``: the run's judge must have a card meeting it (``--require-card``)
+    require_cards: tuple[str, ...] = ()
 
     @property
     def asked(self) -> bool:
         """Whether any gate option was given (``ragmeter eval`` gates only then)."""
-        return bool(self.rules) or any(
+        return bool(self.rules or self.require_cards) or any(
             v is not None for v in (self.baseline, self.junit, self.markdown)
         )
 
@@ -63,6 +67,7 @@ class PreparedGate:
     rules: list[Rule]
     baseline: EvaluationReport | None
     baseline_name: str | None
+    cards: tuple[CardRequirement, ...] = ()
 
 
 def prepare_gate(request: GateRequest) -> PreparedGate:
@@ -71,7 +76,8 @@ def prepare_gate(request: GateRequest) -> PreparedGate:
     wrong."""
     settings = load_settings()
     texts = list(request.rules) or list(settings.gate.rules)
-    if not texts:
+    cards = tuple(parse_requirement(text) for text in request.require_cards)
+    if not texts and not cards:
         where = settings.source or "ragmeter.toml"
         raise ConfigError(
             f"no gate rule: give --rule (e.g. --rule 'faithfulness.mean >= 0.8') or "
@@ -91,9 +97,9 @@ def prepare_gate(request: GateRequest) -> PreparedGate:
         if path is not None and path.is_dir():
             raise ConfigError(f"{option} {path} is a folder: name the file to write")
     if baseline is None:
-        return PreparedGate(rules, None, None)
+        return PreparedGate(rules, None, None, cards)
     report, name = load_results(baseline)
-    return PreparedGate(rules, report, name)
+    return PreparedGate(rules, report, name, cards)
 
 
 def _print(result: GateResult) -> None:
@@ -126,7 +132,7 @@ def _print(result: GateResult) -> None:
             )
 
 
-def _finish(result: GateResult, request: GateRequest) -> GateResult:
+def _finish(result: GateResult, request: GateRequest, unmet: int = 0) -> GateResult:
     _print(result)  # eval has printed the rows whose repeats disagree
     if request.junit is not None:
         write_text(request.junit, junit_xml(result), "--junit")
@@ -134,7 +140,9 @@ def _finish(result: GateResult, request: GateRequest) -> GateResult:
     if request.markdown is not None:
         write_text(request.markdown, markdown(result), "--markdown")
         console.print(f"markdown: {request.markdown}", highlight=False)
-    verdict = "passed" if result.passed else f"failed: {len(result.failed)} rule(s)"
+    failed = [f"{len(result.failed)} rule(s)"] if result.failed else []
+    failed += [f"{unmet} judge card requirement(s)"] if unmet else []
+    verdict = f"failed: {', '.join(failed)}" if failed else "passed"
     console.print(f"gate {verdict}", highlight=False)
     return result
 
@@ -149,11 +157,19 @@ def judge(
     """Judge the prepared rules on ``report`` (with ``--repeats``, the mean over the repeats
     and ``flaky``, the results whose repeats disagree); print and write the outcome. Exits 1
     when a rule failed, after every output is written."""
-    result = gate_reports(
-        report, prepared.rules, prepared.baseline, names=(name, prepared.baseline_name)
-    )
-    result = _finish(replace(result, flaky=tuple(flaky)), request)
-    if not result.passed:
+    if prepared.rules:
+        result = gate_reports(
+            report, prepared.rules, prepared.baseline, names=(name, prepared.baseline_name)
+        )
+    else:  # --require-card alone
+        result = GateResult(name, prepared.baseline_name, ())
+    found = run_cards(report)
+    print_cards(found)
+    unmet = card_failures(prepared.cards, found)
+    for why in unmet:
+        console.print(f"[bold red]judge card FAIL[/] {escape(why)}", highlight=False)
+    result = _finish(replace(result, flaky=tuple(flaky)), request, len(unmet))
+    if not result.passed or unmet:
         raise typer.Exit(EXIT_FAILED)
     return result
 

@@ -141,6 +141,7 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("GET", f"{_V2}/apps/{{app}}"): Rule(R, "app"),
     ("DELETE", f"{_V2}/apps/{{app}}"): Rule(Action.MANAGE_APPS, "app"),
     ("GET", f"{_V2}/models"): Rule(R, "model"),
+    ("GET", f"{_V2}/judge/cards"): Rule(R, "judge_card"),
     # datasets
     ("POST", f"{_V2}/datasets"): Rule(W, "dataset"),
     ("POST", f"{_V2}/datasets/trec"): Rule(W, "dataset"),

@@ -36,6 +36,7 @@ __all__ = [
     "DatasetRowRecord",
     "DocumentRecord",
     "JudgeCacheEntry",
+    "JudgeCardRecord",
     "LabelRecord",
     "ModelRequestRecord",
     "PromptRecord",
@@ -516,3 +517,26 @@ class DashboardSessionRecord(Base):
     user_name: Mapped[str] = mapped_column(String(200))
     role: Mapped[str] = mapped_column(String(16))
     key_prefix: Mapped[str | None] = mapped_column(String(16), nullable=True)
+
+
+class JudgeCardRecord(Base):
+    """A judge card: a judge model's agreement with people on a human-labelled suite for one
+    metric (its prompt's code and hash, the suite's name and content hash), as JSON."""
+
+    __tablename__ = "judge_cards"
+    __table_args__ = (Index("ix_judge_cards_model_metric", "judge_model", "metric", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    judge_model: Mapped[str] = mapped_column(String(300))
+    metric: Mapped[str] = mapped_column(String(200))
+    prompt_code: Mapped[str | None] = mapped_column(String(300), nullable=True)
+    prompt_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    suite: Mapped[str] = mapped_column(String(300))
+    suite_hash: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime, server_default=func.now(), default=_utc_now
+    )
+    created_by: Mapped[str | None] = mapped_column(
+        String(200), nullable=True, default=current_actor
+    )
+    card: Mapped[dict[str, Any]] = mapped_column(JSON)

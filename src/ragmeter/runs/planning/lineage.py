@@ -35,6 +35,7 @@ __all__ = [
     "code_version",
     "dataset_name_of",
     "flat_lineage",
+    "judge_lineage",
     "label",
     "make_lineage",
     "ragmeter_version",
@@ -209,7 +210,8 @@ def _version(pinned: str) -> int:
     return int(pinned.rpartition("@")[2])
 
 
-def _judge(plan: RunPlan) -> dict[str, Any] | None:
+def judge_lineage(plan: RunPlan) -> dict[str, Any] | None:
+    """The judge a plan asks (model, endpoint) and its prompt (code, version, hash)."""
     config = plan.config
     if config.judge is None:
         return None
@@ -248,7 +250,7 @@ def make_lineage(
             "plan": config.plan,
             "language": config.language,
         },
-        "judge": _judge(plan),
+        "judge": judge_lineage(plan),
         "embedder": embedder,
         "ragmeter": ragmeter_version(),
         "code": code_version() if code is _HERE else code,

@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from ragmeter.reports import EvaluationReport, MetricSummary, ResultRecord
 from ragmeter.reports.html import DEFAULT_WORST, check_options, render_html, write_page
 from ragmeter.reports.html_text import TEXT, Language
+from ragmeter.runs.storage.cards import CardStore, headline, judge_model_of
 from ragmeter.runs.storage.result_store import read_records, records_query
 from ragmeter.runs.storage.store import metric_names
 from ragmeter.runs.views.agreement import run_agreement
@@ -124,6 +125,12 @@ class StoredRun:
             if info.scripted_judge:
                 said = f"{text['scripted']} · {said}"
             facts.append((text["judge"], said))
+            cards = CardStore(self.runs.store).of_metrics(
+                judge_model_of(lineage), self.metric_names
+            )
+            for metric, stored in cards.items():
+                label = f"{text['judge_card']} · {metric}"
+                facts.append((label, f"{headline(stored.card, prefix='')} (card {stored.id})"))
         code = lineage.get("code") or {}
         if code.get("commit"):
             dirty = " (uncommitted changes)" if code.get("dirty") else ""

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, File, Form, Request, UploadFile, status
+from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragmeter.apps import HttpAppConfig, RagAppConfig
@@ -16,6 +16,7 @@ from ragmeter.datasets import Dataset, DatasetLimits, load_dataset
 from ragmeter.datasets.trec import read_qrels, read_run
 from ragmeter.datasets.trec_rows import TrecRows, trec_rows
 from ragmeter.errors import ConflictError, DatasetError
+from ragmeter.runs.storage.cards import CardStore, headline
 from ragmeter.service._runs import readable
 from ragmeter.service.envelope import Result, ok
 from ragmeter.service.permissions import require_owner
@@ -309,3 +310,20 @@ def dataset_rows(
 def list_models(svc: Deps) -> Result[list[ModelOut]]:
     """Names of the models in ragmeter.toml, for ``context.model`` (never their keys)."""
     return ok([ModelOut(name=n) for n in sorted(svc.settings.models)])
+
+
+# -- judge cards ---------------------------------------------------------------------------
+
+
+@router.get("/judge/cards", tags=["judge"])
+def list_judge_cards(
+    svc: Deps,
+    judge_model: Annotated[str | None, Query(max_length=300)] = None,
+    metric: Annotated[str | None, Query(max_length=200)] = None,
+    limit: Limit = 100,
+) -> Result[list[dict[str, Any]]]:
+    """Judge cards (``ragmeter judge card``), newest first, of one judge model and metric
+    when given: each with its headline (``judge card: κ 0.41 [0.33, 0.49], n 817,
+    ragtruth``) and the whole card (agreement per language, task and model, cost, latency)."""
+    found = CardStore(svc.runs.store).list(judge_model=judge_model, metric=metric, limit=limit)
+    return ok([{**c.as_dict(), "headline": headline(c.card)} for c in found])
