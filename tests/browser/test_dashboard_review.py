@@ -16,9 +16,10 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.helpers import page_errors
-from tests.integration.helpers import scripted_home
+from tests.integration.helpers import run, scripted_home
+from tests.integration.judge_suites import judge_suites
 from tests.integration.roles import as_user, users_server
-from tests.integration.service import ServiceProcess, data, wait_run
+from tests.integration.service import STORE_URL_ENV, ServiceProcess, data, wait_run
 
 pytestmark = pytest.mark.both_stores
 
@@ -274,3 +275,25 @@ def test_compare_gives_each_runs_corrected_mean(page: Page, served: Served, shoo
     expect(found).to_contain_text(re.compile(r"\d\.\d{3} \[.*\], \d+ labels.*\d\.\d{3}"))
     expect(page.locator("#compare-calibrated")).to_contain_text("unpaired")
     shoot(page, "dashboard-compare-calibrated-en")
+
+
+def test_the_run_view_names_the_judges_card(page: Page, served: Served, shoot: Shoot) -> None:
+    """A card of the run's judge model on faithfulness (``ragmeter judge card`` over
+    RAGTruth) shows beside that metric's score, and on no other metric."""
+    server, keys, run_id, _queues = served
+    done = run(
+        "judge", "card", "--judge-model", "scripted", "--metric", "faithfulness",
+        "--suites-dir", str(judge_suites()), "--suite", "ragtruth", "--limit", "6",
+        home=server.home, env={STORE_URL_ENV: server.store_url},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    _sign_in(page, server, keys["viewer"])
+    page.goto(f"{server.url}/#/runs/{run_id}")
+    card = page.locator('.metric-card[data-metric="faithfulness"] .judge-card')
+    expect(card).to_contain_text(re.compile(r"Judge card: κ .*n \d+, ragtruth"))
+    expect(
+        page.locator('.metric-card[data-metric="AnswerRelevancyMetric"] .judge-card')
+    ).to_have_count(0)
+    page.select_option("#lang", "zh")
+    expect(card).to_contain_text("评审模型评测卡")
+    shoot(page, "dashboard-run-judge-card-zh")

@@ -61,7 +61,15 @@ function calibratedLine(s) {
     s.calibrated_note ? h("p", { class: "muted small" }, s.calibrated_note) : null);
 }
 
-function metricCard(name, s, found) {
+/** The judge card of the judge that made these scores, as the gate and the report say it. */
+function judgeCardLine(card) {
+  if (!card) return null;
+  const text = String(card.headline || "").replace(/^judge card:\s*/, "");
+  return h("p", { class: "muted small judge-card", title: t("run.judgeCardHint") },
+    t("run.judgeCard", { text, when: String(card.created_at || "").slice(0, 10) }));
+}
+
+function metricCard(name, s, found, card = null) {
   const scored = found && found.counts.length;
   const label = t("run.histLabel", { metric: name, n: s.count ?? 0 });
   return h("section", { class: "metric-card", "data-metric": name, "aria-label": name },
@@ -71,6 +79,7 @@ function metricCard(name, s, found) {
     s.ci_note ? null : intervalBar({ mean: s.mean, low: s.ci95_low, high: s.ci95_high }, { width: 260 }),
     h("p", { class: "muted small" }, t("run.counts", { n: s.count ?? 0, nulls: s.null ?? 0 })),
     calibratedLine(s),
+    judgeCardLine(card),
     scored ? histogram(found, { label }) : h("p", { class: "muted" }, t("metric.noScore")),
     found && found.nulls.length ? h("h4", {}, t("run.nulls")) : null,
     found ? nullList(found) : null);
@@ -116,9 +125,23 @@ export class RunView {
     this.run = run;
     this.renderHead();
     const byName = new Map(found.map((d) => [d.metric_name, d]));
-    this.cards.replaceChildren(...run.metrics.map((name) => metricCard(name, (run.summary || {})[name] || {}, byName.get(name))));
+    const judged = await this.judgeCards(run);
+    if (this.stopped) return;
+    this.cards.replaceChildren(...run.metrics.map((name) => metricCard(name, (run.summary || {})[name] || {}, byName.get(name), judged.get(name))));
     await rows;
     if (LIVE.has(run.state) && !this.stopped) this.timer = setTimeout(() => this.refresh().catch(() => {}), POLL_MS);
+  }
+
+  /** The newest judge card of the run's judge on each metric (asked once per view). */
+  async judgeCards(run) {
+    const model = ((run.lineage || {}).judge || {}).model;
+    if (!model) return new Map();
+    if (!this.cardsAsked) {
+      this.cardsAsked = get(`/judge/cards${query({ judge_model: model, limit: 100 })}`).catch(() => []);
+    }
+    const found = new Map();
+    for (const card of await this.cardsAsked) if (!found.has(card.metric)) found.set(card.metric, card);
+    return found;
   }
 
   renderHead() {
