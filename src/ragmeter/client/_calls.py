@@ -13,6 +13,7 @@ from pydantic import BaseModel, TypeAdapter
 from ragmeter.client._errors import ClientError, error_for_status
 from ragmeter.wire.compare import MetricComparison
 from ragmeter.wire.knowledge import AddOut, ChunkInfo, DocumentInfo, HitOut, SpaceInfo
+from ragmeter.wire.labels import LabelFormat, LabelIn, LabelOut, LabelsKept
 from ragmeter.wire.lineage import RunChanges, RunUpdate
 from ragmeter.wire.pages import Page
 from ragmeter.wire.resources import AppOut, DatasetOut, ModelOut, PromptOut, TrecDatasetOut
@@ -46,6 +47,8 @@ class Call(Generic[T]):
     form: dict[str, str] | None = None
     #: waits for a whole evaluation: no read timeout
     long: bool = False
+    #: a download: a success's body is the text itself, not an envelope
+    download: bool = False
 
 
 def as_request(request: Any) -> dict[str, Any]:
@@ -340,3 +343,43 @@ def audit(limit: int, before_id: int | None, user: str | None) -> Call[list[Audi
     params = {"limit": limit, "before_id": before_id, "user": user}
     found = {k: v for k, v in params.items() if v is not None}
     return Call("GET", "/audit", _model(list[AuditEntryOut]), params=found)
+
+
+# -- human labels ----------------------------------------------------------------------------
+
+
+def _labels_path(run_id: str | None, dataset: str | int | None) -> str:
+    if (run_id is None) == (dataset is None):
+        raise ValueError("name a run_id or a dataset (one of them)")
+    return (
+        f"/evaluate/runs/{run_id}/labels" if run_id is not None else f"/datasets/{dataset}/labels"
+    )
+
+
+def put_labels(
+    labels: Sequence[LabelIn | Mapping[str, Any]], run_id: str | None, dataset: str | int | None
+) -> Call[LabelsKept]:
+    body = [
+        (lb if isinstance(lb, LabelIn) else LabelIn.model_validate(dict(lb))).model_dump(
+            exclude_none=True
+        )
+        for lb in labels
+    ]
+    path = _labels_path(run_id, dataset)
+    return Call("POST", path, _model(LabelsKept), json={"labels": body})
+
+
+def labels(
+    run_id: str | None,
+    dataset: str | int | None,
+    filters: dict[str, Any],
+) -> Call[Page[LabelOut]]:
+    params = {k: v for k, v in filters.items() if v is not None}
+    return Call("GET", _labels_path(run_id, dataset), _model(Page[LabelOut]), params=params)
+
+
+def export_labels(
+    run_id: str | None, dataset: str | int | None, filters: dict[str, Any], kind: LabelFormat
+) -> Call[str]:
+    params = {**{k: v for k, v in filters.items() if v is not None}, "format": kind}
+    return Call("GET", _labels_path(run_id, dataset), str, params=params, download=True)
