@@ -1,6 +1,7 @@
 """Human labels matched to the rows of a stored dataset version, and back: a label names its
 row by the row's own ``id`` (``row_id``), else its query text (which must match exactly one
-row), else its ``row_index``; an export names each row by its id when it has one, else by its
+row, or several of which one is at the ``row_index`` the label also gives), else its
+``row_index``; an export names each row by its id when it has one, else by its
 query, and gives its index too, so it imports again to the same labels."""
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ def _position(
     found = (by_id if field == "row_id" else by_query).get(shown, [])
     if not found:
         raise ValueError(f"no row of the dataset has {field} {clip(shown)!r}")
+    if len(found) > 1 and label.row_index in found:  # an export's index picks among them
+        return int(label.row_index)
     if len(found) > 1:
         many = ", ".join(str(p) for p in found[:5])
         raise ValueError(f"{len(found)} rows have {field} {clip(shown)!r} (rows {many})")

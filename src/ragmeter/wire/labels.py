@@ -57,7 +57,8 @@ def label_value(value: Any) -> float:
 
 class LabelIn(BaseModel):
     """One label to keep. The row is the one whose ``id`` field is ``row_id``, else the one
-    whose query is ``query`` (exactly one row), else the row at ``row_index``."""
+    whose query is ``query`` (exactly one row, or the one at ``row_index`` of several), else
+    the row at ``row_index``."""
 
     model_config = ConfigDict(extra="forbid")
 
