@@ -119,7 +119,10 @@ def label_rows(runs: RunStore, dataset_id: int, labels: Sequence[Label]) -> list
     wanted = {lb.position for lb in labels}
     keys: dict[int, tuple[Any, Any]] = {}
     if wanted:
+        last = max(wanted)
         for position, row in enumerate(runs.iter_dataset_rows(dataset_id)):
+            if position > last:
+                break
             if position in wanted:
                 row_id = row.get("id")
                 keys[position] = (row_id, None if row_id is not None else row.get("query"))

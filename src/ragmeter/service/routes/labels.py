@@ -37,7 +37,7 @@ _DOWNLOAD: dict[int | str, dict[str, Any]] = {
 
 
 async def _body_size(request: Request, svc: Deps) -> None:
-    """413 for a labels body past ``[server] max_labels_mb`` (checked before it is parsed)."""
+    """413 for a labels body past ``[server] max_labels_mb`` (before any label is checked)."""
     cap = svc.settings.server.max_labels_mb
     if len(await request.body()) > cap * 1_000_000:
         raise LimitError(
