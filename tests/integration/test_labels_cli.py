@@ -64,6 +64,18 @@ def test_import_list_and_export_round_trip(home: Path) -> None:
     ]
     run_id = (home / "run_id").read_text(encoding="utf-8")
     assert _key(_labels(home, "--run", run_id)) == _key(found)  # the run's rows are the same
+    on_run = home / "on-run.csv"
+    on_run.write_text("row_index,metric,value\n3,other,1\n", encoding="utf-8")
+    done = run("labels", "import", str(on_run), "--run", run_id, home=home)
+    assert done.returncode == 0, done.stderr
+    (given,) = _labels(home, "--dataset", "ds", "--metric", "other")
+    assert (given["row_index"], given["reviewer"], given["run_id"]) == (3, "local", run_id)
+    run("datasets", "rm", "ds", home=home)
+    again = run("eval", str(home / "ds.jsonl"), "--metrics", "hit_rate", home=home, cwd=home)
+    assert again.returncode == 0, again.stderr
+    done = run("labels", "import", str(file), "--dataset", "ds", "--reviewer", "ann", home=home)
+    assert done.returncode == 0, done.stderr
+    run_id = json.loads(run("runs", "list", "--json", home=home).stdout)[0]["id"]
     assert _key(_labels(home, "--dataset", "ds", "--reviewer", "bob")) == [_key(found)[1]]
     table = run("labels", "list", "--dataset", "ds", home=home)
     assert "faithfulness" in table.stdout and "0 (r1)" in table.stdout
