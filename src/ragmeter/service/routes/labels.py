@@ -82,11 +82,15 @@ def _read(
 ) -> Response | Result[Page[LabelOut]]:
     metric, reviewer, kind, offset, limit = found
     dataset_id = label_dataset(svc.runs, run_id=run_id, dataset=dataset)
-    labels = LabelStore(svc.runs.store).of_dataset(dataset_id, metric=metric, reviewer=reviewer)
+    store = LabelStore(svc.runs.store)
     if kind == "json":
-        page = labels[offset : offset + limit]
+        page = store.of_dataset(
+            dataset_id, metric=metric, reviewer=reviewer, offset=offset, limit=limit
+        )
         items = [LabelOut.model_validate(r) for r in label_rows(svc.runs, dataset_id, page)]
-        return ok(Page[LabelOut](items=items, total=len(labels), offset=offset, limit=limit))
+        total = store.count(dataset_id, metric=metric, reviewer=reviewer)
+        return ok(Page[LabelOut](items=items, total=total, offset=offset, limit=limit))
+    labels = store.of_dataset(dataset_id, metric=metric, reviewer=reviewer)
     out = io.StringIO()
     write_labels(out, label_rows(svc.runs, dataset_id, labels), "csv" if kind == "csv" else "jsonl")
     headers = {"content-disposition": content_disposition(f"labels-{dataset_id}.{kind}")}
