@@ -164,6 +164,9 @@ class ServerConfig(BaseModel):
     #: its budget when the request names none, and the most it may name
     testset_requests_per_question: int = Field(default=10, ge=1)
     testset_tokens_per_question: int = Field(default=20_000, ge=1)
+    #: labels of one import (``POST .../labels``) and megabytes of its body
+    max_labels: int = Field(default=20_000, ge=1)
+    max_labels_mb: float = Field(default=20.0, gt=0)
     # -- documents ---------------------------------------------------------------------------
     #: characters extracted from one document
     max_document_chars: int = Field(default=2_000_000, ge=1)

@@ -67,7 +67,7 @@ def test_the_routes_open_without_a_key_are_the_open_entries() -> None:
 
 def test_each_role_holds_its_actions() -> None:
     assert GRANTS[Role.ADMIN] == frozenset(Action)
-    assert GRANTS[Role.MEMBER] == {Action.READ, Action.WRITE_OWN}
+    assert GRANTS[Role.MEMBER] == {Action.READ, Action.WRITE_OWN, Action.LABEL}
     assert GRANTS[Role.REVIEWER] == {Action.READ, Action.LABEL}
     assert GRANTS[Role.VIEWER] == {Action.READ}
 

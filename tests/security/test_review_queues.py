@@ -69,9 +69,11 @@ def test_a_viewer_cannot_label(served: tuple[ServiceProcess, dict[str, str], str
     with as_user(server, keys["viewer"]) as http:
         put = failure(http.put(f"{RUNS}/{run_id}/rows/0/labels", json=label), 403)
         gone = failure(http.delete(f"{RUNS}/{run_id}/rows/0/labels?metric=hit_rate"), 403)
-    assert "needs label (roles: admin, reviewer)" in put and "needs label" in gone
-    with as_user(server, keys["member"]) as member:  # a member reads and writes, not labels
-        failure(member.put(f"{RUNS}/{run_id}/rows/0/labels", json=label), 403)
+    assert "needs label (roles: admin, member, reviewer)" in put and "needs label" in gone
+    with as_user(server, keys["member"]) as member:  # members label too, as themselves
+        kept = data(member.put(f"{RUNS}/{run_id}/rows/0/labels", json=label))
+        assert kept["reviewer"] == "member"
+        data(member.delete(f"{RUNS}/{run_id}/rows/0/labels?metric=hit_rate"))
 
 
 def test_a_reviewer_cannot_label_as_another_user(

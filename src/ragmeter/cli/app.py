@@ -63,6 +63,11 @@ class _Commands(LazyGroup):
             "users_app",
             "Users of the service and their keys: add, list, disable, rotate.",
         ),
+        "labels": LazyTyper(
+            "ragmeter.cli.labels",
+            "labels_app",
+            "Human labels of a run's or a dataset's rows: import, export, list.",
+        ),
         "model": LazyTyper(
             "ragmeter.cli.models",
             "model_app",

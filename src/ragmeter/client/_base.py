@@ -62,6 +62,8 @@ class ClientBase:
     @staticmethod
     def _answer(call: Call[T], response: httpx.Response) -> T:
         """``call``'s parsed data from the envelope; ClientError for a refusal."""
+        if call.download and response.status_code < 400:
+            return call.parse(response.text)
         try:
             body = response.json()
         except ValueError:

@@ -13,10 +13,17 @@ from pydantic import BaseModel, TypeAdapter
 from ragmeter.client._errors import ClientError, error_for_status
 from ragmeter.wire.compare import MetricComparison
 from ragmeter.wire.knowledge import AddOut, ChunkInfo, DocumentInfo, HitOut, SpaceInfo
+from ragmeter.wire.labels import LabelFormat, LabelIn, LabelOut, LabelsKept
 from ragmeter.wire.lineage import RunChanges, RunUpdate
 from ragmeter.wire.pages import Page
 from ragmeter.wire.resources import AppOut, DatasetOut, ModelOut, PromptOut, TrecDatasetOut
-from ragmeter.wire.review import LabelIn, ReviewCreate, ReviewQueueInfo, ReviewQueueItems, RowLabel
+from ragmeter.wire.review import (
+    ReviewCreate,
+    ReviewQueueInfo,
+    ReviewQueueItems,
+    RowLabel,
+    RowLabelIn,
+)
 from ragmeter.wire.rows import RowDetail
 from ragmeter.wire.runs import (
     EvaluateServeRequest,
@@ -47,6 +54,8 @@ class Call(Generic[T]):
     form: dict[str, str] | None = None
     #: waits for a whole evaluation: no read timeout
     long: bool = False
+    #: a download: a success's body is the text itself, not an envelope
+    download: bool = False
 
 
 def as_request(request: Any) -> dict[str, Any]:
@@ -360,7 +369,7 @@ def review_items(run_id: str, queue_id: int) -> Call[ReviewQueueItems]:
     return Call("GET", path, _model(ReviewQueueItems))
 
 
-def put_row_label(run_id: str, row_index: int, body: LabelIn) -> Call[RowLabel]:
+def put_row_label(run_id: str, row_index: int, body: RowLabelIn) -> Call[RowLabel]:
     path = f"/evaluate/runs/{run_id}/rows/{row_index}/labels"
     return Call("PUT", path, _model(RowLabel), json=body.model_dump())
 
@@ -373,3 +382,43 @@ def row_labels(run_id: str, row_index: int) -> Call[list[RowLabel]]:
 def delete_row_label(run_id: str, row_index: int, metric: str) -> Call[bool]:
     path = f"/evaluate/runs/{run_id}/rows/{row_index}/labels"
     return Call("DELETE", path, _model(bool), params={"metric": metric})
+
+
+# -- human labels ----------------------------------------------------------------------------
+
+
+def _labels_path(run_id: str | None, dataset: str | int | None) -> str:
+    if (run_id is None) == (dataset is None):
+        raise ValueError("name a run_id or a dataset (one of them)")
+    return (
+        f"/evaluate/runs/{run_id}/labels" if run_id is not None else f"/datasets/{dataset}/labels"
+    )
+
+
+def put_labels(
+    labels: Sequence[LabelIn | Mapping[str, Any]], run_id: str | None, dataset: str | int | None
+) -> Call[LabelsKept]:
+    body = [
+        (lb if isinstance(lb, LabelIn) else LabelIn.model_validate(dict(lb))).model_dump(
+            exclude_none=True
+        )
+        for lb in labels
+    ]
+    path = _labels_path(run_id, dataset)
+    return Call("POST", path, _model(LabelsKept), json={"labels": body})
+
+
+def labels(
+    run_id: str | None,
+    dataset: str | int | None,
+    filters: dict[str, Any],
+) -> Call[Page[LabelOut]]:
+    params = {k: v for k, v in filters.items() if v is not None}
+    return Call("GET", _labels_path(run_id, dataset), _model(Page[LabelOut]), params=params)
+
+
+def export_labels(
+    run_id: str | None, dataset: str | int | None, filters: dict[str, Any], kind: LabelFormat
+) -> Call[str]:
+    params = {**{k: v for k, v in filters.items() if v is not None}, "format": kind}
+    return Call("GET", _labels_path(run_id, dataset), str, params=params, download=True)

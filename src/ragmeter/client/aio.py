@@ -20,10 +20,17 @@ from ragmeter.client._calls import Call, RequestLike
 from ragmeter.client._errors import ClientError
 from ragmeter.wire.compare import MetricComparison
 from ragmeter.wire.knowledge import AddOut, ChunkInfo, DocumentInfo, HitOut, SpaceInfo
+from ragmeter.wire.labels import LabelFormat, LabelIn, LabelOut, LabelsKept
 from ragmeter.wire.lineage import RunChanges, RunUpdate
 from ragmeter.wire.pages import Page
 from ragmeter.wire.resources import AppOut, DatasetOut, PromptOut, TrecDatasetOut
-from ragmeter.wire.review import LabelIn, ReviewCreate, ReviewQueueInfo, ReviewQueueItems, RowLabel
+from ragmeter.wire.review import (
+    ReviewCreate,
+    ReviewQueueInfo,
+    ReviewQueueItems,
+    RowLabel,
+    RowLabelIn,
+)
 from ragmeter.wire.rows import RowDetail
 from ragmeter.wire.runs import MetricInfo, ResultItem, RunCreated, RunInfo, SceneInfo
 from ragmeter.wire.testsets import TestsetCreate, TestsetJob
@@ -103,6 +110,46 @@ class AsyncClient(ClientBase):
         """The audit log, newest first (admins only): ``limit`` entries older than
         ``before_id`` (the last id of the page before), of one ``user`` if given."""
         return await self.send(calls.audit(limit, before_id, user))
+
+    async def put_labels(
+        self,
+        labels: Sequence[LabelIn | Mapping[str, Any]],
+        *,
+        run_id: str | None = None,
+        dataset: str | int | None = None,
+    ) -> LabelsKept:
+        """Keep human labels (each naming its row by ``row_id``, ``query`` or ``row_index``,
+        with ``metric``, ``value``, ``comment``) on a run's or a dataset's rows, all or none;
+        they are this key's user's (an admin may name another ``reviewer``)."""
+        return await self.send(calls.put_labels(labels, run_id, dataset))
+
+    async def labels(
+        self,
+        *,
+        run_id: str | None = None,
+        dataset: str | int | None = None,
+        metric: str | None = None,
+        reviewer: str | None = None,
+        offset: int = 0,
+        limit: int = 1000,
+    ) -> Page[LabelOut]:
+        """A page of the human labels of a run's or a dataset's rows."""
+        filters = {"metric": metric, "reviewer": reviewer, "offset": offset, "limit": limit}
+        return await self.send(calls.labels(run_id, dataset, filters))
+
+    async def export_labels(
+        self,
+        *,
+        run_id: str | None = None,
+        dataset: str | int | None = None,
+        metric: str | None = None,
+        reviewer: str | None = None,
+        format: LabelFormat = "jsonl",
+    ) -> str:
+        """Every human label of a run's or a dataset's rows as a JSONL or CSV text, which
+        ``put_labels`` (and ``ragmeter labels import``) reads again."""
+        filters = {"metric": metric, "reviewer": reviewer}
+        return await self.send(calls.export_labels(run_id, dataset, filters, format))
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -269,7 +316,7 @@ class AsyncRuns:
     ) -> RowLabel:
         """The caller's label of one row on ``metric`` (replacing theirs): ``value`` on the
         metric's scale, 1/0 for pass/fail."""
-        body = LabelIn(metric=metric, value=value, comment=comment)
+        body = RowLabelIn(metric=metric, value=value, comment=comment)
         return await self._c.send(calls.put_row_label(run_id, row_index, body))
 
     async def row_labels(self, run_id: str, row_index: int) -> builtins.list[RowLabel]:

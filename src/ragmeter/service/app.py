@@ -25,6 +25,7 @@ from ragmeter.service.routes import (
     dbgpt_page,
     evaluate,
     knowledge,
+    labels,
     resources,
     review,
     runs,
@@ -133,6 +134,7 @@ def create_app(settings: Settings | None = None, *, any_host: bool = False) -> F
     app.include_router(testsets.router, prefix=f"{API_PREFIX}/knowledge")
     app.include_router(resources.router, prefix=API_PREFIX)
     app.include_router(users.router, prefix=API_PREFIX)
+    app.include_router(labels.router, prefix=API_PREFIX)
     # DB-GPT's built evaluation page (its /evaluation) and the calls of its frame
     app.include_router(dbgpt_page.router, prefix="/api/v1/evaluate", include_in_schema=False)
     app.include_router(dbgpt_page.frame_router, prefix="/api/v1", include_in_schema=False)

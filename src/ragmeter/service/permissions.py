@@ -48,7 +48,7 @@ class Action(enum.StrEnum):
 
 GRANTS: dict[Role, frozenset[Action]] = {
     Role.ADMIN: frozenset(Action),
-    Role.MEMBER: frozenset({Action.READ, Action.WRITE_OWN}),
+    Role.MEMBER: frozenset({Action.READ, Action.WRITE_OWN, Action.LABEL}),
     Role.REVIEWER: frozenset({Action.READ, Action.LABEL}),
     Role.VIEWER: frozenset({Action.READ}),
 }
@@ -176,6 +176,11 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("POST", "/api/v1/app/list"): Rule(R, "app"),
     ("GET", "/api/v1/model/types"): Rule(R, "model"),
     ("GET", "/api/v1/chat/dialogue/list"): Rule(R, "session"),
+    # human labels of a dataset version's rows (over the dataset or a run of it)
+    ("POST", f"{_DATASET}/labels"): Rule(Action.LABEL, "label"),
+    ("GET", f"{_DATASET}/labels"): Rule(R, "label"),
+    ("POST", f"{_RUN}/labels"): Rule(Action.LABEL, "label"),
+    ("GET", f"{_RUN}/labels"): Rule(R, "label"),
 }
 
 

@@ -8,13 +8,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
-    "LabelIn",
     "ReviewCreate",
     "ReviewItem",
     "ReviewQueueInfo",
     "ReviewQueueItems",
     "ReviewerProgress",
     "RowLabel",
+    "RowLabelIn",
 ]
 
 Rule = Literal["random", "stratified", "disagreement", "threshold", "failures"]
@@ -85,7 +85,7 @@ class ReviewQueueItems(BaseModel):
     items: list[ReviewItem]
 
 
-class LabelIn(BaseModel):
+class RowLabelIn(BaseModel):
     """The caller's label of one row on ``metric``: ``value`` on the metric's scale (1/0 for
     pass/fail) and a comment. No other field: the reviewer is always the caller, so a body
     naming one is refused (422), never taken."""

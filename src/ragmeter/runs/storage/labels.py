@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -133,6 +133,17 @@ def _label(record: LabelRecord) -> Label:
     )
 
 
+def _filtered(query: Any, dataset_id: int, metric: str | None, reviewer: str | None) -> Any:
+    """``query`` of one dataset version's labels, of one metric and reviewer if given."""
+    table = LabelRecord
+    query = query.where(table.dataset_id == dataset_id)
+    if metric is not None:
+        query = query.where(table.metric == metric)
+    if reviewer is not None:
+        query = query.where(table.reviewer == reviewer)
+    return query
+
+
 def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
@@ -220,20 +231,30 @@ class LabelStore:
         metric: str | None = None,
         reviewer: str | None = None,
         positions: Iterable[int] | None = None,
+        offset: int = 0,
+        limit: int | None = None,
     ) -> list[Label]:
         """The labels of a dataset version (of one metric, one reviewer, some rows), by row,
-        metric and reviewer."""
+        metric and reviewer (``limit`` of them from ``offset``)."""
         table = LabelRecord
-        query = select(table).where(table.dataset_id == dataset_id)
-        if metric is not None:
-            query = query.where(table.metric == metric)
-        if reviewer is not None:
-            query = query.where(table.reviewer == reviewer)
+        query = _filtered(select(table), dataset_id, metric, reviewer)
         if positions is not None:
             query = query.where(table.position.in_(set(positions)))
-        query = query.order_by(table.position, table.metric, table.reviewer)
+        query = query.order_by(table.position, table.metric, table.reviewer).offset(offset)
+        if limit is not None:
+            query = query.limit(limit)
         with self.store.session() as session:
             return [_label(r) for r in session.scalars(query)]
+
+    def count(
+        self, dataset_id: int, *, metric: str | None = None, reviewer: str | None = None
+    ) -> int:
+        """How many labels a dataset version has (of one metric, one reviewer)."""
+        query = _filtered(
+            select(func.count()).select_from(LabelRecord), dataset_id, metric, reviewer
+        )
+        with self.store.session() as session:
+            return int(session.scalar(query) or 0)
 
     def dataset_of_run(self, run_id: str) -> int:
         """The dataset version a run's rows come from (their labels are the run's)."""

@@ -20,11 +20,11 @@ from ragmeter.service.state import Services, services
 from ragmeter.store.lookup import MAX_STORED_INT
 from ragmeter.store.users import User
 from ragmeter.wire.review import (
-    LabelIn,
     ReviewCreate,
     ReviewQueueInfo,
     ReviewQueueItems,
     RowLabel,
+    RowLabelIn,
 )
 
 __all__ = ["router"]
@@ -144,7 +144,7 @@ def my_labels(
 
 @router.put("/{run_id}/rows/{row_index}/labels")
 def put_label(
-    run_id: str, row_index: RowIndex, body: LabelIn, request: Request, svc: Deps
+    run_id: str, row_index: RowIndex, body: RowLabelIn, request: Request, svc: Deps
 ) -> Result[RowLabel]:
     """The caller's label of one row on ``metric`` (a new one replaces theirs): ``value`` on
     the metric's scale, 1/0 for pass/fail. The reviewer is the caller, always."""
