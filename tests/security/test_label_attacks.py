@@ -115,6 +115,26 @@ def test_a_huge_import_is_refused_naming_the_cap(
         assert _labels(reviewer, f"datasets/{name}") == []
 
 
+def test_a_download_past_the_cap_is_refused_naming_it(
+    served: tuple[ServiceProcess, dict[str, str]],
+) -> None:
+    """Two imports of five labels make ten: a download holds at most ``max_labels`` (5), so
+    the whole file is refused (a page of JSON, or one reviewer's five, is not)."""
+    server, keys = served
+    with as_user(server, keys["reviewer"]) as reviewer, as_user(server, keys["member"]) as member:
+        name = _dataset(member, rows=5)
+        path = f"{V2}/datasets/{name}/labels"
+        five = [{"row_index": i, "metric": "faithfulness", "value": 1} for i in range(5)]
+        data(reviewer.post(path, json={"labels": five}), 201)
+        data(member.post(path, json={"labels": five}), 201)
+        message = failure(member.get(path, params={"format": "csv"}), 422)
+        assert "10 labels to download; a download holds at most 5" in message
+        assert message.endswith("([server] max_labels)")
+        mine = member.get(path, params={"format": "jsonl", "reviewer": "member"})
+        assert mine.status_code == 200 and len(mine.text.splitlines()) == 5
+        assert data(member.get(path, params={"limit": 3}))["total"] == 10
+
+
 def test_a_row_outside_the_dataset_is_422_naming_it(
     served: tuple[ServiceProcess, dict[str, str]],
 ) -> None:

@@ -90,6 +90,15 @@ def _read(
         items = [LabelOut.model_validate(r) for r in label_rows(svc.runs, dataset_id, page)]
         total = store.count(dataset_id, metric=metric, reviewer=reviewer)
         return ok(Page[LabelOut](items=items, total=total, offset=offset, limit=limit))
+    cap = svc.settings.server.max_labels
+    count = store.count(dataset_id, metric=metric, reviewer=reviewer)
+    if count > cap:
+        raise LimitError(
+            f"{count} labels to download; a download holds at most {cap}: choose a metric or "
+            "a reviewer, or read them a page at a time (format=json)",
+            setting="[server] max_labels",
+            status=422,
+        )
     labels = store.of_dataset(dataset_id, metric=metric, reviewer=reviewer)
     out = io.StringIO()
     write_labels(out, label_rows(svc.runs, dataset_id, labels), "csv" if kind == "csv" else "jsonl")
