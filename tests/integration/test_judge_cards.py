@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from ragmeter.client import Client
 from ragmeter.runs.storage.cards import CardStore
 from ragmeter.store.db import open_store
 from ragmeter.testing import ScriptedJudgeServer
@@ -122,10 +123,16 @@ def test_the_gate_and_report_show_and_require_the_card(
     shown = run("report", found.group(1), "-o", str(page), home=store_home)
     assert shown.returncode == 0, shown.stderr
     assert "Judge card · faithfulness" in page.read_text(encoding="utf-8")
-    with ServiceProcess(store_home, keys=None) as process, process.client(None) as http:
-        listed = data(http.get("/judge/cards", params={"metric": "faithfulness"}))
+    with ServiceProcess(store_home, keys=None) as process:
+        with process.client(None) as http:
+            listed = data(http.get("/judge/cards", params={"metric": "faithfulness"}))
+        with Client(api_base=process.api) as client:  # the Python client reads them too
+            cards = client.judge_cards(judge_model="scripted", metric="faithfulness")
+            assert client.judge_cards(metric="answer_correctness") == []
     assert [c["suite"] for c in listed] == ["ragtruth"]
     assert listed[0]["headline"].startswith("judge card: κ")
+    assert [(c.suite, c.headline) for c in cards] == [("ragtruth", listed[0]["headline"])]
+    assert cards[0].card["agreement"]["all"]["n"] > 0
 
 
 def test_bad_card_input_is_exit_2(store_home: Path, tmp_path: Path) -> None:

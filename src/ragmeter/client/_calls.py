@@ -11,6 +11,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, TypeAdapter
 
 from ragmeter.client._errors import ClientError, error_for_status
+from ragmeter.wire.cards import JudgeCardOut
 from ragmeter.wire.compare import MetricComparison
 from ragmeter.wire.knowledge import AddOut, ChunkInfo, DocumentInfo, HitOut, SpaceInfo
 from ragmeter.wire.labels import LabelFormat, LabelIn, LabelOut, LabelsKept
@@ -280,6 +281,14 @@ def app(key: str | int, method: str = "GET") -> Call[AppOut]:
 
 def models() -> Call[list[ModelOut]]:
     return Call("GET", "/models", _model(list[ModelOut]))
+
+
+def judge_cards(
+    judge_model: str | None, metric: str | None, limit: int
+) -> Call[list[JudgeCardOut]]:
+    params = {"judge_model": judge_model, "metric": metric, "limit": limit}
+    found = {k: v for k, v in params.items() if v is not None}
+    return Call("GET", "/judge/cards", _model(list[JudgeCardOut]), params=found)
 
 
 def upload_dataset(path: str | Path, name: str | None) -> Call[DatasetOut]:

@@ -18,6 +18,7 @@ from ragmeter.client import _calls as calls
 from ragmeter.client._base import DEFAULT_API_BASE, FINISHED, ClientBase
 from ragmeter.client._calls import Call, RequestLike
 from ragmeter.client._errors import ClientError
+from ragmeter.wire.cards import JudgeCardOut
 from ragmeter.wire.compare import MetricComparison
 from ragmeter.wire.knowledge import AddOut, ChunkInfo, DocumentInfo, HitOut, SpaceInfo
 from ragmeter.wire.labels import LabelFormat, LabelIn, LabelOut, LabelsKept
@@ -99,6 +100,13 @@ class AsyncClient(ClientBase):
     async def models(self) -> builtins.list[str]:
         """Names of the models configured on the server."""
         return [m.name for m in await self.send(calls.models())]
+
+    async def judge_cards(
+        self, judge_model: str | None = None, metric: str | None = None, limit: int = 100
+    ) -> builtins.list[JudgeCardOut]:
+        """Judge cards (``ragmeter judge card``), newest first, of one judge model and
+        metric when given."""
+        return await self.send(calls.judge_cards(judge_model, metric, limit))
 
     async def whoami(self) -> UserOut:
         """The user this client's key belongs to, and its role."""

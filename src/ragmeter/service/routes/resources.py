@@ -34,6 +34,7 @@ from ragmeter.service.state import Services, services
 from ragmeter.service.uploads import save_uploads
 from ragmeter.store.models import DatasetRecord
 from ragmeter.store.names import check_name
+from ragmeter.wire.cards import JudgeCardOut
 from ragmeter.wire.resources import TrecDatasetOut
 
 __all__ = ["load_upload_rows", "read_dataset_upload", "router"]
@@ -321,9 +322,11 @@ def list_judge_cards(
     judge_model: Annotated[str | None, Query(max_length=300)] = None,
     metric: Annotated[str | None, Query(max_length=200)] = None,
     limit: Limit = 100,
-) -> Result[list[dict[str, Any]]]:
+) -> Result[list[JudgeCardOut]]:
     """Judge cards (``ragmeter judge card``), newest first, of one judge model and metric
     when given: each with its headline (``judge card: κ 0.41 [0.33, 0.49], n 817,
     ragtruth``) and the whole card (agreement per language, task and model, cost, latency)."""
     found = CardStore(svc.runs.store).list(judge_model=judge_model, metric=metric, limit=limit)
-    return ok([{**c.as_dict(), "headline": headline(c.card)} for c in found])
+    return ok(
+        [JudgeCardOut.model_validate({**c.as_dict(), "headline": headline(c.card)}) for c in found]
+    )
