@@ -14,6 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from ragmeter.runs.review.queues import make_queue
+from ragmeter.runs.review.sampling import ReviewOptions
+from ragmeter.runs.storage.review_queues import ReviewQueueStore
+from ragmeter.runs.storage.store import RunStore
+from ragmeter.store.db import open_store
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.gate_data import (
     MARGIN,
@@ -235,3 +240,24 @@ def test_stored_runs_gate_as_their_results_files_do(runs: Runs) -> None:
     stored, files = (page.split("\n", 1)[1] for page in pages)  # the heading names the sources
     assert stored == files
     assert "It was first described in the year 1850" in stored and "not supported" in stored
+
+
+def test_a_stored_run_of_repeats_keeps_them_for_a_disagreement_queue(runs: Runs) -> None:
+    """``--repeats`` stored: the run keeps the first repeat's score and each row's repeated
+    scores, so a review queue's ``disagreement`` rule picks exactly the rows whose repeats
+    the command said disagree."""
+    done = run(
+        "eval", str(runs.home / "grounded.jsonl"), "-m", "faithfulness", "--judge-model",
+        "scripted", "--judge-base-url", runs.judge_b.url, "--repeats", "3", home=runs.home,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    stored = re.search(r"run ([0-9a-f]{32}) stored", done.stdout)
+    said = {int(i) for i in re.findall(r"^  - row (\d+) faithfulness", done.stdout, re.M)}
+    found = re.search(r"mean of 3 repeats; (\d+) result\(s\) disagree", done.stdout)
+    assert stored is not None and found is not None and said
+    runs_store = RunStore(open_store(f"sqlite:///{runs.home / 'ragmeter.db'}"))
+    options = ReviewOptions("disagreement", 1000, ("local",), seed=1)
+    queue = make_queue(runs_store, ReviewQueueStore(runs_store.store), stored.group(1),
+                       "faithfulness", options, "local")  # fmt: skip
+    picked = {item.row_index for item in ReviewQueueStore(runs_store.store).items(queue.id)}
+    assert len(picked) == int(found.group(1)) and said <= picked

@@ -258,7 +258,8 @@ def eval_command(
             max=20,
             help="Judge every row this many times (each repeat's requests with their own "
             "seed, cached apart), report and gate the mean, and list the rows whose repeats "
-            "disagree. Only the first repeat is stored.",
+            "disagree. A stored run keeps the first repeat's score, and every repeat's in its "
+            "details (what a review queue's disagreement rule reads).",
         ),
     ] = 1,
 ) -> None:

@@ -338,7 +338,13 @@ def _run_local(request: EvalRequest) -> tuple[Reports, list[Disagreement]]:
             stored = _stored_as(request, retriever, several)
             report = _execute(plan, _label(plan), None if request.no_store else kb, stored)
             if request.repeats > 1:
+                stored_id = report.run_id
                 report, flaky = _repeat(request, plans, report, kb)
+                report.run_id = stored_id
+                if kb is not None and stored_id is not None:
+                    from ragmeter.runs.storage.store import RunStore
+
+                    RunStore(kb.store).keep_repeats(stored_id, report)
             reports.append((report.target or "", report))
     finally:
         if helper is not None:

@@ -242,7 +242,7 @@ def _pool(candidates: Sequence[Candidate], options: ReviewOptions) -> list[Candi
         if not any(len(c.repeats) > 1 for c in candidates):
             raise ConfigError(
                 "rule disagreement: this run has no repeats (its results hold one judgement "
-                "per row); choose another rule"
+                "per row: judge it again with ragmeter eval --repeats 3); choose another rule"
             )
         return [c for c in candidates if len(c.repeats) > 1 and _disagree(c.repeats)]
     if rule == "threshold":

@@ -4,12 +4,25 @@ run's report and its per-metric summary read them back."""
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import orjson
-from sqlalchemy import Select, Text, and_, cast, delete, func, or_, select, update
+from sqlalchemy import (
+    Select,
+    Table,
+    Text,
+    and_,
+    bindparam,
+    cast,
+    delete,
+    func,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -270,6 +283,37 @@ class ResultStore(RunRecords):
             self._summaries.clear()
         self._summaries[key] = out
         return self._calibrated(record, out)
+
+    def keep_repeats(self, run_id: str, records: Iterable[ResultRecord]) -> int:
+        """Write each record's repeated scores (``details.values.repeat_N`` of
+        ``ragmeter eval --repeats``) into the stored result of its row and metric, whose
+        score stays the first repeat's: what a review queue's ``disagreement`` rule reads.
+        How many results got them."""
+        updates = [
+            (json_text(r.details), run_id, r.row_index, r.metric_name)
+            for r in records
+            if any(str(k).startswith("repeat_") for k in ((r.details or {}).get("values") or {}))
+        ]
+        if not updates:
+            return 0
+        table = typing.cast(Table, ResultRow.__table__)
+        statement = (
+            update(table)
+            .where(
+                table.c.run_id == bindparam("b_run"),
+                table.c.row_index == bindparam("b_row"),
+                table.c.metric_name == bindparam("b_metric"),
+            )
+            .values(details=bindparam("b_details", type_=Text))
+        )
+        keys = ("b_details", "b_run", "b_row", "b_metric")
+        try:
+            with self.store.session() as session:
+                session.execute(statement, [dict(zip(keys, u, strict=True)) for u in updates])
+                session.commit()
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot keep the repeats of run '{run_id}': {exc}") from exc
+        return len(updates)
 
     def _calibrated(
         self, record: RunRecord, summary: dict[str, MetricSummary]
