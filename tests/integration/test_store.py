@@ -41,6 +41,17 @@ def _follow_ids(connection: Any, table: str) -> None:
         )
 
 
+def test_a_new_sqlite_store_has_16_kib_pages_in_wal_mode(tmp_path: Path) -> None:
+    """A new store's file gets 16 KiB pages before its first table (bulk writes of results
+    are faster with them), then WAL."""
+    store = Store(f"sqlite:///{tmp_path / 'new.db'}")
+    with store.engine.connect() as connection:
+        assert connection.execute(text("PRAGMA page_size")).scalar() == 16384
+        assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        assert "results" in inspect(connection).get_table_names()
+    store.close()
+
+
 def test_a_judge_cache_database_gains_the_knowledge_tables(store_url: str, tmp_path: Path) -> None:
     url = store_url
     engine = create_engine(url)
@@ -64,6 +75,8 @@ def test_a_judge_cache_database_gains_the_knowledge_tables(store_url: str, tmp_p
         assert connection.execute(text("SELECT content FROM judge_cache")).scalar() == "{}"
         if _sqlite(url):
             assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+            # a file with content keeps its pages (only a new file gets 16 KiB ones)
+            assert connection.execute(text("PRAGMA page_size")).scalar() == 4096
         assert (
             connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
             == HEAD_REVISION

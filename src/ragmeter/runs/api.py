@@ -34,6 +34,7 @@ from ragmeter.runs.planning.lineage import RunLabels, dataset_name_of, make_line
 from ragmeter.runs.planning.plan import Given, RunPlan, build_plan
 from ragmeter.runs.planning.scoring import MetricLike, resolve_metrics
 from ragmeter.runs.planning.targets import Target
+from ragmeter.store.bulk import collector_paused
 
 if TYPE_CHECKING:
     from ragmeter.knowledge.spaces import KnowledgeBase
@@ -264,7 +265,7 @@ async def _stored(
     from ragmeter.runs.storage.store import RunStore
 
     runs = RunStore(kb.store)
-    run_id = await asyncio.to_thread(_open_run, runs, plan, opening)
+    run_id = await asyncio.to_thread(_opened_run, runs, plan, opening)
     kept = MemorySink()  # what this execution stores, for the report
     await execute_run(runs, kb, run_id, plan=plan, progress=progress, also=kept)
     record = await asyncio.to_thread(runs.get, run_id)
@@ -296,6 +297,13 @@ class RunStopped(RagmeterError):
         self.state = state
         self.kind = kind
         self.resumable = resumable
+
+
+def _opened_run(runs: Any, plan: RunPlan, opening: _Opening) -> str:
+    """``_open_run``, its dataset's rows (a dict each, by the hundred thousand) made and
+    stored with the cycle collector paused."""
+    with collector_paused():
+        return _open_run(runs, plan, opening)
 
 
 def _open_run(runs: Any, plan: RunPlan, opening: _Opening) -> str:

@@ -53,6 +53,10 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA busy_timeout=30000")  # first: switching to WAL may wait for a lock
     if cursor.execute("PRAGMA journal_mode").fetchone()[0] != "wal":  # once per database
+        # a new, empty file: 16 KiB pages (SQLite's default is 4 KiB). A stored run writes
+        # rows x metrics results through 4 B-trees; larger pages make that bulk write and its
+        # checkpoint ~10% faster (bench/stored_runs.py). A no-op on a file with content.
+        cursor.execute("PRAGMA page_size=16384")
         # another process holding the new file (switching it itself): this connection goes
         # on in the file's mode, a later one switches it
         with contextlib.suppress(sqlite3.OperationalError):

@@ -14,6 +14,7 @@ from ragmeter.metrics.scales import metric_scales
 from ragmeter.reports import EvaluationReport
 from ragmeter.runs.storage.result_table import ScoredBatch, merged_columns, result_table
 from ragmeter.runs.storage.store import RunStore
+from ragmeter.store.bulk import collector_paused
 
 __all__ = ["Budget", "MemorySink", "ScoredBatch", "Sink", "StoreSink"]
 
@@ -81,6 +82,10 @@ class StoreSink:
     also: MemorySink | None = None
 
     def keep(self, batches: list[ScoredBatch], usage: dict[str, float]) -> bool:
+        with collector_paused():  # tuples by the hundred thousand, in no cycle
+            return self._keep(batches, usage)
+
+    def _keep(self, batches: list[ScoredBatch], usage: dict[str, float]) -> bool:
         names = [m.metric_name for m in self.metrics]
         values: list[tuple[Any, ...]] = []
         rows = 0
