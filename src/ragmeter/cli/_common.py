@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 import typer.core
@@ -25,6 +25,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: exit code for bad input (dataset, options, names); 1 is any other failure
 EXIT_BAD_INPUT = 2
+
+#: the judge's endpoint, key and time limit, as ``eval``, ``testset`` and ``judge card`` take them
+JudgeBaseUrl = Annotated[
+    str | None, typer.Option(help="OpenAI-compatible endpoint of the judge (no config needed).")
+]
+JudgeApiKeyEnv = Annotated[
+    str | None, typer.Option(help="Environment variable holding the judge's API key.")
+]
+JudgeTimeout = Annotated[
+    float | None, typer.Option(min=0.1, help="Seconds before a judge request is given up.")
+]
 
 
 def _hide_flag_types() -> None:

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from ragmeter._grades import MAX_GRADE
-from ragmeter.cli._common import handles_errors
+from ragmeter.cli._common import JudgeApiKeyEnv, JudgeBaseUrl, JudgeTimeout, handles_errors
 from ragmeter.errors import ConfigError
 
 __all__ = ["eval_command"]
@@ -112,15 +112,9 @@ def eval_command(
             help="Judge: a \\[models.NAME] of ragmeter.toml, or the model id at --judge-base-url."
         ),
     ] = None,
-    judge_base_url: Annotated[
-        str | None, typer.Option(help="OpenAI-compatible endpoint of the judge (no config needed).")
-    ] = None,
-    judge_api_key_env: Annotated[
-        str | None, typer.Option(help="Environment variable holding the judge's API key.")
-    ] = None,
-    judge_timeout: Annotated[
-        float | None, typer.Option(min=0.1, help="Seconds before a judge request is given up.")
-    ] = None,
+    judge_base_url: JudgeBaseUrl = None,
+    judge_api_key_env: JudgeApiKeyEnv = None,
+    judge_timeout: JudgeTimeout = None,
     plan: Annotated[
         str | None,
         typer.Option(

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragmeter._sync import run_sync
-from ragmeter.cli._common import console, handles_errors
+from ragmeter.cli._common import JudgeApiKeyEnv, JudgeBaseUrl, JudgeTimeout, console, handles_errors
 from ragmeter.cli._render import progress_bar
 from ragmeter.datasets.judge_suites import SUITES, SUITES_ENV
 from ragmeter.knowledge.spaces import KnowledgeBase
@@ -149,15 +149,9 @@ def card_command(
     threshold: Annotated[
         float, typer.Option(help="Judge score from which a row passes (pass/fail suites).")
     ] = 0.5,
-    judge_base_url: Annotated[
-        str | None, typer.Option(help="OpenAI-compatible endpoint of the judge.")
-    ] = None,
-    judge_api_key_env: Annotated[
-        str | None, typer.Option(help="Environment variable holding the judge's API key.")
-    ] = None,
-    judge_timeout: Annotated[
-        float | None, typer.Option(min=0.1, help="Seconds before a judge request is given up.")
-    ] = None,
+    judge_base_url: JudgeBaseUrl = None,
+    judge_api_key_env: JudgeApiKeyEnv = None,
+    judge_timeout: JudgeTimeout = None,
     judge_prompt: Annotated[
         str | None, typer.Option(help="A stored judge prompt CODE or CODE@VERSION.")
     ] = None,

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from ragmeter._sync import run_sync
-from ragmeter.cli._common import console, handles_errors
+from ragmeter.cli._common import JudgeApiKeyEnv, JudgeBaseUrl, console, handles_errors
 from ragmeter.errors import ConfigError, DatasetError, clip
 
 if TYPE_CHECKING:
@@ -134,12 +134,8 @@ def generate_command(
             help="Judge: a \\[models.NAME] of ragmeter.toml, or the id at --judge-base-url."
         ),
     ] = None,
-    judge_base_url: Annotated[
-        str | None, typer.Option(help="OpenAI-compatible endpoint of the judge.")
-    ] = None,
-    judge_api_key_env: Annotated[
-        str | None, typer.Option(help="Environment variable holding the judge's API key.")
-    ] = None,
+    judge_base_url: JudgeBaseUrl = None,
+    judge_api_key_env: JudgeApiKeyEnv = None,
     name: Annotated[
         str | None, typer.Option(help="Also keep the rows in the store as this named dataset.")
     ] = None,
