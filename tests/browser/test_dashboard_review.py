@@ -114,7 +114,7 @@ def _label_twenty(
     page.goto(f"{server.url}/#/runs/{run_id}/review")
     queue_row = page.locator(f'table.review-queues tr[data-queue="{queues[who]}"]')
     expect(queue_row.locator(f'li[data-reviewer="{who}"]')).to_contain_text("20 / 20")
-    table = page.locator('table.agreement[data-metric="faithfulness"]')
+    table = page.locator('table.agreement[data-metric="faithfulness"][data-language="all"]')
     expect(table.locator("caption")).to_contain_text(texts["caption"])
     assert agreement.inner_text() != before  # the agreement moved with the 20 labels
     expect(table).to_contain_text(texts["corrected"])
@@ -218,6 +218,14 @@ def test_a_0_5_metric_takes_the_keys_0_to_5_and_a_0_1_metric_a_typed_number(
     expect(page.locator('.result-card[data-metric="faithfulness"] .masked-note')).to_be_visible()
     with as_user(server, keys["admin"]) as http:
         assert data(http.get(f"{RUNS}/{run_id}/rows/5/labels")) == []
+    # the graded label's agreement: the judge's grades against the admin's, counted
+    page.goto(f"{server.url}/#/runs/{run_id}/review")
+    graded = page.locator('.agreement-metric table.confusion[data-against="admin"]')
+    expect(graded.locator("caption")).to_contain_text("against admin's (columns)")
+    expect(graded.locator("tbody tr")).to_have_count(6)  # the grades 0 to 5
+    counts = [int(x) for x in graded.locator("tbody td").all_inner_texts()]
+    assert len(counts) == 36 and sum(counts) == 1  # one row labelled on this metric
+    shoot(page, "dashboard-review-en-confusion")
     assert errors == []
 
 

@@ -121,6 +121,8 @@ def test_the_summary_and_run_view_give_the_calibrated_mean(store_url: str, tmp_p
         title = {"en": "Judge and people", "zh": "评审模型与人工标注"}[language]
         kappa = {"en": "Cohen&#x27;s κ", "zh": "Cohen κ"}[language]
         assert title in html and kappa in html and "hit_rate" in html
+        confusion = {"en": "against ann&#x27;s (columns)", "zh": "对比ann的判断（列）"}[language]
+        assert "<table class='confusion'>" in html and confusion in html
 
 
 def test_compare_gives_each_runs_corrected_mean(store_url: str, tmp_path: Path) -> None:
@@ -173,6 +175,8 @@ def test_a_stratified_queue_weights_its_labels_by_their_chance(
     assert low <= truth.mean() <= high
     assert found["labelled"] == 100
     assert "10 labelled rows left out" in str(found["calibrated_note"])
+    table = run("agreement", run_id, "--metric", "hit_rate")
+    assert table.returncode == 0 and "judge (rows) against ann (columns)" in table.stdout
     view = run("agreement", run_id, "--metric", "hit_rate", "--json")
     assert view.returncode == 0, view.stderr
     metric = json.loads(view.stdout)["metrics"][0]

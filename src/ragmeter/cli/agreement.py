@@ -68,6 +68,21 @@ def _group_table(metric: str, group: dict[str, Any]) -> Table:
     return table
 
 
+def _confusion_table(found: dict[str, Any]) -> Table | None:
+    """The judge's verdicts (rows) against one reviewer's or the majority's (columns)."""
+    confusion = found.get("confusion")
+    if not confusion:
+        return None
+    names = [_number(c) for c in confusion["categories"]]
+    table = Table()
+    table.add_column("")
+    for name in names:
+        table.add_column(name, justify="right")
+    for name, row in zip(names, confusion["counts"], strict=True):
+        table.add_row(name, *(str(n) for n in row))
+    return table
+
+
 def show_agreement(run: str, *, metric: str | None, threshold: float | None, as_json: bool) -> None:
     """Print the run's agreement (``runs.views.agreement``) as tables, or as JSON."""
     store = KnowledgeBase().store
@@ -77,7 +92,8 @@ def show_agreement(run: str, *, metric: str | None, threshold: float | None, as_
         typer.echo(json.dumps(found, ensure_ascii=False))
         return
     console.print(
-        f"run {record.id}: judge vs human labels (labelled rows assumed picked at random)"
+        f"run {record.id}: judge vs human labels (the corrected mean weighs labels by their "
+        "chance of being picked where a review queue stratified them)"
     )
     for entry in found["metrics"]:
         if not entry["groups"]:
@@ -89,3 +105,9 @@ def show_agreement(run: str, *, metric: str | None, threshold: float | None, as_
         console.print(f"{escape(head)}: {entry['labels']} labels by {escape(reviewers)}")
         for group in entry["groups"]:
             console.print(_group_table(entry["metric"], group))
+            for found in group["agreement"]:
+                confusion = _confusion_table(found)
+                if confusion is not None:
+                    who = escape(found["against"])
+                    console.print(f"judge (rows) against {who} (columns)", highlight=False)
+                    console.print(confusion)

@@ -50,6 +50,7 @@ _TEXT = {
         "ci": "95% CI",
         "n": "n",
         "alpha": "Reviewers among themselves (α)",
+        "confusion": "Counts: the judge's verdicts (rows) against {who}'s (columns)",
         "all": "all rows",
         "language": "rows in {language}",
         "languages": {"en": "English", "zh": "Chinese"},
@@ -65,6 +66,7 @@ _TEXT = {
         "ci": "95% 置信区间",
         "n": "样本数",
         "alpha": "标注人之间（α）",
+        "confusion": "计数：评审模型的判断（行）对比{who}的判断（列）",
         "all": "全部样本",
         "language": "{language}样本",
         "languages": {"en": "英文", "zh": "中文"},
@@ -114,6 +116,26 @@ def _rows(group: Mapping[str, Any], language: str) -> list[str]:
     return out
 
 
+def _confusion(found: Mapping[str, Any], who: str, language: str) -> str:
+    """The judge's verdicts (rows) against one reviewer's or the majority's (columns)."""
+    confusion = found.get("confusion")
+    if not confusion:
+        return ""
+    names = [_num(c).rstrip("0").rstrip(".") or "0" for c in confusion["categories"]]
+    head = "<th></th>" + "".join(f"<th class='num'>{_e(n)}</th>" for n in names)
+    rows = "".join(
+        f"<tr><th class='num'>{_e(name)}</th>"
+        + "".join(f"<td class='num'>{int(n):,}</td>" for n in row)
+        + "</tr>"
+        for name, row in zip(names, confusion["counts"], strict=True)
+    )
+    caption = _e(str(_TEXT[language]["confusion"]).format(who=who))
+    return (
+        f"<table class='confusion'><caption>{caption}</caption>"
+        f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
 def _group_title(group: Mapping[str, Any], language: str) -> str:
     text = _TEXT[language]
     found = str(group.get("language") or "all")
@@ -146,4 +168,7 @@ def agreement_section(agreement: Mapping[str, Any] | None, language: str) -> str
                 f"<h3>{title}</h3><table><thead><tr>{head}</tr></thead>"
                 f"<tbody>{''.join(rows)}</tbody></table>"
             )
+            for found in group.get("agreement") or []:
+                who = text["majority"] if found["against"] == "majority" else found["against"]
+                parts.append(_confusion(found, str(who), language))
     return "".join(parts)

@@ -6,6 +6,7 @@ import { progressBar } from "./chart.js";
 import { announce, h } from "./dom.js";
 import { t } from "./i18n.js";
 import { runTitle } from "./labels.js";
+import { notInformative } from "./stats_text.js";
 import { whoami } from "./label_panel.js";
 
 const RULES = ["random", "stratified", "disagreement", "threshold", "failures"];
@@ -36,7 +37,10 @@ function progressCell(queue) {
 
 /** One statistic row: name, value, CI, n (a note for an undefined one). */
 function statRow(against, s) {
-  const ci = s.low === null || s.low === undefined ? "–" : `${fmt(s.low)} – ${fmt(s.high)}`;
+  const small = s.n !== undefined && s.n < 30;  // as everywhere a CI is shown: few rows flagged
+  const ci = s.low === null || s.low === undefined ? "–"
+    : small ? notInformative(s.note ? s.note.text : `n = ${s.n}`, s.n)
+      : `${fmt(s.low)} – ${fmt(s.high)}`;
   return h("tr", {},
     h("td", {}, against),
     h("td", {}, t(`agree.stat.${s.name}`) === `agree.stat.${s.name}` ? s.name : t(`agree.stat.${s.name}`)),
@@ -45,26 +49,50 @@ function statRow(against, s) {
     h("td", { class: "num" }, String(s.n)));
 }
 
-function agreementTable(metric) {
-  const all = (metric.groups || [])[0];
-  if (!all) return h("p", { class: "muted small" }, t("agree.none"));
+/** The judge's verdicts against a reviewer's (or their majority's): counts by category. */
+function confusionTable(found, against) {
+  const cm = found.confusion;
+  if (!cm || !cm.categories || cm.categories.length > 6) return null;
+  const head = [h("th", { scope: "col" }, ""), ...cm.categories.map((c) => h("th", { scope: "col", class: "num" }, fmt(c, 0)))];
+  return h("table", { class: "runs confusion", "data-against": found.against },
+    h("caption", {}, t("agree.confusion", { who: against })),
+    h("thead", {}, h("tr", {}, head)),
+    h("tbody", {}, cm.counts.map((row, i) => h("tr", {},
+      h("th", { scope: "row", class: "num" }, fmt(cm.categories[i], 0)),
+      row.map((n) => h("td", { class: "num" }, String(n)))))));
+}
+
+function groupTable(metric, group) {
   const rows = [];
-  for (const a of all.agreement) {
+  const confusions = [];
+  for (const a of group.agreement) {
     const against = a.against === "majority" ? t("agree.majority") : a.against;
     for (const s of a.statistics) rows.push(statRow(against, s));
+    confusions.push(confusionTable(a, against));
   }
-  if (all.reviewers_alpha) rows.push(statRow(t("agree.reviewers"), all.reviewers_alpha));
-  const cm = all.calibrated_mean;
+  if (group.reviewers_alpha) rows.push(statRow(t("agree.reviewers"), group.reviewers_alpha));
+  const cm = group.calibrated_mean;
   if (cm) {
     rows.push(statRow(t("agree.corrected"), { name: "calibrated_mean", value: cm.value, low: cm.low, high: cm.high, n: cm.n_labelled }));
   }
-  return h("div", { class: "table-wrap" }, h("table", { class: "runs agreement", "data-metric": metric.metric },
-    h("caption", {}, t("agree.caption", { metric: metric.metric, labelled: all.labelled_rows, rows: all.rows })),
-    h("thead", {}, h("tr", {},
-      h("th", { scope: "col" }, t("agree.against")), h("th", { scope: "col" }, t("agree.statistic")),
-      h("th", { scope: "col" }, t("agree.value")), h("th", { scope: "col" }, t("agree.ci")),
-      h("th", { scope: "col" }, "n"))),
-    h("tbody", {}, rows)));
+  const named = t(`agree.group.${group.language}`);
+  const where = named === `agree.group.${group.language}` ? group.language : named;
+  return h("div", { class: "table-wrap", "data-language": group.language },
+    h("table", { class: "runs agreement", "data-metric": metric.metric, "data-language": group.language },
+      h("caption", {}, `${t("agree.caption", { metric: metric.metric, labelled: group.labelled_rows, rows: group.rows })} · ${where}`),
+      h("thead", {}, h("tr", {},
+        h("th", { scope: "col" }, t("agree.against")), h("th", { scope: "col" }, t("agree.statistic")),
+        h("th", { scope: "col" }, t("agree.value")), h("th", { scope: "col" }, t("agree.ci")),
+        h("th", { scope: "col" }, "n"))),
+      h("tbody", {}, rows)),
+    h("div", { class: "confusions" }, confusions.filter(Boolean)));
+}
+
+/** Per group of rows (all, then each language): the statistics and the confusion counts. */
+function agreementTable(metric) {
+  const groups = metric.groups || [];
+  if (!groups.length) return h("p", { class: "muted small" }, t("agree.none"));
+  return h("div", { class: "agreement-metric" }, groups.map((group) => groupTable(metric, group)));
 }
 
 export class ReviewView {
