@@ -20,7 +20,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, get_args
 
 from ragmeter.errors import ConfigError, clip
 
@@ -49,17 +49,7 @@ Stat = Literal[
 ]
 Op = Literal[">=", ">", "<=", "<"]
 #: the statistics a rule may bound (``delta`` needs a baseline)
-STATS: tuple[Stat, ...] = (
-    "mean",
-    "ci95_low",
-    "ci95_high",
-    "pass_rate",
-    "null_rate",
-    "delta",
-    "calibrated_mean",
-    "calibrated_low",
-    "calibrated_high",
-)
+STATS: tuple[Stat, ...] = get_args(Stat)
 #: what ``--calibrated`` bounds instead of the judge's own mean and its interval
 CALIBRATED: dict[Stat, Stat] = {
     "mean": "calibrated_mean",

@@ -283,7 +283,7 @@ class LabelStore:
             query = query.where(table.run_id == record.id)
         with self.store.session() as session:
             found = session.execute(query.order_by(table.metric, table.position)).all()
-            queues = picked(session, record.id)
+            queues = picked(session, record.id) if found else {}  # a run list's usual case
         by_metric: dict[str, dict[int, list[float]]] = {}
         for metric, position, value in found:
             by_metric.setdefault(metric, {}).setdefault(int(position), []).append(float(value))

@@ -85,7 +85,7 @@ function groupTable(metric, group) {
         h("th", { scope: "col" }, t("agree.value")), h("th", { scope: "col" }, t("agree.ci")),
         h("th", { scope: "col" }, "n"))),
       h("tbody", {}, rows)),
-    h("div", { class: "confusions" }, confusions.filter(Boolean)));
+    confusions.some(Boolean) ? h("div", { class: "confusions" }, confusions.filter(Boolean)) : null);
 }
 
 /** Per group of rows (all, then each language): the statistics and the confusion counts. */
