@@ -21,6 +21,9 @@
     allow_app_hosts = ["10.0.0.0/8"]   # private hosts HttpApps may reach (names, IPs, networks)
     # every size, count, depth and time a request controls is capped; see docs/security.md
 
+    [online]   # production traces (POST /v1/traces) and the rules that score them
+    keep_days = 30
+
     [gate]   # ragmeter gate and ragmeter eval --rule: used when no --rule is given
     rules = ["faithfulness.mean >= 0.8", "null_rate <= 0.02", "faithfulness: delta >= -0.02"]
     baseline = "baseline.jsonl"   # a stored run's id or name, or a results file (optional)
@@ -44,6 +47,7 @@ __all__ = [
     "GateConfig",
     "KnowledgeConfig",
     "ModelConfig",
+    "OnlineConfig",
     "ServerConfig",
     "Settings",
     "StoreConfig",
@@ -237,6 +241,31 @@ class GateConfig(BaseModel):
     baseline: str | None = None
 
 
+class OnlineConfig(BaseModel):
+    """``[online]``: production traces received at ``POST /v1/traces`` (OTLP/HTTP) and the
+    rules that score them. Every size and count a trace exporter controls is capped; past a
+    cap the receiver answers 4xx naming the setting, or accepts the rest and says how many
+    spans it refused (OTLP's ``partial_success``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: days a trace (its spans and scores) is kept; older ones are deleted
+    keep_days: float = Field(default=30.0, gt=0)
+    # -- the receiver ------------------------------------------------------------------------
+    #: megabytes of one export request, as sent and once decompressed (gzip)
+    max_request_mb: float = Field(default=5.0, gt=0)
+    #: spans of one export request; past it the request is refused (413)
+    max_spans_per_request: int = Field(default=5_000, ge=1)
+    #: attributes of one span (and of one event or resource); past it the span is refused
+    max_attributes: int = Field(default=256, ge=1)
+    #: kilobytes of one attribute's value; past it the span is refused
+    max_attribute_kb: float = Field(default=64.0, gt=0)
+    #: nesting of one attribute's value (lists and maps in lists and maps)
+    max_depth: int = Field(default=8, ge=1, le=64)
+    #: spans waiting to be stored; a request that would pass it is refused (503, retry)
+    max_queued_spans: int = Field(default=100_000, ge=1)
+
+
 class Settings(BaseModel):
     """The parsed ``ragmeter.toml``; every section is optional."""
 
@@ -247,6 +276,7 @@ class Settings(BaseModel):
     knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
     gate: GateConfig = Field(default_factory=GateConfig)
+    online: OnlineConfig = Field(default_factory=OnlineConfig)
     source: str | None = None
 
     def model(
