@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["SpanRecord", "TraceRecord"]
+__all__ = ["SpanRecord", "TraceRecord", "TraceScore"]
 
 
 @dataclass(frozen=True)
@@ -67,3 +67,22 @@ class TraceRecord:
     def latency_ms(self) -> float:
         """Root span's duration (first start to last end of the spans so far)."""
         return max(0, self.end_ns - self.start_ns) / 1e6
+
+
+@dataclass(frozen=True)
+class TraceScore:
+    """One metric's score of a trace, as an online rule (``rule``: its name) or a person
+    scored it. A null ``score`` comes with its ``reason`` and ``error_kind`` (upstream, input
+    or metric), as a run's results do; ``feedback`` is the judge's reasoning."""
+
+    trace_id: str
+    metric: str
+    score: float | None
+    rule: str | None = None
+    passing: bool | None = None
+    reason: str | None = None
+    error_kind: str | None = None
+    feedback: str | None = None
+    judge_model: str | None = None
+    tokens: int = 0
+    scored_ns: int = 0  # Unix epoch nanoseconds
