@@ -35,6 +35,13 @@ from ragmeter.wire.runs import (
     SceneInfo,
 )
 from ragmeter.wire.testsets import TestsetCreate, TestsetJob
+from ragmeter.wire.traces import (
+    TraceDetailOut,
+    TraceOut,
+    TracesDatasetIn,
+    TracesDatasetOut,
+    TracesQuery,
+)
 from ragmeter.wire.users import AuditEntryOut, UserKeyOut, UserOut
 
 __all__ = ["Call", "ClientError", "RequestLike", "as_request", "read_envelope"]
@@ -431,3 +438,21 @@ def export_labels(
 ) -> Call[str]:
     params = {**{k: v for k, v in filters.items() if v is not None}, "format": kind}
     return Call("GET", _labels_path(run_id, dataset), str, params=params, download=True)
+
+
+# production traces (``service.routes.traces``)
+
+
+def traces(filters: Mapping[str, Any], offset: int, limit: int) -> Call[Page[TraceOut]]:
+    query = TracesQuery.model_validate(dict(filters)).model_dump(exclude_none=True)
+    params = {**query, "offset": offset, "limit": limit}
+    return Call("GET", "/traces", _model(Page[TraceOut]), params=params)
+
+
+def trace(trace_id: str) -> Call[TraceDetailOut]:
+    return Call("GET", f"/traces/{trace_id}", _model(TraceDetailOut))
+
+
+def traces_to_dataset(body: TracesDatasetIn) -> Call[TracesDatasetOut]:
+    payload = body.model_dump(exclude_none=True)
+    return Call("POST", "/traces/dataset", _model(TracesDatasetOut), json=payload)

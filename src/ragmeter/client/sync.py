@@ -35,6 +35,7 @@ from ragmeter.wire.review import (
 from ragmeter.wire.rows import RowDetail
 from ragmeter.wire.runs import MetricInfo, ResultItem, RunCreated, RunInfo, SceneInfo
 from ragmeter.wire.testsets import TestsetCreate, TestsetJob
+from ragmeter.wire.traces import TraceDetailOut, TraceOut, TracesDatasetIn, TracesDatasetOut
 from ragmeter.wire.users import AuditEntryOut, UserKeyOut, UserOut
 
 __all__ = [
@@ -52,7 +53,8 @@ T = TypeVar("T")
 
 class Client(ClientBase):
     """The service's client: ``runs``, ``spaces``, ``prompts``, ``apps``, ``datasets`` and
-    ``users``, ``evaluate``, ``scenes``, ``metrics``, ``models``, ``whoami`` and ``audit``;
+    ``users``, ``evaluate``, ``scenes``, ``metrics``, ``models``, ``whoami``, ``audit`` and
+    production ``traces``;
     ``run_evaluation(client, request)``
     as in DB-GPT. Refusals raise ``ClientError`` (by kind: not found, conflict, auth)."""
 
@@ -156,6 +158,38 @@ class Client(ClientBase):
         ``put_labels`` (and ``ragmeter labels import``) reads again."""
         filters = {"metric": metric, "reviewer": reviewer}
         return self.send(calls.export_labels(run_id, dataset, filters, format))
+
+    def traces(self, *, offset: int = 0, limit: int = 50, **filters: Any) -> Page[TraceOut]:
+        """A page of production traces, newest first, with their row fields and scores;
+        ``filters`` as the list takes them (``service``, ``name``, ``status``, ``complete``,
+        ``since_ns``, ``until_ns``, ``metric`` with ``below``, ``text``, ``session_id``,
+        ``user_id``)."""
+        return self.send(calls.traces(filters, offset, limit))
+
+    def trace(self, trace_id: str) -> TraceDetailOut:
+        """A trace with its spans in tree order and its scores."""
+        return self.send(calls.trace(trace_id))
+
+    def traces_to_dataset(
+        self,
+        name: str,
+        *,
+        trace_ids: Sequence[str] | None = None,
+        filters: Mapping[str, Any] | None = None,
+        limit: int = 1000,
+    ) -> TracesDatasetOut:
+        """Save the traces named, or those ``filters`` takes (oldest first, at most
+        ``limit``), as dataset ``name``'s next version; each row's metadata names its
+        trace."""
+        body = TracesDatasetIn.model_validate(
+            {
+                "name": name,
+                "trace_ids": None if trace_ids is None else list(trace_ids),
+                "filters": None if filters is None else dict(filters),
+                "limit": limit,
+            }
+        )
+        return self.send(calls.traces_to_dataset(body))
 
     def close(self) -> None:
         self._http.close()

@@ -19,6 +19,7 @@ from ragmeter.service.dashboard.sessions import GuessLimit, SessionStore
 from ragmeter.service.docs import mount_docs
 from ragmeter.service.envelope import Result, install_error_handlers, ok
 from ragmeter.service.identity import Keyring
+from ragmeter.service.ingest import TraceWork
 from ragmeter.service.middleware import BearerAuth, BodyLimit, JsonDepthLimit, LoopbackHosts
 from ragmeter.service.permissions import authorize, endpoint_rules
 from ragmeter.service.routes import (
@@ -30,6 +31,7 @@ from ragmeter.service.routes import (
     review,
     runs,
     testsets,
+    traces,
     users,
 )
 from ragmeter.service.state import Services
@@ -51,11 +53,14 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     for run_id in found.runs.pending():
         found.manager.submit(run_id)
     watch = asyncio.get_running_loop().create_task(_take_over(found))
+    trace_work = TraceWork(found.span_queue, found.settings.online.keep_days)
+    trace_work.start()  # spans received are stored in batches; old traces are deleted
     try:
         yield
     finally:
         watch.cancel()
         found.stopping.set()  # uploads under way stop at their next file or batch
+        await trace_work.stop()  # every span accepted is stored before the server exits
         await asyncio.to_thread(found.manager.shutdown)  # waits for the workers to stop
 
 
@@ -112,8 +117,14 @@ def create_app(settings: Settings | None = None, *, any_host: bool = False) -> F
     # the last added runs first: keys, then the body's size, then its JSON depth, then the
     # audit log's entry of a change
     app.add_middleware(AuditTrail, audit=found.audit)
-    app.add_middleware(JsonDepthLimit, limit=settings.server.max_json_depth)
-    app.add_middleware(BodyLimit, limit=int(settings.server.max_request_mb * 1_000_000))
+    # OTLP bodies (protobuf, or JSON perhaps gzip) are read by their route, capped by [online]
+    receiver = {traces.RECEIVER_PATH: (traces.request_cap(found), "[online] max_request_mb")}
+    app.add_middleware(
+        JsonDepthLimit, limit=settings.server.max_json_depth, exempt=frozenset(receiver)
+    )
+    app.add_middleware(
+        BodyLimit, limit=int(settings.server.max_request_mb * 1_000_000), paths=receiver
+    )
     keyring = Keyring(settings.server.keys(), found.users)
     sessions = SessionStore(settings.server.session_hours, found.kb.store)
     guesses = GuessLimit(settings.server.max_auth_failures)
@@ -135,6 +146,8 @@ def create_app(settings: Settings | None = None, *, any_host: bool = False) -> F
     app.include_router(resources.router, prefix=API_PREFIX)
     app.include_router(users.router, prefix=API_PREFIX)
     app.include_router(labels.router, prefix=API_PREFIX)
+    app.include_router(traces.router, prefix=API_PREFIX)
+    app.include_router(traces.receiver)  # OTLP/HTTP's own path
     # DB-GPT's built evaluation page (its /evaluation) and the calls of its frame
     app.include_router(dbgpt_page.router, prefix="/api/v1/evaluate", include_in_schema=False)
     app.include_router(dbgpt_page.frame_router, prefix="/api/v1", include_in_schema=False)

@@ -8,6 +8,7 @@ import asyncio
 import email.message
 import json
 import re
+from collections.abc import Mapping
 
 from starlette.requests import cookie_parser
 from starlette.responses import JSONResponse
@@ -211,14 +212,22 @@ class LoopbackHosts:
 
 
 class BodyLimit:
-    """413 in the envelope when a request declares a body over ``limit`` bytes; 411 for a
-    body sent without a length (chunked), which could not be bounded before parsing."""
+    """413 in the envelope when a request declares a body over ``limit`` bytes (``[server]
+    max_request_mb``; a path of ``paths`` has its own limit and setting); 411 for a body sent
+    without a length (chunked), which could not be bounded before parsing."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        limit: int,
+        paths: Mapping[str, tuple[int, str]] | None = None,
+    ) -> None:
         self.app = app
         self.limit = limit
+        self.paths = dict(paths or {})
 
     def _check(self, scope: Scope) -> JSONResponse | None:
+        limit, setting = self.paths.get(scope["path"], (self.limit, "[server] max_request_mb"))
         headers = dict(scope.get("headers", []))
         length = headers.get(b"content-length")
         if length is None:
@@ -229,10 +238,10 @@ class BodyLimit:
             return None
         if not length.isdigit():
             return error_response(400, "invalid_request", "Content-Length is not a number")
-        if int(length) > self.limit:
-            mb = self.limit / 1_000_000
+        if int(length) > limit:
+            mb = limit / 1_000_000
             return error_response(
-                413, "too_large", f"request body is larger than {mb:g} MB ([server] max_request_mb)"
+                413, "too_large", f"request body is larger than {mb:g} MB ({setting})"
             )
         return None
 
@@ -296,13 +305,16 @@ class JsonDepthLimit:
     must be readable back. The body is read here (its size is capped by ``BodyLimit``,
     which runs first) and passed on unchanged."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, exempt: frozenset[str] = frozenset()) -> None:
         self.app = app
         self.limit = limit
+        #: paths whose bodies are read by their route with caps of its own
+        self.exempt = exempt
 
-    @staticmethod
-    def _scanned(scope: Scope) -> bool:
+    def _scanned(self, scope: Scope) -> bool:
         if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS"):
+            return False
+        if scope["path"] in self.exempt:
             return False
         for name, value in scope.get("headers", []):
             if name == b"content-type":  # the first one, as FastAPI reads it

@@ -44,6 +44,8 @@ class Action(enum.StrEnum):
     MANAGE_PROMPTS = "manage_prompts"
     MANAGE_SECRETS = "manage_secrets"
     MANAGE_USERS = "manage_users"
+    #: send production traces (OTLP); an ``ingest`` key may do nothing else
+    INGEST = "ingest"
 
 
 GRANTS: dict[Role, frozenset[Action]] = {
@@ -51,6 +53,7 @@ GRANTS: dict[Role, frozenset[Action]] = {
     Role.MEMBER: frozenset({Action.READ, Action.WRITE_OWN, Action.LABEL}),
     Role.REVIEWER: frozenset({Action.READ, Action.LABEL}),
     Role.VIEWER: frozenset({Action.READ}),
+    Role.INGEST: frozenset({Action.INGEST}),
 }
 
 
@@ -181,6 +184,11 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("GET", f"{_DATASET}/labels"): Rule(R, "label"),
     ("POST", f"{_RUN}/labels"): Rule(Action.LABEL, "label"),
     ("GET", f"{_RUN}/labels"): Rule(R, "label"),
+    # production traces: the OTLP receiver, the list, one trace, traces saved as a dataset
+    ("POST", "/v1/traces"): Rule(Action.INGEST, "trace"),
+    ("GET", f"{_V2}/traces"): Rule(R, "trace"),
+    ("GET", f"{_V2}/traces/{{trace_id}}"): Rule(R, "trace"),
+    ("POST", f"{_V2}/traces/dataset"): Rule(W, "dataset"),
 }
 
 

@@ -18,7 +18,9 @@ from ragmeter.runs.execution.executor import RunLimits
 from ragmeter.runs.execution.manager import RunManager
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.runs.storage.testset_jobs import TestsetJobStore
+from ragmeter.runs.storage.traces import TraceStore
 from ragmeter.service._testsets import TestsetJobs
+from ragmeter.service.ingest import SpanQueue
 from ragmeter.store.users import AuditLog, UserStore
 
 __all__ = ["Services", "services"]
@@ -48,6 +50,9 @@ class Services:
     audit: AuditLog
     #: test set generations (``POST /knowledge/spaces/{space}/testsets``)
     testsets: TestsetJobs
+    #: production traces, and the spans received and not yet stored (``service.ingest``)
+    traces: TraceStore
+    span_queue: SpanQueue
     config_file: Path = field(default_factory=config_path)
     _stamp: Stamp = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -80,6 +85,8 @@ class Services:
             testsets=TestsetJobs(
                 TestsetJobStore(kb.store, lease_seconds=settings.server.run_lease_seconds)
             ),
+            traces=(traces := TraceStore(kb.store)),
+            span_queue=SpanQueue(traces, settings.online.max_queued_spans),
             config_file=config_file,
             _stamp=_stamp(config_file),
         )

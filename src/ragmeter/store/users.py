@@ -45,6 +45,8 @@ class Role(enum.StrEnum):
     MEMBER = "member"
     REVIEWER = "reviewer"
     VIEWER = "viewer"
+    #: a program sending production traces (``POST /v1/traces``), nothing else
+    INGEST = "ingest"
 
 
 #: every key starts so (tells a ragmeter key in a config file or a leak scanner's report)

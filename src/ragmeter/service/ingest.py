@@ -1,0 +1,130 @@
+"""The server's background work on production traces: spans accepted by ``POST /v1/traces``
+wait in a bounded queue (``[online] max_queued_spans``; full, the receiver answers 503 and
+the exporter retries) and one task writes them to the store in batches, so a burst never
+holds a request; a stopping server writes every accepted span before it exits. Another task
+deletes traces older than ``[online] keep_days``, when the server starts and every hour."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Sequence
+
+from ragmeter.errors import RagmeterError
+from ragmeter.runs.storage.traces import TraceStore
+from ragmeter.traces.records import SpanRecord
+
+__all__ = ["PURGE_PERIOD", "SpanQueue", "TraceWork"]
+
+log = logging.getLogger(__name__)
+
+#: spans written per transaction
+WRITE_BATCH = 2000
+#: seconds between retries when the store cannot take a batch
+RETRY_SECONDS = 1.0
+#: seconds between two deletions of old traces
+PURGE_PERIOD = 3600.0
+
+
+class SpanQueue:
+    """Spans accepted and not yet stored, at most ``capacity`` of them (those being written
+    count until they are stored). Used on the server's event loop only."""
+
+    def __init__(self, traces: TraceStore, capacity: int) -> None:
+        self.traces = traces
+        self.capacity = capacity
+        self._pending: deque[SpanRecord] = deque()
+        self._writing = 0
+        self._wake = asyncio.Event()
+        self._closed = False
+
+    @property
+    def queued(self) -> int:
+        """Spans accepted and not yet stored."""
+        return len(self._pending) + self._writing
+
+    def offer(self, spans: Sequence[SpanRecord]) -> bool:
+        """Take all of ``spans``, or none (False) when they would pass the capacity or the
+        server is stopping."""
+        if self._closed or self.queued + len(spans) > self.capacity:
+            return False
+        self._pending.extend(spans)
+        self._wake.set()
+        return True
+
+    async def _write_one_batch(self) -> bool:
+        """Store up to ``WRITE_BATCH`` pending spans; False (the spans kept in the queue)
+        when the store refused them."""
+        count = min(len(self._pending), WRITE_BATCH)
+        batch = [self._pending.popleft() for _ in range(count)]
+        self._writing = count
+        try:
+            await asyncio.to_thread(self.traces.add_spans, batch)
+        except RagmeterError as exc:
+            log.warning("cannot store %d spans (kept, retried): %s", count, exc)
+            self._pending.extendleft(reversed(batch))
+            return False
+        finally:
+            self._writing = 0
+        return True
+
+    async def run(self, attempts: int = 3) -> None:
+        """Write pending spans as they come, until closed and all are written (a closed
+        queue whose store refuses them ``attempts`` times in a row: the count lost is
+        logged)."""
+        failures = 0
+        while True:
+            if not self._pending:
+                if self._closed:
+                    return
+                await self._wake.wait()
+                self._wake.clear()
+                continue
+            if await self._write_one_batch():
+                failures = 0
+                continue
+            failures += 1
+            if self._closed and failures >= attempts:
+                log.error("stopping: %d accepted spans could not be stored", len(self._pending))
+                return
+            await asyncio.sleep(RETRY_SECONDS)
+
+    def close(self) -> None:
+        """Refuse new spans; ``run`` returns once the pending ones are written."""
+        self._closed = True
+        self._wake.set()
+
+
+class TraceWork:
+    """The writer and the retention tasks of one server, started and stopped by its lifespan."""
+
+    def __init__(self, queue: SpanQueue, keep_days: float) -> None:
+        self.queue = queue
+        self.keep_days = keep_days
+        self._writer: asyncio.Task[None] | None = None
+        self._purger: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._writer = loop.create_task(self.queue.run())
+        self._purger = loop.create_task(self._purge())
+
+    async def _purge(self) -> None:
+        while True:
+            try:
+                deleted = await asyncio.to_thread(self.queue.traces.purge, self.keep_days)
+            except RagmeterError as exc:  # the store is away for a moment: next time
+                log.warning("cannot delete old traces: %s", exc)
+            else:
+                if deleted:
+                    log.info("deleted %d traces older than %g days", deleted, self.keep_days)
+            await asyncio.sleep(PURGE_PERIOD)
+
+    async def stop(self) -> None:
+        """Stop deleting; store every span still queued (a write under way finishes)."""
+        if self._purger is not None:
+            self._purger.cancel()
+        self.queue.close()
+        if self._writer is not None:
+            await self._writer

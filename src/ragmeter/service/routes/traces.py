@@ -1,0 +1,199 @@
+"""Production traces: the OTLP/HTTP receiver (``POST /v1/traces``, protobuf or JSON, gzip),
+the list of traces, one trace with its span tree and scores, and traces saved as a dataset
+version."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request, status
+from fastapi.responses import Response
+
+from ragmeter.errors import ConfigError, LimitError
+from ragmeter.runs.storage.traces import StoredTrace, TraceFilter
+from ragmeter.service.envelope import Result, ok
+from ragmeter.service.permissions import require_owner
+from ragmeter.service.schemas import Limit, Offset, Page
+from ragmeter.service.state import Services, services
+from ragmeter.store.names import check_name
+from ragmeter.wire.traces import (
+    SpanOut,
+    TraceDetailOut,
+    TraceOut,
+    TraceScoreOut,
+    TracesDatasetIn,
+    TracesDatasetOut,
+    TracesQuery,
+)
+
+__all__ = ["RECEIVER_PATH", "receiver", "request_cap", "router"]
+
+#: where OTLP/HTTP exporters send traces (their default path)
+RECEIVER_PATH = "/v1/traces"
+#: what an exporter that found the queue full is told to wait, in seconds
+RETRY_AFTER = 5
+
+receiver = APIRouter()
+router = APIRouter()
+Deps = Annotated[Services, Depends(services)]
+
+
+def request_cap(svc: Services) -> int:
+    """Bytes of one export request as sent (``[online] max_request_mb``)."""
+    return int(svc.settings.online.max_request_mb * 1_000_000)
+
+
+async def _body(request: Request, cap: int) -> bytes:
+    """The request's body read as it streams, refused (413) once past ``cap`` bytes (a
+    declared length past it was refused before: ``middleware.BodyLimit``)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > cap:
+            raise LimitError(
+                f"the request body is over {cap / 1_000_000:g} MB",
+                setting="[online] max_request_mb",
+                status=413,
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _codec() -> Any:
+    """``ragmeter.traces.otlp``: OTLP's request and response bodies (imported when first
+    needed: it loads the protobuf runtime)."""
+    return importlib.import_module("ragmeter.traces.otlp")
+
+
+def _otlp(body: bytes, status_code: int, content_type: str | None, **headers: str) -> Response:
+    codec = _codec()
+    try:
+        media = codec.media_type(content_type)
+    except ConfigError:
+        media = codec.JSON
+    return Response(body, status_code=status_code, media_type=media, headers=headers)
+
+
+@receiver.post(RECEIVER_PATH, tags=["traces"], include_in_schema=False)
+async def export_traces(request: Request, svc: Deps) -> Response:
+    """OTLP/HTTP trace export: the spans are queued and stored in the background. Answers
+    OTLP's ``ExportTraceServiceResponse`` (``partial_success`` when some spans were refused)
+    or a ``google.rpc.Status``: 400 unreadable, 413 past a size cap, 415 another content type
+    or encoding, 503 with ``Retry-After`` when the queue is full."""
+    codec = _codec()
+    content_type = request.headers.get("content-type")
+    encoding = request.headers.get("content-encoding")
+    try:
+        body = await _body(request, request_cap(svc))
+        decoded = await asyncio.to_thread(
+            codec.decode_export, body, content_type, encoding, svc.settings.online
+        )
+    except ConfigError as exc:  # LimitError (413), a body that cannot be read (400, 415)
+        code = getattr(exc, "status", 400)
+        return _otlp(codec.encode_status(str(exc), content_type), code, content_type)
+    if decoded.spans and not svc.span_queue.offer(decoded.spans):
+        message = (
+            f"the receiver's queue is full ({svc.span_queue.capacity:,} spans waiting to be "
+            "stored, [online] max_queued_spans); retry later"
+        )
+        refused = codec.encode_status(message, content_type, code=14)  # gRPC's UNAVAILABLE
+        return _otlp(refused, 503, content_type, **{"Retry-After": str(RETRY_AFTER)})
+    answer = codec.encode_response(decoded.rejected, decoded.message, content_type)
+    return _otlp(answer, 200, content_type)
+
+
+def trace_out(found: StoredTrace) -> TraceOut:
+    record = found.record
+    return TraceOut(
+        trace_id=record.trace_id,
+        name=record.name,
+        service=record.service,
+        start_ns=record.start_ns,
+        end_ns=record.end_ns,
+        latency_ms=record.latency_ms,
+        status=record.status,
+        complete=record.complete,
+        row=record.row,
+        model=record.model,
+        input_tokens=record.input_tokens,
+        output_tokens=record.output_tokens,
+        session_id=record.session_id,
+        user_id=record.user_id,
+        span_count=record.span_count,
+        seq=found.seq,
+        received_at=found.received_at,
+        updated_at=found.updated_at,
+        scores=[TraceScoreOut.model_validate(s, from_attributes=True) for s in found.scores],
+    )
+
+
+@router.get("/traces", tags=["traces"])
+def list_traces(
+    svc: Deps,
+    query: Annotated[TracesQuery, Query()],
+    offset: Offset = 0,
+    limit: Limit = 50,
+) -> Result[Page[TraceOut]]:
+    """Traces newest first, each with its row fields and scores; filtered by service, root
+    span name, status, completeness, start time (``since_ns`` <= start < ``until_ns``), a
+    score of ``metric`` under ``below``, text in the query, session or user id."""
+    found, total = svc.traces.list(TraceFilter(**query.model_dump()), offset=offset, limit=limit)
+    items = [trace_out(t) for t in found]
+    return ok(Page[TraceOut](items=items, total=total, offset=offset, limit=limit))
+
+
+@router.get("/traces/{trace_id}", tags=["traces"])
+def get_trace(trace_id: str, svc: Deps) -> Result[TraceDetailOut]:
+    """A trace with its spans in tree order (``depth``) and its scores."""
+    detail = svc.traces.get(trace_id)
+    spans = [
+        SpanOut(
+            span_id=span.span_id,
+            parent_id=span.parent_id,
+            depth=depth,
+            name=span.name,
+            kind=span.kind,
+            start_ns=span.start_ns,
+            end_ns=span.end_ns,
+            status=span.status,
+            status_message=span.status_message,
+            attributes=span.attributes,
+            resource=span.resource,
+            events=list(span.events),
+        )
+        for depth, span in detail.spans
+    ]
+    return ok(TraceDetailOut(trace=trace_out(detail.trace), spans=spans))
+
+
+@router.post("/traces/dataset", tags=["traces"], status_code=status.HTTP_201_CREATED)
+async def traces_to_dataset(
+    request: Request, body: TracesDatasetIn, svc: Deps
+) -> Result[TracesDatasetOut]:
+    """Save the traces named (``trace_ids``) or those ``filters`` takes as dataset
+    ``name``'s next version (or the version holding the same rows, ``reused``), each row's
+    metadata naming its trace. A member adds versions only to a name whose versions they
+    made."""
+    name = check_name(body.name.strip(), "dataset")
+    await require_owner(request, "dataset", name)
+    filters = TraceFilter(**body.filters.model_dump()) if body.filters is not None else None
+    record, new, count = await asyncio.to_thread(
+        svc.traces.to_dataset,
+        svc.runs,
+        name,
+        trace_ids=body.trace_ids,
+        filters=filters,
+        limit=body.limit,
+    )
+    out = TracesDatasetOut(
+        name=name,
+        version=record.version,
+        dataset_id=record.id,
+        content_hash=record.content_hash,
+        rows=count,
+        reused=not new,
+    )
+    return ok(out)
