@@ -109,6 +109,7 @@ def create_app(settings: Settings | None = None, *, any_host: bool = False) -> F
         description="Evaluate RAG pipelines and LLM apps. DB-GPT-compatible evaluation API.",
         lifespan=_lifespan,
         docs_url=None,  # served by mount_docs from this server's own files
+        openapi_url=None,  # served by mount_docs as a route with the role check
         redoc_url=None,
         dependencies=[Depends(authorize)],  # every route: the user's role against its rule
     )
