@@ -12,7 +12,7 @@ from tests.integration.helpers import run
 from tests.integration.service import KEY, ServiceProcess
 
 #: the users a test server holds, by role; "config" is the configured key (an admin)
-ROLES = ("admin", "member", "reviewer", "viewer")
+ROLES = ("admin", "member", "reviewer", "viewer", "ingest")
 
 
 def add_user(home: Path, name: str, role: str) -> str:

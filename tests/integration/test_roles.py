@@ -70,17 +70,20 @@ def test_each_role_holds_its_actions() -> None:
     assert GRANTS[Role.MEMBER] == {Action.READ, Action.WRITE_OWN, Action.LABEL}
     assert GRANTS[Role.REVIEWER] == {Action.READ, Action.LABEL}
     assert GRANTS[Role.VIEWER] == {Action.READ}
+    assert GRANTS[Role.INGEST] == {Action.INGEST}
 
 
 def _request(http: httpx.Client, method: str, path: str) -> httpx.Response:
     url = re.sub(r"\{(\w+)\}", lambda m: _PARAMS.get(m.group(1), "no-such-thing"), path)
     if path == "/ui/assets":
         url = "/ui/assets/app.js"
+    if path == "/docs/assets":
+        url = "/docs/assets/swagger-ui.css"
     body: dict[str, object] | None = {} if method in ("POST", "PATCH", "PUT") else None
     return http.request(method, url, json=body)
 
 
-@pytest.mark.parametrize("user", ["config", "admin", "member", "reviewer", "viewer"])
+@pytest.mark.parametrize("user", ["config", "admin", "member", "reviewer", "viewer", "ingest"])
 def test_every_route_answers_each_role_as_the_table_says(
     app: FastAPI, served: tuple[ServiceProcess, dict[str, str]], user: str
 ) -> None:

@@ -14,6 +14,10 @@ from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ragmeter.service.envelope import error_response
+from ragmeter.service.permissions import GRANTS, Action, forbidden
 
 __all__ = ["DOCS_ASSETS", "DOCS_PATH", "OPENAPI_PATH", "docs_policy", "mount_docs"]
 
@@ -38,11 +42,29 @@ def docs_policy(page: bytes) -> str:
     )
 
 
+def readers_only(app: ASGIApp) -> ASGIApp:
+    """``app`` (files of a mount, which no route dependency checks) for users whose role may
+    read; 403 in the envelope for others (an ``ingest`` key)."""
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        user = scope.get("ragmeter.user")
+        if user is not None and Action.READ not in GRANTS[user.role]:
+            needs = f"{scope.get('method', 'GET')} {scope['path']}: that needs read"
+            refused = forbidden(user, needs)
+            response = error_response(refused.status, refused.code, refused.message)
+            await response(scope, receive, send)
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
 def mount_docs(app: FastAPI) -> None:
     """Serve ``/docs``, its files and ``/openapi.json`` (the app is made with ``docs_url``
     and ``openapi_url`` None)."""
     folder = Path(str(files("fastapi_offline") / "static"))
-    app.mount(DOCS_ASSETS, StaticFiles(directory=folder), name="docs-assets")
+    files_app = StaticFiles(directory=folder)
+    app.mount(DOCS_ASSETS, readers_only(files_app), name="docs-assets")
     page = bytes(
         get_swagger_ui_html(
             openapi_url=OPENAPI_PATH,
