@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -245,3 +246,22 @@ def test_traces_become_a_dataset_version(stores: tuple[TraceStore, RunStore]) ->
         traces.to_dataset(runs, "bad", trace_ids=[_tid(1), _tid(8)])
     with pytest.raises(NotFoundError):
         traces.to_dataset(runs, "bad", filters=TraceFilter(service="nobody"))
+
+
+def test_odd_values_an_exporter_may_send_are_kept(stores: tuple[TraceStore, RunStore]) -> None:
+    """NUL characters (PostgreSQL's text holds none: kept as U+FFFD), NaN (as null) and
+    names longer than their columns (cut)."""
+    traces, _ = stores
+    odd = _span(1, 1, None, query="nul\x00here", service="s" * 300)
+    odd = replace(
+        odd,
+        name="n" * 900,
+        kind="k" * 90,
+        attributes={**odd.attributes, "x": float("nan"), "nul\x00key": "v\x00"},
+    )
+    assert traces.add_spans([odd]) == 1
+    detail = traces.get(_tid(1))
+    (_, kept), record = detail.spans[0], detail.trace.record
+    assert kept.attributes["x"] is None and len(kept.name) == 500 and len(kept.kind) == 40
+    assert record.service == "s" * 200 and len(record.name) == 500
+    assert record.row["query"].startswith("nul") and traces.list(TraceFilter(text="nul"))[1] == 1

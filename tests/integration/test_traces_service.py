@@ -7,14 +7,17 @@ span it accepted."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ragmeter.client import Client
 from ragmeter.runs.storage.traces import TraceStore
 from ragmeter.store.db import Store
+from ragmeter.traces.records import SpanRecord
 from tests.integration.roles import add_user, as_user
 from tests.integration.service import KEY, ServiceProcess, data, failure
 from tests.integration.trace_bodies import (
@@ -173,3 +176,41 @@ def test_a_stopping_server_stores_every_span_it_accepted(tmp_path: Path, store_k
         assert total == 400 and sum(t.record.span_count for t in found) == 4000
     finally:
         store.close()
+
+
+def test_a_starting_server_deletes_traces_past_keep_days(tmp_path: Path, store_kind: str) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "ragmeter.toml").write_text("[online]\nkeep_days = 2\n", encoding="utf-8")
+    server = ServiceProcess(home)
+    store = Store(server.store_url)
+    day = 86_400 * 1_000_000_000
+    try:
+        kept = TraceStore(store)
+        for n, age in ((1, 0), (2, 3 * day)):  # now, and three days ago
+            record = span(n, 1, query=f"q{n}", start=time.time_ns() - age)
+            kept.add_spans([_record(record)])
+        assert kept.list()[1] == 2
+        with server, as_user(server, KEY) as admin:
+            deadline = time.monotonic() + 30
+            while len(traces(admin, 0)) > 1 and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert [t["trace_id"] for t in traces(admin, 0)] == [tid(1)]
+    finally:
+        store.close()
+
+
+def _record(given: Any) -> SpanRecord:
+    """A span message as the store keeps it (what the receiver decodes it to)."""
+    return SpanRecord(
+        trace_id=given.trace_id.hex(),
+        span_id=given.span_id.hex(),
+        parent_id=given.parent_span_id.hex() or None,
+        name=given.name,
+        kind="CHAIN",
+        start_ns=given.start_time_unix_nano,
+        end_ns=given.end_time_unix_nano,
+        status="unset",
+        attributes={a.key: a.value.string_value for a in given.attributes},
+        resource={"service.name": "shop"},
+    )

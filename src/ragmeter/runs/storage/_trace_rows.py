@@ -7,9 +7,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from sqlalchemy import exists, select
 
+from ragmeter.store.db import json_text
 from ragmeter.store.trace_models import SpanRow, TraceRow, TraceScoreRow
 from ragmeter.traces.records import SpanRecord, TraceRecord, TraceScore
 
@@ -101,9 +101,9 @@ def span_values(span: SpanRecord) -> tuple[Any, ...]:
         span.end_ns,
         span.status[:8],
         span.status_message,
-        orjson.dumps(span.attributes).decode(),
-        orjson.dumps(span.resource).decode(),
-        orjson.dumps(list(span.events)).decode(),
+        json_text(span.attributes),
+        json_text(span.resource),
+        json_text(list(span.events)),
     )
 
 
