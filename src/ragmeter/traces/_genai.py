@@ -72,7 +72,7 @@ def _parts_messages(value: Any) -> Messages:
             kind = part.get("type")
             if kind == "text" and isinstance(part.get("content"), str):
                 texts.append(part["content"])
-            elif kind == "tool_call":
+            elif kind == "tool_call" and isinstance(part.get("name"), str):
                 calls.append(openai_call(part.get("id"), part.get("name"), part.get("arguments")))
             elif kind == "tool_call_response":
                 result = as_text(part.get("response", part.get("result")))
@@ -99,7 +99,8 @@ def _openai_messages(items: Any) -> Messages:
                 if isinstance(p, Mapping) and p.get("type") == "text"
             )
         message: dict[str, Any] = {"role": item["role"], "content": as_text(content) or ""}
-        calls = [_call(c) for c in item.get("tool_calls") or [] if isinstance(c, Mapping)]
+        given = item.get("tool_calls")
+        calls = [c for c in map(_call, given if isinstance(given, list) else []) if c]
         if calls:
             message["tool_calls"] = calls
         if item.get("tool_call_id") is not None:
@@ -108,10 +109,15 @@ def _openai_messages(items: Any) -> Messages:
     return out
 
 
-def _call(call: Mapping[str, Any]) -> dict[str, Any]:
+def _call(call: Any) -> dict[str, Any] | None:
+    """An OpenAI (or flattened) tool call, or None when it names no function."""
+    if not isinstance(call, Mapping):
+        return None
     function = call.get("function")
     function = function if isinstance(function, Mapping) else call
-    return openai_call(call.get("id"), function.get("name"), function.get("arguments"))
+    if not isinstance(function.get("name"), str):
+        return None
+    return openai_call(call.get("id"), function["name"], function.get("arguments"))
 
 
 def _older(attrs: Mapping[str, Any]) -> tuple[Messages, Messages]:

@@ -129,10 +129,10 @@ def model(span: SpanRecord) -> str | None:
 
 
 def tokens(span: SpanRecord) -> tuple[int, int] | None:
-    """(prompt, completion) tokens of the span, or None when it counts none."""
+    """(prompt, completion) tokens of the span, or None when it counts neither (a span that
+    gives only ``llm.token_count.total`` says not how it splits, so it is not counted)."""
     prompt = as_int(span.attributes.get("llm.token_count.prompt"))
     completion = as_int(span.attributes.get("llm.token_count.completion"))
     if prompt is None and completion is None:
-        total = as_int(span.attributes.get("llm.token_count.total"))
-        return None if total is None else (total, 0)
+        return None
     return prompt or 0, completion or 0
