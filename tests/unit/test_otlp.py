@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import tracemalloc
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -251,26 +250,6 @@ def test_malformed_bodies_are_refused(body: bytes, content_type: str, words: str
     assert caught.value.status == 400
 
 
-def test_deeply_nested_protobuf_is_refused_not_crashed() -> None:
-    request = request_of(sdk_spans(a_chain))
-    value = request.resource_spans[0].scope_spans[0].spans[0].attributes.add(key="deep").value
-    for _ in range(200):
-        value = value.array_value.values.add()
-    value.string_value = "x"
-    body = request.SerializeToString()
-    with pytest.raises(TraceError, match="not an OTLP ExportTraceServiceRequest"):
-        decode_export(body, PB, None, DEFAULT)
-
-
-@pytest.mark.parametrize("depth", [150, 2000])  # past the proto reader's depth; past orjson's
-def test_deeply_nested_json_is_refused(depth: int) -> None:
-    value = '{"arrayValue": {"values": [' * depth + '{"stringValue": "x"}' + "]}}" * depth
-    span = '{"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174", "name": "s", "attributes": [{"key": "k", "value": %s}]}'
-    body = ('{"resourceSpans": [{"scopeSpans": [{"spans": [%s]}]}]}' % (span % value)).encode()
-    with pytest.raises(TraceError):
-        decode_export(body, "application/json", None, DEFAULT)
-
-
 def test_unknown_content_type_and_encoding() -> None:
     body = body_of(sdk_spans(a_chain))
     for content_type in ("text/plain", None, "application/grpc"):
@@ -327,23 +306,6 @@ def test_request_size_once_inflated_at_and_over_the_cap() -> None:
     with pytest.raises(LimitError, match=r"once inflated.*\[online\] max_request_mb") as caught:
         decode_export(packed, PB, "gzip", over)
     assert caught.value.status == 413
-
-
-def test_a_gzip_bomb_is_never_inflated_whole() -> None:
-    """200 MB of zeros in ~200 KB of gzip against a 1 MB cap: refused with at most a few MB
-    ever held."""
-    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    zeros = bytes(1 << 20)
-    bomb = b"".join(packer.compress(zeros) for _ in range(200)) + packer.flush()
-    assert len(bomb) < 300_000
-    tracemalloc.start()
-    try:
-        with pytest.raises(LimitError, match="max_request_mb"):
-            decode_export(bomb, PB, "gzip", OnlineConfig(max_request_mb=1))
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert peak < 5 * 1024 * 1024
 
 
 def many_spans(count: int) -> Callable[[Any], None]:
