@@ -173,8 +173,9 @@ def test_tool_calling_agent_step(
         asked = with_tools.invoke(history)
         history.append(asked)
         for call in asked.tool_calls:
-            result = get_weather.invoke(call["args"])
-            history.append(ToolMessage(str(result), tool_call_id=call["id"]))
+            result = get_weather.invoke(call)  # a ToolCall in, a ToolMessage out
+            assert isinstance(result, ToolMessage)
+            history.append(result)
         return str(with_tools.invoke(history).content)
 
     answer = RunnableLambda(agent).invoke("What is the weather in Paris today?")
@@ -189,4 +190,24 @@ def test_tool_calling_agent_step(
     assert call["function"]["arguments"] == '{"city": "Paris"}'
     assert messages[2]["tool_call_id"] == call["id"]
     assert messages[2]["content"] == "rainy in Paris, 12 degrees"
-    assert [s.kind for s in langchain_traced.spans()].count("TOOL") == 1
+    spans = langchain_traced.spans()
+    assert [s.kind for s in spans].count("TOOL") == 1
+    # without the LLM spans' messages the conversation comes from the tool span alone
+    no_llm = trace_of([s for s in spans if s.kind != "LLM"])
+    row_from_mapping(no_llm.row, 0)
+    assert no_llm.row["messages"] == [
+        {"role": "user", "content": "What is the weather in Paris today?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '"Paris"'},
+                    "id": call["id"],
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": call["id"], "content": "rainy in Paris, 12 degrees"},
+        {"role": "assistant", "content": "rainy in Paris, 12 degrees"},
+    ]

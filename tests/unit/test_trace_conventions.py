@@ -383,3 +383,25 @@ def test_a_tool_result_for_no_call_is_left_out() -> None:
 def test_no_spans() -> None:
     with pytest.raises(ConfigError, match="at least one span"):
         trace_of([])
+
+
+def test_broken_tool_arguments_are_kept_as_text() -> None:
+    """A model's broken JSON arguments stay readable: kept whole as a JSON string."""
+
+    def build(tracer: Any) -> None:
+        with tracer.start_as_current_span("llm") as span:
+            span.set_attributes(
+                {
+                    "openinference.span.kind": "LLM",
+                    "llm.input_messages.0.message.role": "user",
+                    "llm.input_messages.0.message.content": QUESTION,
+                    "llm.output_messages.0.message.role": "assistant",
+                    "llm.output_messages.0.message.tool_calls.0.tool_call.id": "c1",
+                    "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "get_weather",
+                    "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": '{"city": "Par',
+                }
+            )
+
+    row = checked(trace_of(exported(build)))
+    (call,) = row["messages"][-1]["tool_calls"]
+    assert json.loads(call["function"]["arguments"]) == '{"city": "Par'

@@ -86,9 +86,24 @@ def as_int(value: Any) -> int | None:
 
 
 def openai_call(call_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
-    """A tool call in OpenAI's chat format (arguments as JSON text)."""
-    text = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
+    """A tool call in OpenAI's chat format, its arguments as JSON text: a structure as
+    JSON, text that is not JSON (a framework's plain input, a model's broken JSON) as a JSON
+    string, so the call can always be read back."""
+    if isinstance(arguments, str):
+        text = arguments if _is_json(arguments) else json.dumps(arguments, ensure_ascii=False)
+    else:
+        text = json.dumps(arguments or {}, ensure_ascii=False, default=str)
     call: dict[str, Any] = {"type": "function", "function": {"name": str(name), "arguments": text}}
     if call_id:
         call["id"] = str(call_id)
     return call
+
+
+def _is_json(text: str) -> bool:
+    if not text.strip():
+        return True  # no arguments
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True

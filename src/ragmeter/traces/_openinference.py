@@ -104,17 +104,23 @@ def documents(span: SpanRecord, prefix: str = "retrieval.documents") -> list[Doc
 
 def tool_run(span: SpanRecord) -> ToolRun | None:
     """A TOOL span's execution: ``tool.name`` (else the span's name), the arguments it was
-    called with (``input.value``) and its result (``output.value``)."""
+    called with (``input.value``) and its result (``output.value``; LangChain's serialised
+    ToolMessage gives its content and the call's id)."""
     if span.kind != "TOOL":
         return None
     attrs = span.attributes
-    name = attrs.get("tool.name") or span.name
     call_id = attrs.get("tool_call.id") or attrs.get("tool.id")
+    result = attrs.get("output.value")
+    message = json_value(result)
+    data = message.get("data") if isinstance(message, dict) else None
+    if isinstance(data, dict) and message.get("type") == "tool" and "content" in data:
+        result = data["content"]
+        call_id = call_id or data.get("tool_call_id")
     return ToolRun(
         None if call_id is None else str(call_id),
-        str(name),
+        str(attrs.get("tool.name") or span.name),
         as_text(attrs.get("input.value")) or "{}",
-        as_text(attrs.get("output.value")),
+        as_text(result),
         span.start_ns,
     )
 
