@@ -18,6 +18,7 @@ __all__ = [
     "NotFoundError",
     "RagmeterError",
     "StoreError",
+    "TraceError",
     "clip",
     "error_kind",
     "public_url",
@@ -40,6 +41,16 @@ class LimitError(ConfigError):
     def __init__(self, message: str, *, setting: str, status: int = 400) -> None:
         super().__init__(f"{message} ({setting})")
         self.setting = setting
+        self.status = status
+
+
+class TraceError(ConfigError):
+    """An OTLP export request that cannot be read: malformed protobuf or JSON, a bad trace or
+    span id, a content type or encoding the receiver does not take. ``status`` is how the
+    receiver answers (400, or 415 for the media type or content encoding)."""
+
+    def __init__(self, message: str, *, status: int = 400) -> None:
+        super().__init__(message)
         self.status = status
 
 
