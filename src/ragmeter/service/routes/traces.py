@@ -5,19 +5,19 @@ version."""
 from __future__ import annotations
 
 import asyncio
-import importlib
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, status
 from fastapi.responses import Response
 
-from ragmeter.errors import ConfigError, LimitError
+from ragmeter.errors import LimitError, TraceError
 from ragmeter.runs.storage.traces import StoredTrace, TraceFilter
 from ragmeter.service.envelope import Result, ok
 from ragmeter.service.permissions import require_owner
 from ragmeter.service.schemas import Limit, Offset, Page
 from ragmeter.service.state import Services, services
 from ragmeter.store.names import check_name
+from ragmeter.traces.otlp import JSON, decode_export, encode_response, encode_status, media_type
 from ragmeter.wire.traces import (
     SpanOut,
     TraceDetailOut,
@@ -62,18 +62,11 @@ async def _body(request: Request, cap: int) -> bytes:
     return b"".join(chunks)
 
 
-def _codec() -> Any:
-    """``ragmeter.traces.otlp``: OTLP's request and response bodies (imported when first
-    needed: it loads the protobuf runtime)."""
-    return importlib.import_module("ragmeter.traces.otlp")
-
-
 def _otlp(body: bytes, status_code: int, content_type: str | None, **headers: str) -> Response:
-    codec = _codec()
     try:
-        media = codec.media_type(content_type)
-    except ConfigError:
-        media = codec.JSON
+        media = media_type(content_type)
+    except TraceError:  # not an OTLP encoding: answered in JSON
+        media = JSON
     return Response(body, status_code=status_code, media_type=media, headers=headers)
 
 
@@ -83,25 +76,23 @@ async def export_traces(request: Request, svc: Deps) -> Response:
     OTLP's ``ExportTraceServiceResponse`` (``partial_success`` when some spans were refused)
     or a ``google.rpc.Status``: 400 unreadable, 413 past a size cap, 415 another content type
     or encoding, 503 with ``Retry-After`` when the queue is full."""
-    codec = _codec()
     content_type = request.headers.get("content-type")
     encoding = request.headers.get("content-encoding")
     try:
         body = await _body(request, request_cap(svc))
         decoded = await asyncio.to_thread(
-            codec.decode_export, body, content_type, encoding, svc.settings.online
+            decode_export, body, content_type, encoding, svc.settings.online
         )
-    except ConfigError as exc:  # LimitError (413), a body that cannot be read (400, 415)
-        code = getattr(exc, "status", 400)
-        return _otlp(codec.encode_status(str(exc), content_type), code, content_type)
+    except (LimitError, TraceError) as exc:  # past a cap (413), unreadable (400, 415)
+        return _otlp(encode_status(str(exc), content_type), exc.status, content_type)
     if decoded.spans and not svc.span_queue.offer(decoded.spans):
         message = (
             f"the receiver's queue is full ({svc.span_queue.capacity:,} spans waiting to be "
             "stored, [online] max_queued_spans); retry later"
         )
-        refused = codec.encode_status(message, content_type, code=14)  # gRPC's UNAVAILABLE
+        refused = encode_status(message, content_type, code=14)  # gRPC's UNAVAILABLE
         return _otlp(refused, 503, content_type, **{"Retry-After": str(RETRY_AFTER)})
-    answer = codec.encode_response(decoded.rejected, decoded.message, content_type)
+    answer = encode_response(decoded.rejected, decoded.message, content_type)
     return _otlp(answer, 200, content_type)
 
 
