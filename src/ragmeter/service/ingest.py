@@ -37,7 +37,8 @@ class SpanQueue:
         self._pending: deque[SpanRecord] = deque()
         self._writing = 0
         self._wake = asyncio.Event()
-        self._closed = False
+        #: refusing spans: before the server's background work starts, and once it stops
+        self.closed = True
 
     @property
     def queued(self) -> int:
@@ -47,7 +48,7 @@ class SpanQueue:
     def offer(self, spans: Sequence[SpanRecord]) -> bool:
         """Take all of ``spans``, or none (False) when they would pass the capacity or the
         server is stopping."""
-        if self._closed or self.queued + len(spans) > self.capacity:
+        if self.closed or self.queued + len(spans) > self.capacity:
             return False
         self._pending.extend(spans)
         self._wake.set()
@@ -76,7 +77,7 @@ class SpanQueue:
         failures = 0
         while True:
             if not self._pending:
-                if self._closed:
+                if self.closed:
                     return
                 await self._wake.wait()
                 self._wake.clear()
@@ -85,14 +86,19 @@ class SpanQueue:
                 failures = 0
                 continue
             failures += 1
-            if self._closed and failures >= attempts:
+            if self.closed and failures >= attempts:
                 log.error("stopping: %d accepted spans could not be stored", len(self._pending))
                 return
             await asyncio.sleep(RETRY_SECONDS)
 
+    def open(self) -> None:
+        """Take spans (``run`` writes them, on the running event loop)."""
+        self._wake = asyncio.Event()
+        self.closed = False
+
     def close(self) -> None:
         """Refuse new spans; ``run`` returns once the pending ones are written."""
-        self._closed = True
+        self.closed = True
         self._wake.set()
 
 
@@ -107,6 +113,7 @@ class TraceWork:
 
     def start(self) -> None:
         loop = asyncio.get_running_loop()
+        self.queue.open()
         self._writer = loop.create_task(self.queue.run())
         self._purger = loop.create_task(self._purge())
 

@@ -87,8 +87,10 @@ async def export_traces(request: Request, svc: Deps) -> Response:
         return _otlp(encode_status(str(exc), content_type), exc.status, content_type)
     if decoded.spans and not svc.span_queue.offer(decoded.spans):
         message = (
-            f"the receiver's queue is full ({svc.span_queue.capacity:,} spans waiting to be "
-            "stored, [online] max_queued_spans); retry later"
+            "the server is stopping; retry later"
+            if svc.span_queue.closed
+            else f"the receiver's queue is full ({svc.span_queue.capacity:,} spans waiting to "
+            "be stored, [online] max_queued_spans); retry later"
         )
         refused = encode_status(message, content_type, code=14)  # gRPC's UNAVAILABLE
         return _otlp(refused, 503, content_type, **{"Retry-After": str(RETRY_AFTER)})
