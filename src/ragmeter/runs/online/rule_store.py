@@ -110,7 +110,8 @@ class RuleStore:
         """Traces each rule has scored in all, by rule name."""
         table = OnlineCursorRecord
         with self.store.engine.connect() as connection:
-            return dict(connection.execute(select(table.rule, table.scored)).tuples().all())
+            found = connection.execute(select(table.rule, table.scored)).all()
+        return {rule: int(scored) for rule, scored in found}
 
 
 def _spec(rule: OnlineRule) -> dict[str, Any]:

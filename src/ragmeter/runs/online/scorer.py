@@ -194,7 +194,6 @@ class RuleScorer:
     ) -> TraceScore:
         score = results.score(index)
         reason, kind = (None, None) if score is not None else results.reason(index)
-        usage = results.usage.get(index) or {}
         return TraceScore(
             trace_id=trace.trace_id,
             metric=metric.metric_name,
@@ -205,6 +204,6 @@ class RuleScorer:
             error_kind=kind,
             feedback=results.feedback.get(index),
             judge_model=self._judge_of(metric),
-            tokens=int(usage.get("tokens", 0)),
+            tokens=results.cost.get(index, 0),
             scored_ns=now,
         )
