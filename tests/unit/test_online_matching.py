@@ -168,4 +168,4 @@ def test_sampling_is_decided_by_the_trace_id_alone() -> None:
     assert all(w for f, w in zip(first, wider, strict=True) if f)  # 20% is inside 40%
     assert not any(sampled(0.0, i) for i in ids)
     assert all(sampled(1.0, i) for i in ids)
-    assert 0.0 <= min(map(sample_point, ids)) and max(map(sample_point, ids)) < 1.0
+    assert min(map(sample_point, ids)) >= 0.0 and max(map(sample_point, ids)) < 1.0
