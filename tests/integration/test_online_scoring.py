@@ -203,7 +203,7 @@ def test_the_loop_scores_each_trace_once_across_looks_and_restarts(
 
     def scoring() -> OnlineScoring:
         return OnlineScoring(
-            source, lambda: [rule], RuleStore(store), BudgetLedger(store), settings
+            source, lambda: [rule], RuleStore(store), BudgetLedger(store), lambda: settings
         )
 
     async def looks() -> list[int]:

@@ -18,6 +18,7 @@ from ragmeter.runs.execution.executor import RunLimits
 from ragmeter.runs.execution.manager import RunManager
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.runs.storage.testset_jobs import TestsetJobStore
+from ragmeter.service._online import OnlineRules
 from ragmeter.service._testsets import TestsetJobs
 from ragmeter.store.users import AuditLog, UserStore
 
@@ -48,6 +49,8 @@ class Services:
     audit: AuditLog
     #: test set generations (``POST /knowledge/spaces/{space}/testsets``)
     testsets: TestsetJobs
+    #: online evaluation rules and their background scorer's trace source
+    online: OnlineRules
     config_file: Path = field(default_factory=config_path)
     _stamp: Stamp = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -80,6 +83,7 @@ class Services:
             testsets=TestsetJobs(
                 TestsetJobStore(kb.store, lease_seconds=settings.server.run_lease_seconds)
             ),
+            online=OnlineRules.open(kb.store),
             config_file=config_file,
             _stamp=_stamp(config_file),
         )

@@ -40,12 +40,13 @@ class OnlineScoring:
         rules: Callable[[], list[OnlineRule]],
         store: RuleStore,
         ledger: BudgetLedger,
-        settings: Settings,
+        settings: Callable[[], Settings],
     ) -> None:
         self.source = source
         self.rules = rules
         self.store = store
         self.ledger = ledger
+        #: the settings in force (a server re-reads ragmeter.toml when it changes)
         self.settings = settings
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._scorers: dict[str, RuleScorer] = {}
@@ -53,13 +54,15 @@ class OnlineScoring:
     @property
     def lease_s(self) -> float:
         """How long a server holds a rule's cursor while it scores a batch."""
-        return max(120.0, 10 * self.settings.online.score_every_seconds)
+        return max(120.0, 10 * self.settings().online.score_every_seconds)
 
     def _scorer(self, rule: OnlineRule) -> RuleScorer:
-        """The rule's scorer, made anew when the rule changed."""
+        """The rule's scorer, made anew when the rule or its judge's settings changed."""
+        settings = self.settings()
+        judge = settings.models.get(rule.judge) if rule.judge else None
         found = self._scorers.get(rule.name)
-        if found is None or found.rule != rule:
-            found = self._scorers[rule.name] = RuleScorer(rule, self.settings, self.ledger)
+        if found is None or found.rule != rule or found.judge_config != judge:
+            found = self._scorers[rule.name] = RuleScorer(rule, settings, self.ledger)
         return found
 
     async def look(self, now_ns: int | None = None) -> int:
@@ -80,7 +83,7 @@ class OnlineScoring:
         """Score the rule's ready traces, a batch at a time, up to ``BATCHES_PER_LOOK``."""
         now = time.time_ns() if now_ns is None else now_ns
         until = now - int(rule.delay_seconds * 1e9)
-        limit = self.settings.online.score_batch
+        limit = self.settings().online.score_batch
         scored = 0
         for _ in range(BATCHES_PER_LOOK):
             cursor = await asyncio.to_thread(self.store.claim, rule.name, self.owner, self.lease_s)
@@ -103,14 +106,18 @@ class OnlineScoring:
         return scored
 
     async def run(self) -> None:
-        """Look every ``[online] score_every_seconds`` until cancelled."""
-        period = self.settings.online.score_every_seconds
-        while True:
-            try:
-                await self.look()
-            except RagmeterError as exc:  # the store is away for a moment: look again later
-                log.warning("online rules cannot score now: %s", exc)
-            await asyncio.sleep(period)
+        """Look every ``[online] score_every_seconds`` until cancelled (then the judges'
+        connections are closed)."""
+        try:
+            while True:
+                period = self.settings().online.score_every_seconds
+                try:
+                    await self.look()
+                except RagmeterError as exc:  # the store is away a moment: look again later
+                    log.warning("online rules cannot score now: %s", exc)
+                await asyncio.sleep(period)
+        finally:
+            await self.aclose()
 
     async def aclose(self) -> None:
         for scorer in self._scorers.values():

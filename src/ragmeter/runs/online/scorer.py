@@ -72,6 +72,8 @@ class RuleScorer:
         self.rule = rule
         self.ledger = ledger
         self.metrics = check_rule(rule, settings)
+        #: the judge's ``[models.X]`` as the scorer was made with it
+        self.judge_config = settings.models.get(rule.judge) if rule.judge else None
         self.judge: Any = None
         if rule.judge is not None and self._judged():
             self.judge = judge_from_config(rule.judge, settings=settings)
