@@ -342,7 +342,7 @@ class OnlineConfig(BaseModel):
     #: seconds between two looks of the background scorer for traces to score
     score_every_seconds: float = Field(default=5.0, gt=0)
     #: traces one rule scores per batch (its judged ones go through the judge together)
-    score_batch: int = Field(default=50, ge=1, le=10_000)
+    score_batch: int = Field(default=200, ge=1, le=10_000)
 
 
 class Settings(BaseModel):

@@ -222,3 +222,29 @@ def test_the_loop_scores_each_trace_once_across_looks_and_restarts(
     assert len(scored) == len(set(scored)) == 11
     assert f"{50:032x}" not in scored  # not complete: never handed out
     assert RuleStore(store).scored() == {"prod": 11}
+
+
+def test_score_traces_applies_rules_now(store_url: str, judge_server: ScriptedJudgeServer) -> None:
+    """Traces given in Python (with their spans) scored by rules at once, as from a file."""
+    from ragmeter.runs.online import PendingTrace, score_traces
+    from ragmeter.traces import SpanRecord
+
+    settings = _settings(store_url, judge_server)
+
+    def span(i: int, kind: str) -> SpanRecord:
+        return SpanRecord(
+            trace_id=f"{i:032x}", span_id=f"{i:016x}", parent_id=None, name="s", kind=kind,
+            start_ns=0, end_ns=1, status="ok",
+        )  # fmt: skip
+
+    items = [
+        PendingTrace(_trace(i), (span(i, "RETRIEVER" if i < 2 else "LLM"),), 0) for i in range(4)
+    ]
+    retrieval = _rule(name="retrieval", metrics=["mrr"], judge=None, span_kind="retriever")
+    paused = _rule(name="paused", enabled=False)
+    scores = score_traces(items, [retrieval, paused], settings)
+    assert sorted((s.trace_id, s.metric, s.score) for s in scores) == [
+        (f"{0:032x}", "mrr", 1.0),
+        (f"{1:032x}", "mrr", 1.0),
+    ]
+    assert not judge_server.arrivals

@@ -27,7 +27,7 @@ __all__ = ["OnlineScoring"]
 log = logging.getLogger(__name__)
 
 #: batches one rule scores per look before the next rule's turn
-BATCHES_PER_LOOK = 20
+BATCHES_PER_LOOK = 50
 
 
 class OnlineScoring:

@@ -1,5 +1,6 @@
-"""Traces held in memory as a ``TraceSource``: for scoring traces given in Python or read from
-a file with online rules (``score_traces``), without a service or a trace store."""
+"""Traces held in memory as a ``TraceSource`` (the server's background scorer runs over any
+source), and ``score_traces``: online rules applied now to traces given in Python or read
+from a file, without a service or a trace store."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 
+from ragmeter._sync import run_sync
+from ragmeter.config import OnlineRule, Settings
 from ragmeter.runs.online.source import Cursor, PendingTrace
 from ragmeter.traces import SpanRecord, TraceRecord, TraceScore
 
-__all__ = ["MemoryTraces"]
+__all__ = ["MemoryTraces", "ascore_traces", "score_traces"]
 
 
 class MemoryTraces:
@@ -59,3 +62,43 @@ class MemoryTraces:
                 self._scores.items(), key=lambda item: (item[0][0], item[0][1] or "", item[0][2])
             )
         return [s for _, s in found if trace_id is None or s.trace_id == trace_id]
+
+
+async def ascore_traces(
+    traces: Iterable[TraceRecord | PendingTrace],
+    rules: Iterable[OnlineRule],
+    settings: Settings | None = None,
+) -> list[TraceScore]:
+    """Score ``traces`` (records, or with their spans as ``PendingTrace``) by ``rules`` now,
+    as the server's background scorer would (no delay, no cursor): every matching trace by
+    each enabled rule's deterministic metrics, the sampled ones by its judged metrics within
+    its daily budget, counted in the store of ``settings`` (default: ragmeter.toml's)."""
+    from ragmeter.config import load_settings
+    from ragmeter.runs.online.budget import BudgetLedger
+    from ragmeter.runs.online.matching import matches
+    from ragmeter.runs.online.scorer import RuleScorer
+    from ragmeter.store.db import open_store
+
+    settings = settings or load_settings()
+    ledger = BudgetLedger(open_store(settings.store_url()))
+    items = [t if isinstance(t, PendingTrace) else PendingTrace(t, (), 0) for t in traces]
+    scores: list[TraceScore] = []
+    for rule in rules:
+        if not rule.enabled:
+            continue
+        scorer = RuleScorer(rule, settings, ledger)
+        try:
+            taken = [p.trace for p in items if matches(rule, p.trace, p.spans)]
+            scores.extend(await scorer.score(taken) if taken else [])
+        finally:
+            await scorer.aclose()
+    return scores
+
+
+def score_traces(
+    traces: Iterable[TraceRecord | PendingTrace],
+    rules: Iterable[OnlineRule],
+    settings: Settings | None = None,
+) -> list[TraceScore]:
+    """Blocking form of ``ascore_traces``."""
+    return run_sync(ascore_traces(traces, rules, settings))
