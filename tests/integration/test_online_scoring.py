@@ -248,3 +248,24 @@ def test_score_traces_applies_rules_now(store_url: str, judge_server: ScriptedJu
         (f"{1:032x}", "mrr", 1.0),
     ]
     assert not judge_server.arrivals
+
+
+def test_the_last_requests_of_a_budget_finish_traces(
+    store_url: str, judge_server: ScriptedJudgeServer
+) -> None:
+    """Judged traces go a chunk at a time, sized by what a trace took (two requests for
+    faithfulness), so a budget of 10 judges 5 traces whole instead of starting 10."""
+    settings = _settings(store_url, judge_server)
+    rule = _rule(metrics=["faithfulness"], max_requests_per_day=10)
+
+    async def score() -> list[Any]:
+        scorer = RuleScorer(rule, settings, BudgetLedger(Store(store_url)))
+        try:
+            return await scorer.score([_trace(i) for i in range(30)])
+        finally:
+            await scorer.aclose()
+
+    scores = asyncio.run(score())
+    assert len(judge_server.arrivals) == 10
+    assert len([s for s in scores if s.score is not None]) == 5
+    assert all((s.reason or "").startswith("skipped:") for s in scores if s.score is None)

@@ -22,7 +22,7 @@ from ragmeter.metrics import LLMEvaluationMetric
 from ragmeter.metrics.base import EvaluationMetric
 from ragmeter.metrics.context import EmbeddingBatcher, EvaluationContext
 from ragmeter.reports import ResultColumns
-from ragmeter.runs.online.budget import BudgetGate, BudgetLedger, utc_day
+from ragmeter.runs.online.budget import BudgetGate, BudgetLedger, Spent, utc_day
 from ragmeter.runs.online.matching import sampled
 from ragmeter.runs.planning.scoring import check_judge, resolve_metrics, score_rows
 from ragmeter.traces import TraceRecord, TraceScore
@@ -31,6 +31,10 @@ __all__ = ["RuleScorer", "check_rule"]
 
 #: judged rows scored at once (each row's judge requests go out together)
 JUDGE_CONCURRENCY = 16
+#: judged traces of a batch scored first, before what a trace costs is known
+JUDGE_FIRST_CHUNK = 4
+#: judged traces scored together at most
+JUDGE_CHUNK = 64
 
 
 def check_rule(rule: OnlineRule, settings: Settings) -> list[EvaluationMetric[Any, Any]]:
@@ -80,6 +84,9 @@ class RuleScorer:
             self.judge.gate = BudgetGate(ledger, rule)
         check_judge(self.judge, self.metrics)
         self._batcher = EmbeddingBatcher()
+        #: the day's spending before the last chunk of judged traces, and its size
+        self._before: Spent | None = None
+        self._chunk = 0
 
     def _judged(self) -> list[EvaluationMetric[Any, Any]]:
         return [m for m in self.metrics if isinstance(m, LLMEvaluationMetric)]
@@ -92,28 +99,57 @@ class RuleScorer:
         """Every score of ``traces`` (already matched): each trace's deterministic metrics,
         and its judged ones if sampled (null with the reason when the budget is spent)."""
         now = time.time_ns()
-        skip = await asyncio.to_thread(self._spent_reason)
         scores: list[TraceScore] = []
-        cases: list[_Case] = []
+        plain: list[_Case] = []
+        judged: list[_Case] = []
         for index, trace in enumerate(traces):
-            case, unusable = self._case(index, trace, skip, now)
-            scores.extend(unusable)
-            if case is not None:
-                cases.append(case)
-        groups: dict[tuple[str, ...], list[_Case]] = defaultdict(list)
-        for case in cases:
-            groups[tuple(m.metric_name for m in case.metrics)].append(case)
-        done = await asyncio.gather(*(self._score_group(group) for group in groups.values()))
-        for found in done:
-            scores.extend(found)
+            case, nulls = self._case(index, trace, now)
+            scores.extend(nulls)
+            if case is None:
+                continue
+            for kept, wanted in ((plain, False), (judged, True)):
+                metrics = [m for m in case.metrics if isinstance(m, LLMEvaluationMetric) is wanted]
+                if metrics:
+                    kept.append(_Case(case.trace, case.row, metrics))
+        scores.extend(await self._score_cases(plain))
+        scores.extend(await self._judge_in_chunks(judged))
         if traces:
             await asyncio.to_thread(self.ledger.add, self.rule.name, utc_day(), traces=len(traces))
         return scores
 
-    def _spent_reason(self) -> str | None:
-        """Why judged metrics are skipped now (the day's budget is spent), or None."""
-        if not self._judged():
-            return None
+    async def _score_cases(self, cases: list[_Case]) -> list[TraceScore]:
+        """Cases scored together, those with the same metrics in one group each."""
+        groups: dict[tuple[str, ...], list[_Case]] = defaultdict(list)
+        for case in cases:
+            groups[tuple(m.metric_name for m in case.metrics)].append(case)
+        done = await asyncio.gather(*(self._score_group(group) for group in groups.values()))
+        return [score for found in done for score in found]
+
+    async def _judge_in_chunks(self, cases: list[_Case]) -> list[TraceScore]:
+        """Judged cases a chunk at a time, each chunk as many traces as the rest of today's
+        budget likely pays for (so the last requests finish traces rather than start many);
+        once the budget is spent, the rest are skipped, each skip a null saying so."""
+        scores: list[TraceScore] = []
+        start = 0
+        while start < len(cases):
+            skip, room = await asyncio.to_thread(self._room, start)
+            if skip is not None:
+                now = time.time_ns()
+                rest = cases[start:]
+                scores += [
+                    self._null(c.trace, m, skip, "upstream", now) for c in rest for m in c.metrics
+                ]
+                break
+            chunk = cases[start : start + room]
+            self._chunk = len(chunk)
+            scores.extend(await self._score_cases(chunk))
+            start += len(chunk)
+        return scores
+
+    def _room(self, done: int) -> tuple[str | None, int]:
+        """Why judged metrics are skipped now (the day's budget is spent), or how many traces
+        to judge next: the budget left over what a trace took so far (``done`` traces judged
+        in this batch), at least 1 and at most ``JUDGE_CHUNK``."""
         rule = self.rule
         spent = self.ledger.spent(rule.name, utc_day())
         if spent.requests >= rule.max_requests_per_day or spent.tokens >= rule.max_tokens_per_day:
@@ -121,13 +157,25 @@ class RuleScorer:
                 f"skipped: the daily judge budget of online rule '{rule.name}' is spent "
                 f"({spent.requests} of {rule.max_requests_per_day} requests, {spent.tokens:,} "
                 f"of {rule.max_tokens_per_day:,} tokens today, UTC)"
-            )
-        return None
+            ), 0
+        if done == 0 or self._before is None:
+            self._before = spent
+            return None, JUDGE_FIRST_CHUNK
+        before, self._before = self._before, spent
+        per_request = max(spent.requests - before.requests, 0) / max(self._chunk, 1)
+        per_token = max(spent.tokens - before.tokens, 0) / max(self._chunk, 1)
+        room = float(JUDGE_CHUNK)
+        if per_request > 0:
+            room = min(room, (rule.max_requests_per_day - spent.requests) / per_request)
+        if per_token > 0:
+            room = min(room, (rule.max_tokens_per_day - spent.tokens) / per_token)
+        return None, max(1, int(room))
 
     def _case(
-        self, index: int, trace: TraceRecord, skip: str | None, now: int
+        self, index: int, trace: TraceRecord, now: int
     ) -> tuple[_Case | None, list[TraceScore]]:
-        """The trace's row and the metrics it gets; the null scores of those it cannot get."""
+        """The trace's row and the metrics it gets (judged ones if it is sampled); the null
+        scores of those it cannot get (its row lacks what they need)."""
         judged = sampled(self.rule.sample_rate, trace.trace_id)
         wanted = [m for m in self.metrics if judged or not isinstance(m, LLMEvaluationMetric)]
         null = self._null
@@ -142,8 +190,6 @@ class RuleScorer:
             if missing:
                 reason = f"metric '{metric.metric_name}' needs {missing}, which this trace lacks"
                 nulls.append(null(trace, metric, reason, "input", now))
-            elif skip is not None and isinstance(metric, LLMEvaluationMetric):
-                nulls.append(null(trace, metric, skip, "upstream", now))
             else:
                 ready.append(metric)
         return (_Case(trace, row, ready) if ready else None), nulls
