@@ -269,3 +269,34 @@ def test_the_last_requests_of_a_budget_finish_traces(
     assert len(judge_server.arrivals) == 10
     assert len([s for s in scores if s.score is not None]) == 5
     assert all((s.reason or "").startswith("skipped:") for s in scores if s.score is None)
+
+
+def test_two_replicas_never_score_a_batch_twice(
+    store_url: str, judge_server: ScriptedJudgeServer
+) -> None:
+    """Two servers' scorers (each its own store connection) look at once, again and again:
+    each trace is taken by one of them exactly once."""
+    settings = _settings(store_url, judge_server, score_batch=3)
+    source = MemoryTraces()
+    for i in range(20):
+        source.add(_trace(i), updated_ns=1_000 + i)
+    rule = _rule(metrics=["hit_rate"], judge=None, delay_seconds=0)
+
+    def replica() -> OnlineScoring:
+        store = Store(store_url)
+        return OnlineScoring(
+            source, lambda: [rule], RuleStore(store), BudgetLedger(store), lambda: settings
+        )
+
+    async def race() -> list[int]:
+        one, two = replica(), replica()
+        counts: list[int] = []
+        for _ in range(10):
+            counts += await asyncio.gather(one.look(), two.look())
+        await one.aclose()
+        await two.aclose()
+        return counts
+
+    assert sum(asyncio.run(race())) == 20
+    assert RuleStore(Store(store_url)).scored() == {"prod": 20}
+    assert BudgetLedger(Store(store_url)).spent("prod", utc_day()).traces == 20

@@ -68,16 +68,23 @@ class OnlineScoring:
     async def look(self, now_ns: int | None = None) -> int:
         """One look: every enabled rule scores what is ready. The traces scored."""
         total = 0
-        for rule in self.rules():
+        rules = await asyncio.to_thread(self.rules)
+        await self._forget({r.name for r in rules if r.enabled})
+        for rule in rules:
             if not rule.enabled:
                 continue
             try:
                 total += await self.score_rule(rule, now_ns)
-            except (
-                RagmeterError
-            ) as exc:  # a rule gone wrong (its judge unknown now): the others go on
+            except RagmeterError as exc:  # a rule gone wrong (its judge unknown now)
                 log.warning("online rule '%s' cannot score: %s", rule.name, exc)
+            except Exception:  # a bug, or the store away: the other rules go on
+                log.exception("online rule '%s' failed to score a batch", rule.name)
         return total
+
+    async def _forget(self, kept: set[str]) -> None:
+        """Close the scorers of rules deleted or paused since the last look."""
+        for name in [n for n in self._scorers if n not in kept]:
+            await self._scorers.pop(name).aclose()
 
     async def score_rule(self, rule: OnlineRule, now_ns: int | None = None) -> int:
         """Score the rule's ready traces, a batch at a time, up to ``BATCHES_PER_LOOK``."""
@@ -113,8 +120,8 @@ class OnlineScoring:
                 period = self.settings().online.score_every_seconds
                 try:
                     await self.look()
-                except RagmeterError as exc:  # the store is away a moment: look again later
-                    log.warning("online rules cannot score now: %s", exc)
+                except Exception:  # the store is away a moment: look again later
+                    log.exception("online rules cannot score now")
                 await asyncio.sleep(period)
         finally:
             await self.aclose()
