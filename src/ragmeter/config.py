@@ -37,9 +37,9 @@ import ipaddress
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ragmeter.errors import ConfigError
 
@@ -48,9 +48,11 @@ __all__ = [
     "KnowledgeConfig",
     "ModelConfig",
     "OnlineConfig",
+    "OnlineRule",
     "ServerConfig",
     "Settings",
     "StoreConfig",
+    "TraceFilter",
     "config_path",
     "key_from_env",
     "load_settings",
@@ -241,6 +243,72 @@ class GateConfig(BaseModel):
     baseline: str | None = None
 
 
+#: what a trace filter compares (see ``TraceFilter``)
+FilterOp = Literal["eq", "ne", "in", "contains", "exists", "gt", "ge", "lt", "le"]
+FilterValue = str | int | float | bool | list[str | int | float | bool] | None
+
+
+class TraceFilter(BaseModel):
+    """One condition of an online rule on a trace: ``field op value``. ``field`` is a trace's
+    own (``service``, ``name``, ``status``, ``model``, ``user_id``, ``session_id``,
+    ``latency_ms``, ``input_tokens``, ``output_tokens``), a row field (``row.query``), a
+    metadata key (``metadata.env``), or any span's attribute (``span.llm.model_name``) or
+    resource attribute (``resource.deployment.environment``). ``exists`` takes no value;
+    ``in`` a list; ``gt``/``ge``/``lt``/``le`` a number; ``contains`` a substring of a text or
+    an item of a list."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    field: str = Field(min_length=1, max_length=200)
+    op: FilterOp = "eq"
+    value: FilterValue = None
+
+    @model_validator(mode="after")
+    def _value_fits(self) -> TraceFilter:
+        op, value = self.op, self.value
+        if op == "exists" and value is not None:
+            raise ValueError("op 'exists' takes no value")
+        if op == "in" and not isinstance(value, list):
+            raise ValueError("op 'in' takes a list of values")
+        if op in ("gt", "ge", "lt", "le") and (
+            isinstance(value, bool) or not isinstance(value, int | float)
+        ):
+            raise ValueError(f"op '{op}' takes a number")
+        if op in ("eq", "ne", "contains") and (value is None or isinstance(value, list)):
+            raise ValueError(f"op '{op}' takes one value (text, number or true/false)")
+        return self
+
+
+class OnlineRule(BaseModel):
+    """An online evaluation rule (``[[online.rules]]`` or ``/api/v2/serve/online/rules``):
+    which complete traces (``service``, root span ``root_name``, a span of ``span_kind``,
+    ``filters``, all of them), scored by which ``metrics`` (names as ``ragmeter eval -m``)
+    ``delay_seconds`` after their last span arrived. Deterministic metrics score every
+    matching trace; judged metrics (asking ``judge``, a ``[models.X]`` name) only the share
+    ``sample_rate`` of them, chosen by a hash of the trace id (every replica and every re-run
+    chooses the same traces), within a budget of judge requests and tokens per UTC day: once
+    spent, judged metrics are skipped (a null score saying so) until the next day."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+    enabled: bool = True
+    service: str | None = Field(default=None, max_length=200)
+    root_name: str | None = Field(default=None, max_length=200)
+    span_kind: str | None = Field(default=None, max_length=64)
+    filters: tuple[TraceFilter, ...] = ()
+    metrics: tuple[str, ...] = Field(min_length=1)
+    judge: str | None = Field(default=None, max_length=200)
+    #: share of matching traces the judged metrics score (deterministic ones score all)
+    sample_rate: float = Field(default=1.0, ge=0.0, le=1.0)
+    #: judge requests (retries and re-asks included; cached replies free) per UTC day
+    max_requests_per_day: int = Field(default=1_000, ge=0, le=10_000_000)
+    #: judge tokens (prompt + completion) per UTC day
+    max_tokens_per_day: int = Field(default=2_000_000, ge=0, le=10_000_000_000)
+    #: seconds after a trace's last span arrived before it is scored (late spans wait)
+    delay_seconds: float = Field(default=30.0, ge=0.0, le=86_400.0)
+
+
 class OnlineConfig(BaseModel):
     """``[online]``: production traces received at ``POST /v1/traces`` (OTLP/HTTP) and the
     rules that score them. Every size and count a trace exporter controls is capped; past a
@@ -264,6 +332,17 @@ class OnlineConfig(BaseModel):
     max_depth: int = Field(default=8, ge=1, le=64)
     #: spans waiting to be stored; a request that would pass it is refused (503, retry)
     max_queued_spans: int = Field(default=100_000, ge=1)
+    # -- online rules ------------------------------------------------------------------------
+    #: the rules of ragmeter.toml (``[[online.rules]]``); the API adds stored ones
+    rules: tuple[OnlineRule, ...] = ()
+    #: rules (ragmeter.toml's and stored ones together) a server keeps; past it POST is refused
+    max_rules: int = Field(default=100, ge=1)
+    #: filters of one rule
+    max_rule_filters: int = Field(default=16, ge=1)
+    #: seconds between two looks of the background scorer for traces to score
+    score_every_seconds: float = Field(default=5.0, gt=0)
+    #: traces one rule scores per batch (its judged ones go through the judge together)
+    score_batch: int = Field(default=200, ge=1, le=10_000)
 
 
 class Settings(BaseModel):

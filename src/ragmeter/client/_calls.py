@@ -11,11 +11,13 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, TypeAdapter
 
 from ragmeter.client._errors import ClientError, error_for_status
+from ragmeter.config import OnlineRule
 from ragmeter.wire.cards import JudgeCardOut
 from ragmeter.wire.compare import MetricComparison
 from ragmeter.wire.knowledge import AddOut, ChunkInfo, DocumentInfo, HitOut, SpaceInfo
 from ragmeter.wire.labels import LabelFormat, LabelIn, LabelOut, LabelsKept
 from ragmeter.wire.lineage import RunChanges, RunUpdate
+from ragmeter.wire.online import OnlineRuleInfo
 from ragmeter.wire.pages import Page
 from ragmeter.wire.resources import AppOut, DatasetOut, ModelOut, PromptOut, TrecDatasetOut
 from ragmeter.wire.review import (
@@ -456,3 +458,22 @@ def trace(trace_id: str) -> Call[TraceDetailOut]:
 def traces_to_dataset(body: TracesDatasetIn) -> Call[TracesDatasetOut]:
     payload = body.model_dump(exclude_none=True)
     return Call("POST", "/traces/dataset", _model(TracesDatasetOut), json=payload)
+
+
+# -- online evaluation rules (``service.routes.online``) -----------------------------------
+
+
+def online_rules() -> Call[list[OnlineRuleInfo]]:
+    return Call("GET", "/online/rules", _model(list[OnlineRuleInfo]))
+
+
+def online_rule(name: str, method: str = "GET", body: Any = None) -> Call[OnlineRuleInfo]:
+    return Call(method, f"/online/rules/{name}", _model(OnlineRuleInfo), json=body)
+
+
+def create_online_rule(rule: OnlineRule) -> Call[OnlineRuleInfo]:
+    return Call("POST", "/online/rules", _model(OnlineRuleInfo), json=rule.model_dump(mode="json"))
+
+
+def delete_online_rule(name: str) -> Call[dict[str, str]]:
+    return Call("DELETE", f"/online/rules/{name}", _model(dict[str, str]))

@@ -18,11 +18,13 @@ from ragmeter.client import _calls as calls
 from ragmeter.client._base import DEFAULT_API_BASE, FINISHED, ClientBase
 from ragmeter.client._calls import Call, RequestLike
 from ragmeter.client._errors import ClientError
+from ragmeter.config import OnlineRule
 from ragmeter.wire.cards import JudgeCardOut
 from ragmeter.wire.compare import MetricComparison
 from ragmeter.wire.knowledge import AddOut, ChunkInfo, DocumentInfo, HitOut, SpaceInfo
 from ragmeter.wire.labels import LabelFormat, LabelIn, LabelOut, LabelsKept
 from ragmeter.wire.lineage import RunChanges, RunUpdate
+from ragmeter.wire.online import OnlineRuleInfo
 from ragmeter.wire.pages import Page
 from ragmeter.wire.resources import AppOut, DatasetOut, PromptOut, TrecDatasetOut
 from ragmeter.wire.review import (
@@ -42,6 +44,7 @@ __all__ = [
     "AsyncApps",
     "AsyncClient",
     "AsyncDatasets",
+    "AsyncOnline",
     "AsyncPrompts",
     "AsyncRuns",
     "AsyncSpaces",
@@ -53,8 +56,8 @@ T = TypeVar("T")
 
 class AsyncClient(ClientBase):
     """The service's client: ``runs``, ``spaces``, ``prompts``, ``apps``, ``datasets`` and
-    ``users``, ``evaluate``, ``scenes``, ``metrics``, ``models``, ``whoami``, ``audit`` and
-    production ``traces``;
+    ``users``, ``online`` (rules), ``evaluate``, ``scenes``, ``metrics``, ``models``, ``whoami``,
+    ``audit`` and production ``traces``;
     ``run_evaluation(client, request)``
     as in DB-GPT. Refusals raise ``ClientError`` (by kind: not found, conflict, auth)."""
 
@@ -76,6 +79,7 @@ class AsyncClient(ClientBase):
         self.apps = AsyncApps(self)
         self.datasets = AsyncDatasets(self)
         self.users = AsyncUsers(self)
+        self.online = AsyncOnline(self)
 
     async def send(self, call: Call[T]) -> T:
         """Make one call; its parsed ``data``, or the ClientError it failed with."""
@@ -579,3 +583,35 @@ class AsyncUsers:
     async def rotate(self, name: str) -> UserKeyOut:
         """A new key for the user; the old one stops working at once."""
         return await self._c.send(calls.rotate_key(name))
+
+
+class AsyncOnline:
+    """Online evaluation rules: which production traces are scored, by which metrics and
+    judge, at what share and daily budget."""
+
+    def __init__(self, client: AsyncClient) -> None:
+        self._c = client
+
+    async def rules(self) -> builtins.list[OnlineRuleInfo]:
+        """Every rule, with what it spent today (UTC) and the traces it scored."""
+        return await self._c.send(calls.online_rules())
+
+    async def rule(self, name: str) -> OnlineRuleInfo:
+        return await self._c.send(calls.online_rule(name))
+
+    async def create_rule(self, rule: OnlineRule | Mapping[str, Any]) -> OnlineRuleInfo:
+        """Make a rule (an ``OnlineRule`` or its fields as a dict)."""
+        made = rule if isinstance(rule, OnlineRule) else OnlineRule.model_validate(dict(rule))
+        return await self._c.send(calls.create_online_rule(made))
+
+    async def replace_rule(self, rule: OnlineRule) -> OnlineRuleInfo:
+        """Replace the stored rule of the same name whole."""
+        body = rule.model_dump(mode="json")
+        return await self._c.send(calls.online_rule(rule.name, "PUT", body))
+
+    async def update_rule(self, name: str, **changes: Any) -> OnlineRuleInfo:
+        """Change the fields given (``enabled=False`` pauses the rule)."""
+        return await self._c.send(calls.online_rule(name, "PATCH", changes))
+
+    async def delete_rule(self, name: str) -> dict[str, str]:
+        return await self._c.send(calls.delete_online_rule(name))

@@ -18,11 +18,13 @@ from ragmeter.client import _calls as calls
 from ragmeter.client._base import DEFAULT_API_BASE, FINISHED, ClientBase
 from ragmeter.client._calls import Call, RequestLike
 from ragmeter.client._errors import ClientError
+from ragmeter.config import OnlineRule
 from ragmeter.wire.cards import JudgeCardOut
 from ragmeter.wire.compare import MetricComparison
 from ragmeter.wire.knowledge import AddOut, ChunkInfo, DocumentInfo, HitOut, SpaceInfo
 from ragmeter.wire.labels import LabelFormat, LabelIn, LabelOut, LabelsKept
 from ragmeter.wire.lineage import RunChanges, RunUpdate
+from ragmeter.wire.online import OnlineRuleInfo
 from ragmeter.wire.pages import Page
 from ragmeter.wire.resources import AppOut, DatasetOut, PromptOut, TrecDatasetOut
 from ragmeter.wire.review import (
@@ -45,6 +47,7 @@ __all__ = [
     "Prompts",
     "Runs",
     "Spaces",
+    "SyncOnline",
     "Users",
 ]
 
@@ -53,8 +56,8 @@ T = TypeVar("T")
 
 class Client(ClientBase):
     """The service's client: ``runs``, ``spaces``, ``prompts``, ``apps``, ``datasets`` and
-    ``users``, ``evaluate``, ``scenes``, ``metrics``, ``models``, ``whoami``, ``audit`` and
-    production ``traces``;
+    ``users``, ``online`` (rules), ``evaluate``, ``scenes``, ``metrics``, ``models``, ``whoami``,
+    ``audit`` and production ``traces``;
     ``run_evaluation(client, request)``
     as in DB-GPT. Refusals raise ``ClientError`` (by kind: not found, conflict, auth)."""
 
@@ -76,6 +79,7 @@ class Client(ClientBase):
         self.apps = Apps(self)
         self.datasets = Datasets(self)
         self.users = Users(self)
+        self.online = SyncOnline(self)
 
     def send(self, call: Call[T]) -> T:
         """Make one call; its parsed ``data``, or the ClientError it failed with."""
@@ -570,3 +574,35 @@ class Users:
     def rotate(self, name: str) -> UserKeyOut:
         """A new key for the user; the old one stops working at once."""
         return self._c.send(calls.rotate_key(name))
+
+
+class SyncOnline:
+    """Online evaluation rules: which production traces are scored, by which metrics and
+    judge, at what share and daily budget."""
+
+    def __init__(self, client: Client) -> None:
+        self._c = client
+
+    def rules(self) -> builtins.list[OnlineRuleInfo]:
+        """Every rule, with what it spent today (UTC) and the traces it scored."""
+        return self._c.send(calls.online_rules())
+
+    def rule(self, name: str) -> OnlineRuleInfo:
+        return self._c.send(calls.online_rule(name))
+
+    def create_rule(self, rule: OnlineRule | Mapping[str, Any]) -> OnlineRuleInfo:
+        """Make a rule (an ``OnlineRule`` or its fields as a dict)."""
+        made = rule if isinstance(rule, OnlineRule) else OnlineRule.model_validate(dict(rule))
+        return self._c.send(calls.create_online_rule(made))
+
+    def replace_rule(self, rule: OnlineRule) -> OnlineRuleInfo:
+        """Replace the stored rule of the same name whole."""
+        body = rule.model_dump(mode="json")
+        return self._c.send(calls.online_rule(rule.name, "PUT", body))
+
+    def update_rule(self, name: str, **changes: Any) -> OnlineRuleInfo:
+        """Change the fields given (``enabled=False`` pauses the rule)."""
+        return self._c.send(calls.online_rule(name, "PATCH", changes))
+
+    def delete_rule(self, name: str) -> dict[str, str]:
+        return self._c.send(calls.delete_online_rule(name))

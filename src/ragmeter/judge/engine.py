@@ -17,6 +17,7 @@ from ragmeter.errors import JudgeError, LimitError, public_url
 from ragmeter.judge._limiter import AdaptiveLimiter, limiter_for
 from ragmeter.judge._parse import extract_json
 from ragmeter.judge._reach import answers_http
+from ragmeter.judge.base import RequestGate
 from ragmeter.judge.cache import CachedReply, JudgeCache, cache_key
 from ragmeter.judge.tokens import count_tokens
 from ragmeter.judge.transport import import_transport, reply_parts
@@ -108,6 +109,8 @@ class JudgeEngine:
         self._reached = False
         self._connect_failures = 0
         self.fatal: str | None = None
+        #: asked before each request (an online rule's daily budget); None: none
+        self.gate: RequestGate | None = None
 
     @property
     def label(self) -> str:
@@ -336,7 +339,17 @@ class JudgeEngine:
             outcome: tuple[str, int, int] = await self._try(*request)
             return outcome
 
-    async def _try(
+    async def _try(self, *request: Any) -> tuple[str, int, int]:
+        """``_request`` through the gate, when the engine has one."""
+        gate = self.gate
+        if gate is None:
+            return await self._request(*request)
+        ticket = await gate.before(request[1])
+        reply = await self._request(*request)
+        await gate.after(ticket, reply[1] + reply[2])
+        return reply
+
+    async def _request(
         self,
         client: ChatClient,
         messages: list[dict[str, str]],

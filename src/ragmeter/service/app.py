@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -12,7 +13,7 @@ from fastapi import Depends, FastAPI
 
 from ragmeter import __version__
 from ragmeter.config import Settings, load_settings
-from ragmeter.errors import RagmeterError
+from ragmeter.errors import ConfigError, RagmeterError
 from ragmeter.service.audit import AuditTrail
 from ragmeter.service.dashboard.routes import mount_dashboard
 from ragmeter.service.dashboard.sessions import GuessLimit, SessionStore
@@ -27,6 +28,7 @@ from ragmeter.service.routes import (
     evaluate,
     knowledge,
     labels,
+    online,
     resources,
     review,
     runs,
@@ -55,10 +57,15 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     watch = asyncio.get_running_loop().create_task(_take_over(found))
     trace_work = TraceWork(found.span_queue, found.settings.online.keep_days)
     trace_work.start()  # spans received are stored in batches; old traces are deleted
+    scoring = _online_scoring(found)
     try:
         yield
     finally:
         watch.cancel()
+        if scoring is not None:
+            scoring.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await scoring  # its judges' connections closed
         found.stopping.set()  # uploads under way stop at their next file or batch
         await trace_work.stop()  # every span accepted is stored before the server exits
         await asyncio.to_thread(found.manager.shutdown)  # waits for the workers to stop
@@ -78,6 +85,29 @@ async def _take_over(found: Services) -> None:
         for run_id in taken:
             log.warning("run %s: its server's lease passed; taken over here", run_id)
             found.manager.submit(run_id)
+
+
+def _online_scoring(found: Services) -> asyncio.Task[None] | None:
+    """The background scorer of online rules over the server's trace source (none: no
+    traces to score), after checking ragmeter.toml's rules (a bad one stops the start)."""
+    for rule in found.settings.online.rules:
+        try:
+            found.online.check(found.settings, rule)
+        except RagmeterError as exc:
+            raise ConfigError(f"[[online.rules]] '{rule.name}' of ragmeter.toml: {exc}") from None
+    source = found.online.source
+    if source is None:
+        return None
+    from ragmeter.runs.online import OnlineScoring
+
+    scoring = OnlineScoring(
+        source,
+        lambda: found.online.rules(found.settings),
+        found.online.store,
+        found.online.ledger,
+        lambda: found.settings,
+    )
+    return asyncio.get_running_loop().create_task(scoring.run())
 
 
 def _openapi_with_bearer(app: FastAPI) -> Any:
@@ -149,6 +179,7 @@ def create_app(settings: Settings | None = None, *, any_host: bool = False) -> F
     app.include_router(labels.router, prefix=API_PREFIX)
     app.include_router(traces.router, prefix=API_PREFIX)
     app.include_router(traces.receiver)  # OTLP/HTTP's own path
+    app.include_router(online.router, prefix=API_PREFIX)
     # DB-GPT's built evaluation page (its /evaluation) and the calls of its frame
     app.include_router(dbgpt_page.router, prefix="/api/v1/evaluate", include_in_schema=False)
     app.include_router(dbgpt_page.frame_router, prefix="/api/v1", include_in_schema=False)

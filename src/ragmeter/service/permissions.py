@@ -189,6 +189,13 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("GET", f"{_V2}/traces"): Rule(R, "trace"),
     ("GET", f"{_V2}/traces/{{trace_id}}"): Rule(R, "trace"),
     ("POST", f"{_V2}/traces/dataset"): Rule(W, "dataset"),
+    # online evaluation rules: members make them and change their own (an admin, any)
+    ("GET", f"{_V2}/online/rules"): Rule(R, "online_rule"),
+    ("GET", f"{_V2}/online/rules/{{name}}"): Rule(R, "online_rule"),
+    ("POST", f"{_V2}/online/rules"): Rule(W, "online_rule"),
+    ("PUT", f"{_V2}/online/rules/{{name}}"): Rule(W, "online_rule", "name"),
+    ("PATCH", f"{_V2}/online/rules/{{name}}"): Rule(W, "online_rule", "name"),
+    ("DELETE", f"{_V2}/online/rules/{{name}}"): Rule(W, "online_rule", "name"),
 }
 
 
@@ -277,6 +284,8 @@ async def require_owner(request: Request, kind: str, key: str) -> None:
         return
     if kind == "testset":  # generations have their own table (``runs.storage.testset_jobs``)
         made_by = await asyncio.to_thread(request.app.state.services.testsets.creators, key)
+    elif kind == "online_rule":  # stored rules (ragmeter.toml's are changed in the file)
+        made_by = await asyncio.to_thread(request.app.state.services.online.creators, key)
     else:
         made_by = await asyncio.to_thread(creators, request.app.state.services.kb.store, kind, key)
     others = {who for who in made_by if who != user.name}

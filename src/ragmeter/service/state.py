@@ -19,6 +19,7 @@ from ragmeter.runs.execution.manager import RunManager
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.runs.storage.testset_jobs import TestsetJobStore
 from ragmeter.runs.storage.traces import TraceStore
+from ragmeter.service._online import OnlineRules
 from ragmeter.service._testsets import TestsetJobs
 from ragmeter.service.ingest import SpanQueue
 from ragmeter.store.users import AuditLog, UserStore
@@ -53,6 +54,8 @@ class Services:
     #: production traces, and the spans received and not yet stored (``service.ingest``)
     traces: TraceStore
     span_queue: SpanQueue
+    #: online evaluation rules and their background scorer's trace source
+    online: OnlineRules
     config_file: Path = field(default_factory=config_path)
     _stamp: Stamp = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -87,6 +90,7 @@ class Services:
             ),
             traces=(traces := TraceStore(kb.store)),
             span_queue=SpanQueue(traces, settings.online.max_queued_spans),
+            online=OnlineRules.open(kb.store),
             config_file=config_file,
             _stamp=_stamp(config_file),
         )
