@@ -10,7 +10,15 @@ from pydantic import ValidationError
 
 from ragmeter.config import OnlineRule, Settings
 from ragmeter.errors import ConfigError, ConflictError, LimitError, NotFoundError
-from ragmeter.runs.online import BudgetLedger, RuleStore, TraceSource, check_rule, utc_day
+from ragmeter.runs.online import (
+    BudgetLedger,
+    RuleStore,
+    StoredTraces,
+    TraceSource,
+    check_rule,
+    utc_day,
+)
+from ragmeter.runs.storage.traces import TraceStore
 from ragmeter.store.db import Store
 from ragmeter.wire.online import OnlineRuleInfo
 
@@ -30,8 +38,10 @@ class OnlineRules:
     source: TraceSource | None = field(default=None)
 
     @classmethod
-    def open(cls, store: Store) -> OnlineRules:
-        return cls(RuleStore(store), BudgetLedger(store))
+    def open(cls, store: Store, traces: TraceStore | None = None) -> OnlineRules:
+        """The rules of ``store``, scoring the traces of ``traces`` (None: none)."""
+        source = None if traces is None else StoredTraces(traces)
+        return cls(RuleStore(store), BudgetLedger(store), source)
 
     def rules(self, settings: Settings) -> list[OnlineRule]:
         """ragmeter.toml's rules, then the stored ones (a stored rule never shadows one of the

@@ -90,7 +90,7 @@ class Services:
             ),
             traces=(traces := TraceStore(kb.store)),
             span_queue=SpanQueue(traces, settings.online.max_queued_spans),
-            online=OnlineRules.open(kb.store),
+            online=OnlineRules.open(kb.store, traces),
             config_file=config_file,
             _stamp=_stamp(config_file),
         )

@@ -35,14 +35,14 @@ class OnlineRuleRecord(Base):
 
 
 class OnlineCursorRecord(Base):
-    """How far a rule (of the API or of ``ragmeter.toml``, by name) has scored: the store's
-    update time and id of the last trace it took, and the traces it scored in all."""
+    """How far a rule (of the API or of ``ragmeter.toml``, by name) has scored: the place in
+    the trace store's order and id of the last trace it took, and the traces it scored in all."""
 
     __tablename__ = "online_cursors"
 
     rule: Mapped[str] = mapped_column(String(64), primary_key=True)
-    #: the last trace taken: its update time in the trace store (Unix epoch ns) and its id
-    updated_ns: Mapped[int] = mapped_column(BigInteger, default=0)
+    #: the last trace taken: its place in the source's order (``runs.online.Cursor``) and id
+    position: Mapped[int] = mapped_column(BigInteger, default=0)
     trace_id: Mapped[str] = mapped_column(String(32), default="")
     scored: Mapped[int] = mapped_column(BigInteger, default=0)
     #: the server scoring the rule's next batch, and until when (Unix epoch s) it holds it

@@ -8,6 +8,7 @@ from ragmeter.runs.online.memory import MemoryTraces, ascore_traces, score_trace
 from ragmeter.runs.online.rule_store import RuleStore
 from ragmeter.runs.online.scorer import RuleScorer, check_rule
 from ragmeter.runs.online.source import Cursor, PendingTrace, TraceSource
+from ragmeter.runs.online.stored import StoredTraces
 
 __all__ = [
     "BudgetGate",
@@ -19,6 +20,7 @@ __all__ = [
     "RuleScorer",
     "RuleStore",
     "Spent",
+    "StoredTraces",
     "TraceSource",
     "ascore_traces",
     "check_rule",

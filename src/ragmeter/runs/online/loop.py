@@ -98,7 +98,9 @@ class OnlineScoring:
                 return scored  # another server scores this rule now
             try:
                 batch = await asyncio.to_thread(self.source.complete_since, cursor, until, limit)
-                taken = [p.trace for p in batch if matches(rule, p.trace, p.spans)]
+                taken = [
+                    p.trace for p in batch if p.trace.complete and matches(rule, p.trace, p.spans)
+                ]
                 if taken:
                     scores = await self._scorer(rule).score(taken)
                     await asyncio.to_thread(self.source.put_scores, scores)

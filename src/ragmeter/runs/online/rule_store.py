@@ -76,7 +76,7 @@ class RuleStore:
             if found is None:
                 connection.execute(
                     insert(table).values(
-                        rule=rule, updated_ns=0, trace_id="", scored=0,
+                        rule=rule, position=0, trace_id="", scored=0,
                         owner=owner, lease_until=now + lease_s,
                     )
                 )  # fmt: skip
@@ -88,7 +88,7 @@ class RuleStore:
                 .where(table.rule == rule)
                 .values(owner=owner, lease_until=now + lease_s)
             )
-            return Cursor(found.updated_ns, found.trace_id)
+            return Cursor(found.position, found.trace_id)
 
     def advance(self, rule: str, owner: str, cursor: Cursor | None, scored: int) -> None:
         """Move the rule's cursor to ``cursor`` (None: leave it) with ``scored`` more traces,
@@ -100,7 +100,7 @@ class RuleStore:
             "scored": table.scored + scored,
         }
         if cursor is not None:
-            values |= {"updated_ns": cursor.updated_ns, "trace_id": cursor.trace_id}
+            values |= {"position": cursor.position, "trace_id": cursor.trace_id}
         with self.store.engine.begin() as connection:
             connection.execute(
                 update(table).where(table.rule == rule, table.owner == owner).values(**values)

@@ -215,6 +215,17 @@ class TraceStore:
         with self.store.session() as session:
             return [span_of(s) for s in session.scalars(_spans_of(trace_id))]
 
+    def spans_of(self, trace_ids: Sequence[str]) -> dict[str, builtins.list[SpanRecord]]:
+        """The kept spans of each of ``trace_ids`` by start time, in one read per 500 ids
+        (online rules read a batch's spans at once)."""
+        found: dict[str, builtins.list[SpanRecord]] = {}
+        with self.store.session() as session:
+            for some in chunks(list(trace_ids), _IN_LIST):
+                query = select(SpanRow).where(SpanRow.trace_id.in_(some)).order_by(SpanRow.start_ns)
+                for row in session.scalars(query):
+                    found.setdefault(row.trace_id, []).append(span_of(row))
+        return found
+
     def put_scores(self, scores: Sequence[TraceScore]) -> int:
         """Keep ``scores``, each replacing the score of its trace, metric and rule; a score
         of a trace no longer kept (deleted by retention meanwhile) is dropped. How many were

@@ -28,7 +28,7 @@ def upgrade() -> None:
     op.create_table(
         "online_cursors",
         sa.Column("rule", sa.String(64), primary_key=True),
-        sa.Column("updated_ns", sa.BigInteger(), nullable=False),
+        sa.Column("position", sa.BigInteger(), nullable=False),
         sa.Column("trace_id", sa.String(32), nullable=False),
         sa.Column("scored", sa.BigInteger(), nullable=False),
         sa.Column("owner", sa.String(300), nullable=True),
