@@ -264,6 +264,12 @@ class OnlineConfig(BaseModel):
     max_depth: int = Field(default=8, ge=1, le=64)
     #: spans waiting to be stored; a request that would pass it is refused (503, retry)
     max_queued_spans: int = Field(default=100_000, ge=1)
+    # -- monitors and alerts -----------------------------------------------------------------
+    #: hosts, addresses or networks (``10.0.0.0/8``) an alert's webhook may post to although
+    #: they are loopback, private or link-local (public hosts need no entry)
+    allow_webhook_hosts: list[str] = Field(default_factory=list)
+    #: seconds between two evaluations of the alert rules
+    alert_every_seconds: float = Field(default=60.0, ge=1, le=3600)
 
 
 class Settings(BaseModel):

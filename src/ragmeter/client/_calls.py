@@ -16,6 +16,7 @@ from ragmeter.wire.compare import MetricComparison
 from ragmeter.wire.knowledge import AddOut, ChunkInfo, DocumentInfo, HitOut, SpaceInfo
 from ragmeter.wire.labels import LabelFormat, LabelIn, LabelOut, LabelsKept
 from ragmeter.wire.lineage import RunChanges, RunUpdate
+from ragmeter.wire.monitor import AlertEventOut, AlertRuleIn, AlertRuleOut, MonitorOut
 from ragmeter.wire.pages import Page
 from ragmeter.wire.resources import AppOut, DatasetOut, ModelOut, PromptOut, TrecDatasetOut
 from ragmeter.wire.review import (
@@ -431,3 +432,33 @@ def export_labels(
 ) -> Call[str]:
     params = {**{k: v for k, v in filters.items() if v is not None}, "format": kind}
     return Call("GET", _labels_path(run_id, dataset), str, params=params, download=True)
+
+
+# -- monitors and alerts ----------------------------------------------------------------------
+
+
+def monitor(metrics: Sequence[str], options: dict[str, Any]) -> Call[MonitorOut]:
+    params = {"metric": list(metrics), **{k: v for k, v in options.items() if v is not None}}
+    return Call("GET", "/online/monitor", _model(MonitorOut), params=params)
+
+
+def add_alert(body: AlertRuleIn) -> Call[AlertRuleOut]:
+    return Call("POST", "/online/alerts", _model(AlertRuleOut), json=body.model_dump())
+
+
+def alerts() -> Call[list[AlertRuleOut]]:
+    return Call("GET", "/online/alerts", _model(list[AlertRuleOut]))
+
+
+def alert(name: str, method: str = "GET") -> Call[AlertRuleOut]:
+    return Call(method, f"/online/alerts/{name}", _model(AlertRuleOut))
+
+
+def enable_alert(name: str, enabled: bool) -> Call[AlertRuleOut]:
+    body = {"enabled": enabled}
+    return Call("PATCH", f"/online/alerts/{name}", _model(AlertRuleOut), json=body)
+
+
+def alert_events(rule: str | None, limit: int) -> Call[list[AlertEventOut]]:
+    params: dict[str, Any] = {"limit": limit, **({"rule": rule} if rule else {})}
+    return Call("GET", "/online/alert-events", _model(list[AlertEventOut]), params=params)

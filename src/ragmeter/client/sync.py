@@ -23,6 +23,7 @@ from ragmeter.wire.compare import MetricComparison
 from ragmeter.wire.knowledge import AddOut, ChunkInfo, DocumentInfo, HitOut, SpaceInfo
 from ragmeter.wire.labels import LabelFormat, LabelIn, LabelOut, LabelsKept
 from ragmeter.wire.lineage import RunChanges, RunUpdate
+from ragmeter.wire.monitor import AlertEventOut, AlertRuleIn, AlertRuleOut, MonitorOut
 from ragmeter.wire.pages import Page
 from ragmeter.wire.resources import AppOut, DatasetOut, PromptOut, TrecDatasetOut
 from ragmeter.wire.review import (
@@ -41,6 +42,7 @@ __all__ = [
     "Apps",
     "Client",
     "Datasets",
+    "Monitor",
     "Prompts",
     "Runs",
     "Spaces",
@@ -51,9 +53,9 @@ T = TypeVar("T")
 
 
 class Client(ClientBase):
-    """The service's client: ``runs``, ``spaces``, ``prompts``, ``apps``, ``datasets`` and
-    ``users``, ``evaluate``, ``scenes``, ``metrics``, ``models``, ``whoami`` and ``audit``;
-    ``run_evaluation(client, request)``
+    """The service's client: ``runs``, ``spaces``, ``prompts``, ``apps``, ``datasets``,
+    ``users`` and ``monitor``, ``evaluate``, ``scenes``, ``metrics``, ``models``, ``whoami``
+    and ``audit``; ``run_evaluation(client, request)``
     as in DB-GPT. Refusals raise ``ClientError`` (by kind: not found, conflict, auth)."""
 
     def __init__(
@@ -74,6 +76,7 @@ class Client(ClientBase):
         self.apps = Apps(self)
         self.datasets = Datasets(self)
         self.users = Users(self)
+        self.monitor = Monitor(self)
 
     def send(self, call: Call[T]) -> T:
         """Make one call; its parsed ``data``, or the ClientError it failed with."""
@@ -536,3 +539,54 @@ class Users:
     def rotate(self, name: str) -> UserKeyOut:
         """A new key for the user; the old one stops working at once."""
         return self._c.send(calls.rotate_key(name))
+
+
+class Monitor:
+    """Production metrics over time with drift verdicts, and alert rules (admins make and
+    change them) with their episodes."""
+
+    def __init__(self, client: Client) -> None:
+        self._c = client
+
+    def series(
+        self,
+        metrics: Sequence[str],
+        *,
+        bucket: Literal["hour", "day"] = "hour",
+        since: str | None = None,
+        until: str | None = None,
+        window: str | None = None,
+        baseline: str = "window",
+        alpha: float = 0.05,
+    ) -> MonitorOut:
+        """Each metric in hour or day buckets (mean, CI, n) over ``since``..``until`` (ISO
+        times), and the drift of the last ``window`` (``1h``) against ``baseline``
+        (``window``, or ``run:RUN_ID``), with compare's verdicts."""
+        options: dict[str, Any] = {"bucket": bucket, "since": since, "until": until}
+        options.update(window=window, baseline=baseline, alpha=alpha)
+        return self._c.send(calls.monitor(metrics, options))
+
+    def add_alert(
+        self, name: str, expression: str, *, webhook_url: str | None = None, enabled: bool = True
+    ) -> AlertRuleOut:
+        """A new alert rule, e.g. ``faithfulness.mean < 0.8 over 1h with n >= 50``."""
+        body = AlertRuleIn(
+            name=name, expression=expression, webhook_url=webhook_url, enabled=enabled
+        )
+        return self._c.send(calls.add_alert(body))
+
+    def alerts(self) -> builtins.list[AlertRuleOut]:
+        return self._c.send(calls.alerts())
+
+    def alert(self, name: str) -> AlertRuleOut:
+        return self._c.send(calls.alert(name))
+
+    def enable_alert(self, name: str, enabled: bool = True) -> AlertRuleOut:
+        return self._c.send(calls.enable_alert(name, enabled))
+
+    def delete_alert(self, name: str) -> AlertRuleOut:
+        return self._c.send(calls.alert(name, "DELETE"))
+
+    def events(self, rule: str | None = None, limit: int = 100) -> builtins.list[AlertEventOut]:
+        """Alert episodes, newest first (of one rule if given)."""
+        return self._c.send(calls.alert_events(rule, limit))

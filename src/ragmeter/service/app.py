@@ -26,6 +26,7 @@ from ragmeter.service.routes import (
     evaluate,
     knowledge,
     labels,
+    monitor,
     resources,
     review,
     runs,
@@ -51,10 +52,12 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     for run_id in found.runs.pending():
         found.manager.submit(run_id)
     watch = asyncio.get_running_loop().create_task(_take_over(found))
+    alerts = asyncio.get_running_loop().create_task(monitor.watch_alerts(found))
     try:
         yield
     finally:
         watch.cancel()
+        alerts.cancel()
         found.stopping.set()  # uploads under way stop at their next file or batch
         await asyncio.to_thread(found.manager.shutdown)  # waits for the workers to stop
 
@@ -135,6 +138,7 @@ def create_app(settings: Settings | None = None, *, any_host: bool = False) -> F
     app.include_router(resources.router, prefix=API_PREFIX)
     app.include_router(users.router, prefix=API_PREFIX)
     app.include_router(labels.router, prefix=API_PREFIX)
+    app.include_router(monitor.router, prefix=API_PREFIX)
     # DB-GPT's built evaluation page (its /evaluation) and the calls of its frame
     app.include_router(dbgpt_page.router, prefix="/api/v1/evaluate", include_in_schema=False)
     app.include_router(dbgpt_page.frame_router, prefix="/api/v1", include_in_schema=False)

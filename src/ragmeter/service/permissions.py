@@ -44,6 +44,7 @@ class Action(enum.StrEnum):
     MANAGE_PROMPTS = "manage_prompts"
     MANAGE_SECRETS = "manage_secrets"
     MANAGE_USERS = "manage_users"
+    MANAGE_ALERTS = "manage_alerts"
 
 
 GRANTS: dict[Role, frozenset[Action]] = {
@@ -181,6 +182,15 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("GET", f"{_DATASET}/labels"): Rule(R, "label"),
     ("POST", f"{_RUN}/labels"): Rule(Action.LABEL, "label"),
     ("GET", f"{_RUN}/labels"): Rule(R, "label"),
+    # monitors of production traces and alert rules (a rule makes the server post to a URL
+    # on its own: configured by admins, as apps are)
+    ("GET", f"{_V2}/online/monitor"): Rule(R, "monitor"),
+    ("POST", f"{_V2}/online/alerts"): Rule(Action.MANAGE_ALERTS, "alert"),
+    ("GET", f"{_V2}/online/alerts"): Rule(R, "alert"),
+    ("GET", f"{_V2}/online/alerts/{{name}}"): Rule(R, "alert"),
+    ("PATCH", f"{_V2}/online/alerts/{{name}}"): Rule(Action.MANAGE_ALERTS, "alert"),
+    ("DELETE", f"{_V2}/online/alerts/{{name}}"): Rule(Action.MANAGE_ALERTS, "alert"),
+    ("GET", f"{_V2}/online/alert-events"): Rule(R, "alert"),
 }
 
 

@@ -16,6 +16,7 @@ from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.prompts.store import PromptStore
 from ragmeter.runs.execution.executor import RunLimits
 from ragmeter.runs.execution.manager import RunManager
+from ragmeter.runs.monitor.alerts import ScoreReader
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.runs.storage.testset_jobs import TestsetJobStore
 from ragmeter.service._testsets import TestsetJobs
@@ -53,6 +54,8 @@ class Services:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     #: set when the server starts stopping; long requests (uploads) stop at their next step
     stopping: threading.Event = field(default_factory=threading.Event)
+    #: the production scores monitors and alert rules read (None: this server keeps none)
+    score_reader: ScoreReader | None = None
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
