@@ -17,32 +17,10 @@ from ragmeter.runs.monitor.evaluate import evaluate_alerts
 from ragmeter.runs.monitor.store import AlertStore
 from ragmeter.runs.monitor.webhook import WebhookSender, webhook_policy
 from ragmeter.store.db import Store
+from tests.integration.score_reader import HOUR_NS, NOW, Scores
 from tests.security.listener import Listener
 
 pytestmark = pytest.mark.both_stores
-
-HOUR_NS = 3_600 * 10**9
-NOW = 1_800_000_000 * 10**9
-
-
-class Scores:
-    """Production scores of one metric, one hour of them at a time: a reader as
-    ``ScoreReader`` (metric, since, until) -> (times, values)."""
-
-    def __init__(self) -> None:
-        self.times = np.empty(0, dtype=np.int64)
-        self.values = np.empty(0)
-        self.asked: list[tuple[str, int, int]] = []
-
-    def hour(self, end_ns: int, values: np.ndarray) -> None:
-        times = np.linspace(end_ns - HOUR_NS + 1, end_ns - 1, len(values)).astype(np.int64)
-        self.times = np.concatenate([self.times, times])
-        self.values = np.concatenate([self.values, values])
-
-    def __call__(self, metric: str, since: int, until: int) -> tuple[np.ndarray, np.ndarray]:
-        self.asked.append((metric, since, until))
-        inside = (self.times >= since) & (self.times < until)
-        return self.times[inside], self.values[inside]
 
 
 @pytest.fixture

@@ -160,3 +160,18 @@ def test_a_bad_rule_is_refused_naming_the_field(
         made = {"name": "twice", "expression": RULE}
         data(admin.post(f"{V2}/online/alerts", json=made), 201)
         assert "already exists" in failure(admin.post(f"{V2}/online/alerts", json=made), 409)
+
+
+def test_the_monitor_route_checks_its_ask_and_says_when_no_scores_are_kept(
+    served: tuple[ServiceProcess, dict[str, str]],
+) -> None:
+    server, keys = served
+    with as_user(server, keys["viewer"]) as viewer:
+        monitor = f"{V2}/online/monitor"
+        bad = failure(viewer.get(monitor, params={"metric": "m", "baseline": "x"}), 400)
+        assert "choose 'window' or 'run:RUN_ID'" in bad
+        failure(viewer.get(monitor), 422)  # no metric
+        too_many = {"metric": [f"m{i}" for i in range(21)]}
+        failure(viewer.get(monitor, params=too_many), 422)
+        none = failure(viewer.get(monitor, params={"metric": "faithfulness"}), 409)
+        assert "keeps no trace scores" in none

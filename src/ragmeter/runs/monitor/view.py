@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from ragmeter.errors import ConfigError, NotFoundError, clip
+from ragmeter.errors import ConfigError, ConflictError, NotFoundError, clip
 from ragmeter.reports.monitor import Bucket, BucketStats, Drift, bucket_series, drift
 from ragmeter.runs.monitor.alerts import ScoreReader, parse_window
 from ragmeter.runs.views.compare import check_options
@@ -115,10 +115,13 @@ def _check(ask: MonitorAsk) -> None:
     check_options(ask.alpha, None)
 
 
-def monitor(ask: MonitorAsk, reader: ScoreReader, store: Store, now_ns: int) -> MonitorOut:
-    """The buckets and drift verdicts of ``ask``'s metrics."""
+def monitor(ask: MonitorAsk, reader: ScoreReader | None, store: Store, now_ns: int) -> MonitorOut:
+    """The buckets and drift verdicts of ``ask``'s metrics; ConflictError with no reader
+    (a server that keeps no production scores)."""
     _check(ask)
     since, recent_since, until = _range(ask, now_ns)
+    if reader is None:
+        raise ConflictError("this server keeps no trace scores: production traces are not stored")
     series: dict[str, list[BucketOut]] = {}
     samples: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for metric in dict.fromkeys(ask.metrics):

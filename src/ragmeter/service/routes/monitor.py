@@ -13,8 +13,8 @@ from typing import Annotated, Literal
 import httpx
 from fastapi import APIRouter, Depends, Query, status
 
-from ragmeter.errors import ConfigError, ConflictError, RagmeterError
-from ragmeter.runs.monitor.alerts import ScoreReader, parse_alert
+from ragmeter.errors import ConfigError, RagmeterError
+from ragmeter.runs.monitor.alerts import parse_alert
 from ragmeter.runs.monitor.evaluate import evaluate_alerts
 from ragmeter.runs.monitor.store import AlertStore, StoredRule
 from ragmeter.runs.monitor.view import MonitorAsk, monitor
@@ -35,13 +35,6 @@ log = logging.getLogger(__name__)
 router = APIRouter(tags=["online"])
 Deps = Annotated[Services, Depends(services)]
 Name = Annotated[str, Query(min_length=1, max_length=200)]
-
-
-def _reader(svc: Services) -> ScoreReader:
-    reader: ScoreReader | None = svc.score_reader
-    if reader is None:
-        raise ConflictError("this server keeps no trace scores: production traces are not stored")
-    return reader
 
 
 def _ns(value: datetime | None) -> int | None:
@@ -74,7 +67,7 @@ def get_monitor(
         baseline=baseline,
         alpha=alpha,
     )
-    return ok(monitor(ask, _reader(svc), svc.kb.store, time.time_ns()))
+    return ok(monitor(ask, svc.score_reader, svc.kb.store, time.time_ns()))
 
 
 def _sender(svc: Services) -> WebhookSender:
