@@ -126,3 +126,22 @@ def test_replicas_evaluating_at_once_post_each_episode_once(
     finally:
         for store in replicas:
             store.close()
+
+
+def test_a_rule_that_fails_to_evaluate_does_not_stop_the_others(
+    store: Store, listener: Listener
+) -> None:
+    alerts = AlertStore(store)
+    alerts.add("a-broken", "unreadable.mean < 0.5 over 1h with n >= 1", listener.url("/ask?x"))
+    alerts.add("b-working", "m.mean < 0.5 over 1h with n >= 1", listener.url("/ask?working"))
+    scores = Scores()
+    scores.hour(NOW, np.full(10, 0.2))
+
+    def reader(metric: str, since: int, until: int) -> tuple[np.ndarray, np.ndarray]:
+        if metric == "unreadable":
+            raise RuntimeError("the trace store is away")
+        return scores(metric, since, until)
+
+    done = asyncio.run(evaluate_alerts(alerts, reader, _sender(), now_ns=NOW))
+    assert [(o.rule, o.step) for o in done] == [("b-working", "fire")]
+    assert len(_posts(listener, "/ask?working")) == 1

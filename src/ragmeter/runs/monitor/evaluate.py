@@ -104,7 +104,7 @@ async def evaluate_alerts(
     alerts: AlertStore, reader: ScoreReader, sender: WebhookSender, *, now_ns: int | None = None
 ) -> list[Outcome]:
     """Evaluate every enabled rule at ``now_ns`` (default: now): what this replica did. A
-    rule whose text no longer parses is logged and skipped."""
+    rule whose text no longer parses, or that fails to evaluate, is logged and skipped."""
     now = time.time_ns() if now_ns is None else now_ns
     out = []
     for stored in await asyncio.to_thread(alerts.rules, enabled_only=True):
@@ -112,6 +112,9 @@ async def evaluate_alerts(
             done = await _evaluate_one(alerts, reader, sender, stored, now)
         except ConfigError as exc:
             log.error("alert rule '%s' is skipped: %s", stored.name, exc)
+            continue
+        except Exception:  # one rule's failure (the store, the reader) must not stop the rest
+            log.exception("alert rule '%s' could not be evaluated", stored.name)
             continue
         if done is not None:
             out.append(done)

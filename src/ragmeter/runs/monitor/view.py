@@ -23,6 +23,8 @@ __all__ = ["MAX_METRICS", "MonitorAsk", "monitor", "run_scores"]
 
 #: the most metrics one monitor answer holds
 MAX_METRICS = 20
+#: past this, nanoseconds since the epoch overflow 64 bits (the year 2262)
+_LAST_NS = 2**63 - 1
 _DEFAULT_RANGE_NS: dict[Bucket, int] = {"hour": 86_400 * 10**9, "day": 30 * 86_400 * 10**9}
 
 
@@ -63,6 +65,8 @@ def _range(ask: MonitorAsk, now_ns: int) -> tuple[int, int, int]:
     recent = until - window * 10**9
     if not since < until:
         raise ConfigError("since: must be before until")
+    if since < 0 or until >= _LAST_NS:
+        raise ConfigError("since, until: times from 1970 to 2262 (UTC)")
     if ask.baseline == "window" and not since < recent:
         raise ConfigError(
             f"window: the recent window ({ask.window or '1 ' + ask.bucket}) leaves no time "

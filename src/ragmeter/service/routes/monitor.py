@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 import httpx
 from fastapi import APIRouter, Depends, Query, status
 
-from ragmeter.errors import ConfigError, RagmeterError
+from ragmeter.errors import ConfigError
 from ragmeter.runs.monitor.alerts import parse_alert
 from ragmeter.runs.monitor.evaluate import evaluate_alerts
 from ragmeter.runs.monitor.store import AlertStore, StoredRule
@@ -81,8 +81,11 @@ def _out(alerts: AlertStore, rule: StoredRule) -> AlertRuleOut:
         canonical = "(no longer understood)"
     webhook = None
     if rule.webhook_url is not None:
-        url = httpx.URL(rule.webhook_url)
-        webhook = f"{url.scheme}://{url.netloc.decode('ascii', 'replace')}/…"
+        try:
+            url = httpx.URL(rule.webhook_url)
+            webhook = f"{url.scheme}://{url.netloc.decode('ascii', 'replace')}/…"
+        except (httpx.InvalidURL, ValueError):
+            webhook = "(not a valid URL)"
     return AlertRuleOut(
         name=rule.name,
         expression=rule.expression,
@@ -166,5 +169,5 @@ async def watch_alerts(found: Services) -> None:
             continue
         try:
             await evaluate_alerts(AlertStore(found.kb.store), reader, _sender(found))
-        except RagmeterError as exc:  # the store is away for a moment: look again later
-            log.warning("cannot evaluate the alert rules: %s", exc)
+        except Exception:  # the store is away for a moment: look again later, never stop
+            log.exception("cannot evaluate the alert rules")
