@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from ragmeter.client import Client, ClientConflictError, ClientNotFoundError
 from ragmeter.runs.monitor.webhook import SETTING, WebhookSender, webhook_policy
 from tests.integration.roles import as_user, users_server
 from tests.integration.service import ServiceProcess, data, failure
-from tests.security.listener import Listener
+from tests.security.listener import BODY_SECRET, Listener
 
 pytestmark = pytest.mark.both_stores
 
@@ -175,3 +176,27 @@ def test_the_monitor_route_checks_its_ask_and_says_when_no_scores_are_kept(
         failure(viewer.get(monitor, params=too_many), 422)
         none = failure(viewer.get(monitor, params={"metric": "faithfulness"}), 409)
         assert "keeps no trace scores" in none
+
+
+def test_a_failing_receiver_gets_the_retry_policy_tries_and_no_more(listener: Listener) -> None:
+    sender = WebhookSender(webhook_policy(["127.0.0.1/32"]), timeout=5.0, attempts=2)
+    path = f"/error?{uuid.uuid4().hex}"
+    outcome = _send(sender, listener.url(path))
+    assert outcome.startswith("failed: ") and "HTTP 500 (after 2 attempts)" in outcome
+    assert BODY_SECRET not in outcome  # the reply is never shown
+    assert len([s for s in listener.seen if s.path == path]) == 2
+
+
+def test_the_python_client_manages_rules(served: tuple[ServiceProcess, dict[str, str]]) -> None:
+    server, keys = served
+    with Client(server.api, keys["admin"]) as client:
+        made = client.monitor.add_alert("by-client", RULE, webhook_url="https://example.com/h")
+        assert made.rule == RULE and made.webhook == "https://example.com/…"
+        assert "by-client" in [r.name for r in client.monitor.alerts()]
+        assert client.monitor.enable_alert("by-client", False).enabled is False
+        assert client.monitor.events(rule="by-client") == []
+        with pytest.raises(ClientConflictError, match="keeps no trace scores"):
+            client.monitor.series(["faithfulness"])
+        assert client.monitor.delete_alert("by-client").name == "by-client"
+        with pytest.raises(ClientNotFoundError):
+            client.monitor.alert("by-client")
