@@ -245,6 +245,12 @@ def difference_ci(
         return Interval(
             theta, theta, "percentile", _bca_note("bca_equal", "undefined: all values are equal")
         )
+    square = float(np.einsum("i,i->", influence, influence))
+    if not 0.0 < square < math.inf:  # spread under- or overflows: no acceleration to speak of
+        draws = _resampled_means(r, resamples, seed) - _resampled_means(b, resamples, seed + 1)
+        return _percentile(
+            draws, tails, _bca_note("bca_jackknife", "undefined: degenerate jackknife")
+        )
     if min(len(r), len(b)) >= ANALYTIC_FROM:
         return _analytic(theta, influence, tails)
     draws = _resampled_means(r, resamples, seed) - _resampled_means(b, resamples, seed + 1)
