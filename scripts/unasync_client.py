@@ -32,6 +32,7 @@ REPLACEMENTS = {
     "AsyncApps": "Apps",
     "AsyncDatasets": "Datasets",
     "AsyncUsers": "Users",
+    "AsyncMonitor": "Monitor",
     "aclose": "close",
     "asyncio": "time",  # ``from asyncio import sleep``
 }

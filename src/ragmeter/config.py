@@ -343,6 +343,12 @@ class OnlineConfig(BaseModel):
     score_every_seconds: float = Field(default=5.0, gt=0)
     #: traces one rule scores per batch (its judged ones go through the judge together)
     score_batch: int = Field(default=200, ge=1, le=10_000)
+    # -- monitors and alerts -----------------------------------------------------------------
+    #: hosts, addresses or networks (``10.0.0.0/8``) an alert's webhook may post to although
+    #: they are loopback, private or link-local (public hosts need no entry)
+    allow_webhook_hosts: list[str] = Field(default_factory=list)
+    #: seconds between two evaluations of the alert rules
+    alert_every_seconds: float = Field(default=60.0, ge=1, le=3600)
 
 
 class Settings(BaseModel):

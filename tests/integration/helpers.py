@@ -117,3 +117,20 @@ def write_corpus(folder: Path) -> Path:
     (folder / ".hidden").mkdir()
     (folder / ".hidden" / "secret.md").write_text("# hidden\n\nnot added\n", encoding="utf-8")
     return folder
+
+
+def stored_run(
+    rows: list[dict[str, Any]], metrics: list[str], records: list[Any]
+) -> tuple[Any, str]:
+    """A finished run of ``rows`` in the configured store, its results ``records``
+    (``ResultRecord``s) committed at once: (its ``RunStore``, its id)."""
+    from ragmeter.knowledge.spaces import KnowledgeBase
+    from ragmeter.runs.planning.request import EvaluateServeRequest, config_from_request
+    from ragmeter.runs.storage.store import RunStore
+
+    runs = RunStore(KnowledgeBase().store)
+    dataset = runs.add_dataset(rows)
+    request = EvaluateServeRequest(scene_key="dataset", evaluate_metrics=metrics, datasets=rows)
+    run_id = runs.create(config_from_request(request), metrics, dataset.id, len(rows), {}).id
+    runs.commit_rows(run_id, records, {})
+    return runs, run_id

@@ -8,13 +8,12 @@ from __future__ import annotations
 import pytest
 
 from ragmeter.errors import ConfigError
-from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.reports.record import ResultRecord
-from ragmeter.runs.planning.request import EvaluateServeRequest, config_from_request
 from ragmeter.runs.review.queues import make_queue
 from ragmeter.runs.review.sampling import ReviewOptions
 from ragmeter.runs.storage.review_queues import ReviewQueueStore
 from ragmeter.runs.storage.store import RunStore
+from tests.integration.helpers import stored_run
 
 pytestmark = pytest.mark.usefixtures("store_home")  # each test on SQLite and on PostgreSQL
 
@@ -30,15 +29,8 @@ def _record(i: int, repeats: bool) -> ResultRecord:
 
 
 def _run(repeats: bool) -> tuple[RunStore, str]:
-    runs = RunStore(KnowledgeBase().store)
-    dataset = runs.add_dataset(ROWS)
-    request = EvaluateServeRequest(
-        scene_key="dataset", evaluate_metrics=["faithfulness"], datasets=ROWS
-    )
-    run_id = runs.create(
-        config_from_request(request), ["faithfulness"], dataset.id, len(ROWS), {}
-    ).id
-    runs.commit_rows(run_id, [_record(i, repeats) for i in range(len(ROWS))], {})
+    records = [_record(i, repeats) for i in range(len(ROWS))]
+    runs, run_id = stored_run(ROWS, ["faithfulness"], records)
     return runs, run_id
 
 

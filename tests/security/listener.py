@@ -6,6 +6,7 @@ in for the attacker's listener or an internal service. Its replies depend on the
 - ``/error``: 500 with a body holding ``BODY_SECRET``
 - ``/html``: 200 text/html holding ``BODY_SECRET``
 - ``/bigint``: 200 JSON whose answer holds an integer of 5,000 digits (Python refuses to read it)
+- ``/redirect?to=URL``: 302 to URL
 - anything else: 404
 """
 
@@ -51,6 +52,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, "text/html", f"<html>{BODY_SECRET}</html>".encode())
         elif url.path == "/bigint":
             self._send(200, "application/json", b'{"answer": ' + b"9" * 5000 + b"}")
+        elif url.path == "/redirect":
+            self.send_response(302)
+            self.send_header("Location", parse_qs(url.query)["to"][0])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
         else:
             self._send(404, "text/plain", b"no such path")
 

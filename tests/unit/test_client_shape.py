@@ -127,7 +127,7 @@ def test_both_clients_expose_the_same_methods() -> None:
     pairs = {"client": (Client, AsyncClient)}
     sync_resources, async_resources = _resources(blocking), _resources(awaited)
     assert set(sync_resources) == set(async_resources) == {
-        "runs", "spaces", "prompts", "apps", "datasets", "users", "online",
+        "runs", "spaces", "prompts", "apps", "datasets", "users", "online", "monitor",
     }  # fmt: skip
     pairs.update({k: (sync_resources[k], async_resources[k]) for k in sync_resources})
     for where, (sync_cls, async_cls) in pairs.items():

@@ -170,7 +170,7 @@ class HostPolicy:
         if self.public:
             return (
                 f"host '{host}' is a loopback, private, link-local or otherwise non-public "
-                f"address, which apps on this server may not reach unless {self.rule} lists it"
+                f"address, which this server may not reach unless {self.rule} lists it"
             )
         return f"host '{host}' is not one of the hosts {self.rule} allows"
 

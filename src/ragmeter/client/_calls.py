@@ -17,6 +17,7 @@ from ragmeter.wire.compare import MetricComparison
 from ragmeter.wire.knowledge import AddOut, ChunkInfo, DocumentInfo, HitOut, SpaceInfo
 from ragmeter.wire.labels import LabelFormat, LabelIn, LabelOut, LabelsKept
 from ragmeter.wire.lineage import RunChanges, RunUpdate
+from ragmeter.wire.monitor import AlertEventOut, AlertRuleIn, AlertRuleOut, MonitorOut
 from ragmeter.wire.online import OnlineRuleInfo
 from ragmeter.wire.pages import Page
 from ragmeter.wire.resources import AppOut, DatasetOut, ModelOut, PromptOut, TrecDatasetOut
@@ -477,3 +478,33 @@ def create_online_rule(rule: OnlineRule) -> Call[OnlineRuleInfo]:
 
 def delete_online_rule(name: str) -> Call[dict[str, str]]:
     return Call("DELETE", f"/online/rules/{name}", _model(dict[str, str]))
+
+
+# -- monitors and alerts ----------------------------------------------------------------------
+
+
+def monitor(metrics: Sequence[str], options: dict[str, Any]) -> Call[MonitorOut]:
+    params = {"metric": list(metrics), **{k: v for k, v in options.items() if v is not None}}
+    return Call("GET", "/online/monitor", _model(MonitorOut), params=params)
+
+
+def add_alert(body: AlertRuleIn) -> Call[AlertRuleOut]:
+    return Call("POST", "/online/alerts", _model(AlertRuleOut), json=body.model_dump())
+
+
+def alerts() -> Call[list[AlertRuleOut]]:
+    return Call("GET", "/online/alerts", _model(list[AlertRuleOut]))
+
+
+def alert(name: str, method: str = "GET") -> Call[AlertRuleOut]:
+    return Call(method, f"/online/alerts/{name}", _model(AlertRuleOut))
+
+
+def enable_alert(name: str, enabled: bool) -> Call[AlertRuleOut]:
+    body = {"enabled": enabled}
+    return Call("PATCH", f"/online/alerts/{name}", _model(AlertRuleOut), json=body)
+
+
+def alert_events(rule: str | None, limit: int) -> Call[list[AlertEventOut]]:
+    params: dict[str, Any] = {"limit": limit, **({"rule": rule} if rule else {})}
+    return Call("GET", "/online/alert-events", _model(list[AlertEventOut]), params=params)

@@ -24,6 +24,7 @@ from ragmeter.wire.compare import MetricComparison
 from ragmeter.wire.knowledge import AddOut, ChunkInfo, DocumentInfo, HitOut, SpaceInfo
 from ragmeter.wire.labels import LabelFormat, LabelIn, LabelOut, LabelsKept
 from ragmeter.wire.lineage import RunChanges, RunUpdate
+from ragmeter.wire.monitor import AlertEventOut, AlertRuleIn, AlertRuleOut, MonitorOut
 from ragmeter.wire.online import OnlineRuleInfo
 from ragmeter.wire.pages import Page
 from ragmeter.wire.resources import AppOut, DatasetOut, PromptOut, TrecDatasetOut
@@ -44,6 +45,7 @@ __all__ = [
     "Apps",
     "Client",
     "Datasets",
+    "Monitor",
     "Prompts",
     "Runs",
     "Spaces",
@@ -55,9 +57,9 @@ T = TypeVar("T")
 
 
 class Client(ClientBase):
-    """The service's client: ``runs``, ``spaces``, ``prompts``, ``apps``, ``datasets`` and
-    ``users``, ``online`` (rules), ``evaluate``, ``scenes``, ``metrics``, ``models``, ``whoami``,
-    ``audit`` and production ``traces``;
+    """The service's client: ``runs``, ``spaces``, ``prompts``, ``apps``, ``datasets``,
+    ``users``, ``online`` (rules), ``monitor``, ``evaluate``, ``scenes``, ``metrics``,
+    ``models``, ``whoami``, ``audit`` and production ``traces``;
     ``run_evaluation(client, request)``
     as in DB-GPT. Refusals raise ``ClientError`` (by kind: not found, conflict, auth)."""
 
@@ -80,6 +82,7 @@ class Client(ClientBase):
         self.datasets = Datasets(self)
         self.users = Users(self)
         self.online = SyncOnline(self)
+        self.monitor = Monitor(self)
 
     def send(self, call: Call[T]) -> T:
         """Make one call; its parsed ``data``, or the ClientError it failed with."""
@@ -606,3 +609,54 @@ class SyncOnline:
 
     def delete_rule(self, name: str) -> dict[str, str]:
         return self._c.send(calls.delete_online_rule(name))
+
+
+class Monitor:
+    """Production metrics over time with drift verdicts, and alert rules (admins make and
+    change them) with their episodes."""
+
+    def __init__(self, client: Client) -> None:
+        self._c = client
+
+    def series(
+        self,
+        metrics: Sequence[str],
+        *,
+        bucket: Literal["hour", "day"] = "hour",
+        since: str | None = None,
+        until: str | None = None,
+        window: str | None = None,
+        baseline: str = "window",
+        alpha: float = 0.05,
+    ) -> MonitorOut:
+        """Each metric in hour or day buckets (mean, CI, n) over ``since``..``until`` (ISO
+        times), and the drift of the last ``window`` (``1h``) against ``baseline``
+        (``window``, or ``run:RUN_ID``), with compare's verdicts."""
+        options: dict[str, Any] = {"bucket": bucket, "since": since, "until": until}
+        options.update(window=window, baseline=baseline, alpha=alpha)
+        return self._c.send(calls.monitor(metrics, options))
+
+    def add_alert(
+        self, name: str, expression: str, *, webhook_url: str | None = None, enabled: bool = True
+    ) -> AlertRuleOut:
+        """A new alert rule, e.g. ``faithfulness.mean < 0.8 over 1h with n >= 50``."""
+        body = AlertRuleIn(
+            name=name, expression=expression, webhook_url=webhook_url, enabled=enabled
+        )
+        return self._c.send(calls.add_alert(body))
+
+    def alerts(self) -> builtins.list[AlertRuleOut]:
+        return self._c.send(calls.alerts())
+
+    def alert(self, name: str) -> AlertRuleOut:
+        return self._c.send(calls.alert(name))
+
+    def enable_alert(self, name: str, enabled: bool = True) -> AlertRuleOut:
+        return self._c.send(calls.enable_alert(name, enabled))
+
+    def delete_alert(self, name: str) -> AlertRuleOut:
+        return self._c.send(calls.alert(name, "DELETE"))
+
+    def events(self, rule: str | None = None, limit: int = 100) -> builtins.list[AlertEventOut]:
+        """Alert episodes, newest first (of one rule if given)."""
+        return self._c.send(calls.alert_events(rule, limit))

@@ -28,6 +28,7 @@ from ragmeter.service.routes import (
     evaluate,
     knowledge,
     labels,
+    monitor,
     online,
     resources,
     review,
@@ -58,6 +59,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     trace_work = TraceWork(found.span_queue, found.settings.online.keep_days)
     trace_work.start()  # spans received are stored in batches; old traces are deleted
     scoring = _online_scoring(found)
+    alerts = asyncio.get_running_loop().create_task(monitor.watch_alerts(found))
     try:
         yield
     finally:
@@ -66,6 +68,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
             scoring.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await scoring  # its judges' connections closed
+        alerts.cancel()
         found.stopping.set()  # uploads under way stop at their next file or batch
         await trace_work.stop()  # every span accepted is stored before the server exits
         await asyncio.to_thread(found.manager.shutdown)  # waits for the workers to stop
@@ -180,6 +183,7 @@ def create_app(settings: Settings | None = None, *, any_host: bool = False) -> F
     app.include_router(traces.router, prefix=API_PREFIX)
     app.include_router(traces.receiver)  # OTLP/HTTP's own path
     app.include_router(online.router, prefix=API_PREFIX)
+    app.include_router(monitor.router, prefix=API_PREFIX)
     # DB-GPT's built evaluation page (its /evaluation) and the calls of its frame
     app.include_router(dbgpt_page.router, prefix="/api/v1/evaluate", include_in_schema=False)
     app.include_router(dbgpt_page.frame_router, prefix="/api/v1", include_in_schema=False)

@@ -46,6 +46,7 @@ class Action(enum.StrEnum):
     MANAGE_USERS = "manage_users"
     #: send production traces (OTLP); an ``ingest`` key may do nothing else
     INGEST = "ingest"
+    MANAGE_ALERTS = "manage_alerts"
 
 
 GRANTS: dict[Role, frozenset[Action]] = {
@@ -196,6 +197,15 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("PUT", f"{_V2}/online/rules/{{name}}"): Rule(W, "online_rule", "name"),
     ("PATCH", f"{_V2}/online/rules/{{name}}"): Rule(W, "online_rule", "name"),
     ("DELETE", f"{_V2}/online/rules/{{name}}"): Rule(W, "online_rule", "name"),
+    # monitors of production traces and alert rules (a rule makes the server post to a URL
+    # on its own: configured by admins, as apps are)
+    ("GET", f"{_V2}/online/monitor"): Rule(R, "monitor"),
+    ("POST", f"{_V2}/online/alerts"): Rule(Action.MANAGE_ALERTS, "alert"),
+    ("GET", f"{_V2}/online/alerts"): Rule(R, "alert"),
+    ("GET", f"{_V2}/online/alerts/{{name}}"): Rule(R, "alert"),
+    ("PATCH", f"{_V2}/online/alerts/{{name}}"): Rule(Action.MANAGE_ALERTS, "alert"),
+    ("DELETE", f"{_V2}/online/alerts/{{name}}"): Rule(Action.MANAGE_ALERTS, "alert"),
+    ("GET", f"{_V2}/online/alert-events"): Rule(R, "alert"),
 }
 
 

@@ -16,6 +16,7 @@ from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.prompts.store import PromptStore
 from ragmeter.runs.execution.executor import RunLimits
 from ragmeter.runs.execution.manager import RunManager
+from ragmeter.runs.monitor.alerts import ScoreReader
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.runs.storage.testset_jobs import TestsetJobStore
 from ragmeter.runs.storage.traces import TraceStore
@@ -61,6 +62,8 @@ class Services:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     #: set when the server starts stopping; long requests (uploads) stop at their next step
     stopping: threading.Event = field(default_factory=threading.Event)
+    #: the production scores monitors and alert rules read (the trace store's; None: none)
+    score_reader: ScoreReader | None = None
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
@@ -91,6 +94,7 @@ class Services:
             traces=(traces := TraceStore(kb.store)),
             span_queue=SpanQueue(traces, settings.online.max_queued_spans),
             online=OnlineRules.open(kb.store, traces),
+            score_reader=traces.read_scores,
             config_file=config_file,
             _stamp=_stamp(config_file),
         )

@@ -46,7 +46,7 @@ __all__ = [
 
 _MIGRATIONS = Path(__file__).with_name("migrations")
 #: the newest migration's revision (a test keeps it equal to alembic's head)
-HEAD_REVISION = "0024"
+HEAD_REVISION = "0025"
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -352,10 +352,9 @@ def _current_or_created(connection: Connection) -> bool:
         return revision == HEAD_REVISION
     if inspect(connection).get_table_names():  # tables, no revision: alembic says what it is
         return False
-    from ragmeter.store import online_models  # noqa: F401  (registers its tables)
-    from ragmeter.store.models import Base
+    from ragmeter.store import alert_models, online_models, trace_models  # noqa: F401
+    from ragmeter.store.models import Base  # (the three modules' tables join its metadata)
     from ragmeter.store.search import create_row_search
-    from ragmeter.store.trace_models import TraceRow  # noqa: F401  (registers its tables)
 
     Base.metadata.create_all(connection)
     create_row_search(connection)

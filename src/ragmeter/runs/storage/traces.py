@@ -285,6 +285,12 @@ class TraceStore:
         )
         return ScoreSeries(times, values)
 
+    def read_scores(self, metric: str, since_ns: int, until_ns: int) -> tuple[Any, Any]:
+        """Monitors' and alert rules' reader (``runs.monitor.alerts.ScoreReader``): the
+        metric's scores of traces that started in ``[since_ns, until_ns)``, by that time."""
+        series = self.scores(metric, since_ns=since_ns, until_ns=until_ns, by="start")
+        return series.times, series.scores
+
     def purge(self, keep_days: float, *, now_ns: int | None = None) -> int:
         """Delete traces (with their spans and scores) that started more than ``keep_days``
         days before now (``[online] keep_days``), a batch per transaction; how many."""

@@ -1,0 +1,67 @@
+"""Tables of alert rules and their episodes (``runs.monitor``): a rule's condition on a
+metric of production traces, and each time it fired and resolved. At most one episode of a
+rule is open (not resolved) at a time, which the database enforces (a partial unique
+index): replicas evaluating the same rule at once fire it once."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, DateTime, Float, ForeignKey, Index, Integer, String, func, text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from ragmeter.store.actor import current_actor
+from ragmeter.store.models import Base, _utc_now
+
+__all__ = ["AlertEventRecord", "AlertRuleRecord"]
+
+#: the partial index's condition: an episode still open
+_OPEN = text("resolved_at IS NULL")
+
+
+class AlertRuleRecord(Base):
+    """An alert rule: its name, its expression (``faithfulness.mean < 0.8 over 1h with n >=
+    50``), where it posts (a webhook URL, optional), whether it is evaluated, who made it."""
+
+    __tablename__ = "alert_rules"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    expression: Mapped[str] = mapped_column(String(500))
+    webhook_url: Mapped[str | None] = mapped_column(String(2000), nullable=True)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_by: Mapped[str | None] = mapped_column(
+        String(200), nullable=True, default=current_actor
+    )
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime, server_default=func.now(), default=_utc_now
+    )
+
+
+class AlertEventRecord(Base):
+    """One episode of a rule: when its condition became true (with the value and n then),
+    when it became false again (None while open), and what each webhook delivery gave."""
+
+    __tablename__ = "alert_events"
+    __table_args__ = (
+        Index(
+            "uq_alert_events_open",
+            "rule_id",
+            unique=True,
+            sqlite_where=_OPEN,
+            postgresql_where=_OPEN,
+        ),
+        Index("ix_alert_events_rule_fired", "rule_id", "fired_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    rule_id: Mapped[int] = mapped_column(ForeignKey("alert_rules.id", ondelete="CASCADE"))
+    fired_at: Mapped[datetime] = mapped_column(DateTime)
+    value: Mapped[float] = mapped_column(Float)
+    n: Mapped[int] = mapped_column(Integer)
+    resolved_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    resolved_value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    resolved_n: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: the firing webhook's outcome ("sent: HTTP 200", "failed: ...", "no webhook")
+    fired_delivery: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    resolved_delivery: Mapped[str | None] = mapped_column(String(500), nullable=True)

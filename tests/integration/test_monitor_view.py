@@ -1,0 +1,154 @@
+"""The monitor as the API answers it, over a real store (SQLite, then PostgreSQL): buckets of
+production scores, drift of the last window against the window before it or against a
+stored offline run's scores, and clear refusals; and the server's background evaluation of
+alert rules posting to a real webhook receiver on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from ragmeter.config import load_settings
+from ragmeter.errors import ConfigError, ConflictError, NotFoundError
+from ragmeter.knowledge.spaces import KnowledgeBase
+from ragmeter.reports.monitor import drift
+from ragmeter.reports.record import ResultRecord
+from ragmeter.runs.monitor.store import AlertStore
+from ragmeter.runs.monitor.view import MonitorAsk, monitor
+from ragmeter.service.routes.monitor import watch_alerts
+from ragmeter.service.state import Services
+from tests.integration.helpers import stored_run
+from tests.integration.score_reader import HOUR_NS, NOW, Scores
+from tests.security.listener import Listener
+
+pytestmark = pytest.mark.usefixtures("store_home")  # each test on SQLite and on PostgreSQL
+
+
+def _production(rng: np.random.Generator, drop: float) -> Scores:
+    """A day of hourly faithfulness scores, the last hour lowered by ``drop``, 5% null."""
+    scores = Scores("faithfulness")
+    for hour in range(23, -1, -1):
+        values = rng.beta(8, 2, 120) - (drop if hour == 0 else 0.0)
+        values[rng.random(120) < 0.05] = np.nan
+        scores.hour(NOW - hour * HOUR_NS, values)
+    return scores
+
+
+def _run(scores: list[float]) -> str:
+    rows = [{"query": f"q{i}", "response": "a"} for i in range(len(scores))]
+    records = [
+        ResultRecord(i, "faithfulness", s, None, None, None, None, None, 0, f"q{i}", rows[i])
+        for i, s in enumerate(scores)
+    ]
+    return stored_run(rows, ["faithfulness"], records)[1]
+
+
+def test_buckets_and_a_drop_against_the_window_before(store_url: str) -> None:
+    scores = _production(np.random.default_rng(1), drop=0.2)
+    store = KnowledgeBase().store
+    ask = MonitorAsk(metrics=("faithfulness",), since_ns=NOW - 24 * HOUR_NS, until_ns=NOW)
+    found = monitor(ask, scores, store, now_ns=NOW + 5 * HOUR_NS)
+    (metric,) = found.metrics
+    assert len(metric.buckets) == 24 and sum(b.n + b.nulls for b in metric.buckets) == 24 * 120
+    assert metric.buckets[-1].mean < metric.buckets[0].mean - 0.1  # type: ignore[operator]
+    assert metric.drift is not None and metric.drift.verdict == "worse"
+    assert metric.drift.family == 1 and metric.drift.ci_high < 0
+    # the same numbers as the statistics module gives for those two windows
+    times, values = scores.times, scores.values
+    recent = values[(times >= NOW - HOUR_NS) & ~np.isnan(values)]
+    before = values[(times < NOW - HOUR_NS) & ~np.isnan(values)]
+    expected = drift({"faithfulness": (recent, before)})["faithfulness"]
+    assert metric.drift.p_value == expected.p_value and metric.drift.delta == expected.delta
+
+
+def test_a_steady_metric_shows_no_evidence_of_a_difference(store_url: str) -> None:
+    scores = _production(np.random.default_rng(2), drop=0.0)
+    ask = MonitorAsk(metrics=("faithfulness", "never_scored"), bucket="day", window="2h")
+    found = monitor(ask, scores, KnowledgeBase().store, now_ns=NOW)
+    steady, missing = found.metrics
+    assert steady.drift is not None and steady.drift.verdict == "no_evidence"
+    assert missing.drift is None and missing.buckets == []
+    assert missing.note == "no drift test: the recent window has no scored value of never_scored"
+
+
+def test_against_a_stored_offline_run(store_url: str) -> None:
+    rng = np.random.default_rng(3)
+    run_id = _run(list(rng.beta(8, 2, 300)))
+    scores = _production(rng, drop=0.15)
+    ask = MonitorAsk(metrics=("faithfulness",), baseline=f"run:{run_id}", until_ns=NOW)
+    (metric,) = monitor(ask, scores, KnowledgeBase().store, now_ns=NOW).metrics
+    assert metric.drift is not None and metric.drift.baseline_n == 300
+    assert metric.drift.verdict == "worse"
+    with pytest.raises(NotFoundError, match="baseline: no run 'nope'"):
+        monitor(
+            MonitorAsk(("faithfulness",), baseline="run:nope"), scores, KnowledgeBase().store, NOW
+        )
+
+
+@pytest.mark.parametrize(
+    ("ask", "says"),
+    [
+        (MonitorAsk(metrics=()), "name 1 to 20 metrics"),
+        (MonitorAsk(("m",), baseline="yesterday"), "choose 'window' or 'run:RUN_ID'"),
+        (MonitorAsk(("m",), window="2d"), "leaves no time between since and it"),
+        (MonitorAsk(("m",), window="1w"), "not a number of minutes"),
+        (MonitorAsk(("m",), since_ns=NOW, until_ns=NOW), "since: must be before until"),
+        (MonitorAsk(("m",), alpha=1.5), "alpha"),
+        (MonitorAsk(("m",), since_ns=NOW - 2_000 * HOUR_NS, until_ns=NOW), "bucket:"),
+    ],
+)
+def test_bad_asks_say_what_is_wrong(store_url: str, ask: MonitorAsk, says: str) -> None:
+    reader = Scores()
+    reader.times, reader.values = np.array([NOW - 1_999 * HOUR_NS, NOW - 1]), np.array([0.5, 0.5])
+    with pytest.raises(ConfigError, match=says):
+        monitor(ask, reader, KnowledgeBase().store, NOW)
+
+
+def test_a_server_without_production_scores_says_so(store_url: str) -> None:
+    with pytest.raises(ConflictError, match="keeps no trace scores"):
+        monitor(MonitorAsk(("m",)), None, KnowledgeBase().store, NOW)
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    with Listener() as found:
+        yield found
+
+
+def test_the_server_loop_fires_a_rule_once(
+    store_url: str, listener: Listener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The background evaluation, as ``ragmeter serve`` runs it every
+    ``alert_every_seconds``, over scores that keep dropping: one webhook."""
+    settings = load_settings()
+    online = settings.online.model_copy(
+        update={"alert_every_seconds": 1.0, "allow_webhook_hosts": ["127.0.0.1/32"]}
+    )
+    services = Services.open(settings.model_copy(update={"online": online}))
+    scores = Scores()
+    now = time.time_ns()
+    scores.hour(now + HOUR_NS // 2, np.full(60, 0.3))  # the last half hour, and beyond
+    services.score_reader = scores
+    AlertStore(services.kb.store).add(
+        "drop", "faithfulness.mean < 0.5 over 1h with n >= 20", listener.url("/ask?loop")
+    )
+
+    async def serve_a_while() -> None:
+        task = asyncio.get_running_loop().create_task(watch_alerts(services))
+        await asyncio.sleep(3.5)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    asyncio.run(serve_a_while())
+    services.manager.shutdown()
+    posts = [json.loads(s.body) for s in listener.seen if s.path == "/ask?loop"]
+    assert [p["status"] for p in posts] == ["firing"] and len(scores.asked) >= 2
+    (event,) = AlertStore(services.kb.store).events()
+    assert event.fired_delivery == "sent: HTTP 200" and event.resolved_at is None
