@@ -1,7 +1,7 @@
 """Alert episodes against a real store and a real webhook receiver on 127.0.0.1: a quality
 drop fires once, recovery resolves, a second drop fires again; replicas evaluating the same
-rules at once post each webhook once. Scores come from a reader over arrays, as the trace
-store's reader will give them."""
+rules at once post each webhook once. Scores are kept in the trace store and read back by
+its reader, as the server's loop reads them."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def test_a_drop_fires_once_recovery_resolves_and_a_second_drop_fires_again(
     alerts = AlertStore(store)
     hook = "/ask?episode-test"
     alerts.add("quality", "faithfulness.mean < 0.8 over 1h with n >= 50", listener.url(hook))
-    scores, rng = Scores(), np.random.default_rng(1)
+    scores, rng = Scores(store), np.random.default_rng(1)
     sender = _sender()
 
     def evaluate(hours: int) -> list[str]:
@@ -86,7 +86,7 @@ def test_a_disabled_or_unparsable_rule_is_not_evaluated(store: Store, listener: 
     alerts.add("off", "m.mean < 2 over 1h with n >= 1", listener.url("/ask?off"))
     alerts.set_enabled("off", False)
     alerts.add("broken", "m.mean < 2 over 1 hour", listener.url("/ask?broken"))  # stored as is
-    scores = Scores()
+    scores = Scores(store)
     scores.hour(NOW, np.full(10, 0.5))
     assert asyncio.run(evaluate_alerts(alerts, scores, _sender(), now_ns=NOW)) == []
     assert not [s for s in listener.seen if s.path in ("/ask?off", "/ask?broken")]
@@ -102,7 +102,7 @@ def test_replicas_evaluating_at_once_post_each_episode_once(
         for index in range(12):
             url = listener.url(f"/ask?race={index}")
             AlertStore(replicas[0]).add(f"r{index}", "m.mean < 0.5 over 1h with n >= 5", url)
-        scores = Scores()
+        scores = Scores(replicas[0])
         scores.hour(NOW, np.full(40, 0.2))
         start = threading.Barrier(len(replicas))
         done: list[int] = []
@@ -134,7 +134,7 @@ def test_a_rule_that_fails_to_evaluate_does_not_stop_the_others(
     alerts = AlertStore(store)
     alerts.add("a-broken", "unreadable.mean < 0.5 over 1h with n >= 1", listener.url("/ask?x"))
     alerts.add("b-working", "m.mean < 0.5 over 1h with n >= 1", listener.url("/ask?working"))
-    scores = Scores()
+    scores = Scores(store)
     scores.hour(NOW, np.full(10, 0.2))
 
     def reader(metric: str, since: int, until: int) -> tuple[np.ndarray, np.ndarray]:

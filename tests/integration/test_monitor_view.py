@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from ragmeter.config import load_settings
-from ragmeter.errors import ConfigError, ConflictError, NotFoundError
+from ragmeter.errors import ConfigError, NotFoundError
 from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.reports.monitor import drift
 from ragmeter.reports.record import ResultRecord
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.usefixtures("store_home")  # each test on SQLite and on
 
 def _production(rng: np.random.Generator, drop: float) -> Scores:
     """A day of hourly faithfulness scores, the last hour lowered by ``drop``, 5% null."""
-    scores = Scores("faithfulness")
+    scores = Scores(metrics=("faithfulness",))
     for hour in range(23, -1, -1):
         values = rng.beta(8, 2, 120) - (drop if hour == 0 else 0.0)
         values[rng.random(120) < 0.05] = np.nan
@@ -105,14 +105,10 @@ def test_against_a_stored_offline_run(store_url: str) -> None:
 )
 def test_bad_asks_say_what_is_wrong(store_url: str, ask: MonitorAsk, says: str) -> None:
     reader = Scores()
-    reader.times, reader.values = np.array([NOW - 1_999 * HOUR_NS, NOW - 1]), np.array([0.5, 0.5])
+    reader.hour(NOW - 1_998 * HOUR_NS, np.array([0.5]))  # 2,000 hours apart: too many buckets
+    reader.hour(NOW, np.array([0.5]))
     with pytest.raises(ConfigError, match=says):
         monitor(ask, reader, KnowledgeBase().store, NOW)
-
-
-def test_a_server_without_production_scores_says_so(store_url: str) -> None:
-    with pytest.raises(ConflictError, match="keeps no trace scores"):
-        monitor(MonitorAsk(("m",)), None, KnowledgeBase().store, NOW)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.client import Client, ClientConflictError, ClientNotFoundError
+from ragmeter.client import Client, ClientNotFoundError
 from ragmeter.runs.monitor.webhook import SETTING, WebhookSender, webhook_policy
 from tests.integration.roles import as_user, users_server
 from tests.integration.service import ServiceProcess, data, failure
@@ -163,7 +163,7 @@ def test_a_bad_rule_is_refused_naming_the_field(
         assert "already exists" in failure(admin.post(f"{V2}/online/alerts", json=made), 409)
 
 
-def test_the_monitor_route_checks_its_ask_and_says_when_no_scores_are_kept(
+def test_the_monitor_route_checks_its_ask_and_says_when_nothing_is_scored(
     served: tuple[ServiceProcess, dict[str, str]],
 ) -> None:
     server, keys = served
@@ -174,8 +174,9 @@ def test_the_monitor_route_checks_its_ask_and_says_when_no_scores_are_kept(
         failure(viewer.get(monitor), 422)  # no metric
         too_many = {"metric": [f"m{i}" for i in range(21)]}
         failure(viewer.get(monitor, params=too_many), 422)
-        none = failure(viewer.get(monitor, params={"metric": "faithfulness"}), 409)
-        assert "keeps no trace scores" in none
+        none = data(viewer.get(monitor, params={"metric": "faithfulness"}))["metrics"][0]
+        assert none["buckets"] == [] and none["drift"] is None
+        assert "no scored value of faithfulness" in none["note"]
 
 
 def test_a_failing_receiver_gets_the_retry_policy_tries_and_no_more(listener: Listener) -> None:
@@ -195,8 +196,8 @@ def test_the_python_client_manages_rules(served: tuple[ServiceProcess, dict[str,
         assert "by-client" in [r.name for r in client.monitor.alerts()]
         assert client.monitor.enable_alert("by-client", False).enabled is False
         assert client.monitor.events(rule="by-client") == []
-        with pytest.raises(ClientConflictError, match="keeps no trace scores"):
-            client.monitor.series(["faithfulness"])
+        nothing = client.monitor.series(["faithfulness"]).metrics[0]
+        assert nothing.buckets == [] and nothing.drift is None
         assert client.monitor.delete_alert("by-client").name == "by-client"
         with pytest.raises(ClientNotFoundError):
             client.monitor.alert("by-client")
