@@ -1,42 +1,62 @@
-"""The server's background scorer: a rule made through the API scores the complete traces
-of the server's trace source (here ``MemoryTraces``, the in-memory source) with the
-scripted judge, and the list shows what the rule spent and scored."""
+"""The server's background scorer over its own trace store: spans posted to the receiver
+(in-process app, SQLite then PostgreSQL) become traces, a rule made through the API scores
+the complete ones of its service with the scripted judge within its daily budget, and the
+traces and the rule list show what was scored and spent."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import httpx
 import pytest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from ragmeter.config import Settings
-from ragmeter.runs.online import MemoryTraces
 from ragmeter.service.app import create_app
 from ragmeter.testing import ScriptedJudgeServer
-from ragmeter.traces import TraceRecord
+from tests.integration.trace_bodies import NOW, PROTOBUF, export, sid, tid
 
 pytestmark = pytest.mark.both_stores
 
 
-def _trace(i: int, service: str) -> TraceRecord:
-    row = {
-        "query": f"Who wrote book {i}?",
-        "response": f"Author {i} wrote book {i}.",
-        "retrieved_contexts": [f"Book {i} was written by Author {i}."],
-        "reference_contexts": [f"Book {i} was written by Author {i}."],
-    }
-    return TraceRecord(
-        trace_id=f"{i + 1:032x}", name="answer", service=service, start_ns=0, end_ns=5,
-        status="ok", complete=True, row=row,
-    )  # fmt: skip
+def _span(trace: int, number: int, parent: int | None, attributes: dict[str, str]) -> Span:
+    return Span(
+        trace_id=bytes.fromhex(tid(trace)),
+        span_id=bytes.fromhex(sid(number)),
+        parent_span_id=b"" if parent is None else bytes.fromhex(sid(parent)),
+        name="answer" if parent is None else "retrieve",
+        start_time_unix_nano=NOW + number,
+        end_time_unix_nano=NOW + number + 1_000_000,
+        attributes=[KeyValue(key=k, value=AnyValue(string_value=v)) for k, v in attributes.items()],
+    )
 
 
-async def _scored(source: MemoryTraces, count: int, within: float = 30) -> None:
+def _trace(i: int) -> list[Span]:
+    """A RAG trace: its retriever's document, then (in the same export) its root."""
+    document = f"Book {i} was written by Author {i}."
+    retriever = _span(i + 1, 2, 1, {
+        "openinference.span.kind": "RETRIEVER",
+        "retrieval.documents.0.document.id": f"book-{i}",
+        "retrieval.documents.0.document.content": document,
+    })  # fmt: skip
+    root = _span(i + 1, 1, None, {
+        "openinference.span.kind": "CHAIN",
+        "input.value": f"Who wrote book {i}?",
+        "output.value": f"Author {i} wrote book {i}.",
+    })  # fmt: skip
+    return [retriever, root]
+
+
+async def _scored(http: httpx.AsyncClient, count: int, within: float = 30) -> list[Any]:
+    """The traces, once ``count`` scores were given to them."""
     deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if len(source.scores()) >= count:
-            break
+    while True:
+        items: list[Any] = (await http.get("/traces", params={"limit": 50})).json()["data"]["items"]
+        if sum(len(t["scores"]) for t in items) >= count or time.monotonic() > deadline:
+            return items
         await asyncio.sleep(0.05)
 
 
@@ -50,31 +70,32 @@ async def test_a_rule_made_through_the_api_scores_the_servers_traces(
         }
     )
     api = create_app(settings)
-    source = MemoryTraces()
-    api.state.services.online.source = source
-    for i in range(6):
-        source.add(_trace(i, "shop" if i % 2 else "other"), updated_ns=1_000 + i)
     rule = {
-        "name": "shop", "service": "shop", "metrics": ["hit_rate", "faithfulness"],
+        "name": "shop", "service": "shop", "metrics": ["faithfulness"],
         "judge": "judge", "delay_seconds": 0, "max_requests_per_day": 4,
     }  # fmt: skip
     transport = httpx.ASGITransport(app=api)
     async with (
         api.router.lifespan_context(api),
+        httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as root,
         httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1/api/v2/serve") as http,
     ):
         made = await http.post("/online/rules", json=rule)
         assert made.status_code == 201, made.text
-        await _scored(source, 6)  # 3 traces of "shop" x 2 metrics
+        for i in range(6):
+            body = export(_trace(i), service="shop" if i % 2 else "other").SerializeToString()
+            sent = await root.post("/v1/traces", content=body, headers={"Content-Type": PROTOBUF})
+            assert sent.status_code == 200, sent.text
+        items = await _scored(http, 3)  # the 3 traces of "shop"
         listed = (await http.get("/online/rules")).json()["data"]
-    scores = source.scores()
-    assert {s.trace_id for s in scores} == {f"{i + 1:032x}" for i in (1, 3, 5)}
-    assert all(s.rule == "shop" for s in scores)
-    judged = [s for s in scores if s.metric == "faithfulness"]
-    assert len(judged) == 3 and any(s.score is not None for s in judged)
-    assert all("budget" in (s.reason or "") for s in judged if s.score is None)
-    assert all(s.score == 1.0 for s in scores if s.metric == "hit_rate")
-    assert len(judge_server.arrivals) == 4  # the budget: 2 requests a trace
+    scores = [s | {"trace_id": t["trace_id"]} for t in items for s in t["scores"]]
+    assert {s["trace_id"] for s in scores} == {tid(i + 1) for i in (1, 3, 5)}
+    assert all(s["rule"] == "shop" and s["metric"] == "faithfulness" for s in scores)
+    judged = [s for s in scores if s["score"] is not None]
+    assert judged and all(s["score"] == 1.0 for s in judged)
+    # the budget is a hard stop: 4 requests, then the rest say why they have no score
+    assert all("budget" in s["reason"] for s in scores if s["score"] is None)
+    assert len(judge_server.arrivals) == 4
     info = listed[0]
     assert (info["requests_today"], info["traces_today"], info["traces_scored"]) == (4, 3, 3)
     assert info["tokens_today"] > 0
