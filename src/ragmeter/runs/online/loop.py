@@ -66,20 +66,24 @@ class OnlineScoring:
         return found
 
     async def look(self, now_ns: int | None = None) -> int:
-        """One look: every enabled rule scores what is ready. The traces scored."""
-        total = 0
+        """One look: every enabled rule scores what is ready, all at once (a rule waiting on
+        its judge holds up no other). The traces scored."""
         rules = await asyncio.to_thread(self.rules)
         await self._forget({r.name for r in rules if r.enabled})
-        for rule in rules:
-            if not rule.enabled:
-                continue
-            try:
-                total += await self.score_rule(rule, now_ns)
-            except RagmeterError as exc:  # a rule gone wrong (its judge unknown now)
-                log.warning("online rule '%s' cannot score: %s", rule.name, exc)
-            except Exception:  # a bug, or the store away: the other rules go on
-                log.exception("online rule '%s' failed to score a batch", rule.name)
-        return total
+        done = await asyncio.gather(
+            *(self._score_safely(rule, now_ns) for rule in rules if rule.enabled)
+        )
+        return sum(done)
+
+    async def _score_safely(self, rule: OnlineRule, now_ns: int | None) -> int:
+        """``score_rule``, a failure logged rather than raised: the other rules go on."""
+        try:
+            return await self.score_rule(rule, now_ns)
+        except RagmeterError as exc:  # a rule gone wrong (its judge unknown now)
+            log.warning("online rule '%s' cannot score: %s", rule.name, exc)
+        except Exception:  # a bug, or the store away
+            log.exception("online rule '%s' failed to score a batch", rule.name)
+        return 0
 
     async def _forget(self, kept: set[str]) -> None:
         """Close the scorers of rules deleted or paused since the last look."""
