@@ -290,9 +290,9 @@ def test_broken_gzip_is_refused(body: bytes, words: str) -> None:
 
 def test_request_size_as_sent_at_and_over_the_cap() -> None:
     body = body_of(sdk_spans(a_chain))
-    at = OnlineConfig(max_request_mb=len(body) / 1024 / 1024)
+    at = OnlineConfig(max_request_mb=len(body) / 1_000_000)
     assert len(decode_export(body, PB, None, at).spans) == 3
-    over = OnlineConfig(max_request_mb=(len(body) - 1) / 1024 / 1024)
+    over = OnlineConfig(max_request_mb=(len(body) - 1) / 1_000_000)
     with pytest.raises(LimitError, match=r"max_request_mb") as caught:
         decode_export(body, PB, None, over)
     assert caught.value.status == 413
@@ -301,9 +301,9 @@ def test_request_size_as_sent_at_and_over_the_cap() -> None:
 def test_request_size_once_inflated_at_and_over_the_cap() -> None:
     body = body_of(sdk_spans(a_chain))
     packed = gzip.compress(body)
-    at = OnlineConfig(max_request_mb=len(body) / 1024 / 1024)
+    at = OnlineConfig(max_request_mb=len(body) / 1_000_000)
     assert len(decode_export(packed, PB, "gzip", at).spans) == 3
-    over = OnlineConfig(max_request_mb=(len(body) - 1) / 1024 / 1024)
+    over = OnlineConfig(max_request_mb=(len(body) - 1) / 1_000_000)
     with pytest.raises(LimitError, match=r"once inflated.*\[online\] max_request_mb") as caught:
         decode_export(packed, PB, "gzip", over)
     assert caught.value.status == 413

@@ -97,7 +97,7 @@ def decode_export(
     ``max_request_mb`` or ``max_spans_per_request``; TraceError for a body that cannot be
     read; spans over a per-span cap are left out and counted in the result."""
     media = media_type(content_type)
-    cap = int(limits.max_request_mb * 1024 * 1024)
+    cap = int(limits.max_request_mb * 1_000_000)  # megabytes as the service counts them
     if len(body) > cap:
         raise _too_large(f"the request body is {len(body):,} bytes")
     data = _inflate(body, content_encoding, cap)
