@@ -3,7 +3,8 @@ with OpenInference's instrumentor (the scripted judge as its LLM) exports its tr
 real OTLP/HTTP exporter to ``ragmeter serve`` under an ``ingest`` key; an online rule of
 ragmeter.toml scores them with the judge in the background; the monitor shows the metric
 over time; a quality drop (the app starts answering off its documents) fires an alert to a
-webhook on 127.0.0.1 once; and the low-scored traces become a dataset version."""
+webhook on 127.0.0.1 once; and the low-scored traces become a dataset version. An app
+instrumented on the openai client sends its calls the same way."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
@@ -21,6 +23,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_openai import ChatOpenAI
 from openinference.instrumentation.langchain import LangChainInstrumentor
+from openinference.instrumentation.openai import OpenAIInstrumentor
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
@@ -202,3 +205,41 @@ def test_an_instrumented_app_is_scored_monitored_alerted_on_and_saved_as_a_datas
     finally:
         instrumentor.uninstrument()
         provider.shutdown()
+
+
+def test_an_app_instrumented_on_the_openai_client_sends_its_calls(
+    served: tuple[ServiceProcess, str], judge_server: ScriptedJudgeServer
+) -> None:
+    """The OpenAI instrumentor's spans, from an app calling the scripted judge as its LLM,
+    reach the server under the ingest key and read back with model and tokens."""
+    server, ingest = served
+    exporter = OTLPSpanExporter(
+        endpoint=f"{server.url}/v1/traces", headers={"Authorization": f"Bearer {ingest}"}
+    )
+    provider = TracerProvider(resource=Resource.create({"service.name": "support-bot"}))
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    instrumentor = OpenAIInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        client = openai.OpenAI(base_url=judge_server.url, api_key="app-key")
+        question = "Question: Where is Lyon?\nContext:\nLyon lies in France."
+        reply = client.chat.completions.create(
+            model="scripted-4o", messages=[{"role": "user", "content": question}]
+        )
+        assert provider.force_flush()
+    finally:
+        instrumentor.uninstrument()
+        provider.shutdown()
+    with as_user(server, KEY) as admin:
+        _wait(
+            lambda: data(admin.get(f"{V2}/traces", params={"service": "support-bot"}))["total"],
+            "the call's trace",
+        )
+        (trace,) = data(admin.get(f"{V2}/traces", params={"service": "support-bot"}))["items"]
+    assert reply.usage is not None and reply.choices[0].message.content
+    assert trace["complete"] and trace["model"] == "scripted-4o"
+    assert trace["row"]["query"] == question
+    assert trace["row"]["response"] == reply.choices[0].message.content
+    assert (trace["input_tokens"], trace["output_tokens"]) == (
+        reply.usage.prompt_tokens, reply.usage.completion_tokens,
+    )  # fmt: skip
