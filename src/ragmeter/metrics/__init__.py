@@ -17,6 +17,7 @@ from ragmeter.metrics.base import (
     LLMEvaluationMetric,
     RetrieverEvaluationMetric,
 )
+from ragmeter.metrics.checks import AnsweredMetric
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.llm import (
     AnswerCorrectnessMetric,
@@ -51,6 +52,7 @@ from ragmeter.metrics.retrieval import (
 __all__ = [
     "AnswerCorrectnessMetric",
     "AnswerRelevancyMetric",
+    "AnsweredMetric",
     "AppLinkMetric",
     "ArgumentAccuracyMetric",
     "BaseEvaluationResult",

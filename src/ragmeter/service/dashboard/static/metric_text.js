@@ -12,6 +12,7 @@ const ZH = {
   "agent_goal_accuracy": "对话的最终状态是期望结果时 AgentGoalAccuracy = 1，否则为 0。",
   "answer_correctness": "AnswerCorrectness = (1 - w) * F1 + w * cosine(E(response), E(reference))，其中 w = similarity_weight（0.25）；F1 = TP / (TP + 0.5 (FP + FN))，由回答的陈述与参考答案的陈述对照得出。",
   "answer_relevancy": "ResponseRelevancy = 评审模型根据回答写出的各个问题上 cosine(E(query), E(q_i)) 的平均值（负的余弦值按 0 计）；回答回避问题时为 0。",
+  "answered": "回答中含有字母或数字（任何文字）时为 1，否则为 0；无需参考答案，也不调用评审模型，适合给线上每条调用链打分。",
   "argument_accuracy": "参数准确率：在对期望工具发出的各次调用上，参数一致比例的平均值。",
   "binary_gain": "trec_eval 的 binG：对每个相关项取 1 / log2(2 + 排在它前面的不相关项数)，求和后除以相关项数。",
   "bpref": "bpref：每个检索到的相关项得 1 - (排在它前面的已判定不相关项数，最多 R) / min(R, 已判定不相关项数)，求和后除以 R；未判定的项跳过（Buckley 与 Voorhees）。",
