@@ -1,10 +1,11 @@
-"""Small helpers the browser tests share: the API's answer to a GET, and the page's errors."""
+"""Small helpers the browser tests share: the API's answer to a GET, the page's errors, and
+signing in with a key."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 from tests.integration.service import ServiceProcess, data
 
@@ -20,3 +21,11 @@ def page_errors(page: Page) -> list[str]:
     found: list[str] = []
     page.on("pageerror", lambda error: found.append(str(error)))
     return found
+
+
+def sign_in(page: Page, server: ServiceProcess, key: str) -> None:
+    """Open the dashboard of ``server`` and sign in with ``key`` through its key form."""
+    page.goto(f"{server.url}/")
+    page.get_by_label("API key").fill(key)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()

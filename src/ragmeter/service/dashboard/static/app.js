@@ -31,6 +31,12 @@ function showRole(state) {
 }
 Object.assign(ITEM_VIEWS, { spaces: SpaceView, datasets: DatasetView });
 
+// production traces and the Monitor view
+import { TraceView, TracesView } from "./traces.js";
+import { MonitorView } from "./monitor.js";
+Object.assign(VIEWS, { traces: TracesView, monitor: MonitorView });
+Object.assign(ITEM_VIEWS, { traces: TraceView });
+
 function show() {
   if (view) view.stop();
   view = null;

@@ -95,3 +95,50 @@ export function scatter({ points, low, high, mode, grid }, { size = 320, label =
   text(yLabel, { x: 12, y: size / 2, class: "axis-label", "text-anchor": "middle", transform: `rotate(-90 12 ${size / 2})` });
   return svg;
 }
+
+/** When a span ran within its trace: a track for the trace (`total`), the span's part of it
+ * from `from` to `to` (all in the same unit, from the trace's start). */
+export function spanBar(from, to, total, { width = 220, height = 12 } = {}) {
+  const svg = node("svg", { width, height, viewBox: `0 0 ${width} ${height}`, class: "span-bar", "aria-hidden": "true" });
+  const x = (v) => (total > 0 ? (Math.min(Math.max(v, 0), total) / total) * width : 0);
+  svg.append(node("rect", { x: 0, y: 2, width, height: height - 4, rx: 2, class: "span-track" }));
+  svg.append(node("rect", { x: x(from), y: 2, width: Math.max(x(to) - x(from), 1.5), height: height - 4, rx: 2, class: "span-part" }));
+  return svg;
+}
+
+/** A metric over time: per bucket (`{x, width, mean, low, high, n, small}`, x and width in
+ * the same unit from `xMin` to `xMax`) its 95% interval as a band and its mean as a point on
+ * a line; a bucket over few values (`small`) drawn hollow. `ticks` label the x axis
+ * (`{x, text}`); `tip(bucket)` is each point's hover text. */
+export function seriesChart({ buckets, xMin, xMax, lo, hi, ticks = [] }, { width = 560, height = 180, label = "", tip = () => "" } = {}) {
+  const pad = { left: 34, right: 10, top: 8, bottom: 20 };
+  const svg = node("svg", { width, height, viewBox: `0 0 ${width} ${height}`, class: "series", role: "img", "aria-label": label });
+  const plotW = width - pad.left - pad.right;
+  const plotH = height - pad.top - pad.bottom;
+  const x = (v) => pad.left + ((v - xMin) / (xMax - xMin || 1)) * plotW;
+  const y = (v) => pad.top + (1 - (Math.min(Math.max(v, lo), hi) - lo) / (hi - lo || 1)) * plotH;
+  svg.append(node("rect", { x: pad.left, y: pad.top, width: plotW, height: plotH, class: "plot" }));
+  const text = (content, attrs) => { const el = node("text", attrs); el.textContent = content; svg.append(el); };
+  for (const v of [lo, (lo + hi) / 2, hi]) {
+    svg.append(node("line", { x1: pad.left, x2: width - pad.right, y1: y(v), y2: y(v), class: "grid" }));
+    text(String(Number(v.toFixed(2))), { x: pad.left - 4, y: y(v) + 3, class: "tick", "text-anchor": "end" });
+  }
+  for (const b of buckets) {
+    if (b.low === null || b.high === null || b.mean === null) continue;
+    svg.append(node("rect", { x: x(b.x), y: y(b.high), width: Math.max(x(b.x + b.width) - x(b.x), 1), height: Math.max(y(b.low) - y(b.high), 1), class: b.small ? "band small" : "band" }));
+  }
+  const points = buckets.filter((b) => b.mean !== null);
+  if (points.length > 1) {
+    const d = points.map((b, i) => `${i ? "L" : "M"}${x(b.x + b.width / 2).toFixed(1)},${y(b.mean).toFixed(1)}`).join(" ");
+    svg.append(node("path", { d, class: "mean-line" }));
+  }
+  for (const b of points) {
+    const dot = node("circle", { cx: x(b.x + b.width / 2), cy: y(b.mean), r: 3.5, class: b.small ? "mean small" : "mean", "data-n": b.n });
+    const title = node("title", {});
+    title.textContent = tip(b);
+    dot.append(title);
+    svg.append(dot);
+  }
+  for (const tick of ticks) text(tick.text, { x: x(tick.x), y: height - 5, class: "tick", "text-anchor": tick.anchor || "middle" });
+  return svg;
+}

@@ -9,10 +9,9 @@ import { h } from "./dom.js";
 import { t } from "./i18n.js";
 import { runChoice } from "./labels.js";
 import { changesSection } from "./lineage.js";
-import { notInformative, scaled } from "./stats_text.js";
+import { notInformative, percent, pValue, scaled, signed, verdictBadge } from "./stats_text.js";
 
 const PAGE = 50;
-const VERDICT_MARK = { better: "▲", worse: "▼", no_evidence: "·", equivalent: "=" };
 
 /** One run's mean corrected by its labels, or a dash. */
 function calibratedCell(found) {
@@ -40,16 +39,9 @@ function fmt(value, digits = 3) {
   return value === null || value === undefined ? "–" : Number(value).toFixed(digits);
 }
 
-function signed(value, digits = 3) {
-  if (value === null || value === undefined) return "–";
-  const text = Math.abs(value).toFixed(digits);
-  if (Number(text) === 0) return text;
-  return `${value < 0 ? "−" : "+"}${text}`;
-}
-
 /** A metric's note in the reader's language, from its codes (the server's English text for a
  * code this page does not know). */
-function noteText(c) {
+export function noteText(c) {
   const said = (c.notes || []).map((n) => {
     const v = n.values || {};
     const values = { ...v, p: v.p === undefined ? "" : pValue(v.p), low: signed(v.low, 4), high: signed(v.high, 4),
@@ -59,11 +51,6 @@ function noteText(c) {
     return text === key ? null : text;
   });
   return said.length && said.every((text) => text !== null) ? said.join("; ") : c.note;
-}
-
-function pValue(value) {
-  if (value === null || value === undefined) return "–";
-  return value < 0.001 ? "< 0.001" : value.toFixed(3);
 }
 
 /** The two run ids after `#/compare/`, decoded ("" when missing). */
@@ -77,17 +64,6 @@ function link(base, other, params) {
   const ids = [base, other].filter(Boolean).map(encodeURIComponent).join("/");
   const text = params && params.toString();
   return `#/compare${ids ? `/${ids}` : ""}${text ? `?${text}` : ""}`;
-}
-
-function verdictBadge(c) {
-  if (!c.verdict) return h("span", { class: "muted" }, t("cmp.noVerdict"));
-  return h("span", { class: `badge verdict verdict-${c.verdict}`, "data-verdict": c.verdict },
-    `${VERDICT_MARK[c.verdict]} ${t(`cmp.verdict.${c.verdict}`, { margin: c.margin ?? "" })}`);
-}
-
-/** A percentage as the header shows it: 95, 99, 98.33. */
-function percent(level) {
-  return String(Number((100 * level).toPrecision(4)));
 }
 
 /** The difference with its interval, or "interval not informative (n)" where flagged. */

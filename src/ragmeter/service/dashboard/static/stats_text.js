@@ -1,6 +1,7 @@
 // How the Run and Compare views show a statistic: a metric's name with its scale beside it
 // (`mrr (0–1)`, `AnswerRelevancyMetric (0–5)`), and an interval the server flags as not
-// informative (`ci_note`: fewer than 30 values, or all equal) as words instead of numbers.
+// informative (`ci_note`: fewer than 30 values, or all equal) as words instead of numbers;
+// a difference, a p-value and a verdict as Compare and Monitor write them.
 import { h } from "./dom.js";
 import { t } from "./i18n.js";
 
@@ -14,4 +15,33 @@ export function scaled(name, scale) {
 export function notInformative(note, n) {
   if (!note) return null;
   return h("span", { class: "muted ci-note", title: `${t("ci.why")} (${note})` }, t("ci.notInformative", { n }));
+}
+
+const VERDICT_MARK = { better: "▲", worse: "▼", no_evidence: "·", equivalent: "=" };
+
+/** A difference with its sign: +0.120, −0.050, 0.000. */
+export function signed(value, digits = 3) {
+  if (value === null || value === undefined) return "–";
+  const text = Math.abs(value).toFixed(digits);
+  if (Number(text) === 0) return text;
+  return `${value < 0 ? "−" : "+"}${text}`;
+}
+
+/** A p-value: 0.042, or "< 0.001". */
+export function pValue(value) {
+  if (value === null || value === undefined) return "–";
+  return value < 0.001 ? "< 0.001" : value.toFixed(3);
+}
+
+/** A verdict (`c.verdict`: better, worse, no_evidence or equivalent within `c.margin`) as
+ * its badge; none yet: a muted dash of words. */
+export function verdictBadge(c) {
+  if (!c.verdict) return h("span", { class: "muted" }, t("cmp.noVerdict"));
+  return h("span", { class: `badge verdict verdict-${c.verdict}`, "data-verdict": c.verdict },
+    `${VERDICT_MARK[c.verdict]} ${t(`cmp.verdict.${c.verdict}`, { margin: c.margin ?? "" })}`);
+}
+
+/** A percentage as a header shows it: 95, 99, 98.33. */
+export function percent(level) {
+  return String(Number((100 * level).toPrecision(4)));
 }
