@@ -172,6 +172,8 @@ def test_the_monitor_route_checks_its_ask_and_says_when_nothing_is_scored(
         bad = failure(viewer.get(monitor, params={"metric": "m", "baseline": "x"}), 400)
         assert "choose 'window' or 'run:RUN_ID'" in bad
         failure(viewer.get(monitor), 422)  # no metric
+        # an alpha so small its interval level rounds to 1 (and asks millions of draws)
+        failure(viewer.get(monitor, params={"metric": "m", "alpha": "1e-300"}), 422)
         too_many = {"metric": [f"m{i}" for i in range(21)]}
         failure(viewer.get(monitor, params=too_many), 422)
         none = data(viewer.get(monitor, params={"metric": "faithfulness"}))["metrics"][0]

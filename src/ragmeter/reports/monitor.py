@@ -327,7 +327,7 @@ def drift(
     family = len(tested) if correction == "bonferroni" else 1
     level = 1.0 - alpha / max(family, 1)
     # enough draws that each tail holds ~50 of them, however small alpha/m is
-    resamples = max(RESAMPLES, math.ceil(100.0 / (1.0 - level)))
+    resamples = max(RESAMPLES, math.ceil(100.0 * max(family, 1) / alpha))  # 100 / (1 - level)
     out: dict[str, Drift] = {}
     for name, (r, b) in tested.items():
         ci = difference_ci(r, b, confidence=level, resamples=resamples, seed=seed)

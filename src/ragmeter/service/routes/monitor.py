@@ -50,7 +50,8 @@ def get_monitor(
     until: datetime | None = None,
     window: Annotated[str | None, Query(max_length=10)] = None,
     baseline: Annotated[str, Query(max_length=200)] = "window",
-    alpha: Annotated[float, Query(gt=0.0, lt=1.0)] = 0.05,
+    #: at least 0.01: a smaller one asks the bootstrap for millions of draws
+    alpha: Annotated[float, Query(ge=0.01, le=0.5)] = 0.05,
 ) -> Result[MonitorOut]:
     """Each ``metric`` of scored traces over ``since``..``until`` (default: the last day in
     hours, the last 30 days in days) in UTC buckets with mean, 95% CI and n; and the drift
