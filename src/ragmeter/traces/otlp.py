@@ -9,10 +9,11 @@ possibly compressed (``Content-Encoding: gzip`` or ``deflate``).
 Every size an exporter controls is capped by ``[online]`` (``OnlineConfig``):
 ``max_request_mb`` holds the body as sent and once inflated (inflated piece by piece, stopping
 at the cap: a gzip bomb is never inflated whole); ``max_spans_per_request`` refuses the whole
-request (413). ``max_attributes``, ``max_attribute_kb`` and ``max_depth`` refuse one span (its
-attributes, its events' or its resource's): the rest are kept, and ``Decoded`` says how many
-were refused and why, which the receiver answers as OTLP's ``partial_success``. A body that
-cannot be read raises ``TraceError`` (400; 415 for the content type or encoding).
+request (413). ``max_attributes``, ``max_attribute_kb``, ``max_depth`` and ``max_events``
+refuse one span (its attributes, its events, its events' or its resource's attributes): the
+rest are kept, and ``Decoded`` says how many were refused and why, which the receiver
+answers as OTLP's ``partial_success``. A body that cannot be read raises ``TraceError`` (400;
+415 for the content type or encoding).
 """
 
 from __future__ import annotations
@@ -278,6 +279,11 @@ def _record(span: Span, resource: dict[str, Any], limits: OnlineConfig) -> SpanR
         _id(span.parent_span_id, 8, "parent_span_id", span.name) if span.parent_span_id else None
     )
     attributes = _attributes(span.attributes, limits, "the span")
+    if len(span.events) > limits.max_events:
+        raise _Refused(
+            f"the span has {len(span.events):,} events, more than [online] max_events "
+            f"({limits.max_events:,})"
+        )
     events = tuple(
         {
             "name": event.name,
