@@ -22,7 +22,7 @@ import base64
 import re
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -71,6 +71,8 @@ class Decoded:
     spans: tuple[SpanRecord, ...]
     rejected: int = 0
     message: str | None = None
+    #: bytes of the body once inflated
+    size: int = 0
 
 
 class _Refused(Exception):
@@ -110,7 +112,7 @@ def decode_export(
             setting="[online] max_spans_per_request",
             status=413,
         )
-    return _records(request, limits)
+    return replace(_records(request, limits), size=len(data))
 
 
 def encode_response(rejected: int, message: str | None, content_type: str | None) -> bytes:
