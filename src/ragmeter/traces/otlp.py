@@ -22,7 +22,7 @@ import base64
 import re
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -58,6 +58,8 @@ _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate":
 #: OTLP's span kinds, as ``SpanRecord.kind`` writes them when no convention names one
 _KINDS = {0: "internal", 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
 _STATUS = {0: "unset", 1: "ok", 2: "error"}
+#: OTLP's span flags saying the parent is known to be in another process (``SpanFlags``)
+_REMOTE_PARENT = 0x300
 _HEX = re.compile(r"[0-9a-fA-F]*")
 #: where OTLP JSON puts the ids of a span and of its links (both spellings proto3 JSON reads)
 _ID_KEYS = ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id")
@@ -71,8 +73,8 @@ class Decoded:
     spans: tuple[SpanRecord, ...]
     rejected: int = 0
     message: str | None = None
-    #: bytes of the body once inflated
-    size: int = 0
+    #: bytes of the body once inflated (what the spans weigh; not part of what they say)
+    size: int = field(default=0, compare=False)
 
 
 class _Refused(Exception):
@@ -274,12 +276,15 @@ def _records(request: ExportTraceServiceRequest, limits: OnlineConfig) -> Decode
 
 
 def _record(span: Span, resource: dict[str, Any], limits: OnlineConfig) -> SpanRecord:
-    """One span; TraceError for a bad id, _Refused past a per-span cap."""
+    """One span; TraceError for a bad id, _Refused past a per-span cap. A span whose parent
+    is in another process (the ``flags`` say so) is a root here: that parent never arrives."""
     trace_id = _id(span.trace_id, 16, "trace_id", span.name)
     span_id = _id(span.span_id, 8, "span_id", span.name)
     parent = (
         _id(span.parent_span_id, 8, "parent_span_id", span.name) if span.parent_span_id else None
     )
+    if span.flags & _REMOTE_PARENT == _REMOTE_PARENT:
+        parent = None  # its parent is another process's (a gateway's): here it is the root
     attributes = _attributes(span.attributes, limits, "the span")
     if len(span.events) > limits.max_events:
         raise _Refused(
