@@ -330,8 +330,12 @@ class OnlineConfig(BaseModel):
     max_attribute_kb: float = Field(default=64.0, gt=0)
     #: nesting of one attribute's value (lists and maps in lists and maps)
     max_depth: int = Field(default=8, ge=1, le=64)
+    #: events of one span (the OpenTelemetry SDK keeps 128); past it the span is refused
+    max_events: int = Field(default=128, ge=0)
     #: spans waiting to be stored; a request that would pass it is refused (503, retry)
     max_queued_spans: int = Field(default=100_000, ge=1)
+    #: megabytes of the bodies (once inflated) of the spans waiting to be stored; past it 503
+    max_queued_mb: float = Field(default=200.0, gt=0)
     # -- online rules ------------------------------------------------------------------------
     #: the rules of ragmeter.toml (``[[online.rules]]``); the API adds stored ones
     rules: tuple[OnlineRule, ...] = ()

@@ -8,9 +8,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import time
 from collections.abc import Iterator
 
+import httpx
 import numpy as np
 import pytest
 
@@ -21,6 +23,7 @@ from ragmeter.reports.monitor import drift
 from ragmeter.reports.record import ResultRecord
 from ragmeter.runs.monitor.store import AlertStore
 from ragmeter.runs.monitor.view import MonitorAsk, monitor
+from ragmeter.service.app import create_app
 from ragmeter.service.routes.monitor import watch_alerts
 from ragmeter.service.state import Services
 from tests.integration.helpers import stored_run
@@ -148,3 +151,39 @@ def test_the_server_loop_fires_a_rule_once(
     assert [p["status"] for p in posts] == ["firing"] and len(scores.asked) >= 2
     (event,) = AlertStore(services.kb.store).events()
     assert event.fired_delivery == "sent: HTTP 200" and event.resolved_at is None
+
+
+@pytest.fixture
+def far_east() -> Iterator[None]:
+    """The process's local time zone UTC+8 for the test (a server's host is anywhere)."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "Asia/Shanghai"
+    time.tzset()
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = before
+        time.tzset()
+
+
+async def test_times_without_an_offset_are_utc_on_a_host_in_any_zone(
+    store_url: str, far_east: None
+) -> None:
+    """``since``/``until`` without an offset are UTC, as the buckets are: a server whose
+    host runs at UTC+8 read them 8 hours early."""
+    api = create_app(load_settings())
+    transport = httpx.ASGITransport(app=api)
+    ask = {"metric": "faithfulness", "since": "2026-11-20T00:00:00", "until": "2026-11-21T00:00"}
+    async with (
+        api.router.lifespan_context(api),
+        httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1/api/v2/serve") as http,
+    ):
+        naive = (await http.get("/online/monitor", params=ask)).json()["data"]
+        zoned = {**ask, "since": "2026-11-20T08:00:00+08:00", "until": "2026-11-21T00:00:00Z"}
+        offset = (await http.get("/online/monitor", params=zoned)).json()["data"]
+    assert naive["since"].startswith("2026-11-20T00:00:00")
+    assert naive["until"].startswith("2026-11-21T00:00:00")
+    assert [naive["since"], naive["until"]] == [offset["since"], offset["until"]]

@@ -26,7 +26,7 @@ def _spans(trace: int, count: int) -> list[SpanRecord]:
 def test_the_queue_is_bounded_and_stores_everything_it_took(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'q.db'}")
     traces = TraceStore(store)
-    queue = SpanQueue(traces, capacity=10)
+    queue = SpanQueue(traces, capacity=10, max_bytes=1_000_000)
     assert not queue.offer(_spans(1, 1))  # not started: refused
 
     async def scenario() -> None:
@@ -42,4 +42,28 @@ def test_the_queue_is_bounded_and_stores_everything_it_took(tmp_path: Path) -> N
     found, total = traces.list()
     assert total == 2 and sorted(t.record.span_count for t in found) == [4, 6]
     assert queue.queued == 0
+    store.close()
+
+
+def test_the_queue_is_bounded_in_bytes_too(tmp_path: Path) -> None:
+    """Spans are not all alike: 100,000 spans of a 5 MB body each would be 500 GB waiting.
+    The bytes of the bodies they came in are counted against ``[online] max_queued_mb``."""
+    store = Store(f"sqlite:///{tmp_path / 'q.db'}")
+    traces = TraceStore(store)
+    queue = SpanQueue(traces, capacity=100, max_bytes=1_000)
+
+    async def scenario() -> None:
+        queue.open()
+        assert queue.offer(_spans(1, 1), size=600)
+        assert not queue.offer(_spans(2, 1), size=600)
+        assert "[online] max_queued_mb" in queue.refusal(1, 600)
+        assert "[online] max_queued_spans" in queue.refusal(101, 1)
+        assert queue.offer(_spans(3, 2), size=400) and queue.queued_bytes == 1_000
+        writer = asyncio.create_task(queue.run())
+        queue.close()
+        await writer
+
+    asyncio.run(scenario())
+    assert traces.list()[1] == 2
+    assert queue.queued == 0 and queue.queued_bytes == 0
     store.close()

@@ -117,6 +117,20 @@ def test_the_cursor_finds_changed_traces_in_order(stores: tuple[TraceStore, RunS
     assert len(traces.changed_after(cursor)) == 1
 
 
+def test_the_cursor_finds_new_traces_after_retention_deleted_every_trace(
+    stores: tuple[TraceStore, RunStore],
+) -> None:
+    """A quiet server: every trace a rule took grows older than keep_days and is deleted. The
+    next trace still comes after the rule's cursor (a sequence taken from the traces left
+    would start again below it, and the rule would pass over new traces)."""
+    traces, _ = stores
+    traces.add_spans([_span(n, 1, None, query=f"q{n}", start=NOW - 3 * DAY) for n in (1, 2, 3)])
+    cursor = max(t.seq for t in traces.changed_after(0))
+    assert traces.purge(1, now_ns=NOW) == 3
+    traces.add_spans([_span(4, 1, None, query="after a quiet weekend")])
+    assert [t.record.trace_id for t in traces.changed_after(cursor)] == [_tid(4)]
+
+
 def test_a_list_filters_and_pages(stores: tuple[TraceStore, RunStore]) -> None:
     traces, _ = stores
     traces.add_spans(

@@ -97,3 +97,26 @@ def test_an_attribute_flood_refuses_the_span_only() -> None:
     assert decoded.rejected == 1
     assert decoded.message is not None
     assert "[online] max_attributes" in decoded.message
+
+
+def test_an_event_flood_refuses_the_span_in_bounded_time_and_memory() -> None:
+    """Two million empty events fit in 4 MB of protobuf (two bytes each): made into Python
+    values they took 18 s and 500 MB. Past ``[online] max_events`` the span is refused before
+    any event is read."""
+    request = request_of(sdk_spans(a_chain))
+    flooded = request.resource_spans[0].scope_spans[0].spans[0]
+    for _ in range(2_000_000):
+        flooded.events.add()
+    body = request.SerializeToString()
+    assert len(body) < 5 * 1_000_000
+    tracemalloc.start()
+    try:
+        decoded = decode_export(body, PB, None, DEFAULT)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert flooded.span_id.hex() not in {s.span_id for s in decoded.spans}
+    assert decoded.rejected == 1
+    assert decoded.message is not None
+    assert "[online] max_events (128)" in decoded.message
+    assert peak < 50 * ONE_MB

@@ -457,3 +457,31 @@ def test_status_in_the_request_encoding() -> None:
     status = status_pb2.Status.FromString(encode_status("too big", PB, 8))
     assert (status.code, status.message) == (8, "too big")
     assert json.loads(encode_status("bad", "text/plain")) == {"code": 3, "message": "bad"}
+
+
+def test_a_span_whose_parent_is_in_another_process_is_this_services_root() -> None:
+    """An app behind an instrumented gateway starts its spans under the gateway's span (a
+    ``traceparent`` header): that parent never reaches ragmeter, and the SDK says so (OTLP's
+    IS_REMOTE span flag). The app's own top span is then the root, so the trace becomes
+    complete and is scored; a parent of the same process still missing keeps it incomplete."""
+    from opentelemetry import trace
+    from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+    from ragmeter.traces.conventions import trace_of
+
+    gateway = SpanContext(0x5B8E, 0x51, is_remote=True, trace_flags=TraceFlags(1))
+
+    def behind_a_gateway(tracer: Any) -> None:
+        context = trace.set_span_in_context(NonRecordingSpan(gateway))
+        with tracer.start_as_current_span("rag", context=context) as root:
+            root.set_attribute("input.value", "Where is Paris?")
+            with tracer.start_as_current_span("retrieve"):
+                pass
+
+    spans = decode_export(body_of(sdk_spans(behind_a_gateway)), PB, None, DEFAULT).spans
+    by_name = {s.name: s for s in spans}
+    assert by_name["rag"].parent_id is None
+    assert by_name["retrieve"].parent_id == by_name["rag"].span_id
+    found = trace_of(spans)
+    assert found.complete and found.name == "rag" and found.row["query"] == "Where is Paris?"
+    assert not trace_of([by_name["retrieve"]]).complete

@@ -1,8 +1,9 @@
 """The server's background work on production traces: spans accepted by ``POST /v1/traces``
-wait in a bounded queue (``[online] max_queued_spans``; full, the receiver answers 503 and
-the exporter retries) and one task writes them to the store in batches, so a burst never
-holds a request; a stopping server writes every accepted span before it exits. Another task
-deletes traces older than ``[online] keep_days``, when the server starts and every hour."""
+wait in a bounded queue (``[online] max_queued_spans`` spans and ``max_queued_mb`` of the
+bodies they came in; full, the receiver answers 503 and the exporter retries) and one task
+writes them to the store in batches, so a burst never holds a request; a stopping server
+writes every accepted span before it exits. Another task deletes traces older than
+``[online] keep_days``, when the server starts and every hour."""
 
 from __future__ import annotations
 
@@ -28,14 +29,19 @@ PURGE_PERIOD = 3600.0
 
 
 class SpanQueue:
-    """Spans accepted and not yet stored, at most ``capacity`` of them (those being written
-    count until they are stored). Used on the server's event loop only."""
+    """Spans accepted and not yet stored, at most ``capacity`` of them and ``max_bytes`` of the
+    bodies they came in (those being written count until they are stored). Used on the
+    server's event loop only."""
 
-    def __init__(self, traces: TraceStore, capacity: int) -> None:
+    def __init__(self, traces: TraceStore, capacity: int, max_bytes: int) -> None:
         self.traces = traces
         self.capacity = capacity
-        self._pending: deque[SpanRecord] = deque()
+        self.max_bytes = max_bytes
+        #: each span with its share of the bytes of the body it came in
+        self._pending: deque[tuple[SpanRecord, int]] = deque()
         self._writing = 0
+        self._writing_bytes = 0
+        self._pending_bytes = 0
         self._wake = asyncio.Event()
         #: refusing spans: before the server's background work starts, and once it stops
         self.closed = True
@@ -45,29 +51,54 @@ class SpanQueue:
         """Spans accepted and not yet stored."""
         return len(self._pending) + self._writing
 
-    def offer(self, spans: Sequence[SpanRecord]) -> bool:
-        """Take all of ``spans``, or none (False) when they would pass the capacity or the
-        server is stopping."""
-        if self.closed or self.queued + len(spans) > self.capacity:
+    @property
+    def queued_bytes(self) -> int:
+        """Bytes of the bodies the spans accepted and not yet stored came in."""
+        return self._pending_bytes + self._writing_bytes
+
+    def offer(self, spans: Sequence[SpanRecord], size: int = 0) -> bool:
+        """Take all of ``spans`` (from a body of ``size`` bytes), or none (False) when they
+        would pass a cap or the server is stopping."""
+        if self.closed or self.refusal(len(spans), size):
             return False
-        self._pending.extend(spans)
+        share, extra = divmod(size, len(spans)) if spans else (0, 0)
+        self._pending.extend((s, share + (extra if n == 0 else 0)) for n, s in enumerate(spans))
+        self._pending_bytes += size
         self._wake.set()
         return True
+
+    def refusal(self, count: int, size: int) -> str:
+        """Why ``count`` spans of ``size`` bytes would not fit now, naming the setting ("" when
+        they fit)."""
+        if self.queued + count > self.capacity:
+            return (
+                f"the receiver's queue is full ({self.capacity:,} spans waiting to be stored, "
+                "[online] max_queued_spans)"
+            )
+        if self.queued_bytes + size > self.max_bytes:
+            return (
+                f"the receiver's queue is full ({self.max_bytes / 1_000_000:g} MB of spans "
+                "waiting to be stored, [online] max_queued_mb)"
+            )
+        return ""
 
     async def _write_one_batch(self) -> bool:
         """Store up to ``WRITE_BATCH`` pending spans; False (the spans kept in the queue)
         when the store refused them."""
         count = min(len(self._pending), WRITE_BATCH)
         batch = [self._pending.popleft() for _ in range(count)]
-        self._writing = count
+        size = sum(share for _, share in batch)
+        self._pending_bytes -= size
+        self._writing, self._writing_bytes = count, size
         try:
-            await asyncio.to_thread(self.traces.add_spans, batch)
+            await asyncio.to_thread(self.traces.add_spans, [span for span, _ in batch])
         except RagmeterError as exc:
             log.warning("cannot store %d spans (kept, retried): %s", count, exc)
             self._pending.extendleft(reversed(batch))
+            self._pending_bytes += size
             return False
         finally:
-            self._writing = 0
+            self._writing, self._writing_bytes = 0, 0
         return True
 
     async def run(self, attempts: int = 3) -> None:

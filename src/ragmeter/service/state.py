@@ -92,7 +92,11 @@ class Services:
                 TestsetJobStore(kb.store, lease_seconds=settings.server.run_lease_seconds)
             ),
             traces=(traces := TraceStore(kb.store)),
-            span_queue=SpanQueue(traces, settings.online.max_queued_spans),
+            span_queue=SpanQueue(
+                traces,
+                settings.online.max_queued_spans,
+                int(settings.online.max_queued_mb * 1_000_000),
+            ),
             online=OnlineRules.open(kb.store, traces),
             score_reader=traces.read_scores,
             config_file=config_file,

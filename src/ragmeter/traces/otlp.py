@@ -9,10 +9,11 @@ possibly compressed (``Content-Encoding: gzip`` or ``deflate``).
 Every size an exporter controls is capped by ``[online]`` (``OnlineConfig``):
 ``max_request_mb`` holds the body as sent and once inflated (inflated piece by piece, stopping
 at the cap: a gzip bomb is never inflated whole); ``max_spans_per_request`` refuses the whole
-request (413). ``max_attributes``, ``max_attribute_kb`` and ``max_depth`` refuse one span (its
-attributes, its events' or its resource's): the rest are kept, and ``Decoded`` says how many
-were refused and why, which the receiver answers as OTLP's ``partial_success``. A body that
-cannot be read raises ``TraceError`` (400; 415 for the content type or encoding).
+request (413). ``max_attributes``, ``max_attribute_kb``, ``max_depth`` and ``max_events``
+refuse one span (its attributes, its events, its events' or its resource's attributes): the
+rest are kept, and ``Decoded`` says how many were refused and why, which the receiver
+answers as OTLP's ``partial_success``. A body that cannot be read raises ``TraceError`` (400;
+415 for the content type or encoding).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import base64
 import re
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -57,6 +58,8 @@ _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate":
 #: OTLP's span kinds, as ``SpanRecord.kind`` writes them when no convention names one
 _KINDS = {0: "internal", 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
 _STATUS = {0: "unset", 1: "ok", 2: "error"}
+#: OTLP's span flags saying the parent is known to be in another process (``SpanFlags``)
+_REMOTE_PARENT = 0x300
 _HEX = re.compile(r"[0-9a-fA-F]*")
 #: where OTLP JSON puts the ids of a span and of its links (both spellings proto3 JSON reads)
 _ID_KEYS = ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id")
@@ -70,6 +73,8 @@ class Decoded:
     spans: tuple[SpanRecord, ...]
     rejected: int = 0
     message: str | None = None
+    #: bytes of the body once inflated (what the spans weigh; not part of what they say)
+    size: int = field(default=0, compare=False)
 
 
 class _Refused(Exception):
@@ -109,7 +114,7 @@ def decode_export(
             setting="[online] max_spans_per_request",
             status=413,
         )
-    return _records(request, limits)
+    return replace(_records(request, limits), size=len(data))
 
 
 def encode_response(rejected: int, message: str | None, content_type: str | None) -> bytes:
@@ -271,13 +276,21 @@ def _records(request: ExportTraceServiceRequest, limits: OnlineConfig) -> Decode
 
 
 def _record(span: Span, resource: dict[str, Any], limits: OnlineConfig) -> SpanRecord:
-    """One span; TraceError for a bad id, _Refused past a per-span cap."""
+    """One span; TraceError for a bad id, _Refused past a per-span cap. A span whose parent
+    is in another process (the ``flags`` say so) is a root here: that parent never arrives."""
     trace_id = _id(span.trace_id, 16, "trace_id", span.name)
     span_id = _id(span.span_id, 8, "span_id", span.name)
     parent = (
         _id(span.parent_span_id, 8, "parent_span_id", span.name) if span.parent_span_id else None
     )
+    if span.flags & _REMOTE_PARENT == _REMOTE_PARENT:
+        parent = None  # its parent is another process's (a gateway's): here it is the root
     attributes = _attributes(span.attributes, limits, "the span")
+    if len(span.events) > limits.max_events:
+        raise _Refused(
+            f"the span has {len(span.events):,} events, more than [online] max_events "
+            f"({limits.max_events:,})"
+        )
     events = tuple(
         {
             "name": event.name,

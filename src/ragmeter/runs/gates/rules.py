@@ -31,6 +31,7 @@ __all__ = [
     "Op",
     "Rule",
     "Stat",
+    "bound_of",
     "calibrated_rules",
     "parse_rule",
     "parse_rules",
@@ -105,6 +106,15 @@ class Rule:
         return value < self.bound
 
 
+def bound_of(text: str) -> float | None:
+    """A rule's bound written as a plain decimal number (``0.8``, ``-2``, ``1e-3``), or None
+    (not such a number, or not finite)."""
+    if not re.fullmatch(_NUMBER, text):
+        return None
+    bound = float(text)
+    return bound if math.isfinite(bound) else None
+
+
 def _bad(text: str, why: str) -> ConfigError:
     return ConfigError(f"gate rule '{clip(text.strip(), 80)}': {why}")
 
@@ -124,11 +134,8 @@ def parse_rule(text: str) -> Rule:
     stat, op, metric = found["stat"], found["op"], found["metric"]
     if stat not in STATS:
         raise _bad(text, f"unknown statistic '{clip(stat)}'; choose {', '.join(STATS)}")
-    try:
-        bound = float(found["bound"])
-    except ValueError:
-        bound = math.nan
-    if not re.fullmatch(_NUMBER, found["bound"]) or not math.isfinite(bound):
+    bound = bound_of(found["bound"])
+    if bound is None:
         raise _bad(text, f"the bound '{clip(found['bound'])}' is not a number")
     if metric is None and stat != "null_rate":
         raise _bad(text, f"name the metric: 'METRIC.{stat} {op} {found['bound']}'")

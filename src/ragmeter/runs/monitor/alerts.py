@@ -19,7 +19,6 @@ false (resolved); ``step`` says which, the store makes it happen once across rep
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ import numpy as np
 
 from ragmeter.errors import ConfigError, clip
 from ragmeter.reports.stats import SMALL_SAMPLE, bootstrap_mean_ci
-from ragmeter.runs.gates.rules import OPERATORS, STATS, Rule, Stat
+from ragmeter.runs.gates.rules import OPERATORS, STATS, Rule, Stat, bound_of
 
 __all__ = [
     "ALERT_STATS",
@@ -57,7 +56,6 @@ _UNITS = {"m": 60, "h": 3_600, "d": 86_400}
 ScoreReader = Callable[[str, int, int], tuple[np.ndarray, np.ndarray]]
 Step = Literal["fire", "resolve"]
 
-_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _OP = "|".join(re.escape(op) for op in OPERATORS)
 #: ``metric.stat op bound over window [with n >= count]``; the metric name holds no space or
 #: operator and may hold dots and ``@`` (the last dot splits it from the statistic)
@@ -143,11 +141,8 @@ def parse_alert(text: str) -> AlertRule:
     if stat not in ALERT_STATS:
         known = "a gate statistic alerts do not bound" if stat in STATS else "unknown statistic"
         raise _bad(text, f"{known} '{clip(stat)}'; choose {', '.join(ALERT_STATS)}")
-    try:
-        bound = float(found["bound"])
-    except ValueError:
-        bound = math.nan
-    if not re.fullmatch(_NUMBER, found["bound"]) or not math.isfinite(bound):
+    bound = bound_of(found["bound"])
+    if bound is None:
         raise _bad(text, f"the bound '{clip(found['bound'])}' is not a number")
     if stat == "null_rate" and not 0.0 <= bound <= 1.0:
         raise _bad(text, f"null_rate is a share between 0 and 1, not {bound:g}")

@@ -131,8 +131,12 @@ class TraceStore:
 
     @staticmethod
     def _put_traces(session: Session, records: Sequence[TraceRecord]) -> None:
-        """Insert or update the rows of ``records``, each given the next ``seq``."""
-        seq = session.scalar(select(func.coalesce(func.max(TraceRow.seq), 0))) or 0
+        """Insert or update the rows of ``records``, each given the next ``seq``: past the
+        largest kept and past the clock in microseconds, so a sequence never goes back when
+        retention deleted the traces holding the largest ones (a rule's cursor would pass
+        over the traces given them again)."""
+        kept = session.scalar(select(func.coalesce(func.max(TraceRow.seq), 0))) or 0
+        seq = max(kept, time.time_ns() // 1000)
         ids = [r.trace_id for r in records]
         existing: dict[str, TraceRow] = {}
         for some in chunks(ids, _IN_LIST):

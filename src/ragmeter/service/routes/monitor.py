@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 import httpx
@@ -38,7 +38,13 @@ Name = Annotated[str, Query(min_length=1, max_length=200)]
 
 
 def _ns(value: datetime | None) -> int | None:
-    return None if value is None else int(value.timestamp() * 1e9)
+    """A time of the query as Unix epoch ns; one without an offset is UTC (as the buckets
+    are), never the server host's local time."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return int(value.timestamp() * 1e9)
 
 
 @router.get("/online/monitor")
@@ -53,8 +59,9 @@ def get_monitor(
     #: at least 0.01: a smaller one asks the bootstrap for millions of draws
     alpha: Annotated[float, Query(ge=0.01, le=0.5)] = 0.05,
 ) -> Result[MonitorOut]:
-    """Each ``metric`` of scored traces over ``since``..``until`` (default: the last day in
-    hours, the last 30 days in days) in UTC buckets with mean, 95% CI and n; and the drift
+    """Each ``metric`` of scored traces over ``since``..``until`` (ISO times, UTC without
+    an offset; default: the last day in hours, the last 30 days in days) in UTC buckets
+    with mean, 95% CI and n; and the drift
     of the last ``window`` (default: one bucket) against ``baseline``: ``window`` (the
     scores before it) or ``run:RUN_ID`` (that stored run's scores of the metric), by a
     permutation test corrected across the metrics as compare corrects them, with compare's

@@ -85,13 +85,10 @@ async def export_traces(request: Request, svc: Deps) -> Response:
         )
     except (LimitError, TraceError) as exc:  # past a cap (413), unreadable (400, 415)
         return _otlp(encode_status(str(exc), content_type), exc.status, content_type)
-    if decoded.spans and not svc.span_queue.offer(decoded.spans):
-        message = (
-            "the server is stopping; retry later"
-            if svc.span_queue.closed
-            else f"the receiver's queue is full ({svc.span_queue.capacity:,} spans waiting to "
-            "be stored, [online] max_queued_spans); retry later"
-        )
+    queue = svc.span_queue
+    if decoded.spans and not queue.offer(decoded.spans, decoded.size):
+        full = queue.refusal(len(decoded.spans), decoded.size)
+        message = f"{'the server is stopping' if queue.closed else full}; retry later"
         refused = encode_status(message, content_type, code=14)  # gRPC's UNAVAILABLE
         return _otlp(refused, 503, content_type, **{"Retry-After": str(RETRY_AFTER)})
     answer = encode_response(decoded.rejected, decoded.message, content_type)
