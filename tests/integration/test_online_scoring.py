@@ -300,3 +300,39 @@ def test_two_replicas_never_score_a_batch_twice(
     assert sum(asyncio.run(race())) == 20
     assert RuleStore(Store(store_url)).scored() == {"prod": 20}
     assert BudgetLedger(Store(store_url)).spent("prod", utc_day()).traces == 20
+
+
+def test_a_batch_that_outlasts_the_lease_is_not_taken_by_another_replica(
+    store_url: str,
+) -> None:
+    """A judge slower than the lease (a rate-limited model, a batch of 200 traces): the
+    replica scoring keeps renewing its hold, so the other never takes the same batch and
+    its traces are judged (and paid for) once."""
+    with ScriptedJudgeServer(latency_ms=500) as slow:
+        settings = _settings(store_url, slow, score_batch=2)
+        source = MemoryTraces()
+        for i in range(4):
+            source.add(_trace(i), updated_ns=1_000 + i)
+        rule = _rule(metrics=["faithfulness"], delay_seconds=0)
+
+        def replica() -> OnlineScoring:
+            store = Store(store_url)
+            return OnlineScoring(
+                source, lambda: [rule], RuleStore(store), BudgetLedger(store), lambda: settings,
+                lease_s=0.4,
+            )  # fmt: skip
+
+        async def race() -> list[int]:
+            one, two = replica(), replica()
+            first = asyncio.create_task(one.look())
+            counts: list[int] = []
+            while not first.done():
+                counts.append(await two.look())
+                await asyncio.sleep(0.1)
+            counts.append(await first)
+            await one.aclose()
+            await two.aclose()
+            return counts
+
+        assert sum(asyncio.run(race())) == 4
+    assert BudgetLedger(Store(store_url)).spent("prod", utc_day()).traces == 4

@@ -2,7 +2,8 @@
 rule, the complete traces past its cursor whose last span arrived at least the rule's
 ``delay_seconds`` ago are matched, scored in batches (``RuleScorer``), their scores written,
 and the cursor advanced in the store. A rule's next batch is held by one server at a time
-(a lease on its cursor), so replicas share the work and a restart goes on where it stopped."""
+(a lease on its cursor, renewed while the batch is scored), so replicas share the work and
+a restart goes on where it stopped."""
 
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ class OnlineScoring:
         store: RuleStore,
         ledger: BudgetLedger,
         settings: Callable[[], Settings],
+        *,
+        lease_s: float | None = None,
     ) -> None:
         self.source = source
         self.rules = rules
@@ -50,10 +53,15 @@ class OnlineScoring:
         self.settings = settings
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._scorers: dict[str, RuleScorer] = {}
+        self._lease_s = lease_s
 
     @property
     def lease_s(self) -> float:
-        """How long a server holds a rule's cursor while it scores a batch."""
+        """How long a server's hold on a rule's cursor lasts unless renewed (it is renewed
+        every third of it while a batch is scored): by default the longer of 2 minutes and
+        10 looks."""
+        if self._lease_s is not None:
+            return self._lease_s
         return max(120.0, 10 * self.settings().online.score_every_seconds)
 
     def _scorer(self, rule: OnlineRule) -> RuleScorer:
@@ -100,6 +108,7 @@ class OnlineScoring:
             cursor = await asyncio.to_thread(self.store.claim, rule.name, self.owner, self.lease_s)
             if cursor is None:
                 return scored  # another server scores this rule now
+            holding = asyncio.create_task(self._hold(rule.name))
             try:
                 batch = await asyncio.to_thread(self.source.complete_since, cursor, until, limit)
                 taken = [
@@ -111,12 +120,28 @@ class OnlineScoring:
             except BaseException:
                 await asyncio.to_thread(self.store.advance, rule.name, self.owner, None, 0)
                 raise
+            finally:
+                holding.cancel()
             last = batch[-1].cursor if batch else None
             await asyncio.to_thread(self.store.advance, rule.name, self.owner, last, len(taken))
             scored += len(taken)
             if len(batch) < limit:
                 break
         return scored
+
+    async def _hold(self, rule: str) -> None:
+        """Renew this server's hold on the rule's cursor every third of the lease while a
+        batch is scored (a slow judge outlasts any fixed lease), until cancelled."""
+        while True:
+            await asyncio.sleep(self.lease_s / 3)
+            try:
+                held = await asyncio.to_thread(self.store.renew, rule, self.owner, self.lease_s)
+            except Exception:  # the store away a moment: try again at the next third
+                log.exception("online rule '%s': cannot renew the hold on its cursor", rule)
+                continue
+            if not held:
+                log.warning("online rule '%s': another server took its cursor", rule)
+                return
 
     async def run(self) -> None:
         """Look every ``[online] score_every_seconds`` until cancelled (then the judges'

@@ -90,6 +90,17 @@ class RuleStore:
             )
             return Cursor(found.position, found.trace_id)
 
+    def renew(self, rule: str, owner: str, lease_s: float) -> bool:
+        """Hold the rule's cursor ``lease_s`` seconds more; False if ``owner`` lost it."""
+        table = OnlineCursorRecord
+        with self.store.engine.begin() as connection:
+            changed = connection.execute(
+                update(table)
+                .where(table.rule == rule, table.owner == owner)
+                .values(lease_until=time.time() + lease_s)
+            )
+        return bool(changed.rowcount)
+
     def advance(self, rule: str, owner: str, cursor: Cursor | None, scored: int) -> None:
         """Move the rule's cursor to ``cursor`` (None: leave it) with ``scored`` more traces,
         and let go of it; nothing if ``owner`` no longer holds it."""
