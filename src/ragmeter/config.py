@@ -334,6 +334,9 @@ class OnlineConfig(BaseModel):
     max_events: int = Field(default=128, ge=0)
     #: spans waiting to be stored; a request that would pass it is refused (503, retry)
     max_queued_spans: int = Field(default=100_000, ge=1)
+    #: spans kept of one trace (each span added sums the trace up again from all of them);
+    #: spans past it are left out, logged
+    max_spans_per_trace: int = Field(default=10_000, ge=1)
     #: megabytes of the bodies (once inflated) of the spans waiting to be stored; past it 503
     max_queued_mb: float = Field(default=200.0, gt=0)
     # -- online rules ------------------------------------------------------------------------

@@ -91,7 +91,7 @@ class Services:
             testsets=TestsetJobs(
                 TestsetJobStore(kb.store, lease_seconds=settings.server.run_lease_seconds)
             ),
-            traces=(traces := TraceStore(kb.store)),
+            traces=(traces := TraceStore(kb.store, settings.online.max_spans_per_trace)),
             span_queue=SpanQueue(
                 traces,
                 settings.online.max_queued_spans,

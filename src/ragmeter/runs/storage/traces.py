@@ -6,6 +6,7 @@ version of a dataset."""
 from __future__ import annotations
 
 import builtins
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,8 @@ from ragmeter.store.trace_models import SpanRow, TraceRow, TraceScoreRow
 from ragmeter.traces.records import SpanRecord, TraceRecord, TraceScore
 
 __all__ = ["ScoreSeries", "StoredTrace", "TraceDetail", "TraceFilter", "TraceStore"]
+
+log = logging.getLogger(__name__)
 
 #: ids in one IN list
 _IN_LIST = 500
@@ -87,15 +90,17 @@ class ScoreSeries:
 
 
 class TraceStore:
-    """The traces of one store."""
+    """The traces of one store, each of at most ``max_spans_per_trace`` spans (``[online]
+    max_spans_per_trace``: every span added sums its trace up again from all of them)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, max_spans_per_trace: int = 10_000) -> None:
         self.store = store
+        self.max_spans_per_trace = max_spans_per_trace
 
     def add_spans(self, spans: Sequence[SpanRecord]) -> int:
-        """Keep ``spans`` (a span already kept, by trace and span id, is ignored) and sum up
-        every trace they touch again from all its kept spans, in one transaction; how many
-        spans were new."""
+        """Keep ``spans`` (a span already kept, by trace and span id, is ignored; so is one
+        past ``max_spans_per_trace``, logged) and sum up every trace they touch again from all
+        its kept spans, in one transaction; how many spans were kept."""
         if not spans:
             return 0
         try:
@@ -119,7 +124,15 @@ class TraceStore:
         new: list[SpanRecord] = []
         for trace_id, arrived in by_trace.items():
             old = {s.span_id for s in kept.get(trace_id, ())}
-            new.extend(s for s in arrived.values() if s.span_id not in old)
+            fresh = [s for s in arrived.values() if s.span_id not in old]
+            fresh.sort(key=lambda s: s.parent_id is not None)  # a root is never left out
+            room = max(self.max_spans_per_trace - len(old), 0)
+            if len(fresh) > room:
+                log.warning(
+                    "trace %s: %d spans left out, past [online] max_spans_per_trace (%d)",
+                    trace_id, len(fresh) - room, self.max_spans_per_trace,
+                )  # fmt: skip
+            new.extend(fresh[:room])
         touched = sorted({s.trace_id for s in new})
         if not touched:
             return 0
