@@ -28,6 +28,12 @@ from ragmeter.metrics.llm import (
     PlannedMetric,
     ResponseRelevancyMetric,
 )
+from ragmeter.metrics.reference_free import (
+    AnsweredMetric,
+    JsonResponseMetric,
+    LexicalGroundingMetric,
+    RetrievedAnyMetric,
+)
 from ragmeter.metrics.registry import (
     MetricSpec,
     UnknownMetricError,
@@ -51,6 +57,7 @@ from ragmeter.metrics.retrieval import (
 __all__ = [
     "AnswerCorrectnessMetric",
     "AnswerRelevancyMetric",
+    "AnsweredMetric",
     "AppLinkMetric",
     "ArgumentAccuracyMetric",
     "BaseEvaluationResult",
@@ -61,10 +68,13 @@ __all__ = [
     "EvaluationMetric",
     "FaithfulnessMetric",
     "IntentMetric",
+    "JsonResponseMetric",
     "LLMEvaluationMetric",
+    "LexicalGroundingMetric",
     "MetricSpec",
     "PlannedMetric",
     "ResponseRelevancyMetric",
+    "RetrievedAnyMetric",
     "RetrieverEvaluationMetric",
     "RetrieverHitRateMetric",
     "RetrieverMAPMetric",
