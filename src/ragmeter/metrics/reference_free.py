@@ -25,6 +25,7 @@ import orjson
 from ragmeter.datasets import Dataset, Row
 from ragmeter.errors import ErrorKind
 from ragmeter.knowledge.tokenize import has_cjk, tokenize
+from ragmeter.metrics.agent.base import Outcome
 from ragmeter.metrics.base import BaseEvaluationResult, EvaluationMetric, overrides
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.registry import register_metric
@@ -38,9 +39,6 @@ __all__ = [
     "ReferenceFreeMetric",
     "RetrievedAnyMetric",
 ]
-
-#: a row's score and what to say of it; a None score needs its reason
-Outcome = tuple[float | None, str | None]
 
 NO_RESPONSE = "the row has no response (field 'response')"
 NO_CONTEXTS = "the row retrieved no contexts (field 'retrieved_contexts' is empty)"
