@@ -17,7 +17,6 @@ from ragmeter.metrics.base import (
     LLMEvaluationMetric,
     RetrieverEvaluationMetric,
 )
-from ragmeter.metrics.checks import AnsweredMetric
 from ragmeter.metrics.context import EvaluationContext
 from ragmeter.metrics.llm import (
     AnswerCorrectnessMetric,
@@ -28,6 +27,12 @@ from ragmeter.metrics.llm import (
     FaithfulnessMetric,
     PlannedMetric,
     ResponseRelevancyMetric,
+)
+from ragmeter.metrics.reference_free import (
+    AnsweredMetric,
+    JsonResponseMetric,
+    LexicalGroundingMetric,
+    RetrievedAnyMetric,
 )
 from ragmeter.metrics.registry import (
     MetricSpec,
@@ -63,10 +68,13 @@ __all__ = [
     "EvaluationMetric",
     "FaithfulnessMetric",
     "IntentMetric",
+    "JsonResponseMetric",
     "LLMEvaluationMetric",
+    "LexicalGroundingMetric",
     "MetricSpec",
     "PlannedMetric",
     "ResponseRelevancyMetric",
+    "RetrievedAnyMetric",
     "RetrieverEvaluationMetric",
     "RetrieverHitRateMetric",
     "RetrieverMAPMetric",
