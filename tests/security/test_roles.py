@@ -238,9 +238,10 @@ def test_a_viewer_and_a_reviewer_cannot_change_anything(
 ) -> None:
     server, keys = served
     changes = [key for key in ROUTES if key[0] != "GET" and key not in READS]
-    assert len(changes) == 43  # every change route; a new one joins the count here
+    assert len(changes) == 45  # every change route; a new one joins the count here
     labelling = [key for key in changes if ROUTES[key].action == Action.LABEL]
-    assert len(labelling) == 4  # a reviewer's labels: one row's (put, remove), and imports
+    assert len(labelling) == 6  # a reviewer's labels: one row's (put, remove), and imports;
+    # a trace's flag (put, remove)
     for who in ("viewer", "reviewer"):
         with as_user(server, keys[who]) as http:
             for method, path in changes:

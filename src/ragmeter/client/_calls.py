@@ -40,6 +40,8 @@ from ragmeter.wire.runs import (
 from ragmeter.wire.testsets import TestsetCreate, TestsetJob
 from ragmeter.wire.traces import (
     TraceDetailOut,
+    TraceFlagIn,
+    TraceFlagOut,
     TraceOut,
     TracesDatasetIn,
     TracesDatasetOut,
@@ -459,6 +461,16 @@ def trace(trace_id: str) -> Call[TraceDetailOut]:
 def traces_to_dataset(body: TracesDatasetIn) -> Call[TracesDatasetOut]:
     payload = body.model_dump(exclude_none=True)
     return Call("POST", "/traces/dataset", _model(TracesDatasetOut), json=payload)
+
+
+def flag_trace(trace_id: str, body: TraceFlagIn) -> Call[TraceFlagOut]:
+    payload = body.model_dump(exclude_none=True)
+    return Call("PUT", f"/traces/{trace_id}/flag", _model(TraceFlagOut), json=payload)
+
+
+def unflag_trace(trace_id: str, user: str | None) -> Call[bool]:
+    params = {} if user is None else {"user": user}
+    return Call("DELETE", f"/traces/{trace_id}/flag", _model(bool), params=params)
 
 
 # -- online evaluation rules (``service.routes.online``) -----------------------------------

@@ -38,7 +38,14 @@ from ragmeter.wire.review import (
 from ragmeter.wire.rows import RowDetail
 from ragmeter.wire.runs import MetricInfo, ResultItem, RunCreated, RunInfo, SceneInfo
 from ragmeter.wire.testsets import TestsetCreate, TestsetJob
-from ragmeter.wire.traces import TraceDetailOut, TraceOut, TracesDatasetIn, TracesDatasetOut
+from ragmeter.wire.traces import (
+    TraceDetailOut,
+    TraceFlagIn,
+    TraceFlagOut,
+    TraceOut,
+    TracesDatasetIn,
+    TracesDatasetOut,
+)
 from ragmeter.wire.users import AuditEntryOut, UserKeyOut, UserOut
 
 __all__ = [
@@ -170,7 +177,7 @@ class Client(ClientBase):
         """A page of production traces, newest first, with their row fields and scores;
         ``filters`` as the list takes them (``service``, ``name``, ``status``, ``complete``,
         ``since_ns``, ``until_ns``, ``metric`` with ``below``, ``text``, ``session_id``,
-        ``user_id``)."""
+        ``user_id``, ``flagged``, ``flag``)."""
         return self.send(calls.traces(filters, offset, limit))
 
     def trace(self, trace_id: str) -> TraceDetailOut:
@@ -197,6 +204,16 @@ class Client(ClientBase):
             }
         )
         return self.send(calls.traces_to_dataset(body))
+
+    def flag_trace(self, trace_id: str, label: str, note: str | None = None) -> TraceFlagOut:
+        """Flag a production trace as yourself (a new flag replaces yours): ``label`` one of
+        ``wrong``, ``good_example``, ``needs_review``, ``other``, and why (``note``)."""
+        body = TraceFlagIn.model_validate({"label": label, "note": note})
+        return self.send(calls.flag_trace(trace_id, body))
+
+    def unflag_trace(self, trace_id: str, *, user: str | None = None) -> bool:
+        """Remove your flag on a trace (an admin removes ``user``'s); whether there was one."""
+        return self.send(calls.unflag_trace(trace_id, user))
 
     def close(self) -> None:
         self._http.close()

@@ -206,6 +206,9 @@ ROUTES: dict[tuple[str, str], Rule] = {
     ("PATCH", f"{_V2}/online/alerts/{{name}}"): Rule(Action.MANAGE_ALERTS, "alert"),
     ("DELETE", f"{_V2}/online/alerts/{{name}}"): Rule(Action.MANAGE_ALERTS, "alert"),
     ("GET", f"{_V2}/online/alert-events"): Rule(R, "alert"),
+    # reviewers' flags on production traces: each user's own (an admin removes anyone's)
+    ("PUT", f"{_V2}/traces/{{trace_id}}/flag"): Rule(Action.LABEL, "trace_flag"),
+    ("DELETE", f"{_V2}/traces/{{trace_id}}/flag"): Rule(Action.LABEL, "trace_flag"),
 }
 
 

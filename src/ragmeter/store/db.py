@@ -46,7 +46,7 @@ __all__ = [
 
 _MIGRATIONS = Path(__file__).with_name("migrations")
 #: the newest migration's revision (a test keeps it equal to alembic's head)
-HEAD_REVISION = "0025"
+HEAD_REVISION = "0026"
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -352,8 +352,8 @@ def _current_or_created(connection: Connection) -> bool:
         return revision == HEAD_REVISION
     if inspect(connection).get_table_names():  # tables, no revision: alembic says what it is
         return False
-    from ragmeter.store import alert_models, online_models, trace_models  # noqa: F401
-    from ragmeter.store.models import Base  # (the three modules' tables join its metadata)
+    from ragmeter.store import alert_models, flag_models, online_models, trace_models  # noqa: F401
+    from ragmeter.store.models import Base  # (those modules' tables join its metadata)
     from ragmeter.store.search import create_row_search
 
     Base.metadata.create_all(connection)

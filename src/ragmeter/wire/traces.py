@@ -4,13 +4,18 @@ Times are Unix epoch nanoseconds, as the app's spans carry them."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "FLAG_LABELS",
+    "MAX_FLAG_NOTE",
+    "FlagLabel",
     "SpanOut",
     "TraceDetailOut",
+    "TraceFlagIn",
+    "TraceFlagOut",
     "TraceOut",
     "TraceScoreOut",
     "TracesDatasetIn",
@@ -21,6 +26,12 @@ __all__ = [
 
 #: a trace id as OTLP writes it
 TRACE_ID = r"^[0-9a-f]{32}$"
+
+#: what a reviewer's flag on a trace says (the note says why)
+FlagLabel = Literal["wrong", "good_example", "needs_review", "other"]
+FLAG_LABELS: tuple[str, ...] = get_args(FlagLabel)
+#: characters of a flag's note
+MAX_FLAG_NOTE = 2000
 
 
 class TraceScoreOut(BaseModel):
@@ -62,6 +73,9 @@ class TraceOut(BaseModel):
     received_at: datetime | None = None
     updated_at: datetime | None = None
     scores: list[TraceScoreOut] = Field(default_factory=list)
+    #: how many people flagged the trace, and their labels (sorted, once each)
+    flags: int = 0
+    flag_labels: list[str] = Field(default_factory=list)
 
 
 class SpanOut(BaseModel):
@@ -82,9 +96,30 @@ class SpanOut(BaseModel):
     events: list[dict[str, Any]] = Field(default_factory=list)
 
 
+class TraceFlagIn(BaseModel):
+    """The caller's flag on a trace (a new one replaces theirs): a label and why."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: FlagLabel
+    note: str | None = Field(default=None, max_length=MAX_FLAG_NOTE)
+
+
+class TraceFlagOut(BaseModel):
+    """One person's flag on a trace."""
+
+    trace_id: str
+    user: str
+    label: str
+    note: str | None = None
+    created_at: datetime | None = None
+
+
 class TraceDetailOut(BaseModel):
     trace: TraceOut
     spans: list[SpanOut] = Field(default_factory=list)
+    #: who flagged the trace, oldest first
+    flags: list[TraceFlagOut] = Field(default_factory=list)
 
 
 class TracesQuery(BaseModel):
@@ -102,6 +137,9 @@ class TracesQuery(BaseModel):
     text: str | None = Field(default=None, max_length=500)
     session_id: str | None = Field(default=None, max_length=200)
     user_id: str | None = Field(default=None, max_length=200)
+    #: flagged by anyone (True) or by no one (False); ``flag``: flagged with that label
+    flagged: bool | None = None
+    flag: FlagLabel | None = None
 
 
 class TracesFilterIn(TracesQuery):

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import exists, select
 
 from ragmeter.store.db import json_text
+from ragmeter.store.flag_models import TraceFlagRow
 from ragmeter.store.trace_models import SpanRow, TraceRow, TraceScoreRow
 from ragmeter.traces.records import SpanRecord, TraceRecord, TraceScore
 
@@ -45,7 +46,9 @@ SPAN_COLUMNS = (
 class TraceFilter:
     """Which traces a list (or a dataset made of traces) takes; None: any. Times are Unix
     epoch nanoseconds of the trace's start; ``text`` is found in the query, any case;
-    ``metric`` with ``below``: traces with a score of ``metric`` under ``below``."""
+    ``metric`` with ``below``: traces with a score of ``metric`` under ``below``;
+    ``flagged``: flagged by anyone (True) or no one (False); ``flag``: flagged with that
+    label."""
 
     service: str | None = None
     name: str | None = None
@@ -58,6 +61,8 @@ class TraceFilter:
     text: str | None = None
     session_id: str | None = None
     user_id: str | None = None
+    flagged: bool | None = None
+    flag: str | None = None
 
 
 def filter_clauses(found: TraceFilter) -> list[Any]:
@@ -86,6 +91,18 @@ def filter_clauses(found: TraceFilter) -> list[Any]:
         if found.below is not None:
             scored.append(scores.score < found.below)
         clauses.append(exists(select(scores.id).where(*scored)))
+    return clauses + _flag_clauses(found)
+
+
+def _flag_clauses(found: TraceFilter) -> list[Any]:
+    flags = TraceFlagRow
+    clauses: list[Any] = []
+    flagged = exists(select(flags.id).where(flags.trace_id == TraceRow.trace_id))
+    if found.flagged is not None:
+        clauses.append(flagged if found.flagged else ~flagged)
+    if found.flag is not None:
+        labelled = [flags.trace_id == TraceRow.trace_id, flags.label == found.flag]
+        clauses.append(exists(select(flags.id).where(*labelled)))
     return clauses
 
 

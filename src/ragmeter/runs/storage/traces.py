@@ -33,6 +33,7 @@ from ragmeter.runs.storage._trace_rows import (
 )
 from ragmeter.runs.storage.dataset_store import DatasetStore
 from ragmeter.store.db import Store, insert_plain, plain_rows
+from ragmeter.store.flag_models import TraceFlagRow
 from ragmeter.store.locks import write_lock
 from ragmeter.store.models import DatasetRecord
 from ragmeter.store.trace_models import SpanRow, TraceRow, TraceScoreRow
@@ -309,8 +310,9 @@ class TraceStore:
         return series.times, series.scores
 
     def purge(self, keep_days: float, *, now_ns: int | None = None) -> int:
-        """Delete traces (with their spans and scores) that started more than ``keep_days``
-        days before now (``[online] keep_days``), a batch per transaction; how many."""
+        """Delete traces (with their spans, scores and flags) that started more than
+        ``keep_days`` days before now (``[online] keep_days``), a batch per transaction; how
+        many."""
         now_ns = time.time_ns() if now_ns is None else now_ns
         cutoff = now_ns - int(keep_days * 86_400 * 1e9)
         deleted = 0
@@ -321,7 +323,7 @@ class TraceStore:
                     ids = list(session.scalars(old.limit(_PURGE_BATCH)))
                     if not ids:
                         return deleted
-                    for table in (TraceScoreRow, SpanRow, TraceRow):
+                    for table in (TraceFlagRow, TraceScoreRow, SpanRow, TraceRow):
                         session.execute(delete(table).where(table.trace_id.in_(ids)))
                     session.commit()
                 deleted += len(ids)

@@ -10,17 +10,21 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request, status
 from fastapi.responses import Response
 
-from ragmeter.errors import LimitError, TraceError
+from ragmeter.errors import LimitError, TraceError, clip
+from ragmeter.runs.storage.trace_flags import TraceFlag, TraceFlagStore
 from ragmeter.runs.storage.traces import StoredTrace, TraceFilter
 from ragmeter.service.envelope import Result, ok
-from ragmeter.service.permissions import require_owner
+from ragmeter.service.permissions import forbidden, request_user, require_owner
 from ragmeter.service.schemas import Limit, Offset, Page
 from ragmeter.service.state import Services, services
 from ragmeter.store.names import check_name
+from ragmeter.store.users import Role
 from ragmeter.traces.otlp import JSON, decode_export, encode_response, encode_status, media_type
 from ragmeter.wire.traces import (
     SpanOut,
     TraceDetailOut,
+    TraceFlagIn,
+    TraceFlagOut,
     TraceOut,
     TraceScoreOut,
     TracesDatasetIn,
@@ -95,7 +99,7 @@ async def export_traces(request: Request, svc: Deps) -> Response:
     return _otlp(answer, 200, content_type)
 
 
-def trace_out(found: StoredTrace) -> TraceOut:
+def trace_out(found: StoredTrace, flags: tuple[TraceFlag, ...] = ()) -> TraceOut:
     record = found.record
     return TraceOut(
         trace_id=record.trace_id,
@@ -117,6 +121,8 @@ def trace_out(found: StoredTrace) -> TraceOut:
         received_at=found.received_at,
         updated_at=found.updated_at,
         scores=[TraceScoreOut.model_validate(s, from_attributes=True) for s in found.scores],
+        flags=len(flags),
+        flag_labels=sorted({f.label for f in flags}),
     )
 
 
@@ -129,16 +135,19 @@ def list_traces(
 ) -> Result[Page[TraceOut]]:
     """Traces newest first, each with its row fields and scores; filtered by service, root
     span name, status, completeness, start time (``since_ns`` <= start < ``until_ns``), a
-    score of ``metric`` under ``below``, text in the query, session or user id."""
+    score of ``metric`` under ``below``, text in the query, session or user id, flagged by
+    anyone (``flagged``) or with a label (``flag``)."""
     found, total = svc.traces.list(TraceFilter(**query.model_dump()), offset=offset, limit=limit)
-    items = [trace_out(t) for t in found]
+    flags = _flags(svc).of_traces([t.record.trace_id for t in found])
+    items = [trace_out(t, flags.get(t.record.trace_id, ())) for t in found]
     return ok(Page[TraceOut](items=items, total=total, offset=offset, limit=limit))
 
 
 @router.get("/traces/{trace_id}", tags=["traces"])
 def get_trace(trace_id: str, svc: Deps) -> Result[TraceDetailOut]:
-    """A trace with its spans in tree order (``depth``) and its scores."""
+    """A trace with its spans in tree order (``depth``), its scores and who flagged it."""
     detail = svc.traces.get(trace_id)
+    flags = _flags(svc).of_trace(trace_id)
     spans = [
         SpanOut(
             span_id=span.span_id,
@@ -156,7 +165,12 @@ def get_trace(trace_id: str, svc: Deps) -> Result[TraceDetailOut]:
         )
         for depth, span in detail.spans
     ]
-    return ok(TraceDetailOut(trace=trace_out(detail.trace), spans=spans))
+    out = TraceDetailOut(
+        trace=trace_out(detail.trace, tuple(flags)),
+        spans=spans,
+        flags=[_flag_out(f) for f in flags],
+    )
+    return ok(out)
 
 
 @router.post("/traces/dataset", tags=["traces"], status_code=status.HTTP_201_CREATED)
@@ -187,3 +201,44 @@ async def traces_to_dataset(
         reused=not new,
     )
     return ok(out)
+
+
+def _flags(svc: Services) -> TraceFlagStore:
+    return TraceFlagStore(svc.traces.store)
+
+
+def _flag_out(flag: TraceFlag) -> TraceFlagOut:
+    return TraceFlagOut(
+        trace_id=flag.trace_id,
+        user=flag.user,
+        label=flag.label,
+        note=flag.note,
+        created_at=flag.created_at,
+    )
+
+
+@router.put("/traces/{trace_id}/flag", tags=["traces"])
+def flag_trace(
+    trace_id: str, body: TraceFlagIn, request: Request, svc: Deps
+) -> Result[TraceFlagOut]:
+    """Flag a trace as the caller (a new flag replaces theirs): a label (``wrong``,
+    ``good_example``, ``needs_review``, ``other``) and an optional note. 404 for a trace not
+    kept."""
+    user = request_user(request).name
+    return ok(_flag_out(_flags(svc).put(trace_id, user, body.label, body.note)))
+
+
+@router.delete("/traces/{trace_id}/flag", tags=["traces"])
+def unflag_trace(
+    trace_id: str,
+    request: Request,
+    svc: Deps,
+    user: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
+) -> Result[bool]:
+    """Remove the caller's flag on a trace (an admin removes ``user``'s); whether there was
+    one. 404 for a trace not kept."""
+    caller = request_user(request)
+    whose = user if user is not None else caller.name
+    if whose != caller.name and caller.role is not Role.ADMIN:
+        raise forbidden(caller, f"remove the flag of '{clip(whose)}': a flag is its user's")
+    return ok(_flags(svc).remove(trace_id, whose))

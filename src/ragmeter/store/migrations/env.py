@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from ragmeter.store import alert_models, online_models, trace_models  # noqa: F401  (tables)
+from ragmeter.store import alert_models, flag_models, online_models, trace_models  # noqa: F401
 from ragmeter.store.models import Base
 
 connection = context.config.attributes["connection"]

@@ -1,12 +1,13 @@
 // The Traces views: production traces an instrumented app sent (`#/traces`), newest first,
 // filtered by service, status, time range, text in the question, a metric's score below a
-// value, session or user id (the filters live in the URL); and one trace (`#/traces/<id>`):
-// its span tree, the row fields it became and its scores with the judge's reasoning. Traces
-// are saved as a dataset version (the filtered list, or those picked) by users who may add
-// datasets.
+// value, session or user id, reviewers' flags (the filters live in the URL); and one trace
+// (`#/traces/<id>`): its span tree, the row fields it became, its scores with the judge's
+// reasoning and who flagged it (flag_panel.js). Traces are saved as a dataset version (the
+// filtered list, flagged ones among them, or those picked) by users who may add datasets.
 import { ApiError, get, post, query } from "./api.js";
 import { spanBar } from "./chart.js";
 import { announce, h } from "./dom.js";
+import { FLAG_LABELS, FlagPanel, flagMarker } from "./flag_panel.js";
 import { t } from "./i18n.js";
 import { whoami } from "./label_panel.js";
 import { replaceParams } from "./router.js";
@@ -18,7 +19,7 @@ const STATUSES = ["ok", "error", "unset"];
 const RANGES = { "1h": 1, "24h": 24, "7d": 24 * 7, "30d": 24 * 30 };
 /** the list's filters: the URL's names, each with the API's */
 const FILTERS = { service: "service", status: "status", range: null, text: "text", metric: "metric",
-  below: "below", session: "session_id", user: "user_id" };
+  below: "below", session: "session_id", user: "user_id", flagged: null };
 /** the most traces one dataset version is made of (the API's limit), oldest first */
 const SAVE_MAX = 10000;
 /** roles that may add dataset versions */
@@ -77,6 +78,10 @@ function apiFilters(params) {
     if (name === "range") {
       const since = sinceNs(value);
       if (since) out.since_ns = since;
+    } else if (name === "flagged") {
+      // "yes": flagged by anyone, "no": by no one, a label: flagged with it
+      if (value === "yes" || value === "no") out.flagged = value === "yes";
+      else if (FLAG_LABELS.includes(value)) out.flag = value;
     } else out[api] = value;
   }
   if (out.below !== undefined && !out.metric) delete out.below; // a bound needs its metric
@@ -119,14 +124,20 @@ function saveBox({ id, buttons }) {
     outcome), buttons: made };
 }
 
-/** Whether the caller may add dataset versions (a viewer or reviewer may not). */
-async function mayMake() {
+/** Who the page acts as ({name, role}), or null when that cannot be read. */
+async function me() {
   try {
-    return MAKERS.has((await whoami()).role);
+    return await whoami();
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
-    return false;
+    return null;
   }
+}
+
+/** Whether the caller may add dataset versions (a viewer or reviewer may not). */
+async function mayMake() {
+  const user = await me();
+  return Boolean(user && MAKERS.has(user.role));
 }
 
 /** `#/traces`: the filters, the save box, then a page of traces. */
@@ -171,6 +182,9 @@ export class TracesView {
       below: h("input", { id: "t-below", type: "number", name: "below", step: "any", class: "short", value: p.get("below") || "" }),
       session: text("session", ""),
       user: text("user", ""),
+      flagged: h("select", { id: "t-flagged", name: "flagged" }, h("option", { value: "" }, t("runs.any")),
+        ["yes", "no", ...FLAG_LABELS].map((v) => h("option", { value: v, selected: p.get("flagged") === v },
+          t(FLAG_LABELS.includes(v) ? `flags.label.${v}` : `flags.filter.${v}`)))),
     };
     // every field read at once: typing in two fields quickly keeps both
     const read = () => this.change(Object.fromEntries(Object.entries(fields).map(([name, input]) => [name, input.value.trim()])));
@@ -244,7 +258,8 @@ export class TracesView {
       h("td", { class: "nowrap" }, tr.service || h("span", { class: "muted" }, "–")),
       h("th", { scope: "row", class: "trace-name" }, h("a", { href }, tr.name || t("traces.noRoot")),
         h("span", { class: "mono small muted" }, short),
-        tr.complete ? null : h("span", { class: "badge incomplete", title: t("traces.incompleteHint") }, t("traces.incomplete"))),
+        tr.complete ? null : h("span", { class: "badge incomplete", title: t("traces.incompleteHint") }, t("traces.incomplete")),
+        flagMarker(tr)),
       h("td", { class: "text" }, longText(tr.row.query || "", 160)),
       h("td", { class: "num" }, duration(tr.latency_ms)),
       h("td", { class: "small" }, tr.model || h("span", { class: "muted" }, "–")),
@@ -356,8 +371,9 @@ export class TraceView {
 
   async start() {
     this.root.replaceChildren(h("p", { class: "loading" }, t("loading")));
-    const [found, maker] = await Promise.all([get(`/traces/${enc(this.id)}`), mayMake()]);
+    const [found, user] = await Promise.all([get(`/traces/${enc(this.id)}`), me()]);
     if (this.stopped) return;
+    const maker = Boolean(user && MAKERS.has(user.role));
     const tr = found.trace;
     const row = tr.row || {};
     const fact = (label, value) => h("div", { class: "fact" }, h("dt", {}, label), h("dd", {}, value));
@@ -375,6 +391,7 @@ export class TraceView {
         fact(t("traces.col.tokens"), t("traces.tokenSplit", { i: tr.input_tokens ?? 0, o: tr.output_tokens ?? 0 })),
         tr.session_id ? fact(t("traces.f.session"), h("a", { href: `#/traces?session=${enc(tr.session_id)}` }, tr.session_id)) : null,
         tr.user_id ? fact(t("traces.f.user"), h("a", { href: `#/traces?user=${enc(tr.user_id)}` }, tr.user_id)) : null),
+      new FlagPanel(tr.trace_id, found.flags || [], user).box,
       h("h2", {}, t("traces.spans", { n: found.spans.length })),
       this.tree(found.spans, tr),
       h("h2", {}, t("traces.rowTitle")),
