@@ -58,6 +58,10 @@ def test_the_queue_is_bounded_in_bytes_too(tmp_path: Path) -> None:
         assert not queue.offer(_spans(2, 1), size=600)
         assert "[online] max_queued_mb" in queue.refusal(1, 600)
         assert "[online] max_queued_spans" in queue.refusal(101, 1)
+        # a full queue is a refusal for now; a request larger than the queue, for ever
+        assert queue.never_fits(1, 600) == "" and queue.never_fits(100, 1_000) == ""
+        assert "[online] max_queued_spans" in queue.never_fits(101, 1)
+        assert "[online] max_queued_mb" in queue.never_fits(1, 1_001)
         assert queue.offer(_spans(3, 2), size=400) and queue.queued_bytes == 1_000
         writer = asyncio.create_task(queue.run())
         queue.close()

@@ -1,6 +1,7 @@
 """The server's background work on production traces: spans accepted by ``POST /v1/traces``
 wait in a bounded queue (``[online] max_queued_spans`` spans and ``max_queued_mb`` of the
-bodies they came in; full, the receiver answers 503 and the exporter retries) and one task
+bodies they came in; full, the receiver answers 503 and the exporter retries; a request
+larger than the whole queue is 413, as it never fits) and one task
 writes them to the store in batches, so a burst never holds a request; a stopping server
 writes every accepted span before it exits. Another task deletes traces older than
 ``[online] keep_days``, when the server starts and every hour."""
@@ -79,6 +80,21 @@ class SpanQueue:
             return (
                 f"the receiver's queue is full ({self.max_bytes / 1_000_000:g} MB of spans "
                 "waiting to be stored, [online] max_queued_mb)"
+            )
+        return ""
+
+    def never_fits(self, count: int, size: int) -> str:
+        """Why ``count`` spans of ``size`` bytes would not fit even an empty queue, naming the
+        setting ("" when they would): such a request can never succeed, so it is not retried."""
+        if count > self.capacity:
+            return (
+                f"the request holds {count:,} spans, more than the receiver's queue ever holds "
+                f"([online] max_queued_spans, {self.capacity:,})"
+            )
+        if size > self.max_bytes:
+            return (
+                f"the request's spans came in {size / 1_000_000:g} MB, more than the receiver's "
+                f"queue ever holds ([online] max_queued_mb, {self.max_bytes / 1_000_000:g})"
             )
         return ""
 

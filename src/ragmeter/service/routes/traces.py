@@ -74,8 +74,9 @@ def _otlp(body: bytes, status_code: int, content_type: str | None, **headers: st
 async def export_traces(request: Request, svc: Deps) -> Response:
     """OTLP/HTTP trace export: the spans are queued and stored in the background. Answers
     OTLP's ``ExportTraceServiceResponse`` (``partial_success`` when some spans were refused)
-    or a ``google.rpc.Status``: 400 unreadable, 413 past a size cap, 415 another content type
-    or encoding, 503 with ``Retry-After`` when the queue is full."""
+    or a ``google.rpc.Status``: 400 unreadable, 413 past a size cap (or more than the queue
+    ever holds), 415 another content type or encoding, 503 with ``Retry-After`` when the
+    queue is full."""
     content_type = request.headers.get("content-type")
     encoding = request.headers.get("content-encoding")
     try:
@@ -86,6 +87,9 @@ async def export_traces(request: Request, svc: Deps) -> Response:
     except (LimitError, TraceError) as exc:  # past a cap (413), unreadable (400, 415)
         return _otlp(encode_status(str(exc), content_type), exc.status, content_type)
     queue = svc.span_queue
+    never = queue.never_fits(len(decoded.spans), decoded.size)
+    if never:  # an exporter retries a 503 forever: this one can never succeed
+        return _otlp(encode_status(never, content_type, code=8), 413, content_type)
     if decoded.spans and not queue.offer(decoded.spans, decoded.size):
         full = queue.refusal(len(decoded.spans), decoded.size)
         message = f"{'the server is stopping' if queue.closed else full}; retry later"
