@@ -9,6 +9,7 @@ is refused with a 4xx (or 503) naming the limit, and the server goes on serving.
 from __future__ import annotations
 
 import gzip
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -18,7 +19,17 @@ from ragmeter.store.db import Store
 from ragmeter.store.locks import write_lock
 from tests.integration.roles import add_user, as_user, users_server
 from tests.integration.service import KEY, ServiceProcess, failure
-from tests.integration.trace_bodies import JSON, PROTOBUF, export, post, rejected, span, traces
+from tests.integration.trace_bodies import (
+    JSON,
+    PROTOBUF,
+    export,
+    message,
+    post,
+    rejected,
+    span,
+    tid,
+    traces,
+)
 
 pytestmark = pytest.mark.both_stores
 
@@ -162,3 +173,33 @@ def test_a_request_larger_than_the_queue_is_413_not_retried(
         with as_user(server, KEY) as admin:
             queries = sorted(t["row"]["query"] for t in traces(admin, 3))
             assert queries == ["burst", "fits", "q6"]
+
+
+def test_spans_past_max_spans_per_trace_are_refused_to_the_exporter(
+    tmp_path_factory: pytest.TempPathFactory, store_kind: str
+) -> None:
+    """Spans a trace has no room for (``[online] max_spans_per_trace``, counting the spans
+    stored and those waiting in the queue) are answered in ``partial_success``, naming the
+    setting, rather than left out silently when they are stored; a root is kept first."""
+    home = tmp_path_factory.mktemp("trace-cap")
+    (home / "ragmeter.toml").write_text("[online]\nmax_spans_per_trace = 5\n", encoding="utf-8")
+    ingest = add_user(home, "collector", "ingest")
+    with ServiceProcess(home) as server, as_user(server, ingest) as http:
+        response = post(http, export([span(8, n, 1) for n in range(2, 6)]))
+        assert response.status_code == 200 and rejected(response) == 0
+        with as_user(server, KEY) as admin:
+            assert traces(admin, 1)[0]["span_count"] == 4
+            late = [span(8, n, 1) for n in range(6, 8)] + [span(8, 1, query="root")]
+            response = post(http, export(late))
+            assert response.status_code == 200 and rejected(response) == 2
+            assert "[online] max_spans_per_trace" in message(response)
+            many = [span(9, n, 1) for n in range(2, 9)] + [span(9, 1, query="nine")]
+            response = post(http, export(many))
+            assert rejected(response) == 3 and "[online] max_spans_per_trace" in message(response)
+            found = {t["trace_id"]: t for t in traces(admin, 2)}
+            deadline = time.monotonic() + 30
+            while found[tid(9)]["span_count"] < 5 and time.monotonic() < deadline:
+                found = {t["trace_id"]: t for t in traces(admin, 2)}
+            assert found[tid(8)]["span_count"] == found[tid(9)]["span_count"] == 5
+            assert found[tid(8)]["row"]["query"] == "root"
+            assert found[tid(9)]["row"]["query"] == "nine"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Sequence
 
 from ragmeter.errors import RagmeterError
@@ -43,6 +43,8 @@ class SpanQueue:
         self._writing = 0
         self._writing_bytes = 0
         self._pending_bytes = 0
+        #: spans accepted and not yet stored, by trace
+        self._per_trace: Counter[str] = Counter()
         self._wake = asyncio.Event()
         #: refusing spans: before the server's background work starts, and once it stops
         self.closed = True
@@ -64,6 +66,7 @@ class SpanQueue:
             return False
         share, extra = divmod(size, len(spans)) if spans else (0, 0)
         self._pending.extend((s, share + (extra if n == 0 else 0)) for n, s in enumerate(spans))
+        self._per_trace.update(s.trace_id for s in spans)
         self._pending_bytes += size
         self._wake.set()
         return True
@@ -82,6 +85,30 @@ class SpanQueue:
                 "waiting to be stored, [online] max_queued_mb)"
             )
         return ""
+
+    def trace_room(
+        self, spans: Sequence[SpanRecord], stored: dict[str, int]
+    ) -> tuple[list[SpanRecord], str]:
+        """The spans of ``spans`` their traces have room for (``[online] max_spans_per_trace``
+        less the spans ``stored`` and those queued), a root first; and why the others were
+        left out, with how many ("" when none was)."""
+        cap = self.traces.max_spans_per_trace
+        by_trace: dict[str, dict[str, SpanRecord]] = {}
+        for span in spans:
+            by_trace.setdefault(span.trace_id, {}).setdefault(span.span_id, span)
+        kept: list[SpanRecord] = []
+        left, first = 0, ""
+        for trace_id, some in by_trace.items():
+            room = max(cap - stored.get(trace_id, 0) - self._per_trace[trace_id], 0)
+            ordered = sorted(some.values(), key=lambda s: s.parent_id is not None)
+            kept.extend(ordered[:room])
+            if len(ordered) > room:
+                left += len(ordered) - room
+                first = first or f"trace {trace_id} had room for {room:,} more"
+        if not left:
+            return kept, ""
+        why = f"{left:,} spans past [online] max_spans_per_trace ({cap:,}); the first, {first}"
+        return kept, why
 
     def never_fits(self, count: int, size: int) -> str:
         """Why ``count`` spans of ``size`` bytes would not fit even an empty queue, naming the
@@ -115,6 +142,10 @@ class SpanQueue:
             return False
         finally:
             self._writing, self._writing_bytes = 0, 0
+        self._per_trace.subtract(span.trace_id for span, _ in batch)
+        for trace_id in {span.trace_id for span, _ in batch}:
+            if self._per_trace[trace_id] <= 0:
+                del self._per_trace[trace_id]
         return True
 
     async def run(self, attempts: int = 3) -> None:
