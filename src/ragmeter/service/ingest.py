@@ -29,6 +29,11 @@ RETRY_SECONDS = 1.0
 PURGE_PERIOD = 3600.0
 
 
+def _not_a_root(span: SpanRecord) -> bool:
+    """Sorts roots first: a span without a parent, or whose parent is another process's."""
+    return span.parent_id is not None and not span.remote_parent
+
+
 class SpanQueue:
     """Spans accepted and not yet stored, at most ``capacity`` of them and ``max_bytes`` of the
     bodies they came in (those being written count until they are stored). Used on the
@@ -100,7 +105,7 @@ class SpanQueue:
         left, first = 0, ""
         for trace_id, some in by_trace.items():
             room = max(cap - stored.get(trace_id, 0) - self._per_trace[trace_id], 0)
-            ordered = sorted(some.values(), key=lambda s: s.parent_id is not None)
+            ordered = sorted(some.values(), key=_not_a_root)
             kept.extend(ordered[:room])
             if len(ordered) > room:
                 left += len(ordered) - room

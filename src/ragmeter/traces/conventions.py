@@ -2,7 +2,12 @@
 OpenInference semantic conventions and the OpenTelemetry GenAI conventions alike.
 
 A trace arrives over several export requests, its root often last: ``trace_of`` is asked again
-with every span seen so far and says whether the root has arrived (``complete``). The row:
+with every span seen so far and says whether the root has arrived (``complete``). A trace
+across processes (a gateway, the app behind it, the context passed in ``traceparent``):
+each span keeps its parent; one whose parent is another process's (OTLP's IS_REMOTE flag)
+is the root until that parent arrives, and the row is read from it even then when the
+real root carries no ``input.value`` / ``output.value``. The row ("the root" below: that
+span):
 
 - ``query``: the root span's ``input.value`` when the root is not itself an LLM call: text
   as it is; in a JSON object, the text under a known key (``query``, ``question``,
@@ -64,7 +69,8 @@ def trace_of(spans: Sequence[SpanRecord]) -> TraceRecord:
     if not spans:
         raise ConfigError("a trace needs at least one span")
     unique = sorted({s.span_id: s for s in spans}.values(), key=lambda s: (s.start_ns, s.end_ns))
-    root = next((s for s in unique if s.parent_id is None), None)
+    root = _root(unique)
+    top = _top(root, unique)
     calls = _calls(unique)
     input_tokens, output_tokens = _tokens(unique)
     start = min(s.start_ns for s in unique)
@@ -73,7 +79,7 @@ def trace_of(spans: Sequence[SpanRecord]) -> TraceRecord:
     model = _model(unique, calls)
     session = _first(root, unique, ("session.id", "gen_ai.conversation.id"))
     user = _first(root, unique, ("user.id", "enduser.id"))
-    row, scores = _row(root, unique, calls)
+    row, scores = _row(top, unique, calls)
     metadata = {
         "service": service,
         "model": model,
@@ -84,7 +90,7 @@ def trace_of(spans: Sequence[SpanRecord]) -> TraceRecord:
         "user_id": user,
         "document_scores": scores if any(x is not None for x in scores) else None,
         "data_source": _first(root, unique, ("gen_ai.data_source.id",)),
-        "app": _app_metadata(root),
+        "app": _app_metadata(top),
     }
     row["metadata"] = {k: v for k, v in metadata.items() if v is not None}
     return TraceRecord(
@@ -103,6 +109,25 @@ def trace_of(spans: Sequence[SpanRecord]) -> TraceRecord:
         user_id=user,
         span_count=len(unique),
     )
+
+
+def _root(spans: Sequence[SpanRecord]) -> SpanRecord | None:
+    """The span without a parent; else one whose parent is in another process (OTLP's
+    IS_REMOTE flag) and has not arrived: the root here until that parent does."""
+    root = next((s for s in spans if s.parent_id is None), None)
+    if root is None:
+        ids = {s.span_id for s in spans}
+        root = next((s for s in spans if s.remote_parent and s.parent_id not in ids), None)
+    return root
+
+
+def _top(root: SpanRecord | None, spans: Sequence[SpanRecord]) -> SpanRecord | None:
+    """The span the row's question and answer are read from: the root, unless it carries
+    neither ``input.value`` nor ``output.value`` and a process below it has a top span that
+    does (a gateway's root over an instrumented app's)."""
+    tops = [root, *(s for s in spans if s.remote_parent)] if root else []
+    found = (s for s in tops if "input.value" in s.attributes or "output.value" in s.attributes)
+    return next(found, root)
 
 
 def _calls(spans: Sequence[SpanRecord]) -> list[_Call]:

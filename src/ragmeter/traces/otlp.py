@@ -233,14 +233,12 @@ def _records(
 
 def _record(span: Span, resource: dict[str, Any], limits: OnlineConfig) -> SpanRecord:
     """One span; TraceError for a bad id, _Refused past a per-span cap. A span whose parent
-    is in another process (the ``flags`` say so) is a root here: that parent never arrives."""
+    is in another process (the ``flags`` say so) keeps it, marked ``remote_parent``."""
     trace_id = _id(span.trace_id, 16, "trace_id", span.name)
     span_id = _id(span.span_id, 8, "span_id", span.name)
     parent = (
         _id(span.parent_span_id, 8, "parent_span_id", span.name) if span.parent_span_id else None
     )
-    if span.flags & _REMOTE_PARENT == _REMOTE_PARENT:
-        parent = None  # its parent is another process's (a gateway's): here it is the root
     attributes = _attributes(span.attributes, limits, "the span")
     if len(span.events) > limits.max_events:
         raise _Refused(caps.too_many_events(len(span.events), limits))
@@ -265,6 +263,7 @@ def _record(span: Span, resource: dict[str, Any], limits: OnlineConfig) -> SpanR
         attributes=attributes,
         resource=resource,
         events=events,
+        remote_parent=span.flags & _REMOTE_PARENT == _REMOTE_PARENT,
     )
 
 

@@ -125,7 +125,7 @@ class TraceStore:
         for trace_id, arrived in by_trace.items():
             old = {s.span_id for s in kept.get(trace_id, ())}
             fresh = [s for s in arrived.values() if s.span_id not in old]
-            fresh.sort(key=lambda s: s.parent_id is not None)  # a root is never left out
+            fresh.sort(key=lambda s: s.parent_id is not None and not s.remote_parent)  # roots first
             room = max(self.max_spans_per_trace - len(old), 0)
             if len(fresh) > room:
                 log.warning(
