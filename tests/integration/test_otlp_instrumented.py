@@ -152,6 +152,26 @@ def test_langchain_retrieval_pipeline(
     assert trace.span_count > 5
 
 
+def test_langchain_chain_answering_a_json_object(
+    langchain_traced: OtlpCapture,
+    otlp: tuple[TracerProvider, OtlpCapture],
+    judge_server: ScriptedJudgeServer,
+) -> None:
+    """A chain whose output is an object (the answer, cited, nested with its sources, as
+    many apps return it): the response is the app's answer, not the model's uncited one."""
+
+    def with_sources(answer: str) -> dict[str, Any]:
+        cited = f"{answer} [{DOCUMENTS[0].id}]"
+        return {"answer": {"text": cited, "sources": [d.id for d in DOCUMENTS]}}
+
+    chain = _rag_chain(judge_server) | RunnableLambda(with_sources)
+    out = chain.invoke(QUESTION)
+    trace = _one_trace(otlp[0], langchain_traced)
+    assert trace.row["query"] == QUESTION
+    assert trace.row["response"] == out["answer"]["text"]
+    assert trace.row["retrieved_ids"] == ["doc-7", "doc-3", "doc-12"]
+
+
 @tool
 def get_weather(city: str) -> str:
     """The weather of a city today."""

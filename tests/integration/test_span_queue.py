@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from ragmeter.runs.storage.traces import TraceStore
@@ -58,6 +59,10 @@ def test_the_queue_is_bounded_in_bytes_too(tmp_path: Path) -> None:
         assert not queue.offer(_spans(2, 1), size=600)
         assert "[online] max_queued_mb" in queue.refusal(1, 600)
         assert "[online] max_queued_spans" in queue.refusal(101, 1)
+        # a full queue is a refusal for now; a request larger than the queue, for ever
+        assert queue.never_fits(1, 600) == "" and queue.never_fits(100, 1_000) == ""
+        assert "[online] max_queued_spans" in queue.never_fits(101, 1)
+        assert "[online] max_queued_mb" in queue.never_fits(1, 1_001)
         assert queue.offer(_spans(3, 2), size=400) and queue.queued_bytes == 1_000
         writer = asyncio.create_task(queue.run())
         queue.close()
@@ -66,4 +71,25 @@ def test_the_queue_is_bounded_in_bytes_too(tmp_path: Path) -> None:
     asyncio.run(scenario())
     assert traces.list()[1] == 2
     assert queue.queued == 0 and queue.queued_bytes == 0
+    store.close()
+
+
+def test_a_trace_has_room_for_its_cap_less_what_is_stored_and_queued(tmp_path: Path) -> None:
+    """``[online] max_spans_per_trace`` counted when spans are offered: the spans stored (as
+    the store says) and those waiting count; a root is taken first; the rest are named."""
+    store = Store(f"sqlite:///{tmp_path / 'q.db'}")
+    queue = SpanQueue(TraceStore(store, max_spans_per_trace=5), capacity=100, max_bytes=10**6)
+
+    async def scenario() -> None:
+        queue.open()
+        assert queue.offer(_spans(1, 2)[1:])  # one child of trace 1 waiting
+        child = _spans(1, 2)[1]
+        more = [replace(child, span_id=f"{n:016x}") for n in range(10, 14)]
+        root = _spans(1, 1)[0]
+        kept, why = queue.trace_room([*more, root], {child.trace_id: 2})
+        assert kept == [root, more[0]]  # 5 less 2 stored less 1 waiting: room for 2
+        assert "3 spans past [online] max_spans_per_trace (5)" in why
+        assert queue.trace_room(more[:1], {}) == (more[:1], "")
+
+    asyncio.run(scenario())
     store.close()

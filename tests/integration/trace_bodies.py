@@ -96,14 +96,23 @@ def post(
     return http.post("/v1/traces", content=body, headers=headers)
 
 
-def rejected(response: httpx.Response) -> int:
-    """``partial_success.rejected_spans`` of an export's answer (0: all kept)."""
+def _answer(response: httpx.Response) -> ExportTraceServiceResponse:
     answer = ExportTraceServiceResponse()
     if response.headers["content-type"].startswith(PROTOBUF):
         answer.ParseFromString(response.content)
     else:
         json_format.Parse(response.content or b"{}", answer)
-    return int(answer.partial_success.rejected_spans)
+    return answer
+
+
+def rejected(response: httpx.Response) -> int:
+    """``partial_success.rejected_spans`` of an export's answer (0: all kept)."""
+    return int(_answer(response).partial_success.rejected_spans)
+
+
+def message(response: httpx.Response) -> str:
+    """``partial_success.error_message`` of an export's answer ("" when all were kept)."""
+    return str(_answer(response).partial_success.error_message)
 
 
 def traces(http: httpx.Client, want: int, timeout: float = 30, **query: Any) -> list[Any]:

@@ -65,13 +65,23 @@ def test_deeply_nested_protobuf_is_refused_not_crashed() -> None:
     assert caught.value.status == 400
 
 
-@pytest.mark.parametrize("depth", [150, 2000, 100_000])  # past the proto reader's; orjson's
+@pytest.mark.parametrize("depth", [2000, 100_000])  # past orjson's depth
 def test_deeply_nested_json_is_refused(depth: int) -> None:
     value = '{"arrayValue": {"values": [' * depth + '{"stringValue": "x"}' + "]}}" * depth
     body = wrapped(SPAN.replace("%s", value))
     with pytest.raises(TraceError) as caught:
         decode_export(body, "application/json", None, OnlineConfig(max_request_mb=10))
     assert caught.value.status == 400
+
+
+def test_json_nested_past_the_proto_readers_depth_refuses_the_span_naming_max_depth() -> None:
+    """150 lists deep is past the protobuf reader's depth, but the depth is counted on the
+    parsed JSON first: the span is refused naming the cap (it was a 400 for the request)."""
+    value = '{"arrayValue": {"values": [' * 150 + '{"stringValue": "x"}' + "]}}" * 150
+    body = wrapped(SPAN.replace("%s", value))
+    decoded = decode_export(body, "application/json", None, OnlineConfig(max_request_mb=10))
+    assert decoded.spans == () and decoded.rejected == 1
+    assert "[online] max_depth" in str(decoded.message)
 
 
 def wrapped(spans: str) -> bytes:

@@ -462,8 +462,9 @@ def test_status_in_the_request_encoding() -> None:
 def test_a_span_whose_parent_is_in_another_process_is_this_services_root() -> None:
     """An app behind an instrumented gateway starts its spans under the gateway's span (a
     ``traceparent`` header): that parent never reaches ragmeter, and the SDK says so (OTLP's
-    IS_REMOTE span flag). The app's own top span is then the root, so the trace becomes
-    complete and is scored; a parent of the same process still missing keeps it incomplete."""
+    IS_REMOTE span flag). The span keeps its parent (linked if the gateway's spans arrive
+    too) and the app's own top span is the root until then, so the trace becomes complete
+    and is scored; a parent of the same process still missing keeps it incomplete."""
     from opentelemetry import trace
     from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
@@ -480,7 +481,8 @@ def test_a_span_whose_parent_is_in_another_process_is_this_services_root() -> No
 
     spans = decode_export(body_of(sdk_spans(behind_a_gateway)), PB, None, DEFAULT).spans
     by_name = {s.name: s for s in spans}
-    assert by_name["rag"].parent_id is None
+    assert by_name["rag"].parent_id == f"{0x51:016x}" and by_name["rag"].remote_parent
+    assert not by_name["retrieve"].remote_parent
     assert by_name["retrieve"].parent_id == by_name["rag"].span_id
     found = trace_of(spans)
     assert found.complete and found.name == "rag" and found.row["query"] == "Where is Paris?"

@@ -405,3 +405,64 @@ def test_broken_tool_arguments_are_kept_as_text() -> None:
     row = checked(trace_of(exported(build)))
     (call,) = row["messages"][-1]["tool_calls"]
     assert json.loads(call["function"]["arguments"]) == '{"city": "Par'
+
+
+def _root_with_output(output: Any, input_value: Any = QUESTION, llm: bool = False) -> TraceRecord:
+    """A CHAIN root whose ``output.value`` (and ``input.value``) is JSON text of ``output``,
+    with an LLM call inside it answering "from the model" when ``llm``."""
+
+    def build(tracer: Any) -> None:
+        attrs = {
+            "openinference.span.kind": "CHAIN",
+            "input.value": input_value if isinstance(input_value, str) else json.dumps(input_value),
+            "input.mime_type": "application/json",
+            "output.value": json.dumps(output),
+            "output.mime_type": "application/json",
+        }
+        with tracer.start_as_current_span("app", attributes=attrs):
+            if llm:
+                with tracer.start_as_current_span("llm") as span:
+                    span.set_attributes(
+                        {
+                            "openinference.span.kind": "LLM",
+                            "llm.input_messages.0.message.role": "user",
+                            "llm.input_messages.0.message.content": QUESTION,
+                            "llm.output_messages.0.message.role": "assistant",
+                            "llm.output_messages.0.message.content": "from the model",
+                        }
+                    )
+
+    return trace_of(exported(build))
+
+
+@pytest.mark.parametrize(
+    ("output", "response"),
+    [
+        ({"result": "Rainy."}, "Rainy."),  # a known key holding text
+        ({"answer": {"text": "Rainy.", "sources": ["s1"]}}, "Rainy."),  # a known key, nested
+        ({"output": {"answer": {"content": "Rainy."}}}, "Rainy."),  # nested twice
+        ({"verdict": "Rainy.", "confidence": 0.9}, "Rainy."),  # the single text field
+    ],
+)
+def test_a_json_output_gives_its_answer(output: dict[str, Any], response: str) -> None:
+    assert checked(_root_with_output(output))["response"] == response
+
+
+def test_a_json_output_of_no_known_shape_falls_back_to_the_model_then_to_its_text() -> None:
+    """Two text fields and no known key: the last LLM call's answer when there is one,
+    else the JSON text itself (so the trace still has a response to score)."""
+    output = {"city": "Paris", "forecast": "Rainy."}
+    assert checked(_root_with_output(output, llm=True))["response"] == "from the model"
+    assert checked(_root_with_output(output))["response"] == json.dumps(output)
+    assert checked(_root_with_output([1, 2]))["response"] == "[1, 2]"
+
+
+def test_a_json_input_reads_like_an_output() -> None:
+    """The query by the same rule: a known key (nested too), the single text field, else the
+    first LLM call's user message, else the JSON text itself."""
+    nested = {"input": {"question": QUESTION, "k": 3}}
+    assert checked(_root_with_output("x", nested))["query"] == QUESTION
+    assert checked(_root_with_output("x", {"ask": QUESTION, "k": 3}))["query"] == QUESTION
+    two = {"city": "Paris", "when": "today"}
+    assert checked(_root_with_output("x", two, llm=True))["query"] == QUESTION
+    assert checked(_root_with_output("x", two))["query"] == json.dumps(two)

@@ -1,6 +1,7 @@
 """The server's background work on production traces: spans accepted by ``POST /v1/traces``
 wait in a bounded queue (``[online] max_queued_spans`` spans and ``max_queued_mb`` of the
-bodies they came in; full, the receiver answers 503 and the exporter retries) and one task
+bodies they came in; full, the receiver answers 503 and the exporter retries; a request
+larger than the whole queue is 413, as it never fits) and one task
 writes them to the store in batches, so a burst never holds a request; a stopping server
 writes every accepted span before it exits. Another task deletes traces older than
 ``[online] keep_days``, when the server starts and every hour."""
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Sequence
 
 from ragmeter.errors import RagmeterError
@@ -28,6 +29,11 @@ RETRY_SECONDS = 1.0
 PURGE_PERIOD = 3600.0
 
 
+def _not_a_root(span: SpanRecord) -> bool:
+    """Sorts roots first: a span without a parent, or whose parent is another process's."""
+    return span.parent_id is not None and not span.remote_parent
+
+
 class SpanQueue:
     """Spans accepted and not yet stored, at most ``capacity`` of them and ``max_bytes`` of the
     bodies they came in (those being written count until they are stored). Used on the
@@ -42,6 +48,8 @@ class SpanQueue:
         self._writing = 0
         self._writing_bytes = 0
         self._pending_bytes = 0
+        #: spans accepted and not yet stored, by trace
+        self._per_trace: Counter[str] = Counter()
         self._wake = asyncio.Event()
         #: refusing spans: before the server's background work starts, and once it stops
         self.closed = True
@@ -63,6 +71,7 @@ class SpanQueue:
             return False
         share, extra = divmod(size, len(spans)) if spans else (0, 0)
         self._pending.extend((s, share + (extra if n == 0 else 0)) for n, s in enumerate(spans))
+        self._per_trace.update(s.trace_id for s in spans)
         self._pending_bytes += size
         self._wake.set()
         return True
@@ -79,6 +88,45 @@ class SpanQueue:
             return (
                 f"the receiver's queue is full ({self.max_bytes / 1_000_000:g} MB of spans "
                 "waiting to be stored, [online] max_queued_mb)"
+            )
+        return ""
+
+    def trace_room(
+        self, spans: Sequence[SpanRecord], stored: dict[str, int]
+    ) -> tuple[list[SpanRecord], str]:
+        """The spans of ``spans`` their traces have room for (``[online] max_spans_per_trace``
+        less the spans ``stored`` and those queued), a root first; and why the others were
+        left out, with how many ("" when none was)."""
+        cap = self.traces.max_spans_per_trace
+        by_trace: dict[str, dict[str, SpanRecord]] = {}
+        for span in spans:
+            by_trace.setdefault(span.trace_id, {}).setdefault(span.span_id, span)
+        kept: list[SpanRecord] = []
+        left, first = 0, ""
+        for trace_id, some in by_trace.items():
+            room = max(cap - stored.get(trace_id, 0) - self._per_trace[trace_id], 0)
+            ordered = sorted(some.values(), key=_not_a_root)
+            kept.extend(ordered[:room])
+            if len(ordered) > room:
+                left += len(ordered) - room
+                first = first or f"trace {trace_id} had room for {room:,} more"
+        if not left:
+            return kept, ""
+        why = f"{left:,} spans past [online] max_spans_per_trace ({cap:,}); the first, {first}"
+        return kept, why
+
+    def never_fits(self, count: int, size: int) -> str:
+        """Why ``count`` spans of ``size`` bytes would not fit even an empty queue, naming the
+        setting ("" when they would): such a request can never succeed, so it is not retried."""
+        if count > self.capacity:
+            return (
+                f"the request holds {count:,} spans, more than the receiver's queue ever holds "
+                f"([online] max_queued_spans, {self.capacity:,})"
+            )
+        if size > self.max_bytes:
+            return (
+                f"the request's spans came in {size / 1_000_000:g} MB, more than the receiver's "
+                f"queue ever holds ([online] max_queued_mb, {self.max_bytes / 1_000_000:g})"
             )
         return ""
 
@@ -99,6 +147,10 @@ class SpanQueue:
             return False
         finally:
             self._writing, self._writing_bytes = 0, 0
+        self._per_trace.subtract(span.trace_id for span, _ in batch)
+        for trace_id in {span.trace_id for span, _ in batch}:
+            if self._per_trace[trace_id] <= 0:
+                del self._per_trace[trace_id]
         return True
 
     async def run(self, attempts: int = 3) -> None:

@@ -2,12 +2,20 @@
 OpenInference semantic conventions and the OpenTelemetry GenAI conventions alike.
 
 A trace arrives over several export requests, its root often last: ``trace_of`` is asked again
-with every span seen so far and says whether the root has arrived (``complete``). The row:
+with every span seen so far and says whether the root has arrived (``complete``). A trace
+across processes (a gateway, the app behind it, the context passed in ``traceparent``):
+each span keeps its parent; one whose parent is another process's (OTLP's IS_REMOTE flag)
+is the root until that parent arrives, and the row is read from it even then when the
+real root carries no ``input.value`` / ``output.value``. The row ("the root" below: that
+span):
 
-- ``query``: the root span's ``input.value`` (text, or the ``query``/``question``/``input``
-  string of a JSON object) when the root is not itself an LLM call; else the first LLM
-  call's last user message; else a retriever's query.
-- ``response``: the root's ``output.value`` likewise; else the last LLM call's answer.
+- ``query``: the root span's ``input.value`` when the root is not itself an LLM call: text
+  as it is; in a JSON object, the text under a known key (``query``, ``question``,
+  ``input``, ...), or the object under one read so (three deep at most), else the object's
+  only text field. Else the first LLM call's last user message; else a retriever's query;
+  else the root's JSON ``input.value`` as sent.
+- ``response``: the root's ``output.value`` likewise (``output``, ``answer``, ``response``,
+  ``result``, ...); else the last LLM call's answer; else the JSON ``output.value`` as sent.
 - ``retrieved_contexts`` / ``retrieved_ids``: the documents of the last reranker's output
   when there is one, else of every retriever span in start order, in rank order (ids only
   when every document has one; scores go to ``metadata.document_scores``).
@@ -42,6 +50,8 @@ REFERENCE_ATTRIBUTE = "ragmeter.reference"
 #: keys of a JSON object input (or output) that hold the question (or answer) as text
 _INPUT_KEYS = ("query", "question", "input", "user_input", "text", "prompt", "message")
 _OUTPUT_KEYS = ("output", "answer", "response", "result", "content", "text")
+#: objects within objects a JSON input (or output) is looked into for its text
+_NESTED = 3
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 
 
@@ -59,7 +69,8 @@ def trace_of(spans: Sequence[SpanRecord]) -> TraceRecord:
     if not spans:
         raise ConfigError("a trace needs at least one span")
     unique = sorted({s.span_id: s for s in spans}.values(), key=lambda s: (s.start_ns, s.end_ns))
-    root = next((s for s in unique if s.parent_id is None), None)
+    root = _root(unique)
+    top = _top(root, unique)
     calls = _calls(unique)
     input_tokens, output_tokens = _tokens(unique)
     start = min(s.start_ns for s in unique)
@@ -68,7 +79,7 @@ def trace_of(spans: Sequence[SpanRecord]) -> TraceRecord:
     model = _model(unique, calls)
     session = _first(root, unique, ("session.id", "gen_ai.conversation.id"))
     user = _first(root, unique, ("user.id", "enduser.id"))
-    row, scores = _row(root, unique, calls)
+    row, scores = _row(top, unique, calls)
     metadata = {
         "service": service,
         "model": model,
@@ -79,7 +90,7 @@ def trace_of(spans: Sequence[SpanRecord]) -> TraceRecord:
         "user_id": user,
         "document_scores": scores if any(x is not None for x in scores) else None,
         "data_source": _first(root, unique, ("gen_ai.data_source.id",)),
-        "app": _app_metadata(root),
+        "app": _app_metadata(top),
     }
     row["metadata"] = {k: v for k, v in metadata.items() if v is not None}
     return TraceRecord(
@@ -100,6 +111,25 @@ def trace_of(spans: Sequence[SpanRecord]) -> TraceRecord:
     )
 
 
+def _root(spans: Sequence[SpanRecord]) -> SpanRecord | None:
+    """The span without a parent; else one whose parent is in another process (OTLP's
+    IS_REMOTE flag) and has not arrived: the root here until that parent does."""
+    root = next((s for s in spans if s.parent_id is None), None)
+    if root is None:
+        ids = {s.span_id for s in spans}
+        root = next((s for s in spans if s.remote_parent and s.parent_id not in ids), None)
+    return root
+
+
+def _top(root: SpanRecord | None, spans: Sequence[SpanRecord]) -> SpanRecord | None:
+    """The span the row's question and answer are read from: the root, unless it carries
+    neither ``input.value`` nor ``output.value`` and a process below it has a top span that
+    does (a gateway's root over an instrumented app's)."""
+    tops = [root, *(s for s in spans if s.remote_parent)] if root else []
+    found = (s for s in tops if "input.value" in s.attributes or "output.value" in s.attributes)
+    return next(found, root)
+
+
 def _calls(spans: Sequence[SpanRecord]) -> list[_Call]:
     calls = []
     for span in spans:
@@ -115,9 +145,11 @@ def _row(
     """The row fields (metadata apart) and the retrieved documents' scores."""
     is_call = root is not None and any(c.span is root for c in calls)
     query = (None if is_call else _text(root, "input.value", _INPUT_KEYS)) or _first_user(calls)
-    query = query or _retriever_query(spans) or ""
+    query = query or _retriever_query(spans)
+    query = query or (None if is_call else _json_text(root, "input.value")) or ""
     response = None if is_call else _text(root, "output.value", _OUTPUT_KEYS)
     response = response or _last_answer(calls)
+    response = response or (None if is_call else _json_text(root, "output.value"))
     row: dict[str, Any] = {"query": query}
     if response is not None:
         row["response"] = response
@@ -137,14 +169,28 @@ def _row(
 
 
 def _text(span: SpanRecord | None, key: str, keys: Sequence[str]) -> str | None:
-    """A span's ``input.value`` / ``output.value`` as text: plain text as it is, a JSON
-    object by the first of ``keys`` holding text."""
+    """A span's ``input.value`` / ``output.value`` as text: plain text as it is; in a JSON
+    object, the first of ``keys`` holding text, or holding an object read so (nested up to
+    ``_NESTED`` deep), else the object's only text field; else None (see ``_json_text``)."""
     if span is None:
         return None
     value = json_value(span.attributes.get(key))
-    if isinstance(value, Mapping):
-        value = next((value[k] for k in keys if isinstance(value.get(k), str)), None)
+    for _ in range(_NESTED):
+        if not isinstance(value, Mapping):
+            break
+        known = [value[k] for k in keys if isinstance(value.get(k), str)]
+        known += [value[k] for k in keys if isinstance(value.get(k), Mapping)]
+        texts = [v for v in value.values() if isinstance(v, str) and v]
+        value = next(iter(known), texts[0] if len(texts) == 1 else None)
     return value if isinstance(value, str) and value else None
+
+
+def _json_text(span: SpanRecord | None, key: str) -> str | None:
+    """A span's ``input.value`` / ``output.value`` as sent, when it is JSON of a structure
+    (the last resort: a row with the JSON is scored, one without a query is not)."""
+    value = span.attributes.get(key) if span is not None else None
+    parsed = json_value(value)
+    return value if isinstance(value, str) and isinstance(parsed, Mapping | list) else None
 
 
 def _first_user(calls: list[_Call]) -> str | None:

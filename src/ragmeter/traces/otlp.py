@@ -13,19 +13,17 @@ request (413). ``max_attributes``, ``max_attribute_kb``, ``max_depth`` and ``max
 refuse one span (its attributes, its events, its events' or its resource's attributes): the
 rest are kept, and ``Decoded`` says how many were refused and why, which the receiver
 answers as OTLP's ``partial_success``. A body that cannot be read raises ``TraceError`` (400;
-415 for the content type or encoding).
+415 for the content type or encoding). OTLP JSON has its caps counted before the message is
+built from it (``_otlp_json``).
 """
 
 from __future__ import annotations
 
 import base64
-import re
 import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import orjson
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from google.rpc import status_pb2
@@ -38,6 +36,8 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from ragmeter.config import OnlineConfig
 from ragmeter.errors import LimitError, TraceError, clip
+from ragmeter.traces import _otlp_caps as caps
+from ragmeter.traces._otlp_json import from_json
 from ragmeter.traces.records import SpanRecord
 
 __all__ = [
@@ -60,9 +60,6 @@ _KINDS = {0: "internal", 1: "internal", 2: "server", 3: "client", 4: "producer",
 _STATUS = {0: "unset", 1: "ok", 2: "error"}
 #: OTLP's span flags saying the parent is known to be in another process (``SpanFlags``)
 _REMOTE_PARENT = 0x300
-_HEX = re.compile(r"[0-9a-fA-F]*")
-#: where OTLP JSON puts the ids of a span and of its links (both spellings proto3 JSON reads)
-_ID_KEYS = ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id")
 
 
 @dataclass(frozen=True)
@@ -106,15 +103,19 @@ def decode_export(
     if len(body) > cap:
         raise _too_large(f"the request body is {len(body):,} bytes")
     data = _inflate(body, content_encoding, cap)
-    request = _from_protobuf(data) if media == PROTOBUF else _from_json(data)
+    rejected, first = 0, ""
+    if media == PROTOBUF:
+        request = _from_protobuf(data)
+    else:  # the caps counted on the parsed JSON, spans over them already out
+        request, rejected, first = from_json(data, limits)
     count = sum(len(s.spans) for r in request.resource_spans for s in r.scope_spans)
     if count > limits.max_spans_per_request:
         raise LimitError(
-            f"the request holds {count:,} spans, more than {limits.max_spans_per_request:,}",
+            caps.too_many_spans(count, limits),
             setting="[online] max_spans_per_request",
             status=413,
         )
-    return replace(_records(request, limits), size=len(data))
+    return replace(_records(request, limits, rejected, first), size=len(data))
 
 
 def encode_response(rejected: int, message: str | None, content_type: str | None) -> bytes:
@@ -203,57 +204,12 @@ def _from_protobuf(data: bytes) -> ExportTraceServiceRequest:
     return request
 
 
-def _from_json(data: bytes) -> ExportTraceServiceRequest:
-    """OTLP JSON: parsed, its hex ids turned into the base64 proto3 JSON reads, then read into
-    the protobuf message (unknown fields ignored, as the specification asks)."""
-    try:
-        raw = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise TraceError(f"the body is not JSON: {exc}") from None
-    if not isinstance(raw, dict):
-        raise TraceError(f"the body is a JSON {type(raw).__name__}, not an object")
-    for at, holder, key in _id_fields(raw):
-        holder[key] = _hex_to_base64(holder[key], at)
-    try:
-        request = ExportTraceServiceRequest()
-        json_format.ParseDict(raw, request, ignore_unknown_fields=True)
-    except (json_format.ParseError, RecursionError, ValueError, TypeError) as exc:
-        raise TraceError(f"the body is not an OTLP export request: {clip(str(exc), 300)}") from None
-    return request
-
-
-def _id_fields(raw: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], str]]:
-    """(path, object, key) of every span and link id in an OTLP JSON request."""
-    for r, resource in enumerate(_items(raw, "resourceSpans", "resource_spans")):
-        for s, scope in enumerate(_items(resource, "scopeSpans", "scope_spans")):
-            for n, span in enumerate(_items(scope, "spans", "spans")):
-                at = f"resourceSpans[{r}].scopeSpans[{s}].spans[{n}]"
-                yield from ((f"{at}.{k}", span, k) for k in _ID_KEYS if k in span)
-                for i, link in enumerate(_items(span, "links", "links")):
-                    yield from ((f"{at}.links[{i}].{k}", link, k) for k in _ID_KEYS if k in link)
-
-
-def _items(holder: Any, camel: str, snake: str) -> Iterator[dict[str, Any]]:
-    """The objects of a list field (either spelling); anything else is left to the parser."""
-    if isinstance(holder, dict):
-        value = holder.get(camel, holder.get(snake))
-        if isinstance(value, list):
-            yield from (item for item in value if isinstance(item, dict))
-
-
-def _hex_to_base64(value: Any, at: str) -> Any:
-    if not isinstance(value, str):
-        return value  # the parser names the wrong type
-    if len(value) % 2 or not _HEX.fullmatch(value):
-        raise TraceError(f"{at} is {clip(value)!r}, not an id in hex digits")
-    return base64.b64encode(bytes.fromhex(value)).decode()
-
-
-def _records(request: ExportTraceServiceRequest, limits: OnlineConfig) -> Decoded:
-    """Every span of the request as a SpanRecord, those over a per-span cap counted out."""
+def _records(
+    request: ExportTraceServiceRequest, limits: OnlineConfig, rejected: int, first: str
+) -> Decoded:
+    """Every span of the request as a SpanRecord, those over a per-span cap counted out
+    (besides ``rejected`` already, the first of them refused for ``first``)."""
     spans: list[SpanRecord] = []
-    rejected = 0
-    first: str | None = None
     for r, resource_spans in enumerate(request.resource_spans):
         count = sum(len(s.spans) for s in resource_spans.scope_spans)
         try:
@@ -277,20 +233,15 @@ def _records(request: ExportTraceServiceRequest, limits: OnlineConfig) -> Decode
 
 def _record(span: Span, resource: dict[str, Any], limits: OnlineConfig) -> SpanRecord:
     """One span; TraceError for a bad id, _Refused past a per-span cap. A span whose parent
-    is in another process (the ``flags`` say so) is a root here: that parent never arrives."""
+    is in another process (the ``flags`` say so) keeps it, marked ``remote_parent``."""
     trace_id = _id(span.trace_id, 16, "trace_id", span.name)
     span_id = _id(span.span_id, 8, "span_id", span.name)
     parent = (
         _id(span.parent_span_id, 8, "parent_span_id", span.name) if span.parent_span_id else None
     )
-    if span.flags & _REMOTE_PARENT == _REMOTE_PARENT:
-        parent = None  # its parent is another process's (a gateway's): here it is the root
     attributes = _attributes(span.attributes, limits, "the span")
     if len(span.events) > limits.max_events:
-        raise _Refused(
-            f"the span has {len(span.events):,} events, more than [online] max_events "
-            f"({limits.max_events:,})"
-        )
+        raise _Refused(caps.too_many_events(len(span.events), limits))
     events = tuple(
         {
             "name": event.name,
@@ -312,6 +263,7 @@ def _record(span: Span, resource: dict[str, Any], limits: OnlineConfig) -> SpanR
         attributes=attributes,
         resource=resource,
         events=events,
+        remote_parent=span.flags & _REMOTE_PARENT == _REMOTE_PARENT,
     )
 
 
@@ -335,20 +287,14 @@ def _attributes(pairs: Any, limits: OnlineConfig, whose: str) -> dict[str, Any]:
     """Key-value pairs as a dict of plain values; _Refused past ``max_attributes``, a value
     over ``max_attribute_kb`` (its protobuf size) or nested past ``max_depth``."""
     if len(pairs) > limits.max_attributes:
-        raise _Refused(
-            f"{whose} has {len(pairs):,} attributes, more than [online] max_attributes "
-            f"({limits.max_attributes:,})"
-        )
+        raise _Refused(caps.too_many_attributes(whose, len(pairs), limits))
     cap = int(limits.max_attribute_kb * 1024)
     out: dict[str, Any] = {}
     pair: KeyValue
     for pair in pairs:
         size = pair.value.ByteSize()
         if size > cap:
-            raise _Refused(
-                f"attribute {clip(pair.key)!r} of {whose} is {size:,} bytes, more than "
-                f"[online] max_attribute_kb ({limits.max_attribute_kb:g})"
-            )
+            raise _Refused(caps.too_large(pair.key, whose, f"{size:,}", limits))
         out[pair.key] = _value(pair.value, 0, limits.max_depth, pair.key)
     return out
 
@@ -359,10 +305,7 @@ def _value(value: AnyValue, depth: int, max_depth: int, key: str) -> Any:
     which = value.WhichOneof("value")
     if which in ("array_value", "kvlist_value"):
         if depth + 1 > max_depth:
-            raise _Refused(
-                f"attribute {clip(key)!r} nests lists and maps deeper than [online] max_depth "
-                f"({max_depth})"
-            )
+            raise _Refused(caps.too_deep(key, max_depth))
         if which == "array_value":
             return [_value(item, depth + 1, max_depth, key) for item in value.array_value.values]
         return {

@@ -33,6 +33,9 @@ class SpanRecord:
     attributes: dict[str, Any] = field(default_factory=dict)
     resource: dict[str, Any] = field(default_factory=dict)
     events: tuple[dict[str, Any], ...] = ()  # {"name", "time_ns", "attributes"}
+    #: the parent is in another process (OTLP's IS_REMOTE span flag): the root here until
+    #: that parent arrives, if it ever does
+    remote_parent: bool = False
 
     @property
     def service(self) -> str | None:

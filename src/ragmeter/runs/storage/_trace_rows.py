@@ -106,8 +106,14 @@ def _flag_clauses(found: TraceFilter) -> list[Any]:
     return clauses
 
 
+#: kept among a stored span's attributes when its parent is in another process (no column
+#: of its own); taken out again when the span is read
+REMOTE_PARENT = "ragmeter.remote_parent"
+
+
 def span_values(span: SpanRecord) -> tuple[Any, ...]:
     """``span`` as the values of ``SPAN_COLUMNS``."""
+    attributes = span.attributes | {REMOTE_PARENT: True} if span.remote_parent else span.attributes
     return (
         span.trace_id,
         span.span_id,
@@ -118,13 +124,15 @@ def span_values(span: SpanRecord) -> tuple[Any, ...]:
         span.end_ns,
         span.status[:8],
         span.status_message,
-        json_text(span.attributes),
+        json_text(attributes),
         json_text(span.resource),
         json_text(list(span.events)),
     )
 
 
 def span_of(row: SpanRow) -> SpanRecord:
+    attributes = dict(row.attributes or {})
+    remote = attributes.pop(REMOTE_PARENT, None) is True
     return SpanRecord(
         trace_id=row.trace_id,
         span_id=row.span_id,
@@ -135,9 +143,10 @@ def span_of(row: SpanRow) -> SpanRecord:
         end_ns=row.end_ns,
         status=row.status,
         status_message=row.status_message,
-        attributes=dict(row.attributes or {}),
+        attributes=attributes,
         resource=dict(row.resource or {}),
         events=tuple(row.events or ()),
+        remote_parent=remote,
     )
 
 

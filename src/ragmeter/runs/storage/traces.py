@@ -126,7 +126,7 @@ class TraceStore:
         for trace_id, arrived in by_trace.items():
             old = {s.span_id for s in kept.get(trace_id, ())}
             fresh = [s for s in arrived.values() if s.span_id not in old]
-            fresh.sort(key=lambda s: s.parent_id is not None)  # a root is never left out
+            fresh.sort(key=lambda s: s.parent_id is not None and not s.remote_parent)  # roots first
             room = max(self.max_spans_per_trace - len(old), 0)
             if len(fresh) > room:
                 log.warning(
@@ -232,6 +232,16 @@ class TraceStore:
         """A trace's kept spans by start time (none for an unknown trace)."""
         with self.store.session() as session:
             return [span_of(s) for s in session.scalars(_spans_of(trace_id))]
+
+    def span_counts(self, trace_ids: Sequence[str]) -> dict[str, int]:
+        """How many spans each of ``trace_ids`` keeps (a trace not kept: left out)."""
+        found: dict[str, int] = {}
+        with self.store.session() as session:
+            for some in chunks(list(trace_ids), _IN_LIST):
+                query = select(TraceRow.trace_id, TraceRow.span_count)
+                rows = session.execute(query.where(TraceRow.trace_id.in_(some)))
+                found.update((trace_id, count) for trace_id, count in rows)
+        return found
 
     def spans_of(self, trace_ids: Sequence[str]) -> dict[str, builtins.list[SpanRecord]]:
         """The kept spans of each of ``trace_ids`` by start time, in one read per 500 ids

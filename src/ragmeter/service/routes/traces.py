@@ -5,12 +5,13 @@ version."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, status
 from fastapi.responses import Response
 
-from ragmeter.errors import LimitError, TraceError, clip
+from ragmeter.errors import LimitError, RagmeterError, TraceError, clip
 from ragmeter.runs.storage.trace_flags import TraceFlag, TraceFlagStore
 from ragmeter.runs.storage.traces import StoredTrace, TraceFilter
 from ragmeter.service.envelope import Result, ok
@@ -20,6 +21,7 @@ from ragmeter.service.state import Services, services
 from ragmeter.store.names import check_name
 from ragmeter.store.users import Role
 from ragmeter.traces.otlp import JSON, decode_export, encode_response, encode_status, media_type
+from ragmeter.traces.records import SpanRecord
 from ragmeter.wire.traces import (
     SpanOut,
     TraceDetailOut,
@@ -78,8 +80,9 @@ def _otlp(body: bytes, status_code: int, content_type: str | None, **headers: st
 async def export_traces(request: Request, svc: Deps) -> Response:
     """OTLP/HTTP trace export: the spans are queued and stored in the background. Answers
     OTLP's ``ExportTraceServiceResponse`` (``partial_success`` when some spans were refused)
-    or a ``google.rpc.Status``: 400 unreadable, 413 past a size cap, 415 another content type
-    or encoding, 503 with ``Retry-After`` when the queue is full."""
+    or a ``google.rpc.Status``: 400 unreadable, 413 past a size cap (or more than the queue
+    ever holds), 415 another content type or encoding, 503 with ``Retry-After`` when the
+    queue is full."""
     content_type = request.headers.get("content-type")
     encoding = request.headers.get("content-encoding")
     try:
@@ -90,13 +93,28 @@ async def export_traces(request: Request, svc: Deps) -> Response:
     except (LimitError, TraceError) as exc:  # past a cap (413), unreadable (400, 415)
         return _otlp(encode_status(str(exc), content_type), exc.status, content_type)
     queue = svc.span_queue
-    if decoded.spans and not queue.offer(decoded.spans, decoded.size):
-        full = queue.refusal(len(decoded.spans), decoded.size)
+    never = queue.never_fits(len(decoded.spans), decoded.size)
+    if never:  # an exporter retries a 503 forever: this one can never succeed
+        return _otlp(encode_status(never, content_type, code=8), 413, content_type)
+    spans, past_cap = queue.trace_room(decoded.spans, await _span_counts(svc, decoded.spans))
+    if spans and not queue.offer(spans, decoded.size):
+        full = queue.refusal(len(spans), decoded.size)
         message = f"{'the server is stopping' if queue.closed else full}; retry later"
         refused = encode_status(message, content_type, code=14)  # gRPC's UNAVAILABLE
         return _otlp(refused, 503, content_type, **{"Retry-After": str(RETRY_AFTER)})
-    answer = encode_response(decoded.rejected, decoded.message, content_type)
-    return _otlp(answer, 200, content_type)
+    rejected = decoded.rejected + len(decoded.spans) - len(spans)
+    why = "; ".join(m for m in (decoded.message, past_cap) if m) or None
+    return _otlp(encode_response(rejected, why, content_type), 200, content_type)
+
+
+async def _span_counts(svc: Services, spans: Sequence[SpanRecord]) -> dict[str, int]:
+    """The spans the store keeps of each trace of ``spans``; none when it cannot say (the
+    writer still leaves out spans past ``[online] max_spans_per_trace``, logged)."""
+    try:
+        ids = sorted({s.trace_id for s in spans})
+        return await asyncio.to_thread(svc.span_queue.traces.span_counts, ids) if ids else {}
+    except RagmeterError:
+        return {}
 
 
 def trace_out(found: StoredTrace, flags: tuple[TraceFlag, ...] = ()) -> TraceOut:
