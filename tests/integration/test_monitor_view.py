@@ -103,7 +103,7 @@ def test_against_a_stored_offline_run(store_url: str) -> None:
         (MonitorAsk(("m",), window="1w"), "not a number of minutes"),
         (MonitorAsk(("m",), since_ns=NOW, until_ns=NOW), "since: must be before until"),
         (MonitorAsk(("m",), alpha=1.5), "alpha"),
-        (MonitorAsk(("m",), since_ns=NOW - 2_000 * HOUR_NS, until_ns=NOW), "bucket:"),
+        (MonitorAsk(("m",), since_ns=NOW - 2_000 * HOUR_NS, until_ns=NOW), "at most 1000"),
     ],
 )
 def test_bad_asks_say_what_is_wrong(store_url: str, ask: MonitorAsk, says: str) -> None:
@@ -112,6 +112,20 @@ def test_bad_asks_say_what_is_wrong(store_url: str, ask: MonitorAsk, says: str) 
     reader.hour(NOW, np.array([0.5]))
     with pytest.raises(ConfigError, match=says):
         monitor(ask, reader, KnowledgeBase().store, NOW)
+
+
+def test_a_range_of_too_many_buckets_is_refused_before_any_score_is_read(
+    store_url: str,
+) -> None:
+    """A year in hours is 8,760 buckets: refused naming the cap, whatever the range holds,
+    and no score of it is read (a request cannot make the server load a year of scores)."""
+    reader = Scores()
+    ask = MonitorAsk(("m",), since_ns=NOW - 8_760 * HOUR_NS, until_ns=NOW)
+    with pytest.raises(ConfigError, match="8760 hour buckets; at most 1000"):
+        monitor(ask, reader, KnowledgeBase().store, NOW)
+    assert reader.asked == []
+    days = MonitorAsk(("m",), bucket="day", since_ns=NOW - 365 * 24 * HOUR_NS, until_ns=NOW)
+    assert monitor(days, reader, KnowledgeBase().store, NOW).metrics[0].buckets == []
 
 
 @pytest.fixture

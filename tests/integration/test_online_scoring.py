@@ -68,7 +68,7 @@ def test_a_budget_of_n_requests_sends_at_most_n(
     async def score() -> list[Any]:
         scorer = RuleScorer(rule, settings, ledger)
         try:
-            first = await scorer.score(traces[:3])  # 2 requests a trace: the third is refused
+            first = await scorer.score(traces[:3])  # 2 requests a trace: 2 traces whole
             second = await scorer.score(traces[3:])  # the budget is spent before it starts
         finally:
             await scorer.aclose()
@@ -77,7 +77,7 @@ def test_a_budget_of_n_requests_sends_at_most_n(
     scores = asyncio.run(score())
     assert len(judge_server.arrivals) <= 5
     spent = ledger.spent("prod", utc_day())
-    assert spent.requests == len(judge_server.arrivals) == 5
+    assert spent.requests == len(judge_server.arrivals) == 4  # the 5th would end no trace
     assert spent.traces == 30
     faithfulness = [s for s in scores if s.metric == "faithfulness"]
     judged = [s for s in faithfulness if s.score is not None]
@@ -269,6 +269,36 @@ def test_the_last_requests_of_a_budget_finish_traces(
     assert len(judge_server.arrivals) == 10
     assert len([s for s in scores if s.score is not None]) == 5
     assert all((s.reason or "").startswith("skipped:") for s in scores if s.score is None)
+
+
+def test_a_budget_of_n_requests_judges_exactly_the_whole_traces_it_pays_for(
+    store_url: str, judge_server: ScriptedJudgeServer
+) -> None:
+    """Faithfulness takes two requests a trace: a budget of 7 requests judges 3 traces whole
+    across small batches (the fourth would be cut off halfway, so its request is not sent),
+    no batch starts with a blind guess of several traces, and a new scorer (a restart)
+    takes a trace's cost from the day's ledger rather than start one it cannot finish."""
+    settings = _settings(store_url, judge_server)
+    ledger = BudgetLedger(Store(store_url))
+    rule = _rule(metrics=["faithfulness"], max_requests_per_day=7)
+    traces = [_trace(i) for i in range(12)]
+
+    async def score(batches: list[list[TraceRecord]]) -> list[Any]:
+        scorer = RuleScorer(rule, settings, ledger)
+        try:
+            return [s for batch in batches for s in await scorer.score(batch)]
+        finally:
+            await scorer.aclose()
+
+    scores = asyncio.run(score([traces[:1], traces[1:3]]))  # 1 trace, then 2: 6 requests
+    scores += asyncio.run(score([traces[3:6], traces[6:]]))  # a restart: 1 request left
+    judged = [s for s in scores if s.score is not None]
+    assert len(judged) == 3 == len({s.trace_id for s in judged})
+    assert len(judge_server.arrivals) == 6 == ledger.spent("prod", utc_day()).requests
+    nulls = [s for s in scores if s.score is None]
+    assert len(nulls) == 9
+    assert all((s.reason or "").startswith("skipped:") for s in nulls)  # none cut off halfway
+    assert "a trace takes 2.0 requests" in (nulls[-1].reason or "")
 
 
 def test_two_replicas_never_score_a_batch_twice(

@@ -28,6 +28,9 @@ __all__ = ["Outcome", "evaluate_alerts", "payload"]
 
 log = logging.getLogger(__name__)
 
+#: alert rules evaluated (and their webhooks posted) at once, at most
+RULES_AT_ONCE = 16
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -103,19 +106,32 @@ async def _evaluate_one(
 async def evaluate_alerts(
     alerts: AlertStore, reader: ScoreReader, sender: WebhookSender, *, now_ns: int | None = None
 ) -> list[Outcome]:
-    """Evaluate every enabled rule at ``now_ns`` (default: now): what this replica did. A
-    rule whose text no longer parses, or that fails to evaluate, is logged and skipped."""
+    """Evaluate every enabled rule at ``now_ns`` (default: now): what this replica did. The
+    rules are evaluated at once (``RULES_AT_ONCE`` at most), each posting its own webhook, so
+    a slow receiver (bounded by the sender's timeout and tries) delays only its own rule's
+    post. A rule whose text no
+    longer parses, or that fails to evaluate, is logged and skipped."""
     now = time.time_ns() if now_ns is None else now_ns
-    out = []
-    for stored in await asyncio.to_thread(alerts.rules, enabled_only=True):
-        try:
-            done = await _evaluate_one(alerts, reader, sender, stored, now)
-        except ConfigError as exc:
-            log.error("alert rule '%s' is skipped: %s", stored.name, exc)
-            continue
-        except Exception:  # one rule's failure (the store, the reader) must not stop the rest
-            log.exception("alert rule '%s' could not be evaluated", stored.name)
-            continue
-        if done is not None:
-            out.append(done)
-    return out
+    rules = await asyncio.to_thread(alerts.rules, enabled_only=True)
+    room = asyncio.Semaphore(RULES_AT_ONCE)
+
+    async def one(stored: StoredRule) -> Outcome | None:
+        async with room:
+            return await _guarded(alerts, reader, sender, stored, now)
+
+    done = await asyncio.gather(*(one(stored) for stored in rules))
+    return [outcome for outcome in done if outcome is not None]
+
+
+async def _guarded(
+    alerts: AlertStore, reader: ScoreReader, sender: WebhookSender, stored: StoredRule, now: int
+) -> Outcome | None:
+    """``_evaluate_one``, a failure logged: one rule's (the store, the reader) must not stop
+    the rest."""
+    try:
+        return await _evaluate_one(alerts, reader, sender, stored, now)
+    except ConfigError as exc:
+        log.error("alert rule '%s' is skipped: %s", stored.name, exc)
+    except Exception:
+        log.exception("alert rule '%s' could not be evaluated", stored.name)
+    return None

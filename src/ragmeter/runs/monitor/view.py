@@ -10,7 +10,15 @@ from datetime import UTC, datetime
 import numpy as np
 
 from ragmeter.errors import ConfigError, ConflictError, NotFoundError, clip
-from ragmeter.reports.monitor import Bucket, BucketStats, Drift, bucket_series, drift
+from ragmeter.reports.monitor import (
+    BUCKETS,
+    MAX_BUCKETS,
+    Bucket,
+    BucketStats,
+    Drift,
+    bucket_series,
+    drift,
+)
 from ragmeter.runs.monitor.alerts import ScoreReader, parse_window
 from ragmeter.runs.views.compare import check_options
 from ragmeter.runs.views.sides import read_side
@@ -67,6 +75,13 @@ def _range(ask: MonitorAsk, now_ns: int) -> tuple[int, int, int]:
         raise ConfigError("since: must be before until")
     if since < 0 or until >= _LAST_NS:
         raise ConfigError("since, until: times from 1970 to 2262 (UTC)")
+    width = BUCKETS[ask.bucket]
+    count = (until - 1) // width - since // width + 1  # UTC buckets the range touches
+    if count > MAX_BUCKETS:  # refused before a score of it is read
+        raise ConfigError(
+            f"since, until: {count} {ask.bucket} buckets; at most {MAX_BUCKETS} "
+            "(choose a shorter time range or day buckets)"
+        )
     if ask.baseline == "window" and not since < recent:
         raise ConfigError(
             f"window: the recent window ({ask.window or '1 ' + ask.bucket}) leaves no time "

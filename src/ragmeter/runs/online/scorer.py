@@ -31,8 +31,6 @@ __all__ = ["RuleScorer", "check_rule"]
 
 #: judged rows scored at once (each row's judge requests go out together)
 JUDGE_CONCURRENCY = 16
-#: judged traces of a batch scored first, before what a trace costs is known
-JUDGE_FIRST_CHUNK = 4
 #: judged traces scored together at most
 JUDGE_CHUNK = 64
 
@@ -60,6 +58,40 @@ def check_rule(rule: OnlineRule, settings: Settings) -> list[EvaluationMetric[An
 
 
 @dataclass
+class _Cost:
+    """What the traces a scorer judged took: judge requests and tokens, and how many traces
+    (read from the ledger around each chunk; another replica spending on the same rule at
+    once makes it an overestimate, never a reason to pass the budget)."""
+
+    traces: int = 0
+    requests: int = 0
+    tokens: int = 0
+
+    def add(self, traces: int, after: Spent, before: Spent) -> None:
+        self.traces += traces
+        self.requests += max(after.requests - before.requests, 0)
+        self.tokens += max(after.tokens - before.tokens, 0)
+
+    def room(self, requests: int, tokens: int) -> int:
+        """Whole traces ``requests`` and ``tokens`` pay for at the mean cost so far: one
+        while nothing is known (the first trace measures the cost), a full chunk while the
+        traces judged took no request (the judge's cache answered them)."""
+        if not self.traces:
+            return 1
+        if not self.requests:
+            return JUDGE_CHUNK
+        room = requests * self.traces // self.requests
+        if self.tokens:
+            room = min(room, tokens * self.traces // self.tokens)
+        return room
+
+    def describe(self) -> str:
+        if not self.traces or not self.requests:
+            return ""
+        return f"; a trace takes {self.requests / self.traces:.1f} requests"
+
+
+@dataclass
 class _Case:
     """A trace being scored: its row (None: unusable) and the metrics it gets."""
 
@@ -84,9 +116,8 @@ class RuleScorer:
             self.judge.gate = BudgetGate(ledger, rule)
         check_judge(self.judge, self.metrics)
         self._batcher = EmbeddingBatcher()
-        #: the day's spending before the last chunk of judged traces, and its size
-        self._before: Spent | None = None
-        self._chunk = 0
+        #: judge requests and tokens the traces this scorer judged took, and how many
+        self._cost = _Cost()
 
     def _judged(self) -> list[EvaluationMetric[Any, Any]]:
         return [m for m in self.metrics if isinstance(m, LLMEvaluationMetric)]
@@ -127,12 +158,13 @@ class RuleScorer:
 
     async def _judge_in_chunks(self, cases: list[_Case]) -> list[TraceScore]:
         """Judged cases a chunk at a time, each chunk as many traces as the rest of today's
-        budget likely pays for (so the last requests finish traces rather than start many);
-        once the budget is spent, the rest are skipped, each skip a null saying so."""
+        budget pays for at what a trace took so far (one trace first, while that is not
+        known), so the last requests finish traces rather than start some they cannot end;
+        once the rest pays for no whole trace, the rest are skipped, each a null saying so."""
         scores: list[TraceScore] = []
         start = 0
         while start < len(cases):
-            skip, room = await asyncio.to_thread(self._room, start)
+            skip, room, before = await asyncio.to_thread(self._room)
             if skip is not None:
                 now = time.time_ns()
                 rest = cases[start:]
@@ -141,35 +173,35 @@ class RuleScorer:
                 ]
                 break
             chunk = cases[start : start + room]
-            self._chunk = len(chunk)
             scores.extend(await self._score_cases(chunk))
+            after = await asyncio.to_thread(self.ledger.spent, self.rule.name, utc_day())
+            self._cost.add(len(chunk), after, before)
             start += len(chunk)
         return scores
 
-    def _room(self, done: int) -> tuple[str | None, int]:
-        """Why judged metrics are skipped now (the day's budget is spent), or how many traces
-        to judge next: the budget left over what a trace took so far (``done`` traces judged
-        in this batch), at least 1 and at most ``JUDGE_CHUNK``."""
+    def _room(self) -> tuple[str | None, int, Spent]:
+        """Why judged metrics are skipped now (the rest of the day's budget does not pay for
+        one more trace), or how many traces to judge next; and the day's spending now. A
+        scorer that judged nothing yet (a restart) estimates a trace's cost from the day's
+        ledger: its requests and tokens over the sampled share of the traces it counts."""
         rule = self.rule
         spent = self.ledger.spent(rule.name, utc_day())
-        if spent.requests >= rule.max_requests_per_day or spent.tokens >= rule.max_tokens_per_day:
-            return (
+        if not self._cost.traces and spent.requests:  # a new scorer: the day's ledger says
+            judged = max(1, round(spent.traces * rule.sample_rate))
+            self._cost = _Cost(judged, spent.requests, spent.tokens)
+        left = (rule.max_requests_per_day - spent.requests, rule.max_tokens_per_day - spent.tokens)
+        room = self._cost.room(*left)
+        if left[0] > 0 and left[1] > 0 and room >= 1:
+            return None, min(room, JUDGE_CHUNK), spent
+        return (
+            (
                 f"skipped: the daily judge budget of online rule '{rule.name}' is spent "
                 f"({spent.requests} of {rule.max_requests_per_day} requests, {spent.tokens:,} "
-                f"of {rule.max_tokens_per_day:,} tokens today, UTC)"
-            ), 0
-        if done == 0 or self._before is None:
-            self._before = spent
-            return None, JUDGE_FIRST_CHUNK
-        before, self._before = self._before, spent
-        per_request = max(spent.requests - before.requests, 0) / max(self._chunk, 1)
-        per_token = max(spent.tokens - before.tokens, 0) / max(self._chunk, 1)
-        room = float(JUDGE_CHUNK)
-        if per_request > 0:
-            room = min(room, (rule.max_requests_per_day - spent.requests) / per_request)
-        if per_token > 0:
-            room = min(room, (rule.max_tokens_per_day - spent.tokens) / per_token)
-        return None, max(1, int(room))
+                f"of {rule.max_tokens_per_day:,} tokens today, UTC{self._cost.describe()})"
+            ),
+            0,
+            spent,
+        )
 
     def _case(
         self, index: int, trace: TraceRecord, now: int

@@ -314,10 +314,37 @@ class TraceStore:
         return ScoreSeries(times, values)
 
     def read_scores(self, metric: str, since_ns: int, until_ns: int) -> tuple[Any, Any]:
-        """Monitors' and alert rules' reader (``runs.monitor.alerts.ScoreReader``): the
-        metric's scores of traces that started in ``[since_ns, until_ns)``, by that time."""
-        series = self.scores(metric, since_ns=since_ns, until_ns=until_ns, by="start")
-        return series.times, series.scores
+        """Monitors' and alert rules' reader (``runs.monitor.alerts.ScoreReader``): one score
+        of ``metric`` per trace that started in ``[since_ns, until_ns)``, by that time. Of
+        several rules scoring the metric on a trace, the latest score counts (a null only
+        when the trace has no other: a rule's budget skip hides no other rule's score)."""
+        table = TraceScoreRow
+        latest = (
+            func.row_number()
+            .over(
+                partition_by=table.trace_id,
+                order_by=(table.score.is_(None), table.scored_ns.desc(), table.id.desc()),
+            )
+            .label("latest")
+        )
+        ranked = (
+            select(TraceRow.start_ns.label("at"), table.score.label("score"), latest)
+            .join(TraceRow, TraceRow.trace_id == table.trace_id)
+            .where(
+                table.metric == metric,
+                TraceRow.start_ns >= since_ns,
+                TraceRow.start_ns < until_ns,
+            )
+            .subquery()
+        )
+        query = select(ranked.c.at, ranked.c.score).where(ranked.c.latest == 1)
+        with self.store.session() as session:
+            rows = plain_rows(session, query.order_by(ranked.c.at))
+        times = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        values = np.fromiter(
+            (np.nan if r[1] is None else r[1] for r in rows), dtype=np.float64, count=len(rows)
+        )
+        return times, values
 
     def purge(self, keep_days: float, *, now_ns: int | None = None) -> int:
         """Delete traces (with their spans, scores and flags) that started more than
