@@ -1,0 +1,250 @@
+"""Runs on a Ray cluster (``pip install 'ragmeter[ray]'``): the plan's rows go out in batches,
+each a Ray task that rebuilds the plan from the run's stored config for its rows, has the
+target produce them and the metrics score them (the same code as the local executor), and
+returns the scored batch. The driver keeps each batch as it comes back (the store stays its
+one source of truth; workers never write), so a driver killed mid-run resumes with only the
+rows missing from the store, and a worker killed mid-batch costs that batch, which Ray runs
+again (its result is kept once: a task's result is returned once).
+
+Judge requests of every worker go through one permit actor per model (``JudgePermits``), so
+the cluster together never has more than the model's ``max_concurrency`` requests in flight
+nor, where the model has ``requests_per_minute``, more than that in any minute. The actor is
+restarted by Ray if it dies; a restarted actor first waits out the judge's timeout (the
+requests in flight under the old one's permits end by then) and, with a per-minute limit, a
+full minute more before it hands out permits, since the permits the old one gave are unknown
+to it.
+
+``ray`` is imported by this module only: it is loaded when the Ray executor is chosen."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import ray
+
+from ragmeter.config import ExecutorConfig, Settings
+from ragmeter.datasets import Dataset, DatasetLimits
+from ragmeter.errors import ConfigError
+from ragmeter.metrics import LLMEvaluationMetric
+from ragmeter.runs.execution.executor import BATCH_ROWS, Progress, _score_batch
+from ragmeter.runs.execution.sinks import ScoredBatch
+from ragmeter.runs.planning.config import EvaluationConfig
+from ragmeter.runs.planning.plan import RunPlan, build_plan
+from ragmeter.runs.planning.targets import AppTarget
+
+__all__ = ["JudgePermits", "RayExecutor"]
+
+#: Ray runs a batch whose worker died this many more times before the run fails
+TASK_RETRIES = 3
+#: the window a requests-per-minute limit counts in
+WINDOW_S = 60.0
+
+
+@ray.remote(max_restarts=-1, max_task_retries=-1, num_cpus=0)
+class JudgePermits:
+    """One model's permits for the whole cluster: at most ``concurrency`` held at once and,
+    with ``per_minute``, at most that many taken in any 60 s."""
+
+    def __init__(self, concurrency: int, per_minute: int | None, quiet_s: float) -> None:
+        self.concurrency = concurrency
+        self.per_minute = per_minute
+        self.held = 0
+        self.taken: collections.deque[float] = collections.deque()
+        self.most_held = 0
+        self.wake = asyncio.Condition()
+        restarted = ray.get_runtime_context().was_current_actor_reconstructed
+        # permits the dead actor gave may still be in flight, and counted in the model's minute
+        self.opens_at = time.monotonic() + (quiet_s if restarted else 0.0)
+
+    def _wait(self) -> float:
+        """Seconds until a permit may be taken (0: now)."""
+        now = time.monotonic()
+        if now < self.opens_at:
+            return self.opens_at - now
+        while self.taken and self.taken[0] <= now - WINDOW_S:
+            self.taken.popleft()
+        if self.per_minute is not None and len(self.taken) >= self.per_minute:
+            return self.taken[0] + WINDOW_S - now
+        return 0.0 if self.held < self.concurrency else 1.0
+
+    async def acquire(self) -> None:
+        """Wait for a permit (the caller releases it)."""
+        async with self.wake:
+            while (wait := self._wait()) > 0:
+                if self.held < self.concurrency or time.monotonic() < self.opens_at:
+                    await asyncio.sleep(min(wait, 0.5))
+                else:
+                    await self.wake.wait()
+            self.held += 1
+            self.most_held = max(self.most_held, self.held)
+            self.taken.append(time.monotonic())
+
+    async def release(self) -> None:
+        async with self.wake:
+            self.held = max(0, self.held - 1)
+            self.wake.notify()
+
+    def stats(self) -> dict[str, int]:
+        """Permits held now and the most ever held at once (by this incarnation)."""
+        return {"held": self.held, "most_held": self.most_held}
+
+
+class _PermitGate:
+    """A judge engine's ``RequestGate`` in a worker: a cluster permit around each request."""
+
+    def __init__(self, permits: Any) -> None:
+        self.permits = permits
+
+    async def before(self, messages: list[dict[str, str]]) -> None:
+        await self.permits.acquire.remote()
+
+    async def after(self, ticket: Any, tokens: int) -> None:
+        await self.permits.release.remote()
+
+
+def _plan_for(
+    spec: dict[str, Any], rows: Dataset, settings: Settings, store_url: str | None
+) -> RunPlan:
+    """The run's plan for ``rows``, built in the worker from its stored config."""
+    from ragmeter.knowledge.spaces import KnowledgeBase
+    from ragmeter.store.db import open_store
+
+    config = EvaluationConfig.from_stored(spec)
+    kb = None
+    if store_url is not None:
+        kb = KnowledgeBase(open_store(store_url), settings)
+    elif config.target.kind != "none":
+        kb = KnowledgeBase(settings=settings)
+    limits = DatasetLimits(max_tool_calls=None)
+    source = rows.source or "datasets"
+    return build_plan(config, rows, kb, source=source, limits=limits, settings=settings)
+
+
+async def _score_here(
+    spec: dict[str, Any],
+    rows: Dataset,
+    indices: list[int],
+    settings: Settings,
+    store_url: str | None,
+    permits: Any,
+) -> ScoredBatch:
+    from ragmeter.metrics.context import EmbeddingBatcher
+
+    plan = _plan_for(spec, rows, settings, store_url)
+    try:
+        if plan.judge is not None and permits is not None and hasattr(plan.judge, "gate"):
+            plan.judge.gate = _PermitGate(permits)
+        local = list(range(len(rows)))
+        batch = await _score_batch(plan, local, EmbeddingBatcher(plan.embedder), Progress())
+    finally:
+        await plan.aclose()
+    return ScoredBatch(indices, batch.rows, batch.columns, stored=batch.stored)
+
+
+@ray.remote(max_retries=TASK_RETRIES)
+def _score_remote(
+    spec: dict[str, Any],
+    rows: Dataset,
+    indices: list[int],
+    settings: Settings,
+    store_url: str | None,
+    permits: Any,
+) -> ScoredBatch:
+    """One batch scored in a Ray worker."""
+    return asyncio.run(_score_here(spec, rows, indices, settings, store_url, permits))
+
+
+def _connect(address: str | None) -> None:
+    if ray.is_initialized():
+        return
+    try:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    except (ConnectionError, ValueError, RuntimeError) as exc:
+        where = address or "a new local cluster"
+        raise ConfigError(f"cannot reach the Ray cluster at {where}: {exc}") from exc
+
+
+class RayExecutor:
+    """Scores a plan's rows in Ray tasks of ``batch`` rows (default: ``concurrency`` rows where
+    a judge or an app answers, else 10,000), at most ``max_in_flight`` at once."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store_url: str | None = None,
+        *,
+        address: str | None = None,
+        max_in_flight: int | None = None,
+        batch: int | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store_url = store_url
+        self.address = address
+        self.max_in_flight = max_in_flight
+        self.batch = batch
+        self.permits: Any = None
+
+    @classmethod
+    def from_config(
+        cls, settings: Settings, store_url: str | None, config: ExecutorConfig
+    ) -> RayExecutor:
+        return cls(settings, store_url, address=config.address, max_in_flight=config.max_in_flight)
+
+    def _batch_rows(self, plan: RunPlan) -> int:
+        if self.batch is not None:
+            return self.batch
+        judged = any(isinstance(m, LLMEvaluationMetric) for m in plan.metrics)
+        if judged or isinstance(plan.target, AppTarget):
+            return max(1, plan.config.concurrency)
+        return BATCH_ROWS
+
+    def _permits_for(self, plan: RunPlan) -> Any:
+        """The cluster's permit actor for the plan's judge (one per model, named by it)."""
+        settings = getattr(plan.judge, "settings", None)
+        if settings is None:
+            return None
+        name = f"ragmeter-judge {settings.base_url.rstrip('/')} {settings.model}"
+        quiet = float(settings.timeout) + (WINDOW_S if settings.requests_per_minute else 0.0)
+        return JudgePermits.options(  # type: ignore[attr-defined]
+            name=name, get_if_exists=True, lifetime="detached"
+        ).remote(settings.max_concurrency, settings.requests_per_minute, quiet)
+
+    async def scored(self, plan: RunPlan, todo: Sequence[int]) -> AsyncIterator[ScoredBatch]:
+        """Batches of ``todo`` scored on the cluster, as they finish; cancelling this stops
+        the cluster's tasks of the run."""
+        if plan.config.objects:
+            parts = ", ".join(sorted(plan.config.objects))
+            raise ConfigError(
+                f"the Ray executor rebuilds the evaluation from names; {parts} given as "
+                "Python objects cannot be sent to the cluster (give them by name)"
+            )
+        await asyncio.to_thread(_connect, self.address)
+        permits = self.permits = self._permits_for(plan)
+        spec = plan.config.stored()
+        size = self._batch_rows(plan)
+        cpus = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
+        in_flight = self.max_in_flight or max(1, 2 * cpus)
+        pending = [list(todo[i : i + size]) for i in range(0, len(todo), size)]
+        running: dict[Any, list[int]] = {}
+        try:
+            while pending or running:
+                while pending and len(running) < in_flight:
+                    indices = pending.pop(0)
+                    rows = plan.dataset.take(indices)
+                    ref = _score_remote.remote(
+                        spec, rows, indices, self.settings, self.store_url, permits
+                    )
+                    running[ref] = indices
+                done, _ = await asyncio.to_thread(
+                    ray.wait, list(running), num_returns=1, timeout=1.0
+                )
+                for ref in done:
+                    running.pop(ref)
+                    yield await ref
+        finally:
+            for ref in running:
+                ray.cancel(ref, force=True)
