@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ragmeter.apps import AppPolicy
 from ragmeter.config import ExecutorConfig, Settings
 from ragmeter.errors import ConfigError
 from ragmeter.runs.execution.executor import Executor
@@ -19,9 +20,11 @@ def executor_for(
     store_url: str | None,
     kind: str | None = None,
     address: str | None = None,
+    policy: AppPolicy | None = None,
 ) -> Executor | None:
     """The executor ``kind`` names (default: ``[executor] kind``), at ``address`` (default:
-    ``[executor] address``); None for the local one. A ConfigError for an unknown kind or a
+    ``[executor] address``), running apps under ``policy`` (the service's); None for the
+    local one. A ConfigError for an unknown kind or a
     missing ``ray``."""
     config = settings.executor
     kind = kind or config.kind
@@ -42,4 +45,4 @@ def executor_for(
     chosen = ExecutorConfig(
         kind="ray", address=address or config.address, max_in_flight=config.max_in_flight
     )
-    return RayExecutor.from_config(settings, store_url, chosen)
+    return RayExecutor.from_config(settings, store_url, chosen, policy)

@@ -22,10 +22,12 @@ import asyncio
 import collections
 import time
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import ray
 
+from ragmeter.apps import AppPolicy
 from ragmeter.config import ExecutorConfig, Settings
 from ragmeter.datasets import Dataset, DatasetLimits
 from ragmeter.errors import ConfigError
@@ -106,38 +108,42 @@ class _PermitGate:
         await self.permits.release.remote()
 
 
-def _plan_for(
-    spec: dict[str, Any], rows: Dataset, settings: Settings, store_url: str | None
-) -> RunPlan:
+@dataclass(frozen=True)
+class _Job:
+    """What every batch of a run needs to rebuild its plan in a worker."""
+
+    spec: dict[str, Any]
+    settings: Settings
+    store_url: str | None
+    policy: AppPolicy | None
+    permits: Any
+
+
+def _plan_for(job: _Job, rows: Dataset) -> RunPlan:
     """The run's plan for ``rows``, built in the worker from its stored config."""
     from ragmeter.knowledge.spaces import KnowledgeBase
     from ragmeter.store.db import open_store
 
-    config = EvaluationConfig.from_stored(spec)
+    config = EvaluationConfig.from_stored(job.spec)
     kb = None
-    if store_url is not None:
-        kb = KnowledgeBase(open_store(store_url), settings)
+    if job.store_url is not None:
+        kb = KnowledgeBase(open_store(job.store_url), job.settings)
     elif config.target.kind != "none":
-        kb = KnowledgeBase(settings=settings)
+        kb = KnowledgeBase(settings=job.settings)
     limits = DatasetLimits(max_tool_calls=None)
     source = rows.source or "datasets"
-    return build_plan(config, rows, kb, source=source, limits=limits, settings=settings)
+    return build_plan(
+        config, rows, kb, source=source, policy=job.policy, limits=limits, settings=job.settings
+    )
 
 
-async def _score_here(
-    spec: dict[str, Any],
-    rows: Dataset,
-    indices: list[int],
-    settings: Settings,
-    store_url: str | None,
-    permits: Any,
-) -> ScoredBatch:
+async def _score_here(job: _Job, rows: Dataset, indices: list[int]) -> ScoredBatch:
     from ragmeter.metrics.context import EmbeddingBatcher
 
-    plan = _plan_for(spec, rows, settings, store_url)
+    plan = _plan_for(job, rows)
     try:
-        if plan.judge is not None and permits is not None and hasattr(plan.judge, "gate"):
-            plan.judge.gate = _PermitGate(permits)
+        if job.permits is not None and hasattr(plan.judge, "gate"):
+            plan.judge.gate = _PermitGate(job.permits)
         local = list(range(len(rows)))
         batch = await _score_batch(plan, local, EmbeddingBatcher(plan.embedder), Progress())
     finally:
@@ -146,16 +152,9 @@ async def _score_here(
 
 
 @ray.remote(max_retries=TASK_RETRIES)
-def _score_remote(
-    spec: dict[str, Any],
-    rows: Dataset,
-    indices: list[int],
-    settings: Settings,
-    store_url: str | None,
-    permits: Any,
-) -> ScoredBatch:
+def _score_remote(job: _Job, rows: Dataset, indices: list[int]) -> ScoredBatch:
     """One batch scored in a Ray worker."""
-    return asyncio.run(_score_here(spec, rows, indices, settings, store_url, permits))
+    return asyncio.run(_score_here(job, rows, indices))
 
 
 def _connect(address: str | None) -> None:
@@ -180,9 +179,11 @@ class RayExecutor:
         address: str | None = None,
         max_in_flight: int | None = None,
         batch: int | None = None,
+        policy: AppPolicy | None = None,
     ) -> None:
         self.settings = settings
         self.store_url = store_url
+        self.policy = policy
         self.address = address
         self.max_in_flight = max_in_flight
         self.batch = batch
@@ -190,9 +191,19 @@ class RayExecutor:
 
     @classmethod
     def from_config(
-        cls, settings: Settings, store_url: str | None, config: ExecutorConfig
+        cls,
+        settings: Settings,
+        store_url: str | None,
+        config: ExecutorConfig,
+        policy: AppPolicy | None = None,
     ) -> RayExecutor:
-        return cls(settings, store_url, address=config.address, max_in_flight=config.max_in_flight)
+        return cls(
+            settings,
+            store_url,
+            address=config.address,
+            max_in_flight=config.max_in_flight,
+            policy=policy,
+        )
 
     def _batch_rows(self, plan: RunPlan) -> int:
         if self.batch is not None:
@@ -223,8 +234,8 @@ class RayExecutor:
                 "Python objects cannot be sent to the cluster (give them by name)"
             )
         await asyncio.to_thread(_connect, self.address)
-        permits = self.permits = self._permits_for(plan)
-        spec = plan.config.stored()
+        self.permits = self._permits_for(plan)
+        job = _Job(plan.config.stored(), self.settings, self.store_url, self.policy, self.permits)
         size = self._batch_rows(plan)
         cpus = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
         in_flight = self.max_in_flight or max(1, 2 * cpus)
@@ -234,10 +245,7 @@ class RayExecutor:
             while pending or running:
                 while pending and len(running) < in_flight:
                     indices = pending.pop(0)
-                    rows = plan.dataset.take(indices)
-                    ref = _score_remote.remote(
-                        spec, rows, indices, self.settings, self.store_url, permits
-                    )
+                    ref = _score_remote.remote(job, plan.dataset.take(indices), indices)
                     running[ref] = indices
                 done, _ = await asyncio.to_thread(
                     ray.wait, list(running), num_returns=1, timeout=1.0
