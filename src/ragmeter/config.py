@@ -371,6 +371,9 @@ class ExecutorConfig(BaseModel):
     address: str | None = Field(default=None, max_length=500)
     #: batches sent to the cluster and not yet back (None: twice its CPUs)
     max_in_flight: int | None = Field(default=None, ge=1, le=100_000)
+    #: rows of one batch (one Ray task; None: the run's concurrency where a judge or an app
+    #: answers, else 10,000)
+    batch_rows: int | None = Field(default=None, ge=1, le=1_000_000)
 
 
 class Settings(BaseModel):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Literal
 
 from ragmeter.apps import AppPolicy
-from ragmeter.config import ExecutorConfig, Settings
+from ragmeter.config import Settings
 from ragmeter.errors import ConfigError
 from ragmeter.runs.execution.executor import Executor
 
@@ -42,7 +42,5 @@ def executor_for(
         if exc.name != "ray":
             raise
         raise ConfigError("the Ray executor needs ray: pip install 'ragmeter[ray]'") from None
-    chosen = ExecutorConfig(
-        kind="ray", address=address or config.address, max_in_flight=config.max_in_flight
-    )
+    chosen = config.model_copy(update={"kind": "ray", "address": address or config.address})
     return RayExecutor.from_config(settings, store_url, chosen, policy)

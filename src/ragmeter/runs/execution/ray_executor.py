@@ -9,10 +9,10 @@ again (its result is kept once: a task's result is returned once).
 Judge requests of every worker go through one permit actor per model (``JudgePermits``), so
 the cluster together never has more than the model's ``max_concurrency`` requests in flight
 nor, where the model has ``requests_per_minute``, more than that in any minute. The actor is
-restarted by Ray if it dies; a restarted actor first waits out the judge's timeout (the
-requests in flight under the old one's permits end by then) and, with a per-minute limit, a
-full minute more before it hands out permits, since the permits the old one gave are unknown
-to it.
+restarted by Ray if it dies; a restarted actor first waits out the judge's timeout before it
+hands out permits (the requests in flight under the old one's permits, unknown to it, end by
+then). A model's ``requests_per_minute`` is also counted in the store, as for every process
+sharing it (``judge._rate``), so a restarted actor's empty minute never lets more through.
 
 ``ray`` is imported by this module only: it is loaded when the Ray executor is chosen."""
 
@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import time
+import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,55 +46,74 @@ __all__ = ["JudgePermits", "RayExecutor"]
 TASK_RETRIES = 3
 #: the window a requests-per-minute limit counts in
 WINDOW_S = 60.0
+#: the Ray namespace of the permit actors, so every driver (servers, commands) shares them
+NAMESPACE = "ragmeter"
+#: a permit's lease past the judge's timeout
+LEASE_MARGIN_S = 1.0
 
 
 @ray.remote(max_restarts=-1, max_task_retries=-1, num_cpus=0)
 class JudgePermits:
     """One model's permits for the whole cluster: at most ``concurrency`` held at once and,
-    with ``per_minute``, at most that many taken in any 60 s."""
+    with ``per_minute``, at most that many taken in any 60 s. A permit is a lease of the
+    judge's timeout (plus a second): a request is over by then, so a permit its worker never
+    gave back (the worker was killed, the request failed) is free again after it. A
+    restarted actor waits as long before its first permit: the dead one's are unknown to it."""
 
-    def __init__(self, concurrency: int, per_minute: int | None, quiet_s: float) -> None:
+    def __init__(self, concurrency: int, per_minute: int | None, timeout_s: float) -> None:
         self.concurrency = concurrency
         self.per_minute = per_minute
-        self.held = 0
+        self.lease_s = timeout_s + LEASE_MARGIN_S
+        #: the permits held: ticket -> when its lease ends
+        self.held: dict[str, float] = {}
         self.taken: collections.deque[float] = collections.deque()
         self.most_held = 0
         self.wake = asyncio.Condition()
+        self.incarnation = uuid.uuid4().hex
+        self.count = 0
         restarted = ray.get_runtime_context().was_current_actor_reconstructed
-        # permits the dead actor gave may still be in flight, and counted in the model's minute
-        self.opens_at = time.monotonic() + (quiet_s if restarted else 0.0)
+        self.opens_at = time.monotonic() + (self.lease_s if restarted else 0.0)
 
     def _wait(self) -> float:
         """Seconds until a permit may be taken (0: now)."""
         now = time.monotonic()
         if now < self.opens_at:
             return self.opens_at - now
+        for ticket in [t for t, ends in self.held.items() if ends <= now]:
+            del self.held[ticket]  # its request is over, its worker gone or failing
         while self.taken and self.taken[0] <= now - WINDOW_S:
             self.taken.popleft()
         if self.per_minute is not None and len(self.taken) >= self.per_minute:
             return self.taken[0] + WINDOW_S - now
-        return 0.0 if self.held < self.concurrency else 1.0
+        if len(self.held) < self.concurrency:
+            return 0.0
+        return min(self.held.values()) - now
 
-    async def acquire(self) -> None:
-        """Wait for a permit (the caller releases it)."""
+    async def acquire(self) -> str:
+        """Wait for a permit; its ticket, for ``release``."""
         async with self.wake:
             while (wait := self._wait()) > 0:
-                if self.held < self.concurrency or time.monotonic() < self.opens_at:
-                    await asyncio.sleep(min(wait, 0.5))
-                else:
-                    await self.wake.wait()
-            self.held += 1
-            self.most_held = max(self.most_held, self.held)
-            self.taken.append(time.monotonic())
+                # wait releases the lock: releases come in meanwhile and wake one waiter
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(min(wait, 0.5)):
+                        await self.wake.wait()
+            self.count += 1
+            ticket = f"{self.incarnation}-{self.count}"
+            now = time.monotonic()
+            self.held[ticket] = now + self.lease_s
+            self.most_held = max(self.most_held, len(self.held))
+            self.taken.append(now)
+            return ticket
 
-    async def release(self) -> None:
+    async def release(self, ticket: str) -> None:
+        """Give back a permit (one of a dead incarnation, or expired, is not held: no-op)."""
         async with self.wake:
-            self.held = max(0, self.held - 1)
-            self.wake.notify()
+            if self.held.pop(ticket, None) is not None:
+                self.wake.notify()
 
     def stats(self) -> dict[str, int]:
         """Permits held now and the most ever held at once (by this incarnation)."""
-        return {"held": self.held, "most_held": self.most_held}
+        return {"held": len(self.held), "most_held": self.most_held}
 
 
 class _PermitGate:
@@ -101,11 +122,12 @@ class _PermitGate:
     def __init__(self, permits: Any) -> None:
         self.permits = permits
 
-    async def before(self, messages: list[dict[str, str]]) -> None:
-        await self.permits.acquire.remote()
+    async def before(self, messages: list[dict[str, str]]) -> str:
+        ticket: str = await self.permits.acquire.remote()
+        return ticket
 
     async def after(self, ticket: Any, tokens: int) -> None:
-        await self.permits.release.remote()
+        await self.permits.release.remote(ticket)
 
 
 @dataclass(frozen=True)
@@ -202,6 +224,7 @@ class RayExecutor:
             store_url,
             address=config.address,
             max_in_flight=config.max_in_flight,
+            batch=config.batch_rows,
             policy=policy,
         )
 
@@ -219,10 +242,9 @@ class RayExecutor:
         if settings is None:
             return None
         name = f"ragmeter-judge {settings.base_url.rstrip('/')} {settings.model}"
-        quiet = float(settings.timeout) + (WINDOW_S if settings.requests_per_minute else 0.0)
         return JudgePermits.options(  # type: ignore[attr-defined]
-            name=name, get_if_exists=True, lifetime="detached"
-        ).remote(settings.max_concurrency, settings.requests_per_minute, quiet)
+            name=name, namespace=NAMESPACE, get_if_exists=True, lifetime="detached"
+        ).remote(settings.max_concurrency, settings.requests_per_minute, float(settings.timeout))
 
     async def scored(self, plan: RunPlan, todo: Sequence[int]) -> AsyncIterator[ScoredBatch]:
         """Batches of ``todo`` scored on the cluster, as they finish; cancelling this stops
