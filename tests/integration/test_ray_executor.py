@@ -91,6 +91,8 @@ def test_judged_and_agent_metrics_score_the_same_on_the_cluster(
     there = ragmeter.evaluate(rows, JUDGED, judge="scripted", embedder="hashed", store="there")
     asked = judge_server.snapshot()["chat_requests"]
     assert asked >= 10  # the workers asked the judge (nothing was cached yet)
+    usage = RunStore(KnowledgeBase().store).get(str(there.run_id)).usage or {}
+    assert usage.get("requests") == asked  # the workers' usage reaches the run
     here = ragmeter.evaluate(
         rows, JUDGED, judge="scripted", embedder="hashed", store="here", executor="local"
     )
@@ -267,3 +269,34 @@ def test_an_unknown_executor_is_bad_input(home: Path, tmp_path: Path) -> None:
     done = run("eval", str(data), "-m", "mrr", "--executor", "spark", home=home)
     assert done.returncode == 2
     assert "unknown executor 'spark': local or ray" in done.stderr
+
+
+def test_cancel_stops_the_cluster_s_work(
+    cluster: str, home: Path, judge_server: ScriptedJudgeServer
+) -> None:
+    judge_server.latency_s = 0.5
+    _config(home, judge_server, "\n[executor]\nbatch_rows = 2\n")
+    rows = synthetic_rows(60)
+    outcome: list[Any] = []
+
+    def evaluate() -> None:
+        try:
+            ragmeter.evaluate(rows, "faithfulness", judge="scripted", store="stop", executor="ray")
+        except ragmeter.errors.RagmeterError as exc:
+            outcome.append(exc)
+
+    runner = threading.Thread(target=evaluate)
+    runner.start()
+    _wait(lambda: _done_rows("stop") >= 4)
+    runs = RunStore(KnowledgeBase().store)
+    run_id = runs.find("stop").id
+    runs.request_cancel(run_id)
+    runner.join(60)
+    assert not runner.is_alive()
+    assert outcome and "cancelled" in str(outcome[0])
+    _wait(lambda: not _task_pids(), 10)  # the run's tasks were cancelled on the cluster
+    gone = time.time()
+    time.sleep(1.0)
+    assert not [t for t in judge_server.arrivals if t > gone]  # no request after the stop
+    assert runs.get(run_id).state == "cancelled"
+    assert runs.get(run_id).done_rows < 60

@@ -243,6 +243,10 @@ class Executor(Protocol):
 
     def scored(self, plan: RunPlan, todo: Sequence[int]) -> AsyncIterator[ScoredBatch]: ...
 
+    def usage(self) -> dict[str, float]:
+        """What the batches back so far took (judge requests, tokens, embeddings)."""
+        ...
+
 
 async def _remote_worker(
     executor: Executor, plan: RunPlan, todo: Sequence[int], out: asyncio.Queue[Any]
@@ -326,7 +330,10 @@ async def execute_plan(
     counter = _context(plan, batcher)  # sees the batcher's embedding counts
 
     def usage() -> dict[str, float]:
-        return add_usage(base_usage or {}, usage_since(plan.judge, before, counter))
+        mine = usage_since(plan.judge, before, counter)
+        if executor is not None:
+            mine = add_usage(mine, executor.usage())
+        return add_usage(base_usage or {}, mine)
 
     queue: asyncio.Queue[Any] = asyncio.Queue()
     if executor is not None:

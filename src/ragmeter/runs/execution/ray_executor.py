@@ -34,11 +34,13 @@ from ragmeter.config import ExecutorConfig, Settings
 from ragmeter.datasets import Dataset, DatasetLimits
 from ragmeter.errors import ConfigError
 from ragmeter.metrics import LLMEvaluationMetric
-from ragmeter.runs.execution.executor import BATCH_ROWS, Progress, _score_batch
+from ragmeter.runs.execution.executor import BATCH_ROWS, Progress, _context, _score_batch
 from ragmeter.runs.execution.sinks import ScoredBatch
 from ragmeter.runs.planning.config import EvaluationConfig
 from ragmeter.runs.planning.plan import RunPlan, build_plan
+from ragmeter.runs.planning.scoring import usage_since, usage_snapshot
 from ragmeter.runs.planning.targets import AppTarget
+from ragmeter.runs.storage.store import add_usage
 
 __all__ = ["JudgePermits", "RayExecutor"]
 
@@ -159,23 +161,30 @@ def _plan_for(job: _Job, rows: Dataset) -> RunPlan:
     )
 
 
-async def _score_here(job: _Job, rows: Dataset, indices: list[int]) -> ScoredBatch:
+async def _score_here(
+    job: _Job, rows: Dataset, indices: list[int]
+) -> tuple[ScoredBatch, dict[str, float]]:
     from ragmeter.metrics.context import EmbeddingBatcher
 
     plan = _plan_for(job, rows)
     try:
         if job.permits is not None and hasattr(plan.judge, "gate"):
             plan.judge.gate = _PermitGate(job.permits)
+        before = usage_snapshot(plan.judge)
+        batcher = EmbeddingBatcher(plan.embedder)
         local = list(range(len(rows)))
-        batch = await _score_batch(plan, local, EmbeddingBatcher(plan.embedder), Progress())
+        batch = await _score_batch(plan, local, batcher, Progress())
+        usage = usage_since(plan.judge, before, _context(plan, batcher))
     finally:
         await plan.aclose()
-    return ScoredBatch(indices, batch.rows, batch.columns, stored=batch.stored)
+    return ScoredBatch(indices, batch.rows, batch.columns, stored=batch.stored), usage
 
 
 @ray.remote(max_retries=TASK_RETRIES)
-def _score_remote(job: _Job, rows: Dataset, indices: list[int]) -> ScoredBatch:
-    """One batch scored in a Ray worker."""
+def _score_remote(
+    job: _Job, rows: Dataset, indices: list[int]
+) -> tuple[ScoredBatch, dict[str, float]]:
+    """One batch scored in a Ray worker, and what it took."""
     return asyncio.run(_score_here(job, rows, indices))
 
 
@@ -210,6 +219,11 @@ class RayExecutor:
         self.max_in_flight = max_in_flight
         self.batch = batch
         self.permits: Any = None
+        self._usage: dict[str, float] = {}
+
+    def usage(self) -> dict[str, float]:
+        """What the batches back so far took (judge requests, tokens, embeddings)."""
+        return dict(self._usage)
 
     @classmethod
     def from_config(
@@ -256,6 +270,7 @@ class RayExecutor:
                 "Python objects cannot be sent to the cluster (give them by name)"
             )
         await asyncio.to_thread(_connect, self.address)
+        self._usage = {}
         self.permits = self._permits_for(plan)
         job = _Job(plan.config.stored(), self.settings, self.store_url, self.policy, self.permits)
         size = self._batch_rows(plan)
@@ -274,7 +289,9 @@ class RayExecutor:
                 )
                 for ref in done:
                     running.pop(ref)
-                    yield await ref
+                    batch, usage = await ref
+                    self._usage = add_usage(self._usage, usage)
+                    yield batch
         finally:
             for ref in running:
                 ray.cancel(ref, force=True)
