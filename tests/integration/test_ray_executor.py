@@ -300,3 +300,29 @@ def test_cancel_stops_the_cluster_s_work(
     assert not [t for t in judge_server.arrivals if t > gone]  # no request after the stop
     assert runs.get(run_id).state == "cancelled"
     assert runs.get(run_id).done_rows < 60
+
+
+def test_the_service_s_runs_go_to_the_configured_cluster(
+    cluster: str, home: Path, judge_server: ScriptedJudgeServer
+) -> None:
+    from tests.integration.service import ServiceProcess, data, wait_run
+
+    _config(home, judge_server, f'\n[executor]\nkind = "ray"\naddress = "{cluster}"\n')
+    rows = [{"query": f"q {i}", "response": f"a {i}"} for i in range(6)]
+    body = {
+        "scene_key": "dataset",
+        "evaluate_metrics": ["AnswerRelevancyMetric"],
+        "context": {"model": "scripted"},
+        "datasets": rows,
+    }
+    service = ServiceProcess(home).start()
+    try:
+        with service.client() as http:
+            run_id = data(http.post("/evaluate/runs", json=body), 202)["run_id"]
+            assert wait_run(http, run_id, timeout=120)["state"] == "done"
+    finally:
+        service.stop()
+    assert len(_stored(run_id)) == 6
+    # the run's judge took its permits on the cluster: the Ray executor drove it
+    permits = ray.get_actor(f"ragmeter-judge {judge_server.url} scripted", namespace="ragmeter")
+    assert ray.get(permits.stats.remote())["held"] == 0
