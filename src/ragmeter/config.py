@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ragmeter.errors import ConfigError
 
 __all__ = [
+    "ExecutorConfig",
     "GateConfig",
     "KnowledgeConfig",
     "ModelConfig",
@@ -358,6 +359,23 @@ class OnlineConfig(BaseModel):
     alert_every_seconds: float = Field(default=60.0, ge=1, le=3600)
 
 
+class ExecutorConfig(BaseModel):
+    """``[executor]``: where a run's rows are scored. ``local`` (the default): this process;
+    ``ray``: tasks on a Ray cluster (``pip install 'ragmeter[ray]'``), ``address`` the
+    cluster's (``auto``, ``ray://HOST:PORT``; none: a cluster of this machine started for the
+    process). The store stays with the process that drives the run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["local", "ray"] = "local"
+    address: str | None = Field(default=None, max_length=500)
+    #: batches sent to the cluster and not yet back (None: twice its CPUs)
+    max_in_flight: int | None = Field(default=None, ge=1, le=100_000)
+    #: rows of one batch (one Ray task; None: the run's concurrency where a judge or an app
+    #: answers, else 10,000)
+    batch_rows: int | None = Field(default=None, ge=1, le=1_000_000)
+
+
 class Settings(BaseModel):
     """The parsed ``ragmeter.toml``; every section is optional."""
 
@@ -369,6 +387,7 @@ class Settings(BaseModel):
     server: ServerConfig = Field(default_factory=ServerConfig)
     gate: GateConfig = Field(default_factory=GateConfig)
     online: OnlineConfig = Field(default_factory=OnlineConfig)
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     source: str | None = None
 
     def model(

@@ -256,6 +256,20 @@ def eval_command(
             "details (what a review queue's disagreement rule reads).",
         ),
     ] = 1,
+    executor: Annotated[
+        str | None,
+        typer.Option(
+            help="Where the rows are scored: local (this process, the default) or ray (a Ray "
+            "cluster; pip install 'ragmeter[ray]'). Default: [executor] kind in ragmeter.toml."
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            help="The Ray cluster: auto (the one this machine is part of) or ray://HOST:PORT "
+            "(default: [executor] address; none: a cluster of this machine for the command)."
+        ),
+    ] = None,
 ) -> None:
     """Evaluate a dataset with metrics (or TREC files: --qrels and --run); print a summary
     table and write the results.
@@ -330,6 +344,8 @@ def eval_command(
             tags=tuple(tag or ()),
             note=note or "",
             dataset_name=dataset_name,
+            executor=executor,
+            ray_address=ray_address,
         )
     )
     if prepared is not None:

@@ -57,6 +57,10 @@ class EvalRequest:
     note: str = ""
     #: the stored dataset the rows are kept as (None: the file's name)
     dataset_name: str | None = None
+    #: where the rows are scored: local or ray (None: ``[executor] kind``), and the Ray
+    #: cluster's address (None: ``[executor] address``)
+    executor: str | None = None
+    ray_address: str | None = None
 
 
 #: how the command line names a judge, added to "metrics X need a judge model"

@@ -32,6 +32,7 @@ from ragmeter.runs.planning.lineage import label as target_label
 if TYPE_CHECKING:
     from ragmeter.embeddings.process import ProcessEmbedder
     from ragmeter.knowledge.spaces import KnowledgeBase
+    from ragmeter.runs.execution.executor import Executor
     from ragmeter.runs.execution.repeats import Disagreement
     from ragmeter.runs.planning.plan import RunPlan
 
@@ -102,6 +103,11 @@ def evaluate_request(request: EvalRequest) -> tuple[Reports, list[Disagreement]]
 
         if request.repeats > 1:
             raise ConfigError("--repeats runs the evaluation here: leave out --server")
+        if request.executor is not None or request.ray_address is not None:
+            raise ConfigError(
+                "--executor chooses where this machine's runs go; a server's runs use its "
+                "own [executor]: leave out --server or --executor"
+            )
         reports = run_remote(request, request.server)
     else:
         reports, flaky = _run_local(request)
@@ -173,11 +179,15 @@ def _interrupted(run_id: str | None) -> NoReturn:
 
 
 def _execute(
-    plan: RunPlan, label: str, kb: KnowledgeBase | None, stored: _Stored | None = None
+    plan: RunPlan,
+    label: str,
+    kb: KnowledgeBase | None,
+    stored: _Stored | None = None,
+    executor: Executor | None = None,
 ) -> EvaluationReport:
-    """One evaluation through the executor, with progress bars; stored unless ``kb`` is None
-    (as ``stored`` says). Ctrl-C stops a stored run keeping its finished rows, and says how
-    to resume it."""
+    """One evaluation through the executor (here, or ``executor``'s cluster), with progress
+    bars; stored unless ``kb`` is None (as ``stored`` says). Ctrl-C stops a stored run
+    keeping its finished rows, and says how to resume it."""
     import uuid
 
     from ragmeter._sync import run_sync
@@ -190,7 +200,15 @@ def _execute(
             progress = Progress(advances[0] if plan.target is not None else None, advances[-1])
             labels, dataset = (None, None) if stored is None else (stored.labels, stored.dataset)
             report = run_sync(
-                run_plan(plan, progress, kb=kb, name=run_id, labels=labels, dataset_name=dataset)
+                run_plan(
+                    plan,
+                    progress,
+                    kb=kb,
+                    name=run_id,
+                    labels=labels,
+                    dataset_name=dataset,
+                    executor=executor,
+                )
             )
     except RunStopped as exc:
         if exc.state != "cancelled":  # a judge or app that failed: exit 1, naming it
@@ -314,6 +332,16 @@ def _check_repeats(request: EvalRequest, plans: list[RunPlan]) -> None:
         )
 
 
+def _executor(request: EvalRequest, kb: KnowledgeBase | None) -> Executor | None:
+    """``--executor`` and ``--ray-address`` (default: ``[executor]``); None: this process."""
+    from ragmeter.config import load_settings
+    from ragmeter.runs.execution.choice import executor_for
+
+    settings = kb.settings if kb is not None else load_settings()
+    store_url = kb.store.url if kb is not None else None
+    return executor_for(settings, store_url, request.executor, request.ray_address)
+
+
 def _run_local(request: EvalRequest) -> tuple[Reports, list[Disagreement]]:
     from ragmeter.knowledge.search import parse_retrievers
     from ragmeter.knowledge.spaces import KnowledgeBase
@@ -329,6 +357,7 @@ def _run_local(request: EvalRequest) -> tuple[Reports, list[Disagreement]]:
     kb = KnowledgeBase() if needs_kb or request.judge_prompt is not None else None
     plans = [build_plan(c, dataset, kb, judge_hint=JUDGE_HINT) for c in configs]
     _check_repeats(request, plans)
+    executor = _executor(request, kb)
     helper = _embed_in_helper(plans)
     reports: Reports = []
     flaky: list[Disagreement] = []
@@ -336,7 +365,8 @@ def _run_local(request: EvalRequest) -> tuple[Reports, list[Disagreement]]:
     try:
         for plan, retriever in zip(plans, retrievers, strict=True):
             stored = _stored_as(request, retriever, several)
-            report = _execute(plan, _label(plan), None if request.no_store else kb, stored)
+            kept_in = None if request.no_store else kb
+            report = _execute(plan, _label(plan), kept_in, stored, executor)
             if request.repeats > 1:
                 stored_id = report.run_id
                 report, flaky = _repeat(request, plans, report, kb)

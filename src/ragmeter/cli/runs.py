@@ -20,6 +20,7 @@ from ragmeter.cli.runs_compare import register
 from ragmeter.cli.runs_manage import COMMANDS
 from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.reports.report import json_default
+from ragmeter.runs.execution.choice import executor_for
 from ragmeter.runs.execution.executor import execute_run
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.runs.views.run_view import dataset_text, run_info, run_infos
@@ -183,7 +184,10 @@ def resume_run(
     run_id = runs.find(run_id).id
     runs.mark_interrupted()  # a run whose server died is resumable now
     record = runs.reopen(run_id, retry_failed=retry_failed)
-    worker = threading.Thread(target=lambda: asyncio.run(execute_run(runs, kb, run_id)))
+    executor = executor_for(kb.settings, kb.store.url)  # [executor] in ragmeter.toml
+    worker = threading.Thread(
+        target=lambda: asyncio.run(execute_run(runs, kb, run_id, executor=executor))
+    )
     with progress_bars(console, [(f"run {run_id}", record.total_rows)]) as (advance,):
         advance(record.done_rows)
         seen = record.done_rows

@@ -20,7 +20,8 @@ from ragmeter.errors import ConfigError, ConflictError, MetricError, NotFoundErr
 from ragmeter.judge.plan import PlanKind
 from ragmeter.reports import EvaluationReport
 from ragmeter.reports.html import shared_name
-from ragmeter.runs.execution.executor import Progress, execute_plan, execute_run
+from ragmeter.runs.execution.choice import executor_for
+from ragmeter.runs.execution.executor import Executor, Progress, execute_plan, execute_run
 from ragmeter.runs.execution.sinks import MemorySink
 from ragmeter.runs.planning.config import (
     DEFAULT_CONCURRENCY,
@@ -72,6 +73,8 @@ class EvaluateOptions(TypedDict, total=False):
     dataset_name: str | None
     relevance_level: int
     no_relevant: Literal["null", "zero"]
+    executor: Literal["local", "ray"]
+    ray_address: str | None
 
 
 def _label(obj: Any) -> str:
@@ -199,6 +202,7 @@ async def aevaluate(
 
         kb = KnowledgeBase()
     plan = build_plan(config, dataset, kb, given=given, judge_hint="")
+    executor = _executor(options, kb)
     name = store if isinstance(store, str) else None
     labels = None
     if store:
@@ -214,7 +218,19 @@ async def aevaluate(
         name=name,
         labels=labels,
         dataset_name=options.get("dataset_name"),
+        executor=executor,
     )
+
+
+def _executor(options: EvaluateOptions, kb: KnowledgeBase | None) -> Executor | None:
+    """``executor`` and ``ray_address``: None for the local one (the default, or
+    ``[executor] kind``)."""
+    from ragmeter.config import load_settings
+
+    settings = kb.settings if kb is not None else load_settings()
+    store_url = kb.store.url if kb is not None else None
+    kind, address = options.get("executor"), options.get("ray_address")
+    return executor_for(settings, store_url, kind, address)
 
 
 async def run_plan(
@@ -225,23 +241,24 @@ async def run_plan(
     name: str | None = None,
     labels: RunLabels | None = None,
     dataset_name: str | None = None,
+    executor: Executor | None = None,
 ) -> EvaluationReport:
-    """Execute ``plan``: in memory, or with ``kb`` as a run of its store (new, or the stopped
-    run ``name`` resumed), raising what stopped it after keeping every finished row. The
-    plan's clients are closed after. A stored run keeps ``labels`` (its name, tags and note)
-    and what made it, over the version of dataset ``dataset_name`` (default: the rows'
-    file name without its extension; unnamed for rows not read from a file) holding
-    exactly its rows."""
+    """Execute ``plan`` (here, or on ``executor``): in memory, or with ``kb`` as a run of its
+    store (new, or the stopped run ``name`` resumed), raising what stopped it after keeping
+    every finished row. The plan's clients are closed after. A stored run keeps ``labels``
+    (its name, tags and note) and what made it, over the version of dataset
+    ``dataset_name`` (default: the rows' file name without its extension; unnamed for rows
+    not read from a file) holding exactly its rows."""
     started = time.perf_counter()
     try:
         if kb is None:
             sink = MemorySink()
-            await execute_plan(plan, sink, progress=progress)
+            await execute_plan(plan, sink, progress=progress, executor=executor)
             seconds = time.perf_counter() - started
             label = getattr(plan.target, "label", None)
             return sink.report(plan.rows, plan.metrics, seconds, label)
         opening = _Opening(name, labels or RunLabels(name=name), dataset_name)
-        return await _stored(plan, kb, opening, progress, started)
+        return await _stored(plan, kb, opening, progress, started, executor)
     finally:  # connections belong to this event loop; clients reopen on their next use
         await plan.aclose()
 
@@ -261,13 +278,14 @@ async def _stored(
     opening: _Opening,
     progress: Progress | None,
     started: float,
+    executor: Executor | None = None,
 ) -> EvaluationReport:
     from ragmeter.runs.storage.store import RunStore
 
     runs = RunStore(kb.store)
     run_id = await asyncio.to_thread(_opened_run, runs, plan, opening)
     kept = MemorySink()  # what this execution stores, for the report
-    await execute_run(runs, kb, run_id, plan=plan, progress=progress, also=kept)
+    await execute_run(runs, kb, run_id, plan=plan, progress=progress, also=kept, executor=executor)
     record = await asyncio.to_thread(runs.get, run_id)
     if record.state != "done":
         raise RunStopped(run_id, record.state, record.error, record.error_kind, record.resumable)

@@ -16,9 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from ragmeter._public import internal_reference
 from ragmeter.apps import AppError, AppPolicy
@@ -42,6 +42,7 @@ from ragmeter.runs.planning.targets import AppTarget
 from ragmeter.runs.storage.store import RunState, RunStore, add_usage
 
 __all__ = [
+    "Executor",
     "MemorySink",
     "Progress",
     "RunLimits",
@@ -235,6 +236,31 @@ async def _next_items(queue: asyncio.Queue[Any], sink: Sink) -> list[Any]:
         return items
 
 
+class Executor(Protocol):
+    """Scores a plan's rows somewhere other than this process's event loop (a cluster): the
+    batches come back as they finish, in any order; this process keeps them (the store stays
+    its). None (the default) scores them here, ``concurrency`` rows at a time."""
+
+    def scored(self, plan: RunPlan, todo: Sequence[int]) -> AsyncIterator[ScoredBatch]: ...
+
+    def usage(self) -> dict[str, float]:
+        """What the batches back so far took (judge requests, tokens, embeddings)."""
+        ...
+
+
+async def _remote_worker(
+    executor: Executor, plan: RunPlan, todo: Sequence[int], out: asyncio.Queue[Any]
+) -> None:
+    """Hand the executor's batches to the committer as they come back."""
+    try:
+        async for batch in executor.scored(plan, todo):
+            out.put_nowait(batch)
+    except Exception as exc:  # the committer raises it, after keeping the rows before it
+        out.put_nowait(exc)
+    finally:
+        out.put_nowait(_WORKER_DONE)
+
+
 @dataclass(frozen=True)
 class RunLimits:
     """What one execution of a run may take (the service's ``[server]`` limits); past either
@@ -291,10 +317,11 @@ async def execute_plan(
     base_usage: dict[str, Any] | None = None,
     limits: RunLimits | None = None,
     progress: Progress | None = None,
+    executor: Executor | None = None,
 ) -> None:
-    """Evaluate the rows ``todo`` (default: all) of ``plan`` into ``sink``. Raises what
-    stopped it (a fatal judge error, a limit, ``_Stopped``) after keeping every row finished
-    before; the plan's clients are not closed here."""
+    """Evaluate the rows ``todo`` (default: all) of ``plan`` into ``sink``, here or on
+    ``executor``. Raises what stopped it (a fatal judge error, a limit, ``_Stopped``) after
+    keeping every row finished before; the plan's clients are not closed here."""
     todo = list(range(len(plan.rows))) if todo is None else list(todo)
     limits = limits or RunLimits()
     progress = progress or Progress()
@@ -303,16 +330,24 @@ async def execute_plan(
     counter = _context(plan, batcher)  # sees the batcher's embedding counts
 
     def usage() -> dict[str, float]:
-        return add_usage(base_usage or {}, usage_since(plan.judge, before, counter))
+        mine = usage_since(plan.judge, before, counter)
+        if executor is not None:
+            mine = add_usage(mine, executor.usage())
+        return add_usage(base_usage or {}, mine)
 
-    await _prefetch_queries(plan, todo)
     queue: asyncio.Queue[Any] = asyncio.Queue()
-    size = batch_rows(plan, whole=isinstance(sink, MemorySink))
-    feed = _batches(todo, size)
-    count = min(plan.config.concurrency, -(-len(todo) // size))
-    workers = [
-        asyncio.create_task(_row_worker(plan, feed, batcher, queue, progress)) for _ in range(count)
-    ]
+    if executor is not None:
+        count = 1
+        workers = [asyncio.create_task(_remote_worker(executor, plan, todo, queue))]
+    else:
+        await _prefetch_queries(plan, todo)
+        size = batch_rows(plan, whole=isinstance(sink, MemorySink))
+        feed = _batches(todo, size)
+        count = min(plan.config.concurrency, -(-len(todo) // size))
+        workers = [
+            asyncio.create_task(_row_worker(plan, feed, batcher, queue, progress))
+            for _ in range(count)
+        ]
     try:
         try:
             async with asyncio.timeout(limits.max_seconds):
@@ -369,6 +404,7 @@ async def _execute(
     plan: RunPlan | None,
     progress: Progress | None,
     also: MemorySink | None = None,
+    executor: Executor | None = None,
 ) -> None:
     own = plan is None
     try:
@@ -385,6 +421,7 @@ async def _execute(
             base_usage=dict(record.usage or {}),
             limits=limits,
             progress=progress,
+            executor=executor,
         )
     finally:
         if own and plan is not None:
@@ -429,6 +466,7 @@ async def execute_run(
     plan: RunPlan | None = None,
     progress: Progress | None = None,
     also: MemorySink | None = None,
+    executor: Executor | None = None,
 ) -> None:
     """Take a pending run to done, failed or cancelled. ``plan`` is the run's plan when the
     caller built it already (the command line: it stays the caller's to close); else it is
@@ -437,12 +475,14 @@ async def execute_run(
     else (a cancel, an interrupt) is never overwritten. The service gives its app ``policy``
     and its ``limits`` (past them the run fails, resumable); the command line runs apps
     without a policy and runs without limits. ``also`` keeps the rows stored by this
-    execution (for a report made from them)."""
+    execution (for a report made from them); ``executor`` scores them elsewhere (a cluster)."""
     if not await asyncio.to_thread(runs.start, run_id):
         return  # cancelled before a worker got to it
     heartbeat = _hold_lease(runs, run_id)
     try:
-        await _execute(runs, kb, run_id, policy, limits or RunLimits(), plan, progress, also)
+        await _execute(
+            runs, kb, run_id, policy, limits or RunLimits(), plan, progress, also, executor
+        )
     except (asyncio.CancelledError, _Stopped):
         await _finish(runs, run_id, "cancelled")
     except StoreError as exc:  # its text may hold SQL and parameters: kept for the log

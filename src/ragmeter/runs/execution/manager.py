@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from ragmeter.apps import AppPolicy
 from ragmeter.knowledge.spaces import KnowledgeBase
+from ragmeter.runs.execution.choice import executor_for
 from ragmeter.runs.execution.executor import RunLimits, execute_run
 from ragmeter.runs.storage.store import RunStore
 
@@ -85,12 +86,14 @@ class RunManager:
                     return
                 active.loop = asyncio.get_running_loop()
                 active.task = asyncio.current_task()
+            policy = self.policy()
             await execute_run(
                 self.runs,
                 self.kb,
                 run_id,
-                policy=self.policy(),
+                policy=policy,
                 limits=self.limits,
+                executor=executor_for(self.kb.settings, self.kb.store.url, policy=policy),
             )
 
         try:

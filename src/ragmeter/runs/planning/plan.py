@@ -109,12 +109,14 @@ def build_plan(
     given: Given | None = None,
     judge_hint: str = " (context.model names it)",
     limits: DatasetLimits | None = None,
+    settings: Settings | None = None,
 ) -> RunPlan:
     """Resolve and check everything ``config`` names; the first problem is raised (a
     RagmeterError naming the field, row or thing not found). The service gives its app
     ``policy`` (the run's app may only use what it allows); its judge has no
     ``max_concurrency``: a model's own limit, shared by every run, never one run's, and
-    reads rows within its ``limits`` (``[server]``)."""
+    reads rows within its ``limits`` (``[server]``). ``settings`` name the models when there
+    is no ``kb`` (a Ray worker's plan; default: ``ragmeter.toml``'s)."""
     given = given or Given()
     if not isinstance(rows, Dataset):
         rows = load_dataset(list(rows), name=source, limits=limits or DatasetLimits())
@@ -134,7 +136,7 @@ def build_plan(
         assert kb is not None  # needs_kb
         config = _pin_app(config, kb)
     target = given.target or build_target(config, kb, app=given.app, policy=policy)
-    settings = kb.settings if kb is not None else None
+    settings = kb.settings if kb is not None else settings
     judge = given.judge
     if judge is None:
         judge = _judge(config, settings)
