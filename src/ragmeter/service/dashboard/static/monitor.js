@@ -4,12 +4,14 @@
 // earlier window or a stored run) with Compare's verdicts and wording; the online rules with
 // what they spent today and the traces they scored; the alert rules and their episodes.
 import { ApiError, get, query } from "./api.js";
-import { progressBar, seriesChart } from "./chart.js";
+import { seriesChart } from "./chart.js";
 import { noteText } from "./compare.js";
 import { h } from "./dom.js";
 import { lang, t } from "./i18n.js";
+import { whoami } from "./label_panel.js";
 import { runChoice } from "./labels.js";
 import { replaceParams } from "./router.js";
+import { RulesPanel } from "./rules.js";
 import { notInformative, percent, pValue, signed, verdictBadge } from "./stats_text.js";
 import { alertBox, table, when } from "./widgets.js";
 
@@ -74,21 +76,33 @@ export class MonitorView {
       h("h2", {}, t("mon.alerts")), this.alerts);
     const runs = get(`/evaluate/runs${query({ limit: 200 })}`).catch(() => ({ items: [] }));
     const alerts = this.loadAlerts();
+    this.panel = new RulesPanel(this.rules, this.params, {
+      changed: () => this.loadRules(),
+      go: (params) => replaceParams("monitor", params),
+    });
+    const ready = await this.loadRules();
+    if (this.stopped) return;
+    if (ready) this.controls.replaceChildren(this.form((await runs).items));
+    await alerts;
+  }
+
+  /** The rules (again, after a change) and the metrics they score; false when refused. */
+  async loadRules() {
     let rules;
+    let me;
     try {
-      rules = await get("/online/rules");
+      [rules, me] = await Promise.all([get("/online/rules"), whoami()]);
     } catch (error) {
-      if (!(error instanceof ApiError) || this.stopped || error.status === 401) return;
+      if (!(error instanceof ApiError) || this.stopped || error.status === 401) return false;
       this.rules.replaceChildren(alertBox(t("error", { message: error.message })));
       this.series.replaceChildren(h("div", { class: "empty" }, h("p", {}, t("mon.noRules"))));
-      await alerts;
-      return;
+      return false;
     }
-    if (this.stopped) return;
-    this.rules.replaceChildren(this.ruleTable(rules));
+    if (this.stopped) return false;
+    this.panel.show(rules, me);
     this.metrics = metricsOf(rules).slice(0, MAX_METRICS);
-    this.controls.replaceChildren(this.form((await runs).items));
-    await Promise.all([this.load(), alerts]);
+    await this.load();
+    return true;
   }
 
   form(runs) {
@@ -192,29 +206,6 @@ export class MonitorView {
       correction ? h("p", { class: "muted small compare-note", id: "drift-correction" }, t("mon.permutation"), " ", correction) : null);
   }
 
-  ruleTable(rules) {
-    if (!rules.length) return h("div", { class: "empty" }, h("p", {}, t("mon.noRules")));
-    const head = ["mon.rule", "mon.which", "run.metric", "mon.judge", "mon.sample", "mon.requestsToday", "mon.tokensToday", "mon.tracesToday", "mon.tracesScored"].map((k) => t(k));
-    const rows = rules.map((info) => {
-      const r = info.rule;
-      const which = [r.service ? t("mon.ofService", { name: r.service }) : null, r.root_name ? t("mon.ofRoot", { name: r.root_name }) : null,
-        r.span_kind ? t("mon.ofKind", { kind: r.span_kind }) : null, r.filters.length ? t("mon.filters", { n: r.filters.length }) : null].filter(Boolean);
-      const spend = (used, cap) => h("div", { class: "state-cell" }, progressBar(used, cap), h("span", { class: "num small" }, t("mon.ofCap", { used, cap })));
-      return h("tr", { "data-rule": r.name, class: r.enabled ? null : "archived" },
-        h("th", { scope: "row" }, r.name, " ", h("span", { class: "muted small" }, info.source === "api" ? t("mon.fromApi") : "ragmeter.toml"),
-          r.enabled ? null : h("span", { class: "badge archived" }, t("mon.paused"))),
-        h("td", { class: "small" }, which.length ? which.join(" · ") : t("mon.everyTrace")),
-        h("td", {}, h("ul", { class: "chips" }, r.metrics.map((m) => h("li", { class: "chip" }, m)))),
-        h("td", { class: "small" }, r.judge || h("span", { class: "muted" }, t("mon.noJudge"))),
-        h("td", { class: "num" }, `${Math.round(r.sample_rate * 1000) / 10}%`),
-        h("td", { "data-col": "requests" }, spend(info.requests_today, r.max_requests_per_day)),
-        h("td", { "data-col": "tokens" }, spend(info.tokens_today, r.max_tokens_per_day)),
-        h("td", { class: "num", "data-col": "today" }, String(info.traces_today)),
-        h("td", { class: "num", "data-col": "scored" }, String(info.traces_scored)));
-    });
-    return h("div", {}, table("online-rules", t("mon.rulesCaption", { day: rules[0].day }), head, rows));
-  }
-
   async loadAlerts() {
     let rules;
     let events;
@@ -240,7 +231,7 @@ export class MonitorView {
         : h("span", { class: "badge state-failed" }, t("mon.firing"))),
       h("td", { class: "small" }, [e.fired_delivery, e.resolved_delivery].filter(Boolean).join(" · ") || "–")));
     this.alerts.replaceChildren(
-      rules.length ? table("alert-rules", t("mon.alertRules", { n: rules.length }), [t("mon.rule"), t("mon.expression"), t("mon.webhook"), t("col.state")], ruleRows)
+      rules.length ? table("alert-rules", t("mon.alertRules", { n: rules.length }), [t("mon.rule"), t("mon.condition"), t("mon.webhook"), t("col.state")], ruleRows)
         : h("div", { class: "empty" }, h("p", {}, t("mon.noAlerts"))),
       h("h3", {}, t("mon.events")),
       events.length ? table("alert-events", t("mon.eventsCaption", { n: events.length }), [t("mon.rule"), t("mon.fired"), t("mon.value"), t("mon.resolved"), t("mon.delivery")], eventRows)
