@@ -357,6 +357,9 @@ class OnlineConfig(BaseModel):
     allow_webhook_hosts: list[str] = Field(default_factory=list)
     #: seconds between two evaluations of the alert rules
     alert_every_seconds: float = Field(default=60.0, ge=1, le=3600)
+    #: scores of one metric a monitor or an alert rule reads at once; a range holding more is
+    #: refused (413), to be asked again shorter
+    max_monitor_scores: int = Field(default=1_000_000, ge=1)
 
 
 class ExecutorConfig(BaseModel):

@@ -201,3 +201,38 @@ async def test_times_without_an_offset_are_utc_on_a_host_in_any_zone(
     assert naive["since"].startswith("2026-11-20T00:00:00")
     assert naive["until"].startswith("2026-11-21T00:00:00")
     assert [naive["since"], naive["until"]] == [offset["since"], offset["until"]]
+
+
+async def test_a_range_of_more_scores_than_the_cap_is_refused_naming_it(store_url: str) -> None:
+    """An attacker's (or a careless) monitor over a long busy range: the scores one metric
+    reads at once are capped (``[online] max_monitor_scores``), past it 413 naming the cap,
+    never a server that reads them all; a range under the cap is answered."""
+    scores = Scores(metrics=("faithfulness",))
+    scores.hour(NOW, np.full(8, 0.9))
+    settings = load_settings()
+    online = settings.online.model_copy(update={"max_monitor_scores": 5})
+    api = create_app(settings.model_copy(update={"online": online}))
+    transport = httpx.ASGITransport(app=api)
+    day = {
+        "metric": "faithfulness",
+        "since": _iso(NOW - HOUR_NS),
+        "until": _iso(NOW),
+        "window": "5m",
+    }
+    short = {**day, "since": _iso(NOW - HOUR_NS // 4)}
+    async with (
+        api.router.lifespan_context(api),
+        httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1/api/v2/serve") as http,
+    ):
+        refused = await http.get("/online/monitor", params=day)
+        answered = await http.get("/online/monitor", params=short)
+    assert refused.status_code == 413, refused.text
+    assert "[online] max_monitor_scores" in refused.text
+    assert answered.status_code == 200, answered.text
+    (metric,) = answered.json()["data"]["metrics"]
+    kept = (scores.times >= NOW - HOUR_NS // 4) & (scores.times < NOW)
+    assert sum(b["n"] for b in metric["buckets"]) == int(kept.sum()) > 0
+
+
+def _iso(ns: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ns / 1e9))

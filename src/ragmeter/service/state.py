@@ -91,7 +91,13 @@ class Services:
             testsets=TestsetJobs(
                 TestsetJobStore(kb.store, lease_seconds=settings.server.run_lease_seconds)
             ),
-            traces=(traces := TraceStore(kb.store, settings.online.max_spans_per_trace)),
+            traces=(
+                traces := TraceStore(
+                    kb.store,
+                    settings.online.max_spans_per_trace,
+                    settings.online.max_monitor_scores,
+                )
+            ),
             span_queue=SpanQueue(
                 traces,
                 settings.online.max_queued_spans,

@@ -19,7 +19,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from ragmeter.datasets.row import row_from_mapping
-from ragmeter.errors import DatasetError, NotFoundError, StoreError
+from ragmeter.errors import DatasetError, LimitError, NotFoundError, StoreError
 from ragmeter.runs.storage._trace_rows import (
     SPAN_COLUMNS,
     TraceFilter,
@@ -94,9 +94,13 @@ class TraceStore:
     """The traces of one store, each of at most ``max_spans_per_trace`` spans (``[online]
     max_spans_per_trace``: every span added sums its trace up again from all of them)."""
 
-    def __init__(self, store: Store, max_spans_per_trace: int = 10_000) -> None:
+    def __init__(
+        self, store: Store, max_spans_per_trace: int = 10_000, max_read_scores: int = 1_000_000
+    ) -> None:
         self.store = store
         self.max_spans_per_trace = max_spans_per_trace
+        #: ``[online] max_monitor_scores``: scores ``read_scores`` gives at once
+        self.max_read_scores = max_read_scores
 
     def add_spans(self, spans: Sequence[SpanRecord]) -> int:
         """Keep ``spans`` (a span already kept, by trace and span id, is ignored; so is one
@@ -338,8 +342,15 @@ class TraceStore:
             .subquery()
         )
         query = select(ranked.c.at, ranked.c.score).where(ranked.c.latest == 1)
+        cap = self.max_read_scores
         with self.store.session() as session:
-            rows = plain_rows(session, query.order_by(ranked.c.at))
+            rows = plain_rows(session, query.order_by(ranked.c.at).limit(cap + 1))
+        if len(rows) > cap:
+            raise LimitError(
+                f"more than {cap} scores of {metric} in the range asked; ask a shorter range",
+                setting="[online] max_monitor_scores",
+                status=413,
+            )
         times = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         values = np.fromiter(
             (np.nan if r[1] is None else r[1] for r in rows), dtype=np.float64, count=len(rows)
