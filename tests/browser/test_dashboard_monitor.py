@@ -252,6 +252,8 @@ def test_the_monitor_shows_series_drift_rules_and_alerts(
     page.get_by_label("时间粒度", exact=True).select_option("hour")
     page.get_by_label("漂移对照").select_option("window")
     expect(drift.locator('tr[data-metric="faithfulness"] [data-verdict]')).to_have_text("▼ 更差")
+    expect(drift.locator('tr[data-metric="tool_call_f1"]')).to_contain_text("无法做漂移检验")
+    expect(page.locator("tr[data-event]").first.locator("td").last).to_have_text("无")
     shoot(page, "dashboard-monitor-zh")
     page.get_by_label("语言").select_option("en")
     assert errors == []

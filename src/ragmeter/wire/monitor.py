@@ -72,6 +72,8 @@ class MetricMonitor(BaseModel):
     buckets: list[BucketOut]
     drift: DriftOut | None = None
     note: str | None = None
+    #: the side with no scored value when there is no drift test: ``recent`` or ``baseline``
+    empty_side: Literal["recent", "baseline"] | None = None
 
 
 class MonitorOut(BaseModel):

@@ -161,9 +161,10 @@ def monitor(ask: MonitorAsk, reader: ScoreReader | None, store: Store, now_ns: i
     out = []
     for metric, buckets in series.items():
         recent, base = samples[metric]
-        note = None
+        note, empty = None, None
         if metric not in found:
-            side = "the recent window" if not len(recent) else "the baseline"
+            empty = "recent" if not len(recent) else "baseline"
+            side = "the recent window" if empty == "recent" else "the baseline"
             note = f"no drift test: {side} has no scored value of {metric}"
         tested = found.get(metric)
         out.append(
@@ -172,6 +173,7 @@ def monitor(ask: MonitorAsk, reader: ScoreReader | None, store: Store, now_ns: i
                 buckets=buckets,
                 drift=None if tested is None else _drift(tested, len(found)),
                 note=note,
+                empty_side=empty,
             )
         )
     return MonitorOut(

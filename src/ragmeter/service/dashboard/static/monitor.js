@@ -184,7 +184,8 @@ export class MonitorView {
       const d = m.drift;
       if (!d) {
         return h("tr", { "data-metric": m.metric }, h("th", { scope: "row" }, m.metric),
-          h("td", { colspan: 5, class: "muted" }, m.note || t("mon.noDrift")));
+          h("td", { colspan: 5, class: "muted" }, m.empty_side === "recent" ? t("mon.noRecent", { metric: m.metric })
+            : m.empty_side === "baseline" ? t("mon.noBaseline", { metric: m.metric }) : (m.note || t("mon.noDrift"))));
       }
       const flagged = notInformative(d.ci_note, Math.min(d.recent_n, d.baseline_n));
       const note = noteText({ notes: d.notes, note: null });
@@ -229,7 +230,7 @@ export class MonitorView {
       h("td", { class: "num" }, t("mon.valueN", { value: fmt(e.value), n: e.n })),
       h("td", { class: "nowrap" }, e.resolved_at ? [when(e.resolved_at), " ", h("span", { class: "muted small" }, t("mon.valueN", { value: fmt(e.resolved_value), n: e.resolved_n ?? 0 }))]
         : h("span", { class: "badge state-failed" }, t("mon.firing"))),
-      h("td", { class: "small" }, [e.fired_delivery, e.resolved_delivery].filter(Boolean).join(" · ") || "–")));
+      h("td", { class: "small" }, [e.fired_delivery, e.resolved_delivery].filter(Boolean).map((d) => d === "no webhook" ? t("mon.noWebhook") : d).join(" · ") || "–")));
     this.alerts.replaceChildren(
       rules.length ? table("alert-rules", t("mon.alertRules", { n: rules.length }), [t("mon.rule"), t("mon.condition"), t("mon.webhook"), t("col.state")], ruleRows)
         : h("div", { class: "empty" }, h("p", {}, t("mon.noAlerts"))),
