@@ -57,7 +57,9 @@ Served = tuple[ServiceProcess, dict[str, str], str]
 
 def _times(now: int) -> tuple[list[int], list[int]]:
     """When each earlier score and each recent score was given (ns)."""
-    earlier = [now - h * HOUR + i * (HOUR // 50) for h, n in PER_HOUR.items() for i in range(n)]
+    # each hour's scores inside one UTC hour bucket, whatever the minute the test runs at
+    start = {h: (now - h * HOUR) // HOUR * HOUR for h in PER_HOUR}
+    earlier = [start[h] + i * (HOUR // 50) for h, n in PER_HOUR.items() for i in range(n)]
     recent = [now - 50 * 60 * 10**9 + i * 60 * 10**9 for i in range(RECENT)]
     return earlier, recent
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -60,6 +61,19 @@ async def _scored(http: httpx.AsyncClient, count: int, within: float = 30) -> li
         await asyncio.sleep(0.05)
 
 
+async def _rules_once(
+    http: httpx.AsyncClient, done: Callable[[Any], bool], within: float = 30
+) -> list[Any]:
+    """The rules, once the first satisfies ``done`` (a rule's cursor, with its count of
+    traces scored, moves on just after the batch's scores are stored)."""
+    deadline = time.monotonic() + within
+    while True:
+        listed: list[Any] = (await http.get("/online/rules")).json()["data"]
+        if done(listed[0]) or time.monotonic() > deadline:
+            return listed
+        await asyncio.sleep(0.05)
+
+
 async def test_a_rule_made_through_the_api_scores_the_servers_traces(
     judge_server: ScriptedJudgeServer, home: object
 ) -> None:
@@ -87,7 +101,7 @@ async def test_a_rule_made_through_the_api_scores_the_servers_traces(
             sent = await root.post("/v1/traces", content=body, headers={"Content-Type": PROTOBUF})
             assert sent.status_code == 200, sent.text
         items = await _scored(http, 3)  # the 3 traces of "shop"
-        listed = (await http.get("/online/rules")).json()["data"]
+        listed = await _rules_once(http, lambda info: info["traces_scored"] >= 3)
     scores = [s | {"trace_id": t["trace_id"]} for t in items for s in t["scores"]]
     assert {s["trace_id"] for s in scores} == {tid(i + 1) for i in (1, 3, 5)}
     assert all(s["rule"] == "shop" and s["metric"] == "faithfulness" for s in scores)
