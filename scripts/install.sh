@@ -27,7 +27,7 @@ python_bin="${PYTHON:-$(command -v python3.11 || command -v python3)}"
 pip_args=(--disable-pip-version-check --progress-bar off -c constraints.txt)
 # the CPU torch wheel lives in pip's local wheel folder on these machines
 if [ -d /opt/wheels ]; then pip_args+=(--find-links /opt/wheels); fi
-.venv/bin/python -m pip install "${pip_args[@]}" -e ".[dev,bench,postgres,ray]"
+.venv/bin/python -m pip install "${pip_args[@]}" -e ".[dev,bench,docs,postgres,ray]"
 # pip compiles what it installs, but an editable install leaves ragmeter's own modules as
 # sources: with PYTHONDONTWRITEBYTECODE set (as on these machines) every command would compile
 # them again (~0.6 s per `ragmeter eval`). Compile them once; a stale .pyc is never used
