@@ -13,10 +13,13 @@ import itertools
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
+
+import orjson
 
 from ragmeter.datasets._agent_items import tool_calls_of
 from ragmeter.datasets._columns import dataset_from_raws
@@ -286,8 +289,21 @@ def _int(text: str) -> int | TooLongNumber:
     return TooLongNumber(digits) if digits > MAX_INT_DIGITS else int(text)
 
 
+#: a number orjson may not read exactly (see ``_loads``)
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
+
+
 def _loads(text: str) -> Any:
-    """``json.loads`` for rows: an integer too long to convert is left for the row check."""
+    """``json.loads`` for rows: an integer too long to convert is left for the row check.
+    orjson reads first (about 3x faster on a file of rows) unless the text has 19 digits in a
+    row: orjson reads an integer past 64 bits as a float, where ``json`` keeps it exact. What
+    orjson refuses (NaN, a lone surrogate, invalid JSON) is read by ``json``, whose answer or
+    error (with its line and column) is the one kept, so both read any text the same way."""
+    if _LONG_DIGITS.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
     return json.loads(text, parse_int=_int)
 
 
