@@ -167,3 +167,19 @@ def test_json_rows_read_exactly_whatever_reader_takes_them(tmp_path: Path) -> No
     path.write_text('{"query": "a"}\n{"query": "b",}\n', encoding="utf-8")
     with pytest.raises(DatasetError, match=r"line 2: invalid JSON: Expecting .* at column 15"):
         load_dataset(path)
+
+
+def test_a_long_integer_across_the_files_read_blocks_stays_exact(tmp_path: Path) -> None:
+    """The file is scanned for long digit runs 4 MB at a time: a run split between two
+    blocks still sends the file to the exact reader."""
+    path = tmp_path / "rows.jsonl"
+    head = '{"query": "pad", "metadata": {"p": "'
+    before = '{"query": "big", "id": '
+    first = head + "x" * ((1 << 22) - len(head) - 4 - len(before) - 10) + '"}}\n'
+    second = before + '123456789012345678901}\n'
+    path.write_text(first + second, encoding="utf-8")
+    digits_at = len(first) + len(before)
+    assert digits_at < 1 << 22 < digits_at + 21  # the digits straddle the first block's end
+    rows = [dict(r) for r in load_dataset(path).each_raw()]
+    assert rows[1]["id"] == 123456789012345678901
+    assert isinstance(rows[1]["id"], int)
