@@ -176,7 +176,7 @@ def test_a_long_integer_across_the_files_read_blocks_stays_exact(tmp_path: Path)
     head = '{"query": "pad", "metadata": {"p": "'
     before = '{"query": "big", "id": '
     first = head + "x" * ((1 << 22) - len(head) - 4 - len(before) - 10) + '"}}\n'
-    second = before + '123456789012345678901}\n'
+    second = before + "123456789012345678901}\n"
     path.write_text(first + second, encoding="utf-8")
     digits_at = len(first) + len(before)
     assert digits_at < 1 << 22 < digits_at + 21  # the digits straddle the first block's end
