@@ -1,5 +1,5 @@
 """A mkdocs hook: before the site's files are collected, the reference pages are written into
-``docs/reference/`` from the code (``scripts/docs_reference.py``; git ignores them).
+``docs/reference/`` from the code (``scripts/docs_reference/``; git ignores them).
 
 They are real files rather than mkdocs-gen-files' virtual ones because mkdocs-static-i18n
 (1.3) localises only files under ``docs_dir``: a virtual page is left out of every language.
