@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+import types
+import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -113,27 +115,57 @@ class Option:
     default: str
 
 
+def type_text(hint: Any) -> str:
+    """A parameter's type as a user writes its value: a ``Literal``'s values spelled out."""
+    if isinstance(hint, str):
+        return hint
+    if typing.get_origin(hint) is typing.Literal:
+        return " | ".join(str(value) for value in typing.get_args(hint))
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return " | ".join(type_text(arg) for arg in typing.get_args(hint))
+    if hint is type(None):
+        return "None"
+    return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
+
+
 def _annotation(parameter: inspect.Parameter) -> str:
     note = parameter.annotation
-    if note is inspect.Parameter.empty:
-        return ""
-    return note if isinstance(note, str) else getattr(note, "__name__", str(note))
+    return "" if note is inspect.Parameter.empty else type_text(note)
+
+
+def _signature(function: Callable[..., Any]) -> inspect.Signature:
+    """Its signature with the annotations evaluated (as written, if one cannot be)."""
+    try:
+        return inspect.signature(function, eval_str=True)
+    except (NameError, TypeError, SyntaxError):
+        return inspect.signature(function)
 
 
 def _signatures(factory: Callable[..., Any]) -> Iterator[inspect.Signature]:
     """The factory's signature, then (while it passes ``**kwargs`` on) its bases' ``__init__``."""
     if not inspect.isclass(factory):
-        yield inspect.signature(factory)
+        yield _signature(factory)
         return
     for cls in factory.__mro__:
         init = cls.__dict__.get("__init__")
         if init is None or cls is object:
             continue
-        signature = inspect.signature(init)
+        signature = _signature(init)
         yield signature
         kinds = {p.kind for p in signature.parameters.values()}
         if inspect.Parameter.VAR_KEYWORD not in kinds:
             return
+
+
+def default_text(value: Any) -> str:
+    """A default as a spec writes it (``match=auto``, ``judged_only=false``)."""
+    if value is inspect.Parameter.empty:
+        return "required"
+    if value is None:
+        return "not set"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return repr(value) if value == "" else str(value)
 
 
 def metric_options(entry: RegistryEntry) -> list[Option]:
@@ -145,8 +177,7 @@ def metric_options(entry: RegistryEntry) -> list[Option]:
         for p in signature.parameters.values():
             if p.name in skip or p.name in found or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
                 continue
-            default = "required" if p.default is p.empty else repr(p.default)
-            found[p.name] = Option(p.name, _annotation(p), default)
+            found[p.name] = Option(p.name, _annotation(p), default_text(p.default))
     return list(found.values())
 
 
