@@ -8,6 +8,7 @@ the docs folder) to it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -82,13 +83,16 @@ PAGES: dict[str, Callable[[], str]] = {
 
 
 def write_pages(docs_dir: Path) -> list[Path]:
-    """Write every page of ``PAGES`` under ``docs_dir``; the pages whose text changed."""
+    """Write every page of ``PAGES`` under ``docs_dir``; the pages whose text changed. A page
+    is replaced whole (written aside, then renamed): two builds at once never read half one."""
     changed = []
     for name, page in PAGES.items():
         path = docs_dir / name
         text = page()
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            aside = path.with_name(f".{path.name}.{os.getpid()}")
+            aside.write_text(text, encoding="utf-8")
+            os.replace(aside, path)
             changed.append(path)
     return changed
