@@ -19,6 +19,7 @@ from ragmeter.errors import ConfigError
 from ragmeter.knowledge.chunking import CHUNKING_STRATEGIES
 
 if TYPE_CHECKING:
+    from ragmeter.knowledge.ingest import Ingester
     from ragmeter.knowledge.models import AddReport
     from ragmeter.knowledge.spaces import KnowledgeBase
 
@@ -138,13 +139,15 @@ def _print_report(name: str, report: AddReport) -> None:
         )
 
 
-def add_with_progress(kb: KnowledgeBase, name: str, paths: list[Path]) -> AddReport:
+def add_with_progress(
+    kb: KnowledgeBase, name: str, paths: list[Path], ingester: Ingester | None = None
+) -> AddReport:
     """Add documents with progress bars for files and chunks, then print what happened."""
     from ragmeter.knowledge.ingest import add_documents
 
     info = kb.space(name)
     with _add_progress() as on_event:
-        report = run_sync(add_documents(kb, info.id, paths, progress=on_event))
+        report = run_sync(add_documents(kb, info.id, paths, progress=on_event, ingester=ingester))
     _print_report(info.name, report)
     return report
 
@@ -156,9 +159,28 @@ def add_command(
     paths: Annotated[
         list[Path], typer.Argument(help="Files or folders (recursive): md, txt, html, pdf.")
     ],
+    executor: Annotated[
+        str | None,
+        typer.Option(
+            help="Where documents are read, chunked and embedded: local (this process, the "
+            "default) or ray (a Ray cluster; pip install 'ragmeter[ray]'). Default: "
+            "[executor] kind in ragmeter.toml."
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            help="The Ray cluster: auto (the one this machine is part of) or HOST:PORT "
+            "(default: [executor] address; none: a cluster of this machine for the command)."
+        ),
+    ] = None,
 ) -> None:
     """Add documents; unchanged ones (same content hash) are skipped, changed ones re-chunked."""
-    report = add_with_progress(_kb(), name, paths)
+    from ragmeter.runs.execution.choice import ingester_for
+
+    kb = _kb()
+    ingester = ingester_for(kb.settings, executor, ray_address)
+    report = add_with_progress(kb, name, paths, ingester)
     if report.failed:
         raise typer.Exit(1)
 

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 from sqlalchemy import delete, insert, select, update
@@ -23,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from ragmeter.embeddings import Embedder, embedder_by_name, normalize_rows
 from ragmeter.errors import (
+    ConfigError,
     ConflictError,
     EmbeddingError,
     LimitError,
@@ -41,7 +43,18 @@ from ragmeter.knowledge.readers import (
 from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.store.models import ChunkRecord, DocumentRecord, SpaceRecord
 
-__all__ = ["ProgressEvent", "SourceFile", "add_documents", "collect_sources"]
+__all__ = [
+    "Ingester",
+    "PreparedDocument",
+    "ProgressEvent",
+    "SourceFile",
+    "add_documents",
+    "collect_sources",
+    "embed_texts",
+    "known_documents",
+    "prepare_document",
+    "store_prepared",
+]
 
 #: chunks embedded per call; large enough that the embedder's own batching is efficient
 EMBED_BATCH = 512
@@ -100,7 +113,10 @@ def collect_sources(paths: Sequence[Path]) -> tuple[list[SourceFile], AddReport]
 
 
 @dataclass(slots=True)
-class _Pending:
+class PreparedDocument:
+    """A file read and chunked, to be embedded and stored (in place of document
+    ``existing_id`` when it changed)."""
+
     source: SourceFile
     kind: str
     digest: str
@@ -132,7 +148,7 @@ def _chunks(text: str, name: str, space: SpaceInfo, limits: DocumentLimits) -> l
     return drafts
 
 
-def _known_documents(kb: KnowledgeBase, space: SpaceInfo) -> dict[str, tuple[int, str]]:
+def known_documents(kb: KnowledgeBase, space: SpaceInfo) -> dict[str, tuple[int, str]]:
     with kb.store.session() as session:
         rows = session.execute(
             select(DocumentRecord.id, DocumentRecord.name, DocumentRecord.content_hash).where(
@@ -150,49 +166,73 @@ def _prepare(
     progress: ProgressEvent,
     limits: DocumentLimits,
     origin: str | None,
-) -> list[_Pending]:
-    known = _known_documents(kb, space)
+) -> list[PreparedDocument]:
+    known = known_documents(kb, space)
     budget = ReadingBudget(limits)
-    pending: list[_Pending] = []
+    pending: list[PreparedDocument] = []
     total = 0
     for source in sources:
         try:
             data = source.path.read_bytes()
-            digest = hashlib.sha256(data).hexdigest()
-            existing = known.get(source.name)
-            if existing is not None and existing[1] == digest:
-                report.unchanged.append(source.name)
-                continue
-            text = read_document(source.path, data, limits=limits, name=source.name, budget=budget)
-            drafts = _chunks(text, source.name, space, limits)
-            if not drafts:
-                report.empty.append(source.name)
-                continue
-        except LimitError:
-            raise  # a cap refuses the whole call, before anything is stored
         except OSError as exc:
             report.failed.append((str(source.path), exc.strerror or str(exc)))
-        except RagmeterError as exc:
-            report.failed.append((str(source.path), str(exc).removeprefix(f"{source.name}: ")))
-        else:
-            kind = document_kind(source.path) or "txt"
-            existing_id = existing[0] if existing is not None else None
-            where = f"{origin}:{source.name}" if origin else str(source.path.resolve())
-            pending.append(_Pending(source, kind, digest, len(data), drafts, existing_id, where))
-            total += len(drafts)
+            progress("file", 1)
+            continue
+        try:
+            item = prepare_document(
+                space, source, data, known.get(source.name), report, limits, origin, budget
+            )
+        finally:
+            progress("file", 1)
+        if item is not None:
+            pending.append(item)
+            total += len(item.drafts)
             if limits.max_upload_chunks is not None and total > limits.max_upload_chunks:
                 raise LimitError(
                     f"these documents would add more than {limits.max_upload_chunks} chunks",
                     setting=limits.setting("max_upload_chunks"),
                     status=413,
                 )
-        finally:
-            progress("file", 1)
     return pending
 
 
-def _batches(pending: Sequence[_Pending]) -> Iterator[list[_Pending]]:
-    batch: list[_Pending] = []
+def prepare_document(
+    space: SpaceInfo,
+    source: SourceFile,
+    data: bytes,
+    existing: tuple[int, str] | None,
+    report: AddReport,
+    limits: DocumentLimits,
+    origin: str | None,
+    budget: ReadingBudget | None = None,
+) -> PreparedDocument | None:
+    """One file's document with its chunks, or None when it is unchanged (``existing``: the
+    stored document's id and content hash), empty or unreadable (``report`` says which and
+    why). A cap (``limits``) refuses with ``LimitError``."""
+    digest = hashlib.sha256(data).hexdigest()
+    if existing is not None and existing[1] == digest:
+        report.unchanged.append(source.name)
+        return None
+    budget = budget or ReadingBudget(limits)
+    try:
+        text = read_document(source.path, data, limits=limits, name=source.name, budget=budget)
+        drafts = _chunks(text, source.name, space, limits)
+    except LimitError:
+        raise  # a cap refuses the whole call, before anything is stored
+    except RagmeterError as exc:
+        report.failed.append((str(source.path), str(exc).removeprefix(f"{source.name}: ")))
+        return None
+    if not drafts:
+        report.empty.append(source.name)
+        return None
+    kind = document_kind(source.path) or "txt"
+    existing_id = existing[0] if existing is not None else None
+    where = f"{origin}:{source.name}" if origin else str(source.path.resolve())
+    return PreparedDocument(source, kind, digest, len(data), drafts, existing_id, where)
+
+
+def _batches(pending: Sequence[PreparedDocument]) -> Iterator[list[PreparedDocument]]:
+    batch: list[PreparedDocument] = []
     size = 0
     for item in pending:
         batch.append(item)
@@ -224,7 +264,7 @@ def _insert_document(
 
 
 def _store_batch(
-    kb: KnowledgeBase, space: SpaceInfo, batch: Sequence[_Pending], vectors: np.ndarray
+    kb: KnowledgeBase, space: SpaceInfo, batch: Sequence[PreparedDocument], vectors: np.ndarray
 ) -> None:
     """One transaction: replace or insert each document with its chunks; bump the revision."""
     rows: list[dict[str, object]] = []
@@ -289,10 +329,34 @@ async def _embed_in_slices(
     return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
+async def embed_texts(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """Unit vectors of ``texts``, ``EMBED_BATCH`` at a time (what a batch of documents is
+    embedded with, here or in a cluster's worker)."""
+    return await _embed_in_slices(embedder, texts, lambda _event, _n: None)
+
+
+class Ingester(Protocol):
+    """Reads, chunks and embeds documents somewhere other than this process (a cluster),
+    with ``prepare_document`` and ``embed_texts``; this process stores each batch as it comes
+    back (``store_prepared``), so a crash loses only the batches not back yet."""
+
+    async def add(
+        self,
+        kb: KnowledgeBase,
+        info: SpaceInfo,
+        sources: Sequence[SourceFile],
+        report: AddReport,
+        notify: ProgressEvent,
+        origin: str | None,
+    ) -> SpaceInfo:
+        """Add ``sources`` to space ``info``; the space as it is after."""
+        ...
+
+
 async def _embed_and_store(
     kb: KnowledgeBase,
     info: SpaceInfo,
-    pending: Sequence[_Pending],
+    pending: Sequence[PreparedDocument],
     embedder: Embedder,
     report: AddReport,
     notify: ProgressEvent,
@@ -300,19 +364,33 @@ async def _embed_and_store(
     for batch in _batches(pending):
         texts = [d.content for item in batch for d in item.drafts]
         vectors = await _embed_in_slices(embedder, texts, notify)
-        if info.dimension is not None and vectors.shape[1] != info.dimension:
-            raise EmbeddingError(
-                f"embedder '{info.embedder}' gave {vectors.shape[1]}-d vectors; "
-                f"space '{info.name}' holds {info.dimension}-d ones"
-            )
-        _store_batch(kb, info, batch, vectors)
-        info = info.model_copy(update={"dimension": int(vectors.shape[1])})
-        for item in batch:
-            done = report.updated if item.existing_id is not None else report.added
-            done.append(item.source.name)
-        report.chunks += len(texts)
-        notify("chunks", len(texts))
+        info = store_prepared(kb, info, batch, vectors, report, notify)
     return info
+
+
+def store_prepared(
+    kb: KnowledgeBase,
+    info: SpaceInfo,
+    batch: Sequence[PreparedDocument],
+    vectors: np.ndarray,
+    report: AddReport,
+    notify: ProgressEvent,
+) -> SpaceInfo:
+    """Store a batch of documents with their chunks' vectors (one transaction) and count it
+    in ``report``; the space as it is after."""
+    if info.dimension is not None and vectors.shape[1] != info.dimension:
+        raise EmbeddingError(
+            f"embedder '{info.embedder}' gave {vectors.shape[1]}-d vectors; "
+            f"space '{info.name}' holds {info.dimension}-d ones"
+        )
+    _store_batch(kb, info, batch, vectors)
+    for item in batch:
+        done = report.updated if item.existing_id is not None else report.added
+        done.append(item.source.name)
+    chunks = sum(len(item.drafts) for item in batch)
+    report.chunks += chunks
+    notify("chunks", chunks)
+    return info.model_copy(update={"dimension": int(vectors.shape[1])})
 
 
 async def add_documents(
@@ -324,18 +402,26 @@ async def add_documents(
     progress: ProgressEvent | None = None,
     limits: DocumentLimits | None = None,
     origin: str | None = None,
+    ingester: Ingester | None = None,
 ) -> AddReport:
     """Add files and folders to a space; see the module docstring. ``origin`` is what the
     documents record as their source instead of their file's path (``upload``: an upload's
     files live in a temporary folder). ``progress`` may raise to stop between files and
-    after a stored batch; what was stored stays."""
+    after a stored batch; what was stored stays. ``ingester`` reads, chunks and embeds them
+    elsewhere (a Ray cluster); it takes no ``limits`` (a call's caps are the service's)."""
     started = time.perf_counter()
     notify: ProgressEvent = progress or (lambda _event, _n: None)
     info = kb.space(space)
     sources, report = collect_sources(paths)
     notify("files_total", len(sources))
-    pending = _prepare(kb, info, sources, report, notify, limits or DocumentLimits(), origin)
-    notify("chunks_total", sum(len(p.drafts) for p in pending))
+    if ingester is not None:
+        if limits is not None or embedder is not None:
+            raise ConfigError("documents added elsewhere take no limits or embedder object")
+        info = await ingester.add(kb, info, sources, report, notify, origin)
+        pending: list[PreparedDocument] = []
+    else:
+        pending = _prepare(kb, info, sources, report, notify, limits or DocumentLimits(), origin)
+        notify("chunks_total", sum(len(p.drafts) for p in pending))
     if pending:
         own = embedder is None
         active = embedder or embedder_by_name(info.embedder, settings=kb.settings)

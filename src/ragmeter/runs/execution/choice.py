@@ -8,9 +8,10 @@ from typing import Literal
 from ragmeter.apps import AppPolicy
 from ragmeter.config import Settings
 from ragmeter.errors import ConfigError
+from ragmeter.knowledge.ingest import Ingester
 from ragmeter.runs.execution.executor import Executor
 
-__all__ = ["ExecutorKind", "executor_for"]
+__all__ = ["ExecutorKind", "executor_for", "ingester_for"]
 
 ExecutorKind = Literal["local", "ray"]
 
@@ -26,21 +27,44 @@ def executor_for(
     ``[executor] address``), running apps under ``policy`` (the service's); None for the
     local one. A ConfigError for an unknown kind or a
     missing ``ray``."""
+    if not _on_ray(settings, kind, address):
+        return None
+    from ragmeter.runs.execution.ray_executor import RayExecutor
+
     config = settings.executor
-    kind = kind or config.kind
+    chosen = config.model_copy(update={"kind": "ray", "address": address or config.address})
+    return RayExecutor.from_config(settings, store_url, chosen, policy)
+
+
+def ingester_for(
+    settings: Settings, kind: str | None = None, address: str | None = None
+) -> Ingester | None:
+    """What reads, chunks and embeds documents added to a space: None for this process, a
+    ``RayIngester`` when the executor ``kind`` (default: ``[executor] kind``) is ``ray``."""
+    if not _on_ray(settings, kind, address):
+        return None
+    from ragmeter.runs.execution.ray_ingest import RayIngester
+
+    config = settings.executor
+    return RayIngester(address=address or config.address, max_in_flight=config.max_in_flight)
+
+
+def _on_ray(settings: Settings, kind: str | None, address: str | None) -> bool:
+    """Whether the work goes to Ray (checked: a known kind, ``ray`` importable); False for
+    this process."""
+    kind = kind or settings.executor.kind
     if kind == "local":
         if address is not None:
             raise ConfigError(
                 "a Ray address is given but the executor is local: add --executor ray"
             )
-        return None
+        return False
     if kind != "ray":
         raise ConfigError(f"unknown executor '{kind}': local or ray")
     try:
-        from ragmeter.runs.execution.ray_executor import RayExecutor
+        import ray  # noqa: F401
     except ModuleNotFoundError as exc:
         if exc.name != "ray":
             raise
         raise ConfigError("the Ray executor needs ray: pip install 'ragmeter[ray]'") from None
-    chosen = config.model_copy(update={"kind": "ray", "address": address or config.address})
-    return RayExecutor.from_config(settings, store_url, chosen, policy)
+    return True

@@ -42,7 +42,7 @@ from ragmeter.runs.planning.scoring import usage_since, usage_snapshot
 from ragmeter.runs.planning.targets import AppTarget
 from ragmeter.runs.storage.store import add_usage
 
-__all__ = ["JudgePermits", "RayExecutor"]
+__all__ = ["JudgePermits", "RayExecutor", "connect"]
 
 #: Ray runs a batch whose worker died this many more times before the run fails
 TASK_RETRIES = 3
@@ -188,7 +188,8 @@ def _score_remote(
     return asyncio.run(_score_here(job, rows, indices))
 
 
-def _connect(address: str | None) -> None:
+def connect(address: str | None) -> None:
+    """Join the Ray cluster at ``address`` (None: a new local one) unless joined already."""
     if ray.is_initialized():
         return
     try:
@@ -269,7 +270,7 @@ class RayExecutor:
                 f"the Ray executor rebuilds the evaluation from names; {parts} given as "
                 "Python objects cannot be sent to the cluster (give them by name)"
             )
-        await asyncio.to_thread(_connect, self.address)
+        await asyncio.to_thread(connect, self.address)
         self._usage = {}
         self.permits = self._permits_for(plan)
         job = _Job(plan.config.stored(), self.settings, self.store_url, self.policy, self.permits)

@@ -1,0 +1,103 @@
+"""Documents added to a space on a Ray cluster of this machine (2 CPUs, loopback), started by
+this module: the same documents, chunks and vectors as a local add of the same folder, stored
+batch by batch by the command, unchanged files skipped on a second add, and the space
+searchable after."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import ray
+from sqlalchemy import select
+
+from ragmeter.knowledge.spaces import KnowledgeBase
+from ragmeter.store.models import ChunkRecord, DocumentRecord
+from tests.integration.helpers import dbgpt_docs, run
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """A Ray cluster of 2 CPUs on this machine; its address (for the command's process)."""
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield str(ray.get_runtime_context().gcs_address)
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """A dozen of DB-GPT's English pages, in two subfolders."""
+    docs = dbgpt_docs()
+    if docs is None:
+        pytest.skip("DB-GPT's docs corpus (shared/corpora/dbgpt-docs) is not beside the checkout")
+    out = tmp_path / "docs"
+    for part in ("faq", "api"):
+        shutil.copytree(docs / "en" / part, out / part)
+    return out
+
+
+def _chunks(space: str) -> list[tuple[str, int, str, Any]]:
+    """The space's chunks: document, position, text and vector."""
+    kb = KnowledgeBase()
+    info = kb.space(space)
+    with kb.store.session() as session:
+        found = session.execute(
+            select(
+                DocumentRecord.name,
+                ChunkRecord.position,
+                ChunkRecord.content,
+                ChunkRecord.embedding,
+            )
+            .join(DocumentRecord, ChunkRecord.document_id == DocumentRecord.id)
+            .where(ChunkRecord.space_id == info.id)
+            .order_by(DocumentRecord.name, ChunkRecord.position)
+        ).all()
+    return [(d, p, c, np.frombuffer(e, dtype=np.float32)) for d, p, c, e in found]
+
+
+def test_a_folder_added_on_the_cluster_equals_a_local_add(
+    cluster: str, home: Path, folder: Path
+) -> None:
+    for space in ("here", "there"):
+        made = run("space", "create", space, home=home)
+        assert made.returncode == 0, made.stderr
+    local = run("space", "add", "here", str(folder), home=home)
+    assert local.returncode == 0, local.stderr
+    remote = run(
+        "space", "add", "there", str(folder), "--executor", "ray", "--ray-address", cluster,
+        home=home,
+    )  # fmt: skip
+    assert remote.returncode == 0, remote.stderr
+    files = len(list(folder.rglob("*.md")))
+    assert f"added {files}" in remote.stdout, remote.stdout
+    here, there = _chunks("here"), _chunks("there")
+    assert len(there) == len(here) > files
+    assert [c[:3] for c in there] == [c[:3] for c in here]  # documents, positions, texts
+    for mine, theirs in zip(here, there, strict=True):
+        np.testing.assert_allclose(theirs[3], mine[3], atol=1e-5)
+
+    again = run(
+        "space", "add", "there", str(folder), "--executor", "ray", "--ray-address", cluster,
+        home=home,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert f"unchanged {files}" in again.stdout, again.stdout
+    assert len(_chunks("there")) == len(there)
+
+    found = run("space", "search", "there", "how to install", "--json", home=home)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.count('"rank"') == 5
+
+
+def test_a_ray_address_without_the_ray_executor_is_bad_input(home: Path, folder: Path) -> None:
+    made = run("space", "create", "docs", home=home)
+    assert made.returncode == 0, made.stderr
+    local = run("space", "add", "docs", str(folder), "--ray-address", "auto", home=home)
+    assert local.returncode == 2, local.stdout + local.stderr
+    assert "add --executor ray" in local.stderr
