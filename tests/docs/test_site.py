@@ -32,8 +32,19 @@ FETCHING = {
 }
 # <link rel=...> kinds that fetch (stylesheet, icons, fonts, preloads); rel="alternate" or
 # "canonical" only name a page
-FETCHING_RELS = {"stylesheet", "icon", "shortcut", "apple-touch-icon", "preload", "prefetch",
-                 "preconnect", "dns-prefetch", "modulepreload", "manifest", "mask-icon"}
+FETCHING_RELS = {
+    "stylesheet",
+    "icon",
+    "shortcut",
+    "apple-touch-icon",
+    "preload",
+    "prefetch",
+    "preconnect",
+    "dns-prefetch",
+    "modulepreload",
+    "manifest",
+    "mask-icon",
+}
 
 
 class _Resources(HTMLParser):
@@ -102,7 +113,9 @@ def test_no_page_or_stylesheet_loads_anything_from_the_network(site: Path) -> No
         ]
     for path in css_files:
         text = path.read_text(encoding="utf-8")
-        remote += [f"{path.relative_to(site)} url({url})" for url in _css_urls(text) if REMOTE.match(url)]
+        remote += [
+            f"{path.relative_to(site)} url({url})" for url in _css_urls(text) if REMOTE.match(url)
+        ]
     assert not remote, "resources loaded from the network:\n" + "\n".join(remote)
 
 
