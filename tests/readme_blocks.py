@@ -22,6 +22,8 @@ __all__ = [
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
+#: the page whose walkthrough writes the prompt files other tests use
+WALKTHROUGH = DOCS / "how-to" / "evaluate-rag-app.md"
 _OFFLINE = re.compile(
     r"^<!-- offline -->\n```(?P<lang>bash|python)\n(?P<code>.*?)^```$", re.M | re.S
 )
