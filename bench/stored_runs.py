@@ -73,8 +73,10 @@ def timed(command: list[str], src: Path, home: Path) -> tuple[float, float]:
 
 def measure(src: Path, data: Path, repeat: int) -> dict[str, tuple[float, float]]:
     """(median seconds, median peak MB) of each way to evaluate ``data`` with ``src``."""
+    stored = [sys.executable, "-m", "ragmeter", "eval", str(data), "-m", METRICS]
     commands = {
-        "stored": [sys.executable, "-m", "ragmeter", "eval", str(data), "-m", METRICS],
+        "stored": stored,
+        "stored, store exists": stored,
         "no-store": [
             sys.executable, "-m", "ragmeter", "eval", str(data), "-m", METRICS, "--no-store",
         ],
@@ -84,6 +86,8 @@ def measure(src: Path, data: Path, repeat: int) -> dict[str, tuple[float, float]
     for _ in range(repeat):
         for name, command in commands.items():
             with tempfile.TemporaryDirectory(prefix="ragmeter-bench-home-") as home:
+                if name == "stored, store exists":  # the store made by an earlier run
+                    timed(_one_row(command, Path(home)), src, Path(home))
                 found[name].append(timed(command, src, Path(home)))
             print(f"  {name}: {found[name][-1][0]:.2f} s, {found[name][-1][1]:.0f} MB")
     return {
@@ -92,14 +96,25 @@ def measure(src: Path, data: Path, repeat: int) -> dict[str, tuple[float, float]
     }
 
 
+def _one_row(command: list[str], home: Path) -> list[str]:
+    """``command`` on a one-row file, which makes the store (untimed)."""
+    one = home / "one.jsonl"
+    one.write_text(
+        json.dumps({"query": "q", "retrieved_ids": ["a"], "reference_ids": ["a"]}) + "\n"
+    )
+    return [*command[:4], str(one), *command[5:]]
+
+
 def rows_of(rows: int, figures: dict[str, tuple[float, float]], code: str) -> list[str]:
-    stored, plain = figures["stored"], figures["no-store"]
-    time_ratio, memory_ratio = stored[0] / plain[0], stored[1] / plain[1]
-    met = "met" if time_ratio <= GOAL and memory_ratio <= GOAL else "NOT met"
+    plain = figures["no-store"]
     out = []
-    for name in ("stored", "no-store", "evaluate()"):
+    for name in figures:
         seconds, megabytes = figures[name]
-        verdict = f"{time_ratio:.2f}x / {memory_ratio:.2f}x: {met}" if name == "stored" else ""
+        verdict = ""
+        if name.startswith("stored"):
+            time_ratio, memory_ratio = seconds / plain[0], megabytes / plain[1]
+            met = "met" if time_ratio <= GOAL and memory_ratio <= GOAL else "NOT met"
+            verdict = f"{time_ratio:.2f}x / {memory_ratio:.2f}x: {met}"
         out.append(f"| {rows:,} | {code} | {name} | {seconds:.2f} | {megabytes:.0f} | {verdict} |")
     return out
 
@@ -110,6 +125,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--baseline", type=Path, help="a src folder of the code to compare with")
     parser.add_argument("--baseline-rows", type=int, nargs="+", default=[50_000])
+    parser.add_argument(
+        "--baseline-note",
+        default="the code before results were written in bulk (one ORM object per result, "
+        "each holding a copy of its row)",
+        help="what the baseline is, for the table's text",
+    )
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     lines = [
@@ -127,13 +148,18 @@ def main() -> None:
             lines += rows_of(rows, measure(SRC, data, args.repeat), "now")
     body = (
         f"`ragmeter eval FILE -m {METRICS}` stored (a fresh store each time: the dataset and "
-        "every result written) and with `--no-store`, and `ragmeter.evaluate(FILE, ...)` in "
+        'every result written; "store exists": into a store an earlier one-row run made, '
+        "as a user's later runs are) and with `--no-store`, and `ragmeter.evaluate(FILE, ...)` in "
         "a Python script; retrieval rows with an id, ranked ids and relevant ids. Each "
         "command is a fresh process; wall time from start to exit, peak resident memory of "
         f"the process (getrusage); median of {args.repeat} alternating runs. Goal: stored "
-        f'within {GOAL}x of `--no-store` in time and memory. "before" is the code before '
-        "results were written in bulk (one ORM object per result, each holding a copy of "
-        "its row).\n\n" + "\n".join(lines) + "\n\n" + machine_line("SQLAlchemy", "orjson")
+        f"within {GOAL}x of `--no-store` in time and memory."
+        + (f' "before" is {args.baseline_note}.' if args.baseline is not None else "")
+        + " The machine may be shared with other work while this runs; the commands "
+        "alternate so that load falls on each alike.\n\n"
+        + "\n".join(lines)
+        + "\n\n"
+        + machine_line("SQLAlchemy", "orjson")
     )
     print(body)
     if not args.no_write:

@@ -81,11 +81,17 @@ class ModelConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    #: the model's name (the table's: ``[models.NAME]``)
     name: str = ""
+    #: the OpenAI-compatible endpoint (``POST {base_url}/chat/completions``)
     base_url: str
+    #: the model id the endpoint serves
     model: str
+    #: the environment variable holding the API key, never stored (none: a local server)
     api_key_env: str | None = None
+    #: seconds one request may take
     timeout: float = Field(default=60.0, gt=0)
+    #: requests in flight to this endpoint per process (none: 16)
     max_concurrency: int | None = Field(default=None, ge=1)
     #: requests this model takes in any minute, counted in the store across every process
     #: sharing it (a team's servers); None: no such limit
@@ -106,6 +112,7 @@ class ModelConfig(BaseModel):
 class StoreConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    #: the store's database URL (none: ``ragmeter.db`` in the home; ``$RAGMETER_STORE_URL`` first)
     url: str | None = None
 
 
@@ -123,7 +130,9 @@ class ServerConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    #: API keys the service accepts (also ``$RAGMETER_API_KEYS``, comma-separated)
     api_keys: list[str] = Field(default_factory=list)
+    #: runs evaluated at once
     workers: int = Field(default=2, ge=1, le=64)
     #: environment variables an app of the service may send as its key: a list (to any host
     #: apps may reach) or a table binding each to the hosts it may go to

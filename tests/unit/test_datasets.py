@@ -142,3 +142,44 @@ def test_bad_sources(tmp_path: Path) -> None:
         load_dataset(["just a string"])
     with pytest.raises(DatasetError, match="single dict"):
         load_dataset({"query": "a"})
+
+
+def test_json_rows_read_exactly_whatever_reader_takes_them(tmp_path: Path) -> None:
+    """Rows are read by orjson where it reads them exactly and by ``json`` otherwise: an id
+    past 64 bits stays an exact integer, NaN and a lone surrogate read as ``json`` reads
+    them, and a row ``json`` refuses names its line and column as before."""
+    path = tmp_path / "rows.jsonl"
+    lines = [
+        '{"query": "plain", "id": 7, "metadata": {"x": 1.0000000000000002}}',
+        '{"query": "big", "id": 18446744073709551616, "metadata": {"n": -9223372036854775809}}',
+        '{"query": "nan", "metadata": {"v": NaN}}',
+        '{"query": "sur \\ud800 x"}',
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rows = [dict(r) for r in load_dataset(path).each_raw()]
+    assert [r["query"] for r in rows] == ["plain", "big", "nan", "sur \ud800 x"]
+    assert rows[0]["id"] == 7
+    assert rows[0]["metadata"] == {"x": 1.0000000000000002}
+    assert rows[1]["id"] == 18446744073709551616
+    assert isinstance(rows[1]["id"], int)
+    assert rows[1]["metadata"] == {"n": -9223372036854775809}
+    assert rows[2]["metadata"]["v"] != rows[2]["metadata"]["v"]  # NaN, as json reads it
+    path.write_text('{"query": "a"}\n{"query": "b",}\n', encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"line 2: invalid JSON: Expecting .* at column 15"):
+        load_dataset(path)
+
+
+def test_a_long_integer_across_the_files_read_blocks_stays_exact(tmp_path: Path) -> None:
+    """The file is scanned for long digit runs 4 MB at a time: a run split between two
+    blocks still sends the file to the exact reader."""
+    path = tmp_path / "rows.jsonl"
+    head = '{"query": "pad", "metadata": {"p": "'
+    before = '{"query": "big", "id": '
+    first = head + "x" * ((1 << 22) - len(head) - 4 - len(before) - 10) + '"}}\n'
+    second = before + "123456789012345678901}\n"
+    path.write_text(first + second, encoding="utf-8")
+    digits_at = len(first) + len(before)
+    assert digits_at < 1 << 22 < digits_at + 21  # the digits straddle the first block's end
+    rows = [dict(r) for r in load_dataset(path).each_raw()]
+    assert rows[1]["id"] == 123456789012345678901
+    assert isinstance(rows[1]["id"], int)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+import orjson
+
 from ragmeter.datasets._agent_items import tool_calls_of
 from ragmeter.datasets._columns import dataset_from_raws
 from ragmeter.datasets.row import (
@@ -29,6 +31,7 @@ from ragmeter.datasets.row import (
 )
 from ragmeter.datasets.table import Dataset
 from ragmeter.errors import DatasetError, LimitError, RagmeterError
+from ragmeter.store.bulk import collector_paused
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,6 +110,11 @@ def load_dataset(
     limits = limits or DatasetLimits()
     if isinstance(source, Dataset):
         return source
+    with collector_paused():  # dicts by the hundred thousand, in no cycle
+        return _load(source, name, limits)
+
+
+def _load(source: Any, name: str | None, limits: DatasetLimits) -> Dataset:
     if isinstance(source, str | os.PathLike):
         return _load_path(Path(source), name or str(source), limits)
     if _is_dataframe(source):
@@ -286,16 +294,53 @@ def _int(text: str) -> int | TooLongNumber:
     return TooLongNumber(digits) if digits > MAX_INT_DIGITS else int(text)
 
 
-def _loads(text: str) -> Any:
-    """``json.loads`` for rows: an integer too long to convert is left for the row check."""
+#: bytes.translate table: digits stay "0", every other byte becomes a space
+_DIGITS_ONLY = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+
+
+def _exact_with_orjson(data: bytes) -> bool:
+    """Whether orjson reads every number of ``data`` exactly: it reads an integer past 64
+    bits as a float, where ``json`` keeps it exact, so 19 digits in a row anywhere (in a
+    number or not) send the text to ``json`` (a scan of ~1 GB/s)."""
+    return b"0" * 19 not in data.translate(_DIGITS_ONLY)
+
+
+def _file_exact_with_orjson(path: Path) -> bool:
+    """``_exact_with_orjson`` of a file, read 4 MB at a time."""
+    tail = b""
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 22):
+            if not _exact_with_orjson(tail + chunk):
+                return False
+            tail = chunk[-18:]
+    return True
+
+
+def _loads(text: str, exact: bool | None = None) -> Any:
+    """``json.loads`` for rows: an integer too long to convert is left for the row check.
+    orjson reads first (several times faster) where it reads exactly (``exact``, or
+    ``_exact_with_orjson`` of ``text`` when not given). What orjson refuses (NaN, a lone
+    surrogate, invalid JSON) is read by ``json``, whose answer or error (with its line and
+    column) is the one kept, so both read any text the same way."""
+    if exact if exact is not None else _exact_with_orjson(text.encode(errors="surrogatepass")):
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
     return json.loads(text, parse_int=_int)
 
 
-def _parse_json(text: str, name: str, limits: DatasetLimits, line: int | None = None) -> Any:
+def _parse_json(
+    text: str,
+    name: str,
+    limits: DatasetLimits,
+    line: int | None = None,
+    exact: bool | None = None,
+) -> Any:
     """JSON from one line or file; invalid or too deeply nested JSON names where (and the
     setting that limits the depth, when the service's)."""
     try:
-        return _loads(text)
+        return _loads(text, exact)
     except json.JSONDecodeError as exc:
         at = f"at column {exc.colno}" if line is not None else f"at line {exc.lineno}"
         raise DatasetError(f"invalid JSON: {exc.msg} {at}", source=name, line=line) from None
@@ -310,10 +355,11 @@ def _parse_json(text: str, name: str, limits: DatasetLimits, line: int | None = 
 
 
 def _jsonl_records(path: Path, name: str, limits: DatasetLimits) -> Iterator[tuple[int, Any]]:
+    exact = _file_exact_with_orjson(path)  # one scan of the file, not one per line
     with path.open(encoding=_ENCODING) as handle:
         for number, text in enumerate(handle, start=1):
             if text.strip():
-                yield number, _parse_json(text, name, limits, number)
+                yield number, _parse_json(text, name, limits, number, exact)
 
 
 def _json_records(path: Path, name: str, limits: DatasetLimits) -> Iterator[tuple[int, Any]]:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 from ragmeter._specs import split_specs
 from ragmeter._sync import run_sync
-from ragmeter.datasets import load_dataset
+from ragmeter.datasets import Dataset, load_dataset
 from ragmeter.embeddings import Embedder
 from ragmeter.errors import ConfigError, ConflictError, MetricError, NotFoundError, RagmeterError
 from ragmeter.judge.plan import PlanKind
@@ -324,11 +324,22 @@ def _opened_run(runs: Any, plan: RunPlan, opening: _Opening) -> str:
         return _open_run(runs, plan, opening)
 
 
+@dataclass(frozen=True)
+class _RawRows:
+    """A dataset's rows as dicts, made afresh on each pass (hashing them, then storing
+    them): a million rows held as dicts at once took about a gigabyte."""
+
+    dataset: Dataset
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return self.dataset.each_raw()
+
+
 def _open_run(runs: Any, plan: RunPlan, opening: _Opening) -> str:
     """A new pending run for ``plan``, or the stopped run ``opening.run_id`` reopened (same
     config and rows), so that only its missing rows are evaluated."""
     names = [m.metric_name for m in plan.metrics]
-    rows = list(plan.dataset.each_raw())  # read column by column
+    rows = _RawRows(plan.dataset)  # read column by column, once per pass: never all at once
     name = opening.run_id
     if name is not None:
         try:
@@ -337,7 +348,9 @@ def _open_run(runs: Any, plan: RunPlan, opening: _Opening) -> str:
             record = None
         if record is not None:
             stored = list(runs.iter_dataset_rows(record.dataset_id))
-            if record.spec != {**plan.config.stored(), "metric_names": names} or stored != rows:
+            if record.spec != {**plan.config.stored(), "metric_names": names} or stored != list(
+                rows
+            ):
                 raise ConflictError(
                     f"run '{name}' exists with other rows or settings; choose another name"
                 )

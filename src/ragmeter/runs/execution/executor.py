@@ -61,6 +61,34 @@ _STATE_POLL_S = 1.0
 _WORKER_DONE = object()
 
 
+#: scored batches that may wait for the committer at least (``_Handover``)
+_WAITING = 4
+
+
+class _Handover:
+    """Scored batches from the workers to the committer. At most ``waiting`` batches wait
+    to be kept; past it a worker waits for the committer (the store keeps retrieval results
+    slower than they are scored: with no bound, a million rows' results piled up, 4 GB).
+    A worker's failure and its end never wait."""
+
+    def __init__(self, waiting: int) -> None:
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._slots = asyncio.Semaphore(waiting)
+
+    async def put(self, batch: ScoredBatch) -> None:
+        await self._slots.acquire()
+        self.queue.put_nowait(batch)
+
+    def signal(self, item: Any) -> None:
+        """A worker's failure or ``_WORKER_DONE``."""
+        self.queue.put_nowait(item)
+
+    def taken(self, batches: int) -> None:
+        """The committer took ``batches`` off the queue: as many workers may hand one over."""
+        for _ in range(batches):
+            self._slots.release()
+
+
 #: rows scored at once by metrics that ask no judge (committed together)
 BATCH_ROWS = 10_000
 
@@ -200,17 +228,17 @@ async def _row_worker(
     plan: RunPlan,
     feed: Iterator[Sequence[int]],
     batcher: EmbeddingBatcher,
-    out: asyncio.Queue[Any],
+    out: _Handover,
     progress: Progress,
 ) -> None:
     """Take the next batch as soon as the last one is scored; hand each to the committer."""
     try:
         for indices in feed:  # one iterator shared by every worker of the run
-            out.put_nowait(await _score_batch(plan, indices, batcher, progress))
+            await out.put(await _score_batch(plan, indices, batcher, progress))
     except Exception as exc:  # the committer raises it, after keeping the rows before it
-        out.put_nowait(exc)
+        out.signal(exc)
     finally:
-        out.put_nowait(_WORKER_DONE)
+        out.signal(_WORKER_DONE)
 
 
 async def _keep(sink: Sink, batches: list[ScoredBatch], usage: dict[str, float]) -> bool:
@@ -249,16 +277,16 @@ class Executor(Protocol):
 
 
 async def _remote_worker(
-    executor: Executor, plan: RunPlan, todo: Sequence[int], out: asyncio.Queue[Any]
+    executor: Executor, plan: RunPlan, todo: Sequence[int], out: _Handover
 ) -> None:
     """Hand the executor's batches to the committer as they come back."""
     try:
         async for batch in executor.scored(plan, todo):
-            out.put_nowait(batch)
+            await out.put(batch)
     except Exception as exc:  # the committer raises it, after keeping the rows before it
-        out.put_nowait(exc)
+        out.signal(exc)
     finally:
-        out.put_nowait(_WORKER_DONE)
+        out.signal(_WORKER_DONE)
 
 
 @dataclass(frozen=True)
@@ -272,7 +300,7 @@ class RunLimits:
 
 async def _commit_loop(
     sink: Sink,
-    queue: asyncio.Queue[Any],
+    handover: _Handover,
     workers: int,
     usage: Callable[[], dict[str, float]],
 ) -> None:
@@ -280,10 +308,12 @@ async def _commit_loop(
     once the rows finished before it are kept; ``_Stopped`` when the run stopped; a
     ``LimitError`` (after keeping the rows that fit) once a row would pass the budget."""
     while workers:
-        items = await _next_items(queue, sink)
+        items = await _next_items(handover.queue, sink)
         workers -= sum(item is _WORKER_DONE for item in items)
         batches = [item for item in items if isinstance(item, ScoredBatch)]
-        if batches and not await _keep(sink, batches, usage()):
+        kept = batches and await _keep(sink, batches, usage())
+        handover.taken(len(batches))
+        if batches and not kept:
             raise _Stopped
         failures = [item for item in items if isinstance(item, BaseException)]
         if failures:
@@ -335,23 +365,24 @@ async def execute_plan(
             mine = add_usage(mine, executor.usage())
         return add_usage(base_usage or {}, mine)
 
-    queue: asyncio.Queue[Any] = asyncio.Queue()
     if executor is not None:
         count = 1
-        workers = [asyncio.create_task(_remote_worker(executor, plan, todo, queue))]
+        handover = _Handover(_WAITING)
+        workers = [asyncio.create_task(_remote_worker(executor, plan, todo, handover))]
     else:
         await _prefetch_queries(plan, todo)
         size = batch_rows(plan, whole=isinstance(sink, MemorySink))
         feed = _batches(todo, size)
         count = min(plan.config.concurrency, -(-len(todo) // size))
+        handover = _Handover(max(_WAITING, count))  # each worker may hand one over
         workers = [
-            asyncio.create_task(_row_worker(plan, feed, batcher, queue, progress))
+            asyncio.create_task(_row_worker(plan, feed, batcher, handover, progress))
             for _ in range(count)
         ]
     try:
         try:
             async with asyncio.timeout(limits.max_seconds):
-                await _commit_loop(sink, queue, count, usage)
+                await _commit_loop(sink, handover, count, usage)
         except TimeoutError:
             hours = (limits.max_seconds or 0) / 3600
             raise LimitError(
@@ -362,7 +393,7 @@ async def execute_plan(
         for worker in workers:
             worker.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
-        await _keep_leftovers(sink, queue, usage())
+        await _keep_leftovers(sink, handover.queue, usage())
 
 
 def _plan(runs: RunStore, kb: KnowledgeBase, run_id: str, policy: AppPolicy | None) -> RunPlan:

@@ -12,7 +12,12 @@ from ragmeter.errors import LimitError
 from ragmeter.metrics import EvaluationMetric
 from ragmeter.metrics.scales import metric_scales
 from ragmeter.reports import EvaluationReport
-from ragmeter.runs.storage.result_table import ScoredBatch, merged_columns, result_table
+from ragmeter.runs.storage.result_table import (
+    ResultGroup,
+    ScoredBatch,
+    merged_columns,
+    result_table,
+)
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.store.bulk import collector_paused
 
@@ -87,7 +92,7 @@ class StoreSink:
 
     def _keep(self, batches: list[ScoredBatch], usage: dict[str, float]) -> bool:
         names = [m.metric_name for m in self.metrics]
-        values: list[tuple[Any, ...]] = []
+        groups: list[ResultGroup] = []
         rows = 0
         kept: list[ScoredBatch] = []
         fitted = True
@@ -95,13 +100,13 @@ class StoreSink:
             measure = self.budget.left is not None
             table = result_table(self.run_id, batch, names, measure=measure)
             count = self.budget.fitting(table.sizes, batch.indices)
-            values.extend(table.values[: count * len(names)])
+            groups.extend(table.head(count))
             rows += count
             if count < len(batch.indices):
                 fitted = False
                 break
             kept.append(batch)
-        running = self.runs.commit_results(self.run_id, values, rows, usage) == "running"
+        running = self.runs.commit_results(self.run_id, groups, rows, usage) == "running"
         if self.also is not None:
             self.also.keep(kept, usage)
         if not fitted:

@@ -138,9 +138,10 @@ class DatasetStore:
         return record
 
     def keep_dataset(
-        self, rows: Sequence[dict[str, Any]], *, name: str | None, source: str = ""
+        self, rows: Iterable[dict[str, Any]], *, name: str | None, source: str = ""
     ) -> tuple[DatasetRecord, bool]:
-        """The stored version of dataset ``name`` holding exactly ``rows`` (any version with
+        """The stored version of dataset ``name`` holding exactly ``rows`` (iterated twice: a
+        list, or rows made afresh on each pass) (any version with
         the same content hash), or a new version after its newest; and whether it is new.
         Unnamed rows (a request's inline rows) reuse an unnamed dataset with the same rows."""
         wanted = content_hash(rows)

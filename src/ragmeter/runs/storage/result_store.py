@@ -36,6 +36,7 @@ from ragmeter.reports.human import calibrate, summary_fields
 from ragmeter.reports.stats import mean_summary
 from ragmeter.runs.storage._owner import this_process
 from ragmeter.runs.storage.labels import LabelStore
+from ragmeter.runs.storage.result_table import RESULT_COLUMNS, ResultGroup
 from ragmeter.runs.storage.run_records import RunRecords
 from ragmeter.store.db import Store, insert_plain, json_text, plain_cursor, plain_rows
 from ragmeter.store.models import DatasetRowRecord, ResultRow, RunRecord
@@ -43,7 +44,6 @@ from ragmeter.store.pairing import row_keys
 from ragmeter.store.rowdata import row_of
 
 __all__ = [
-    "RESULT_COLUMNS",
     "ResultStore",
     "calibrated_means",
     "forget_upstream_failures",
@@ -63,26 +63,6 @@ def _summary(scores: dict[str, list[float | None]]) -> dict[str, MetricSummary]:
     }
 
 
-#: the columns a result is written with (``insert_plain``), in this order
-RESULT_COLUMNS = (
-    "run_id",
-    "row_index",
-    "metric_name",
-    "score",
-    "passing",
-    "feedback",
-    "error",
-    "error_kind",
-    "prediction",
-    "contexts",
-    "prediction_cost",
-    "query",
-    "raw_dataset",
-    "cost",
-    "details",
-    "id_key",
-    "query_key",
-)
 #: a result as read back: its columns, JSON ones as text, and its dataset row's text
 _READ = (
     ResultRow.row_index,
@@ -169,9 +149,9 @@ class ResultStore(RunRecords):
             return {index for (index,) in plain_rows(session, query)}
 
     def commit_results(
-        self, run_id: str, values: Sequence[tuple[Any, ...]], rows: int, usage: dict[str, float]
+        self, run_id: str, groups: Sequence[ResultGroup], rows: int, usage: dict[str, float]
     ) -> str:
-        """Write finished rows' results (tuples of ``RESULT_COLUMNS``, JSON as text) and
+        """Write finished rows' results (groups of tuples, JSON as text, inserted in order) and
         advance the run's counter by ``rows``, in one transaction; the run's state after it
         (a run no longer running has its ``resumable`` updated). Nothing is written, and
         ``"taken over"`` answered, once another process owns the run (a server that took it
@@ -192,7 +172,8 @@ class ResultStore(RunRecords):
                 if not getattr(counted, "rowcount", 0):
                     session.rollback()
                     return "taken over"
-                insert_plain(session, ResultRow, RESULT_COLUMNS, values)
+                for group in groups:
+                    insert_plain(session, ResultRow, group.columns, group.values)
                 state = session.scalar(select(RunRecord.state).where(RunRecord.id == run_id))
                 session.commit()
         except SQLAlchemyError as exc:
@@ -204,7 +185,8 @@ class ResultStore(RunRecords):
     ) -> str:
         """``commit_results`` of records, each keeping its own copy of its row."""
         rows = len({r.row_index for r in records})
-        return self.commit_results(run_id, [_values(run_id, r) for r in records], rows, usage)
+        values = [_values(run_id, r) for r in records]
+        return self.commit_results(run_id, [ResultGroup(RESULT_COLUMNS, values)], rows, usage)
 
     def results(
         self, run_id: str, offset: int = 0, limit: int = 100, max_bytes: int | None = None
