@@ -15,7 +15,7 @@ import pytest
 
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import json_lines, run, write_corpus, write_models
-from tests.readme_blocks import heredoc
+from tests.readme_blocks import WALKTHROUGH, heredoc
 
 QA = [
     {"query": "Which layers make up AWEL?", "doc_name": "guide/awel.md"},
@@ -89,12 +89,12 @@ def test_rag_app_answers_from_its_space_then_is_judged(
 def test_prompts_steer_the_app_and_the_judge(
     app_home: Path, tmp_path: Path, server: ScriptedJudgeServer
 ) -> None:
-    """The README's own prompt files, answered and scored by the scripted model: an app
+    """The walkthrough's own prompt files (docs/how-to/evaluate-rag-app.md), answered and scored by the scripted model: an app
     scene with custom prompts runs offline, never a silent 0."""
     judge_file = tmp_path / "judge.txt"
-    judge_file.write_text(heredoc("judge.txt"), encoding="utf-8")
+    judge_file.write_text(heredoc("judge.txt", path=WALKTHROUGH), encoding="utf-8")
     answer_file = tmp_path / "answer.txt"
-    answer_file.write_text(heredoc("answer.txt"), encoding="utf-8")
+    answer_file.write_text(heredoc("answer.txt", path=WALKTHROUGH), encoding="utf-8")
     assert run("prompt", "add", "strict", "--file", str(judge_file), home=app_home).returncode == 0
     assert (
         run(
@@ -102,7 +102,10 @@ def test_prompts_steer_the_app_and_the_judge(
         ).returncode
         == 0
     )
-    assert run("prompt", "show", "strict", home=app_home).stdout == heredoc("judge.txt") + "\n"
+    assert (
+        run("prompt", "show", "strict", home=app_home).stdout
+        == heredoc("judge.txt", path=WALKTHROUGH) + "\n"
+    )
     listing = run("prompt", "list", home=app_home).stdout
     assert "strict" in listing and "terse" in listing and "answer" in listing
     assert (
@@ -123,7 +126,9 @@ def test_prompts_steer_the_app_and_the_judge(
     server.reset()
     _, lines = _eval(app_home, "terse-bot", "--judge-prompt", "strict")
     sent = list(server.prompts)
-    assert sum(p.startswith(heredoc("answer.txt").split(".")[0]) for p in sent) == len(QA)
+    assert sum(
+        p.startswith(heredoc("answer.txt", path=WALKTHROUGH).split(".")[0]) for p in sent
+    ) == len(QA)
     assert sum(p.startswith("Score the answer from 0") for p in sent) == len(QA)
     by_row = {x["row_index"]: x for x in lines if x["metric_name"] == "AnswerRelevancyMetric"}
     # the answers are sentences of the retrieved passages sharing words with the question
@@ -360,8 +365,8 @@ def test_edited_prompts_and_apps_are_new_versions_and_runs_keep_theirs(
     import sys
 
     judge_file, answer_file = tmp_path / "judge.txt", tmp_path / "answer.txt"
-    judge_file.write_text(heredoc("judge.txt"), encoding="utf-8")
-    answer_file.write_text(heredoc("answer.txt"), encoding="utf-8")
+    judge_file.write_text(heredoc("judge.txt", path=WALKTHROUGH), encoding="utf-8")
+    answer_file.write_text(heredoc("answer.txt", path=WALKTHROUGH), encoding="utf-8")
     assert run("prompt", "add", "grader", "--file", str(judge_file), home=app_home).returncode == 0
     added = run("prompt", "add", "short", "--file", str(answer_file), "--kind", "answer",
                 home=app_home)  # fmt: skip
@@ -371,8 +376,12 @@ def test_edited_prompts_and_apps_are_new_versions_and_runs_keep_theirs(
     assert made.returncode == 0, made.stderr
     _eval(app_home, "vbot", "--judge-prompt", "grader", "--name", "pinned")
     # every one edited after the run: version 2 each
-    judge_file.write_text("Version two. " + heredoc("judge.txt"), encoding="utf-8")
-    answer_file.write_text("Version two. " + heredoc("answer.txt"), encoding="utf-8")
+    judge_file.write_text(
+        "Version two. " + heredoc("judge.txt", path=WALKTHROUGH), encoding="utf-8"
+    )
+    answer_file.write_text(
+        "Version two. " + heredoc("answer.txt", path=WALKTHROUGH), encoding="utf-8"
+    )
     for code, kind in (("grader", "judge"), ("short", "answer")):
         again = run("prompt", "add", code, "--file", str(tmp_path / f"{kind}.txt"), "--kind",
                     kind, "--replace", home=app_home)  # fmt: skip
@@ -380,7 +389,10 @@ def test_edited_prompts_and_apps_are_new_versions_and_runs_keep_theirs(
     edited = run("app", "add", "vbot", "--space", "kb", "--model", "scripted", "--prompt",
                  "short", "--top-k", "3", "--replace", home=app_home)  # fmt: skip
     assert edited.returncode == 0, edited.stderr
-    assert run("prompt", "show", "grader@1", home=app_home).stdout == heredoc("judge.txt") + "\n"
+    assert (
+        run("prompt", "show", "grader@1", home=app_home).stdout
+        == heredoc("judge.txt", path=WALKTHROUGH) + "\n"
+    )
     assert run("prompt", "show", "grader", home=app_home).stdout.startswith("Version two.")
     old_app = json.loads(run("app", "show", "vbot@1", home=app_home).stdout)
     new_app = json.loads(run("app", "show", "vbot", home=app_home).stdout)
@@ -399,8 +411,8 @@ def test_edited_prompts_and_apps_are_new_versions_and_runs_keep_theirs(
                              capture_output=True, text=True, timeout=120)  # fmt: skip
     assert planned.returncode == 0, planned.stderr
     plan = json.loads(planned.stdout)
-    assert plan["judge"] == heredoc("judge.txt") and plan["top_k"] == 2
-    assert plan["answer"] == heredoc("answer.txt")
+    assert plan["judge"] == heredoc("judge.txt", path=WALKTHROUGH) and plan["top_k"] == 2
+    assert plan["answer"] == heredoc("answer.txt", path=WALKTHROUGH)
     # a new run takes the newest versions
     _eval(app_home, "vbot", "--judge-prompt", "grader", "--name", "newest")
     newest = json.loads(run("runs", "show", "newest", "--json", home=app_home).stdout)["lineage"]

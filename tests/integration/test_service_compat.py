@@ -23,7 +23,7 @@ from tests.integration.service import KEY, ServiceProcess, data, failure
 pytestmark = pytest.mark.both_stores
 
 RECALL_METRICS = ["RetrieverHitRateMetric", "RetrieverMRRMetric", "RetrieverSimilarityMetric"]
-JUDGE_PROMPT = (  # the README's judge.txt
+JUDGE_PROMPT = (  # the walkthrough's judge.txt (docs/how-to/evaluate-rag-app.md)
     "Score the answer from 0 (unsupported, off the question) to 5 (fully backed by the context,\n"
     "answers the question). Reply with the score on the first line, then one line of reasons.\n\n"
     "Question:\n{query}\n\nContext:\n{context}\n\nAnswer:\n{answer}\n"

@@ -104,7 +104,7 @@ def test_spans_over_a_cap_are_refused_and_the_rest_kept(
 def test_the_sdk_exporter_sends_with_the_readme_environment(
     served: tuple[ServiceProcess, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The README's settings for an app: the endpoint and the key in the exporter's headers
+    """The settings docs/how-to/production-traces.md gives an app: the endpoint and the key in the exporter's headers
     variable (``%20`` for the space, as the variable's format wants)."""
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource

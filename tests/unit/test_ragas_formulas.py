@@ -1,4 +1,4 @@
-"""The parts of the RAGAS formulas that need an embedder, worked by hand from the README:
+"""The parts of the RAGAS formulas that need an embedder, worked by hand from docs/concepts/metrics.md:
 
 - answer_correctness = 0.75 * F1 + 0.25 * cosine(E(response), E(reference)),
   F1 = TP / (TP + 0.5 (FP + FN)); negative cosines count 0;

@@ -116,7 +116,7 @@ def test_default_top_k_changes_the_cut_not_the_name() -> None:
 
 
 def test_readme_first_example_names() -> None:
-    """README: ``evaluate(..., metrics=["mrr", "ndcg@10", ...], top_k=10)`` then
+    """docs/how-to/evaluate-rag-app.md: ``evaluate(..., metrics=["mrr", "ndcg@10", ...], top_k=10)`` then
     ``report.scores("mrr")``."""
     rows = [{"query": "q", "retrieved_ids": ["a", "b"], "reference_ids": ["b"]}]
     report = ragmeter.evaluate(rows, ["mrr", "ndcg@10", "P"], top_k=1)
