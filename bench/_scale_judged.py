@@ -24,7 +24,7 @@ from ragmeter.testing import ScriptedJudgeServer
 
 LIMIT = 3000  # the model's requests_per_minute
 LATENCY_MS = 50.0
-METRIC = "faithfulness"
+METRIC = "context_precision"  # one judge request per row
 TOML = """[models.scripted]
 base_url = "{url}"
 model = "scripted"

@@ -9,6 +9,9 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter
+
+THOUSANDS = FuncFormatter(lambda value, _: f"{value:,.0f}")
 
 
 def _two_axes(title: str) -> tuple[Any, Any, Any]:
@@ -38,7 +41,7 @@ def plot_rows(entries: list[dict[str, Any]], path: Path) -> str:
     for axis in (left, right):
         axis.set_xlim(left=0)
         axis.set_ylim(bottom=0)
-        axis.ticklabel_format(axis="x", style="plain")
+        axis.xaxis.set_major_formatter(THOUSANDS)
         axis.legend()
         axis.grid(alpha=0.3)
     return _save(figure, path)
@@ -55,9 +58,9 @@ def plot_views(entries: list[dict[str, Any]], path: Path) -> str:
         axis.axhline(1.0, color="red", linestyle="--", label="goal: p95 < 1 s")
         axis.set(title=store, xlabel="results per run", ylabel="p95 (s)")
         axis.set_xlim(left=0)
-        axis.set_ylim(bottom=0)
-        axis.ticklabel_format(axis="x", style="plain")
-        axis.legend(fontsize=7)
+        axis.set_ylim(0, max([1.2, *(e["p95_s"] * 1.1 for e in mine)]))
+        axis.xaxis.set_major_formatter(THOUSANDS)
+        axis.legend(fontsize=7, loc="center left")
         axis.grid(alpha=0.3)
     return _save(figure, path)
 
@@ -78,6 +81,7 @@ def plot_judged(entries: list[dict[str, Any]], path: Path) -> str:
     for axis in (left, right):
         axis.set_xlim(left=0)
         axis.set_ylim(bottom=0)
+        axis.xaxis.set_major_formatter(THOUSANDS)
         axis.legend(fontsize=7)
         axis.grid(alpha=0.3)
     return _save(figure, path)

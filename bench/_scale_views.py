@@ -79,17 +79,23 @@ def _requests(base: str, other: str, rows: int) -> dict[str, list[str]]:
     }  # fmt: skip
 
 
-def _time_view(http: httpx.Client, paths: list[str], times: int) -> tuple[float, list[float]]:
-    """Seconds of the first round of ``paths`` (one after another) and of ``times`` more."""
-    found = []
+def _time_view(
+    http: httpx.Client, paths: list[str], times: int
+) -> tuple[float, list[float], dict[str, float]]:
+    """Seconds of the first round of ``paths`` (one after another), of ``times`` more, and
+    the median seconds of each path over those."""
+    rounds, each = [], {path: [] for path in paths}
     for _ in range(times + 1):
         started = time.perf_counter()
         for path in paths:
+            asked = time.perf_counter()
             answer = http.get(path)
+            each[path].append(time.perf_counter() - asked)
             if answer.status_code != 200 or not answer.json().get("success"):
                 raise SystemExit(f"GET {path}: {answer.status_code} {answer.text[:300]}")
-        found.append(time.perf_counter() - started)
-    return found[0], found[1:]
+        rounds.append(time.perf_counter() - started)
+    medians = {path: sorted(s[1:])[len(s[1:]) // 2] for path, s in each.items()}
+    return rounds[0], rounds[1:], medians
 
 
 def p95(values: list[float]) -> float:
@@ -129,20 +135,28 @@ def _one_store(
     port = free_port()
     server = start_server(home, port, f"[server]\nmax_rows = {rows}\n", key=None)
     try:
-        ids = _run_ids(f"http://127.0.0.1:{port}")
-        found = []
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as http:
-            for view, paths in _requests(ids["base"], ids["candidate"], rows).items():
-                first, seconds = _time_view(http, paths, times)
-                entry = {"store": kind, "results": rows * len(metrics.split(",")), "view": view}
-                entry |= {"first_s": first, "median_s": sorted(seconds)[len(seconds) // 2]}
-                entry |= {"p95_s": p95(seconds), "requests": times}
-                found.append(entry)
-                print(f"{kind} {view}: first {first:.3f} s, p95 {entry['p95_s']:.3f} s")
-        return found
+        return _time_views(f"http://127.0.0.1:{port}", kind, rows, times, len(metrics.split(",")))
     finally:
         server.terminate()
         server.wait(30)
         os.environ.pop(STORE_URL_ENV, None)
         if saved is not None:
             os.environ[STORE_URL_ENV] = saved
+
+
+def _time_views(url: str, kind: str, rows: int, times: int, metrics: int) -> list[dict[str, Any]]:
+    """Each view's requests timed on the server at ``url`` (its runs 'base', 'candidate')."""
+    ids, found = _run_ids(url), []
+    with httpx.Client(base_url=url, timeout=120) as http:
+        for view, paths in _requests(ids["base"], ids["candidate"], rows).items():
+            first, seconds, each = _time_view(http, paths, times)
+            slowest = max(each, key=lambda path: each[path])
+            label = slowest.split("?")[0].removeprefix(API) or "/"
+            label = label.replace(ids["base"], "A").replace(ids["candidate"], "B")
+            entry = {"store": kind, "results": rows * metrics, "view": view}
+            entry |= {"slowest": f"GET runs{label}", "slowest_s": each[slowest]}
+            entry |= {"first_s": first, "median_s": sorted(seconds)[len(seconds) // 2]}
+            entry |= {"p95_s": p95(seconds), "requests": times}
+            found.append(entry)
+            print(f"{kind} {view}: first {first:.3f} s, p95 {entry['p95_s']:.3f} s", flush=True)
+    return found
