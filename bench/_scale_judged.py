@@ -1,12 +1,11 @@
 """The ``judged`` part of bench/scale.py: a judged run against the scripted judge answering
 at 50 ms, the model limited to 3000 requests per minute, on the local executor or on a Ray
-cluster of this machine (``ray start --head`` with 2 CPUs: 2 workers)."""
+cluster of this machine started for the run (2 CPUs: 2 workers)."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -14,11 +13,9 @@ import time
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from _serve import free_port
 from ragmeter.demo.judge_rows import synthetic_rows
 from ragmeter.testing import ScriptedJudgeServer
 
@@ -40,23 +37,6 @@ def write_judged_rows(path: Path, rows: int) -> None:
             handle.write(json.dumps(row) + "\n")
 
 
-@contextmanager
-def ray_cluster() -> Iterator[str]:
-    """A Ray head of 2 CPUs on this machine (its own temp folder); its ``HOST:PORT``."""
-    ray = shutil.which("ray", path=str(Path(sys.executable).parent))
-    if ray is None:
-        raise SystemExit("Ray is not installed: pip install 'ragmeter[ray]'")
-    port, folder = free_port(), tempfile.mkdtemp(prefix="ragmeter-scale-ray-")
-    start = [ray, "start", "--head", f"--port={port}", "--num-cpus=2", f"--temp-dir={folder}"]
-    start += ["--include-dashboard=false", "--disable-usage-stats"]
-    subprocess.run(start, check=True, capture_output=True)
-    try:
-        yield f"127.0.0.1:{port}"
-    finally:
-        subprocess.run([ray, "stop", "--force"], check=False, capture_output=True)
-        shutil.rmtree(folder, ignore_errors=True)
-
-
 def rates(arrivals: list[float]) -> tuple[float, int]:
     """Requests per minute over the steady part (the middle 80% of the run's span) and
     the most requests that arrived in any 60 s."""
@@ -68,12 +48,13 @@ def rates(arrivals: list[float]) -> tuple[float, int]:
     return steady / ((high - low) / 60.0), busiest
 
 
-def _judged_run(data: Path, home: Path, executor: str, address: str | None) -> float:
+def _judged_run(data: Path, home: Path, executor: str) -> float:
+    """Seconds of the run; on Ray, a cluster of this machine started for the process (no
+    address: as many workers as cores, 2 here)."""
     command = [sys.executable, "-m", "ragmeter", "eval", str(data), "-m", METRIC]
     command += ["--judge-model", "scripted", "--executor", executor]
-    if address is not None:
-        command += ["--ray-address", address]
     env = {**os.environ, "RAGMETER_HOME": str(home)}
+    env.pop("RAY_ADDRESS", None)
     started = time.perf_counter()
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -81,9 +62,9 @@ def _judged_run(data: Path, home: Path, executor: str, address: str | None) -> f
     return time.perf_counter() - started
 
 
-def part_judged(rows: int, executors: list[str]) -> list[dict[str, Any]]:
-    """One judged run of ``rows`` rows on each executor, each with a fresh store and judge."""
-    found = []
+def part_judged(rows: int, executors: list[str]) -> Iterator[dict[str, Any]]:
+    """One judged run of ``rows`` rows on each executor, each with a fresh store and judge,
+    given as soon as it is measured."""
     with tempfile.TemporaryDirectory(prefix="ragmeter-scale-judged-") as tmp:
         data = Path(tmp) / "judged.jsonl"
         write_judged_rows(data, rows)
@@ -93,16 +74,12 @@ def part_judged(rows: int, executors: list[str]) -> list[dict[str, Any]]:
             with ScriptedJudgeServer(latency_ms=LATENCY_MS) as judge:
                 judge.arrivals = deque()  # every arrival, not only the latest 100,000
                 (home / "ragmeter.toml").write_text(TOML.format(url=judge.url, limit=LIMIT))
-                if executor == "ray":
-                    with ray_cluster() as address:
-                        seconds = _judged_run(data, home, executor, address)
-                else:
-                    seconds = _judged_run(data, home, executor, None)
+                load = round(os.getloadavg()[0], 2)
+                seconds = _judged_run(data, home, executor)
                 arrivals = list(judge.arrivals)
             steady, busiest = rates(arrivals)
-            entry = {"executor": executor, "rows": rows, "seconds": seconds}
+            entry = {"executor": executor, "rows": rows, "seconds": seconds, "load": [load]}
             entry |= {"requests": len(arrivals), "steady_rpm": steady, "peak_rpm": busiest}
-            found.append(entry)
+            yield entry
             print(f"judged {executor} {rows:,}: {seconds:.0f} s, {len(arrivals)} requests, "
                   f"steady {steady:.0f}/min, busiest 60 s {busiest}", flush=True)  # fmt: skip
-    return found
