@@ -9,7 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 THOUSANDS = FuncFormatter(lambda value, _: f"{value:,.0f}")
 
@@ -42,6 +42,8 @@ def plot_rows(entries: list[dict[str, Any]], path: Path) -> str:
         axis.set_xlim(left=0)
         axis.set_ylim(bottom=0)
         axis.xaxis.set_major_formatter(THOUSANDS)
+        axis.xaxis.set_major_locator(MaxNLocator(5))
+        axis.set_xlim(0, axis.get_xlim()[1] * 1.08)
         axis.legend()
         axis.grid(alpha=0.3)
     return _save(figure, path)
@@ -60,6 +62,8 @@ def plot_views(entries: list[dict[str, Any]], path: Path) -> str:
         axis.set_xlim(left=0)
         axis.set_ylim(0, max([1.2, *(e["p95_s"] * 1.1 for e in mine)]))
         axis.xaxis.set_major_formatter(THOUSANDS)
+        axis.xaxis.set_major_locator(MaxNLocator(5))
+        axis.set_xlim(0, axis.get_xlim()[1] * 1.08)
         axis.legend(fontsize=7, loc="center left")
         axis.grid(alpha=0.3)
     return _save(figure, path)
@@ -77,12 +81,13 @@ def plot_judged(entries: list[dict[str, Any]], path: Path) -> str:
     left.set(xlabel="rows", ylabel="wall time (s)")
     right.axhline(3000, color="red", linestyle="--", label="limit")
     right.axhline(2850, color="orange", linestyle="--", label="limit - 5%")
-    right.set(xlabel="rows", ylabel="judge requests per minute")
+    right.set(xlabel="rows", ylabel="judge requests per minute", ylim=(0, 3400))
+    left.set_ylim(bottom=0)
     for axis in (left, right):
-        axis.set_xlim(left=0)
-        axis.set_ylim(bottom=0)
         axis.xaxis.set_major_formatter(THOUSANDS)
-        axis.legend(fontsize=7)
+        axis.xaxis.set_major_locator(MaxNLocator(5))
+        axis.set_xlim(0, axis.get_xlim()[1] * 1.08)
+        axis.legend(fontsize=7, loc="lower left")
         axis.grid(alpha=0.3)
     return _save(figure, path)
 

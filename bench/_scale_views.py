@@ -156,7 +156,7 @@ def _time_views(url: str, kind: str, rows: int, times: int, metrics: int) -> lis
             entry = {"store": kind, "results": rows * metrics, "view": view}
             entry |= {"slowest": f"GET runs{label}", "slowest_s": each[slowest]}
             entry |= {"first_s": first, "median_s": sorted(seconds)[len(seconds) // 2]}
-            entry |= {"p95_s": p95(seconds), "requests": times}
+            entry |= {"p95_s": p95(seconds), "requests": times, "load": list(os.getloadavg())}
             found.append(entry)
             print(f"{kind} {view}: first {first:.3f} s, p95 {entry['p95_s']:.3f} s", flush=True)
     return found
