@@ -11,7 +11,7 @@ from ragmeter.metrics import AnswerRelevancyMetric
 from ragmeter.metrics.llm.dbgpt import ANSWER_RELEVANCY_TEMPLATES
 from ragmeter.testing.answers import answer_chat
 from ragmeter.testing.free_text import UNREADABLE, read_prompt, score_scale
-from tests.readme_blocks import heredoc
+from tests.readme_blocks import WALKTHROUGH, heredoc
 
 QUERY = "Which layers make up AWEL?"
 CONTEXT = (
@@ -27,8 +27,8 @@ def _chat(prompt: str) -> str:
     return answer_chat({"messages": [{"role": "user", "content": prompt}]})
 
 
-def test_the_readme_judge_prompt_is_scored_from_word_overlap() -> None:
-    template = heredoc("judge.txt")
+def test_the_walkthrough_judge_prompt_is_scored_from_word_overlap() -> None:
+    template = heredoc("judge.txt", path=WALKTHROUGH)
     reply = _chat(template.format(query=QUERY, context=CONTEXT, answer=ANSWER))
     # 1 of the 2 answer sentences is backed by the context: round(5 * 1/2) = 2
     assert reply == "2\n1 of 2 answer sentences are backed by the context."
@@ -37,8 +37,8 @@ def test_the_readme_judge_prompt_is_scored_from_word_overlap() -> None:
     assert (score, feedback) == (2.0, "1 of 2 answer sentences are backed by the context.")
 
 
-def test_the_readme_answer_prompt_gets_an_extractive_answer() -> None:
-    template = heredoc("answer.txt")
+def test_the_walkthrough_answer_prompt_gets_an_extractive_answer() -> None:
+    template = heredoc("answer.txt", path=WALKTHROUGH)
     parts = read_prompt(template.format(query=QUERY, context=CONTEXT))
     assert parts is not None
     assert (parts.question, parts.context, parts.answer) == (QUERY, CONTEXT, "")
@@ -111,6 +111,6 @@ def test_an_unreadable_prompt_gets_no_made_up_score() -> None:
 
 
 def test_an_empty_answer_scores_the_bottom_of_the_scale_and_says_so() -> None:
-    template = heredoc("judge.txt")
+    template = heredoc("judge.txt", path=WALKTHROUGH)
     reply = _chat(template.format(query=QUERY, context=CONTEXT, answer=""))
     assert reply == "0\nThe answer is empty: there is nothing to score."
