@@ -144,7 +144,8 @@ def test_the_workflow_says_what_github_needs() -> None:
 
 
 def test_the_offline_block_and_the_workflow_run_pass_then_fail(workspace: Workspace) -> None:
-    (block,) = offline_blocks(DOC.read_text(encoding="utf-8"))
+    rows, block = offline_blocks(DOC.read_text(encoding="utf-8"))
+    assert "cat > eval/rows.jsonl" in rows.code  # the page's two rows: the workspace has its own
     code, out = _bash(block.code, workspace, flags="-e")
     assert code == 0, out
     assert (workspace.folder / "eval" / "baseline.results.jsonl").is_file()
