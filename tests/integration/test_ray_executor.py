@@ -12,12 +12,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 import ray
 
 import ragmeter
@@ -30,16 +28,6 @@ from tests.integration.test_agent_judged import ANTHROPIC, METRICS, OPENAI
 
 RETRIEVAL = "mrr,ndcg@5,recall@3,precision@3,map,hit_rate@5"
 JUDGED = "faithfulness,context_precision,context_recall,answer_correctness"
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
-    """A Ray cluster of 2 CPUs on this machine; its address (for other processes)."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield str(ray.get_runtime_context().gcs_address)
-    finally:
-        ray.shutdown()
 
 
 def _config(home: Path, judge: ScriptedJudgeServer, extra: str = "") -> None:

@@ -6,28 +6,16 @@ searchable after."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-import ray
 from sqlalchemy import select
 
 from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.store.models import ChunkRecord, DocumentRecord
 from tests.integration.helpers import dbgpt_docs, run
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
-    """A Ray cluster of 2 CPUs on this machine; its address (for the command's process)."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield str(ray.get_runtime_context().gcs_address)
-    finally:
-        ray.shutdown()
 
 
 @pytest.fixture
