@@ -29,7 +29,7 @@ from starlette.staticfiles import StaticFiles
 
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import GUIDE_AWEL, NOTES_AWEL, write_models
-from tests.integration.service import KEY, ServiceProcess, data, free_port, wait_run
+from tests.integration.service import KEY, POOL_LIMITS, ServiceProcess, data, free_port, wait_run
 
 pytestmark = pytest.mark.both_stores
 
@@ -68,7 +68,9 @@ def _built_page() -> Path:
 
 def _front(api: str, web: Path) -> Starlette:
     """The page's files, with ``/api`` forwarded (with the key) to the ragmeter server."""
-    client = httpx.AsyncClient(base_url=api, timeout=120)
+    # idle connections expire before the server's 5 s keep-alive closes them, so no request
+    # goes out on a connection the server is closing
+    client = httpx.AsyncClient(base_url=api, timeout=120, limits=POOL_LIMITS)
 
     async def forward(request: Request) -> Response:
         headers = {

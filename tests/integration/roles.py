@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 
 from tests.integration.helpers import run
-from tests.integration.service import KEY, ServiceProcess
+from tests.integration.service import KEY, POOL_LIMITS, ServiceProcess
 
 #: the users a test server holds, by role; "config" is the configured key (an admin)
 ROLES = ("admin", "member", "reviewer", "viewer", "ingest")
@@ -40,4 +40,4 @@ def users_server(
 def as_user(server: ServiceProcess, key: str) -> httpx.Client:
     """A client of the server's root (every path, v1 and v2) sending ``key``."""
     headers = {"Authorization": f"Bearer {key}"}
-    return httpx.Client(base_url=server.url, headers=headers, timeout=120)
+    return httpx.Client(base_url=server.url, headers=headers, timeout=120, limits=POOL_LIMITS)

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from ragmeter.client._base import POOL_LIMITS
 from ragmeter.config import STORE_URL_ENV
 from tests.integration.helpers import RAGMETER
 
@@ -118,14 +119,14 @@ class ServiceProcess:
 
     def client(self, key: str | None = KEY) -> httpx.Client:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        return httpx.Client(base_url=self.base, headers=headers, timeout=120)
+        return httpx.Client(base_url=self.base, headers=headers, timeout=120, limits=POOL_LIMITS)
 
 
 def browser(base_url: str) -> httpx.Client:
     """A client that sends its cookies back as a browser does: the dashboard's Secure
     ``__Host-`` cookie too, over http to 127.0.0.1 (loopback is a secure context to browsers;
     httpx sends Secure cookies over https only)."""
-    http = httpx.Client(base_url=base_url, timeout=60)
+    http = httpx.Client(base_url=base_url, timeout=60, limits=POOL_LIMITS)
 
     def secure_cookies(request: httpx.Request) -> None:
         if pairs := "; ".join(f"{c.name}={c.value}" for c in http.cookies.jar):

@@ -18,6 +18,10 @@ T = TypeVar("T")
 DEFAULT_API_BASE = "http://localhost:5670/api/v2"
 KEY_ENV = "RAGMETER_API_KEY"
 FINISHED = frozenset({"done", "failed", "cancelled"})
+#: how long an idle pooled connection is reused: under the server's 5 s keep-alive
+#: (uvicorn's default), so a request never goes out on a connection the server is closing
+#: ("Server disconnected without sending a response")
+POOL_LIMITS = httpx.Limits(keepalive_expiry=2.0)
 
 
 class ClientBase:

@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar
 import httpx
 
 from ragmeter.client import _calls as calls
-from ragmeter.client._base import DEFAULT_API_BASE, FINISHED, ClientBase
+from ragmeter.client._base import DEFAULT_API_BASE, FINISHED, POOL_LIMITS, ClientBase
 from ragmeter.client._calls import Call, RequestLike
 from ragmeter.client._errors import ClientError
 from ragmeter.config import OnlineRule
@@ -80,7 +80,11 @@ class Client(ClientBase):
     ) -> None:
         super().__init__(api_base, api_key, timeout)
         self._http = httpx.Client(
-            base_url=self.base_url, headers=self._headers, timeout=timeout, transport=transport
+            base_url=self.base_url,
+            headers=self._headers,
+            timeout=timeout,
+            transport=transport,
+            limits=POOL_LIMITS,
         )
         self.runs = Runs(self)
         self.spaces = Spaces(self)
