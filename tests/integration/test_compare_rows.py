@@ -19,6 +19,7 @@ from sqlalchemy import create_engine, text
 
 from ragmeter.reports.record import ResultRecord
 from ragmeter.runs.planning.config import EvaluationConfig
+from ragmeter.runs.storage.result_columns import column_query
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.runs.views.compare import compare_scores
 from ragmeter.runs.views.pairs import (
@@ -29,7 +30,6 @@ from ragmeter.runs.views.pairs import (
     pair_page,
     scatter,
 )
-from ragmeter.runs.views.sides import side_query
 from ragmeter.store.db import _MIGRATIONS, Store
 from tests.integration.service import ServiceProcess, data, failure, wait_run
 
@@ -283,7 +283,7 @@ def test_the_pair_query_seeks_the_row_index_and_never_scans_the_results(tmp_path
     store, _ = _store_with_runs(f"sqlite:///{tmp_path / 'plan.db'}", 50, seed=1)
     for by in ("id", "query"):
         index = "ix_results_run_metric_row"
-        query = side_query("a", "mrr", by)  # type: ignore[arg-type]
+        query = column_query("a", "mrr", by)  # type: ignore[arg-type]
         sql = str(query.compile(store.engine, compile_kwargs={"literal_binds": True}))
         with store.engine.connect() as connection:
             plan = [row[3] for row in connection.execute(text(f"EXPLAIN QUERY PLAN {sql}"))]

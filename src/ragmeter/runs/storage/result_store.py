@@ -8,7 +8,6 @@ import typing
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-import numpy as np
 import orjson
 from sqlalchemy import (
     Select,
@@ -36,6 +35,7 @@ from ragmeter.reports.human import calibrate, summary_fields
 from ragmeter.reports.stats import mean_summary
 from ragmeter.runs.storage._owner import this_process
 from ragmeter.runs.storage.labels import LabelStore
+from ragmeter.runs.storage.result_columns import ScoreColumn, finished_rows, score_columns
 from ragmeter.runs.storage.result_table import RESULT_COLUMNS, ResultGroup
 from ragmeter.runs.storage.run_records import RunRecords
 from ragmeter.store.db import Store, insert_plain, json_text, plain_cursor, plain_rows
@@ -52,14 +52,11 @@ __all__ = [
 ]
 
 
-def _summary(scores: dict[str, list[float | None]]) -> dict[str, MetricSummary]:
+def _summary(columns: dict[str, ScoreColumn]) -> dict[str, MetricSummary]:
     """Per metric ``stats.mean_summary`` with the metric's scale (``0-1``) where known."""
     return {
-        name: {
-            **mean_summary(np.array(values, dtype=np.float64)),  # None -> NaN
-            "scale": scale_label(name),
-        }
-        for name, values in scores.items()
+        name: {**mean_summary(column.scores), "scale": scale_label(name)}
+        for name, column in columns.items()
     }
 
 
@@ -145,8 +142,7 @@ class ResultStore(RunRecords):
 
     def finished_rows(self, run_id: str) -> set[int]:
         with self.store.session() as session:
-            query = select(ResultRow.row_index).where(ResultRow.run_id == run_id).distinct()
-            return {index for (index,) in plain_rows(session, query)}
+            return finished_rows(session, run_id)
 
     def commit_results(
         self, run_id: str, groups: Sequence[ResultGroup], rows: int, usage: dict[str, float]
@@ -252,15 +248,7 @@ class ResultStore(RunRecords):
             return self._calibrated(record, cached)
         metrics = list(record.spec.get("metric_names") or record.spec.get("metrics", []))
         with self.store.session() as session:
-            found = session.execute(
-                select(ResultRow.metric_name, ResultRow.score)
-                .where(ResultRow.run_id == record.id)
-                .order_by(ResultRow.row_index)
-            ).all()
-        scores: dict[str, list[float | None]] = {name: [] for name in metrics}
-        for name, score in found:
-            scores.setdefault(name, []).append(score)
-        out = _summary(scores)
+            out = _summary(score_columns(session, record.id, metrics))
         if len(self._summaries) > 256:
             self._summaries.clear()
         self._summaries[key] = out
@@ -322,16 +310,8 @@ def calibrated_means(
     if not wanted:
         return out
     with store.session() as session:
-        for name in wanted:
-            found = plain_rows(
-                session,
-                select(ResultRow.row_index, ResultRow.score)
-                .where(ResultRow.run_id == record.id, ResultRow.metric_name == name)
-                .order_by(ResultRow.row_index),
-            )
-            rows = np.array([r for r, _ in found], dtype=np.int64)
-            scores = np.array([np.nan if s is None else s for _, s in found], np.float64)
-            out[name] = calibrate(rows, scores, human[name])
+        for name, column in score_columns(session, record.id, wanted).items():
+            out[name] = calibrate(column.rows, column.scores, human[name])
     return out
 
 

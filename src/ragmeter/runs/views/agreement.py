@@ -30,6 +30,7 @@ from ragmeter.metrics.scales import format_scale, metric_scale
 from ragmeter.reports.agreement import Kind, Level, judge_agreement, majority, reviewers_alpha
 from ragmeter.reports.human import calibrate
 from ragmeter.runs.storage.labels import Label, LabelStore, labels_of, own_rows_only, picked
+from ragmeter.runs.storage.result_columns import score_column
 from ragmeter.runs.storage.store import metric_names
 from ragmeter.store.db import Store
 from ragmeter.store.models import DatasetRowRecord, ResultRow, RunRecord
@@ -72,15 +73,9 @@ def _languages(store: Store, record: RunRecord, metric: str) -> dict[int, str]:
 def _read_scores(store: Store, record: RunRecord, metric: str, known: dict[int, str]) -> _Scores:
     """The metric's scores in row order; ``known`` (position -> language) is read once per
     run and reused by the next metric (a run's metrics score the same rows)."""
-    query = (
-        select(ResultRow.row_index, ResultRow.score)
-        .where(ResultRow.run_id == record.id, ResultRow.metric_name == metric)
-        .order_by(ResultRow.row_index)
-    )
     with store.session() as session:
-        rows = session.execute(query).all()
-    positions = np.array([r[0] for r in rows], dtype=np.int64)
-    scores = np.array([np.nan if r[1] is None else r[1] for r in rows], dtype=np.float64)
+        column = score_column(session, record.id, metric)
+    positions, scores = column.rows, column.scores
     if any(int(p) not in known for p in positions):
         known.update(_languages(store, record, metric))
     return _Scores(positions, scores, [known[int(p)] for p in positions])

@@ -20,9 +20,10 @@ from ragmeter.datasets import Row
 from ragmeter.errors import ConfigError, LimitError, NotFoundError, clip
 from ragmeter.metrics.retrieval import NOT_JUDGED
 from ragmeter.metrics.retrieval.ranking import judge_rows
+from ragmeter.runs.storage.result_columns import score_column
 from ragmeter.runs.storage.result_store import read_records, records_query
 from ragmeter.runs.views.trajectory import trajectory_of
-from ragmeter.store.db import Store, plain_rows
+from ragmeter.store.db import Store
 from ragmeter.store.models import DatasetRowRecord, ResultRow, RunRecord
 from ragmeter.store.rowdata import row_field, row_of
 from ragmeter.store.search import bounded, catch_up, text_condition
@@ -256,13 +257,9 @@ def distribution(store: Store, run_id: str, metric: str, bins: int) -> MetricDis
     where = [ResultRow.run_id == run_id, ResultRow.metric_name == metric]
     reason = func.substr(ResultRow.error, 1, _REASON_CHARS)
     with store.session() as session:
-        scores = plain_rows(
-            session, select(ResultRow.score).where(*where, ResultRow.score.isnot(None))
-        )
-        values = np.fromiter((score for (score,) in scores), dtype=np.float64, count=len(scores))
-        nulls = session.scalar(
-            select(func.count()).select_from(ResultRow).where(*where, ResultRow.score.is_(None))
-        )
+        column = score_column(session, run_id, metric)
+        values = column.scores[~np.isnan(column.scores)]
+        nulls = column.nulls()
         grouped = session.execute(
             select(ResultRow.error_kind, reason, func.count())
             .where(*where, ResultRow.score.is_(None))

@@ -1,6 +1,5 @@
-"""One run's results of one metric as columns (pairing key, row index, score), read from a
-covering index in row order (migration 0010) for comparisons: a seek and a walk of the
-index, never a scan of the results; a finished run's columns kept for the next request, as
+"""One run's results of one metric as columns (pairing key, row index, score) in row order
+(``result_columns``) for comparisons; a finished run's columns kept for the next request, as
 the compare view asks for statistics, pairs and scatter of the same two runs at once."""
 
 from __future__ import annotations
@@ -10,14 +9,13 @@ from collections import OrderedDict
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
+from ragmeter.runs.storage.result_columns import score_column
 from ragmeter.runs.views.compare import Pairing, Side
-from ragmeter.store.db import plain_rows
-from ragmeter.store.models import ResultRow, RunRecord
+from ragmeter.store.models import RunRecord
 
-__all__ = ["KEPT_RESULTS", "read_side", "side_query"]
+__all__ = ["KEPT_RESULTS", "read_side"]
 
 #: results (of finished runs) whose columns stay in memory, ~24 bytes each
 KEPT_RESULTS = 2_000_000
@@ -26,17 +24,6 @@ KEPT_RESULTS = 2_000_000
 #: as one after the other; a read that waited finds the columns the other one kept
 _READING = threading.Lock()
 _kept: OrderedDict[tuple[Any, ...], tuple[Side, np.ndarray[Any, Any]]] = OrderedDict()
-
-
-def side_query(run_id: str, metric: str, by: Pairing) -> Select[int | None, int, float | None]:
-    """SQL: the pairing key, row index and score of a run's results of ``metric``, in row
-    order (all three in one covering index, so SQLite never reads the results table)."""
-    key = ResultRow.id_key if by == "id" else ResultRow.query_key
-    return (
-        select(key, ResultRow.row_index, ResultRow.score)
-        .where(ResultRow.run_id == run_id, ResultRow.metric_name == metric)
-        .order_by(ResultRow.row_index)
-    )
 
 
 def _version(session: Session, run_id: str) -> tuple[Any, ...] | None:
@@ -49,12 +36,9 @@ def _version(session: Session, run_id: str) -> tuple[Any, ...] | None:
 
 
 def _columns(session: Session, run_id: str, metric: str, by: Pairing) -> tuple[Side, Any]:
-    found = plain_rows(session, side_query(run_id, metric, by))
-    keys = np.fromiter((row[0] or 0 for row in found), dtype=np.int64, count=len(found))
-    rows = np.fromiter((row[1] for row in found), dtype=np.int64, count=len(found))
-    scores = np.array([row[2] for row in found], dtype=np.float64)  # None -> NaN
-    order = np.argsort(rows, kind="stable")  # row order, as compare_scores reads a run
-    columns = keys[order], scores[order], rows[order]
+    found = score_column(session, run_id, metric, keys=by)
+    assert found.keys is not None  # asked for
+    columns = found.keys, found.scores, found.rows  # in row order, as compare_scores reads
     for column in columns:
         column.flags.writeable = False  # kept and shared: no caller may change them
     return Side(columns[0], columns[1]), columns[2]

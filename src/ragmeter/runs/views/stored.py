@@ -13,6 +13,7 @@ from ragmeter.reports import EvaluationReport, MetricSummary, ResultRecord
 from ragmeter.reports.html import DEFAULT_WORST, check_options, render_html, write_page
 from ragmeter.reports.html_text import TEXT, Language
 from ragmeter.runs.storage.cards import CardStore, headline, judge_model_of
+from ragmeter.runs.storage.result_columns import score_column
 from ragmeter.runs.storage.result_store import read_records, records_query
 from ragmeter.runs.storage.store import metric_names
 from ragmeter.runs.views.agreement import run_agreement
@@ -79,9 +80,9 @@ class StoredRun:
 
     def scores(self, metric_name: str) -> list[float | None]:
         """The metric's scores in row order (None where null)."""
-        query = select(ResultRow.score).where(*self._where(metric_name))
         with self.runs.store.session() as session:
-            return list(session.scalars(query.order_by(ResultRow.row_index)))
+            column = score_column(session, self.run_id, metric_name)
+        return [None if s != s else s for s in column.scores.tolist()]
 
     def worst(self, metric_name: str, count: int) -> list[ResultRecord]:
         """The ``count`` lowest scores of a metric, then its nulls, ties in row order: read
