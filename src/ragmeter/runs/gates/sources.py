@@ -15,7 +15,7 @@ from ragmeter.errors import ConfigError, DatasetError, NotFoundError, clip
 from ragmeter.metrics.scales import scale_labels
 from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.runs.storage.labels import LabelStore
-from ragmeter.runs.storage.result_store import read_records, records_query
+from ragmeter.runs.storage.result_store import row_records
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.store.db import open_store
 from ragmeter.store.models import DatasetRowRecord, ResultRow
@@ -113,16 +113,14 @@ class StoredResults(EvaluationReport):
         if not records:
             return []
         wanted = {(r.metric_name, r.row_index) for r in records}
-        query = records_query(
-            self.runs.get(str(self.run_id)).dataset_id,
-            ResultRow.run_id == self.run_id,
-            ResultRow.row_index.in_({r.row_index for r in records}),
-            ResultRow.metric_name.in_({r.metric_name for r in records}),
-        )
+        run_id = str(self.run_id)
+        rows = {r.row_index for r in records}
+        metrics = {r.metric_name for r in records}
         with self.runs.store.session() as session:
+            read = row_records(session, run_id, self.runs.get(run_id).dataset_id, rows, metrics)
             found = {
                 (row.metric_name, row.row_index): row
-                for row in read_records(session, query)
+                for row in read
                 if (row.metric_name, row.row_index) in wanted
             }
         return [found.get((r.metric_name, r.row_index), r) for r in records]

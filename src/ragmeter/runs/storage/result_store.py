@@ -5,7 +5,7 @@ run's report and its per-metric summary read them back."""
 from __future__ import annotations
 
 import typing
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -47,8 +47,11 @@ __all__ = [
     "ResultStore",
     "calibrated_means",
     "forget_upstream_failures",
-    "read_records",
-    "records_query",
+    "neighbours",
+    "null_reasons",
+    "row_records",
+    "stored_rows",
+    "worst_records",
 ]
 
 
@@ -117,15 +120,81 @@ def _records(found: Iterable[Sequence[Any]]) -> list[ResultRecord]:
     return out
 
 
-def records_query(dataset_id: int, *where: Any) -> Select[*tuple[Any, ...]]:
+def _records_query(dataset_id: int, *where: Any) -> Select[*tuple[Any, ...]]:
     """SQL: the results ``where`` says (of one run, whose dataset is ``dataset_id``) as
-    ``read_records`` reads them, each with its row."""
+    ``_read_records`` reads them, each with its row."""
     return select(*_READ).outerjoin(DatasetRowRecord, row_of(ResultRow, dataset_id)).where(*where)
 
 
-def read_records(session: Session, query: Select[*tuple[Any, ...]]) -> list[ResultRecord]:
-    """The results of a ``records_query`` as records, their rows filled in."""
+def _read_records(session: Session, query: Select[*tuple[Any, ...]]) -> list[ResultRecord]:
+    """The results of a ``_records_query`` as records, their rows filled in."""
     return _records(plain_rows(session, query))
+
+
+def row_records(
+    session: Session,
+    run_id: str,
+    dataset_id: int,
+    rows: Collection[int],
+    metrics: Collection[str] | None = None,
+) -> list[ResultRecord]:
+    """The results of ``rows`` of a run (of ``metrics``, else all), in row then metric
+    order, whole: their rows, answers and reasoning."""
+    where = [ResultRow.run_id == run_id, ResultRow.row_index.in_(set(rows))]
+    if metrics is not None:
+        where.append(ResultRow.metric_name.in_(set(metrics)))
+    query = _records_query(dataset_id, *where).order_by(ResultRow.row_index, ResultRow.id)
+    return _read_records(session, query)
+
+
+#: a null reason is grouped by (and shown with) this many characters of its message
+REASON_CHARS = 300
+
+
+def null_reasons(
+    session: Session, run_id: str, metric: str, limit: int
+) -> list[tuple[str | None, str, int]]:
+    """(error kind, reason, count) of ``metric``'s null scores in a run, the most frequent
+    first, at most ``limit`` of them; reasons grouped on their first ``REASON_CHARS``."""
+    reason = func.substr(ResultRow.error, 1, REASON_CHARS)
+    query = (
+        select(ResultRow.error_kind, reason, func.count())
+        .where(
+            ResultRow.run_id == run_id,
+            ResultRow.metric_name == metric,
+            ResultRow.score.is_(None),
+        )
+        .group_by(ResultRow.error_kind, reason)
+        .order_by(func.count().desc(), ResultRow.error_kind, reason)
+        .limit(max(limit, 0))
+    )
+    return [(kind, text or "", int(n)) for kind, text, n in session.execute(query)]
+
+
+def neighbours(session: Session, run_id: str, row_index: int) -> tuple[int | None, int | None]:
+    """The stored row indexes just before and after ``row_index`` (None at either end)."""
+    where = ResultRow.run_id == run_id
+    before = select(func.max(ResultRow.row_index)).where(where, ResultRow.row_index < row_index)
+    after = select(func.min(ResultRow.row_index)).where(where, ResultRow.row_index > row_index)
+    return session.scalar(before), session.scalar(after)
+
+
+def stored_rows(session: Session, run_id: str) -> int:
+    """How many rows of the run have results."""
+    query = select(func.count(func.distinct(ResultRow.row_index))).where(ResultRow.run_id == run_id)
+    return int(session.scalar(query) or 0)
+
+
+def worst_records(
+    session: Session, run_id: str, dataset_id: int, metric: str, count: int
+) -> list[ResultRecord]:
+    """The ``count`` lowest scores of ``metric``, then its nulls, ties in row order."""
+    query = (
+        _records_query(dataset_id, ResultRow.run_id == run_id, ResultRow.metric_name == metric)
+        .order_by(ResultRow.score.is_(None), ResultRow.score, ResultRow.row_index)
+        .limit(max(count, 0))
+    )
+    return _read_records(session, query)
 
 
 def _size(found: Sequence[Any]) -> int:
@@ -192,7 +261,7 @@ class ResultStore(RunRecords):
         record = self.get(run_id)
         where = ResultRow.run_id == run_id
         query = (
-            records_query(record.dataset_id, where)
+            _records_query(record.dataset_id, where)
             .order_by(ResultRow.row_index, ResultRow.id)
             .offset(offset)
             .limit(limit)
@@ -200,7 +269,7 @@ class ResultStore(RunRecords):
         with self.store.session() as session:
             total = session.scalar(select(func.count()).select_from(ResultRow).where(where)) or 0
             if max_bytes is None:
-                return read_records(session, query), total
+                return _read_records(session, query), total
             found: list[Any] = []
             size = 0
             with plain_cursor(session, query) as cursor:
@@ -221,9 +290,9 @@ class ResultStore(RunRecords):
             last = session.scalar(select(func.max(ResultRow.row_index)).where(where))
         for start in range(0, -1 if last is None else last + 1, rows):
             at = ResultRow.row_index.between(start, start + rows - 1)
-            query = records_query(record.dataset_id, where, at)
+            query = _records_query(record.dataset_id, where, at)
             with self.store.session() as session:
-                found = read_records(session, query.order_by(ResultRow.row_index, ResultRow.id))
+                found = _read_records(session, query.order_by(ResultRow.row_index, ResultRow.id))
             yield from found
 
     def report(self, run_id: str) -> EvaluationReport:

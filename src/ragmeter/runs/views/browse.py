@@ -21,7 +21,12 @@ from ragmeter.errors import ConfigError, LimitError, NotFoundError, clip
 from ragmeter.metrics.retrieval import NOT_JUDGED
 from ragmeter.metrics.retrieval.ranking import judge_rows
 from ragmeter.runs.storage.result_columns import score_column
-from ragmeter.runs.storage.result_store import read_records, records_query
+from ragmeter.runs.storage.result_store import (
+    neighbours,
+    null_reasons,
+    row_records,
+    stored_rows,
+)
 from ragmeter.runs.views.trajectory import trajectory_of
 from ragmeter.store.db import Store
 from ragmeter.store.models import DatasetRowRecord, ResultRow, RunRecord
@@ -54,8 +59,6 @@ MAX_BINS = 50
 MAX_REASONS = 20
 #: a row's query and response are cut to this many characters in a page of rows
 TEXT_CHARS = 400
-#: a null reason is grouped by (and shown with) this many characters of its message
-_REASON_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -254,19 +257,11 @@ def _histogram(scores: np.ndarray[Any, Any], bins: int) -> tuple[list[float], li
 def distribution(store: Store, run_id: str, metric: str, bins: int) -> MetricDistribution:
     """One metric's histogram (scores on [0, 1] when they all lie there) and null reasons,
     read from that metric's results only."""
-    where = [ResultRow.run_id == run_id, ResultRow.metric_name == metric]
-    reason = func.substr(ResultRow.error, 1, _REASON_CHARS)
     with store.session() as session:
         column = score_column(session, run_id, metric)
         values = column.scores[~np.isnan(column.scores)]
         nulls = column.nulls()
-        grouped = session.execute(
-            select(ResultRow.error_kind, reason, func.count())
-            .where(*where, ResultRow.score.is_(None))
-            .group_by(ResultRow.error_kind, reason)
-            .order_by(func.count().desc(), ResultRow.error_kind, reason)
-            .limit(MAX_REASONS)
-        ).all()
+        grouped = null_reasons(session, run_id, metric, MAX_REASONS)
     edges, counts = _histogram(values, bins)
     listed = [NullReason(error_kind=k, reason=r, count=n) for k, r, n in grouped]
     other = int(nulls or 0) - sum(item.count for item in listed)
@@ -378,35 +373,18 @@ def _level(session: Any, run_id: str) -> int:
     return level if isinstance(level, int) and not isinstance(level, bool) and level >= 1 else 1
 
 
-def _neighbours(session: Any, run_id: str, row_index: int) -> tuple[int | None, int | None]:
-    """The stored row indexes just before and after ``row_index`` (None at either end)."""
-    where = ResultRow.run_id == run_id
-    before = select(func.max(ResultRow.row_index)).where(where, ResultRow.row_index < row_index)
-    after = select(func.min(ResultRow.row_index)).where(where, ResultRow.row_index > row_index)
-    return session.scalar(before), session.scalar(after)
-
-
 def row_detail(store: Store, run_id: str, row_index: int) -> RowDetail:
     """Row ``row_index`` of a run in full, with every metric's result and reasoning;
     NotFoundError naming the index when the run holds no such row."""
     with store.session() as session:
-        query = records_query(
-            _dataset_of(session, run_id),
-            ResultRow.run_id == run_id,
-            ResultRow.row_index == row_index,
-        )
-        found = read_records(session, query.order_by(ResultRow.id))
+        found = row_records(session, run_id, _dataset_of(session, run_id), [row_index])
         if not found:
-            count = session.scalar(
-                select(func.count(func.distinct(ResultRow.row_index))).where(
-                    ResultRow.run_id == run_id
-                )
-            )
+            count = stored_rows(session, run_id)
             raise NotFoundError(
                 f"row_index: run '{clip(run_id)}' has no row {row_index} "
-                f"({count or 0} rows stored, numbered from 0)"
+                f"({count} rows stored, numbered from 0)"
             )
-        previous, following = _neighbours(session, run_id, row_index)
+        previous, following = neighbours(session, run_id, row_index)
         level = _level(session, run_id)
     first = found[0]
     raw = first.raw_dataset if isinstance(first.raw_dataset, dict) else {}

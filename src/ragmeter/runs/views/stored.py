@@ -5,22 +5,19 @@ few dozen rows), and written as one HTML file, optionally against a baseline run
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from sqlalchemy import func, select
+from typing import TYPE_CHECKING
 
 from ragmeter.reports import EvaluationReport, MetricSummary, ResultRecord
 from ragmeter.reports.html import DEFAULT_WORST, check_options, render_html, write_page
 from ragmeter.reports.html_text import TEXT, Language
 from ragmeter.runs.storage.cards import CardStore, headline, judge_model_of
 from ragmeter.runs.storage.result_columns import score_column
-from ragmeter.runs.storage.result_store import read_records, records_query
+from ragmeter.runs.storage.result_store import null_reasons, worst_records
 from ragmeter.runs.storage.store import metric_names
 from ragmeter.runs.views.agreement import run_agreement
 from ragmeter.runs.views.browse import MAX_REASONS
 from ragmeter.runs.views.pairs import choose, compare_runs, pair_page
 from ragmeter.runs.views.run_view import dataset_text, run_info
-from ragmeter.store.models import ResultRow
 
 if TYPE_CHECKING:
     from ragmeter.runs.storage.store import RunStore
@@ -35,8 +32,6 @@ __all__ = [
 
 #: rows listed per metric under "the rows that regressed most"
 REGRESSED_ROWS = 20
-#: characters of a null reason it is grouped by (the report shows 160)
-_REASON_CHARS = 300
 
 
 def load_run(run_id: str, *, store: str | None = None) -> StoredRun:
@@ -75,9 +70,6 @@ class StoredRun:
     def summary(self) -> dict[str, MetricSummary]:
         return self.runs.summary(self.record)
 
-    def _where(self, metric_name: str) -> list[Any]:
-        return [ResultRow.run_id == self.run_id, ResultRow.metric_name == metric_name]
-
     def scores(self, metric_name: str) -> list[float | None]:
         """The metric's scores in row order (None where null)."""
         with self.runs.store.session() as session:
@@ -87,26 +79,13 @@ class StoredRun:
     def worst(self, metric_name: str, count: int) -> list[ResultRecord]:
         """The ``count`` lowest scores of a metric, then its nulls, ties in row order: read
         on the run/metric/score index."""
-        query = (
-            records_query(self.record.dataset_id, *self._where(metric_name))
-            .order_by(ResultRow.score.is_(None), ResultRow.score, ResultRow.row_index)
-            .limit(max(count, 0))
-        )
         with self.runs.store.session() as session:
-            return read_records(session, query)
+            return worst_records(session, self.run_id, self.record.dataset_id, metric_name, count)
 
     def null_reasons(self, metric_name: str, limit: int) -> list[tuple[str | None, str, int]]:
         """(error kind, reason, count) of the metric's null scores, the most frequent first."""
-        reason = func.substr(ResultRow.error, 1, _REASON_CHARS)
-        query = (
-            select(ResultRow.error_kind, reason, func.count())
-            .where(*self._where(metric_name), ResultRow.score.is_(None))
-            .group_by(ResultRow.error_kind, reason)
-            .order_by(func.count().desc(), ResultRow.error_kind, reason)
-            .limit(min(limit, MAX_REASONS))
-        )
         with self.runs.store.session() as session:
-            return [(kind, text or "", int(n)) for kind, text, n in session.execute(query)]
+            return null_reasons(session, self.run_id, metric_name, min(limit, MAX_REASONS))
 
     def facts(self, language: Language) -> list[tuple[str, str]]:
         """The run's id, name, tags and note, dataset version, target, judge, code, state
