@@ -9,17 +9,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
-
 from ragmeter.errors import ConfigError, DatasetError, NotFoundError, clip
 from ragmeter.metrics.scales import scale_labels
 from ragmeter.reports import EvaluationReport, ResultRecord
 from ragmeter.runs.storage.labels import LabelStore
-from ragmeter.runs.storage.result_store import row_records
+from ragmeter.runs.storage.result_store import light_records, row_records
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.store.db import open_store
-from ragmeter.store.models import DatasetRowRecord, ResultRow
-from ragmeter.store.rowdata import row_field, row_of
 
 __all__ = ["LABEL_KEYS", "StoredResults", "full_records", "load_results", "read_results_file"]
 
@@ -61,19 +57,6 @@ def load_results(
     return StoredResults.read(runs, record.id), record.id
 
 
-#: what the gate reads of every stored result (the texts of the rows it shows are read after)
-_LIGHT = (
-    ResultRow.row_index,
-    ResultRow.metric_name,
-    ResultRow.score,
-    ResultRow.passing,
-    ResultRow.query,
-    row_field(ResultRow, "id"),
-    ResultRow.error,
-    ResultRow.error_kind,
-)
-
-
 class StoredResults(EvaluationReport):
     """A stored run's results as the gate reads them: scores, verdicts, queries, row ids and
     null reasons of every result, in one query; ``full`` reads the rest (response, feedback,
@@ -84,22 +67,8 @@ class StoredResults(EvaluationReport):
     @classmethod
     def read(cls, runs: RunStore, run_id: str) -> StoredResults:
         record = runs.get(run_id)
-        query = (
-            select(*_LIGHT)
-            .outerjoin(DatasetRowRecord, row_of(ResultRow, record.dataset_id))
-            .where(ResultRow.run_id == run_id)
-            .order_by(ResultRow.row_index, ResultRow.id)
-        )
         with runs.store.session() as session:
-            found = session.execute(query).all()
-        records = [
-            ResultRecord(
-                row_index=i, metric_name=m, score=s, passing=p, feedback=None, error=e,
-                prediction=None, contexts=None, prediction_cost=0, query=q or "",
-                raw_dataset={} if row_id is None else {"id": row_id}, error_kind=k,
-            )
-            for i, m, s, p, q, row_id, e, k in found
-        ]  # fmt: skip
+            records = light_records(session, run_id, record.dataset_id)
         names = list(record.spec.get("metric_names") or record.spec.get("metrics", []))
         names = list(dict.fromkeys([*names, *(r.metric_name for r in records)]))
         report = cls(records, names, record.done_rows, 0.0, dict(record.usage or {}))

@@ -6,15 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import select
-
 from ragmeter.errors import ConfigError, clip
 from ragmeter.metrics.scales import metric_scale
 from ragmeter.runs.review.sampling import Candidate, ReviewOptions, draw
 from ragmeter.runs.storage.labels import LabelStore
+from ragmeter.runs.storage.result_store import verdicts
 from ragmeter.runs.storage.review_queues import NewItem, Queue, ReviewQueueStore
 from ragmeter.runs.storage.store import RunStore, metric_names
-from ragmeter.store.models import ResultRow
 from ragmeter.wire.review import ReviewerProgress, ReviewItem, ReviewQueueInfo, ReviewQueueItems
 
 __all__ = ["candidates", "make_queue", "queue_info", "reviewer_items"]
@@ -38,17 +36,8 @@ def candidates(
 ) -> list[Candidate]:
     """Every stored row of a run with its score and verdict on ``metric``, and its repeats
     (read from the results' details only when ``repeats``: they can be large)."""
-    table = ResultRow
-    columns: list[Any] = [table.row_index, table.score, table.passing]
-    if repeats:
-        columns.append(table.details)
-    query = (
-        select(*columns)
-        .where(table.run_id == run_id, table.metric_name == metric)
-        .order_by(table.row_index)
-    )
     with runs.store.session() as session:
-        found = session.execute(query).all()
+        found = verdicts(session, run_id, metric, details=repeats)
     return [
         Candidate(found_row[0], found_row[1], found_row[2],
                   _repeats(found_row[3]) if repeats else ())

@@ -22,6 +22,7 @@ __all__ = [
     "ScoreColumn",
     "column_query",
     "finished_rows",
+    "has_row_ids",
     "score_column",
     "score_columns",
 ]
@@ -81,6 +82,20 @@ def score_column(
 def score_columns(session: Session, run_id: str, metrics: Sequence[str]) -> dict[str, ScoreColumn]:
     """``score_column`` of each of ``metrics``, in their order."""
     return {name: score_column(session, run_id, name) for name in metrics}
+
+
+def has_row_ids(session: Session, run_id: str, metrics: Sequence[str]) -> bool:
+    """Whether every result of ``metrics`` in the run has its row's ``id`` to pair by."""
+    lacking = (
+        select(ResultRow.id)
+        .where(
+            ResultRow.run_id == run_id,
+            ResultRow.metric_name.in_(list(metrics)),
+            ResultRow.id_key.is_(None),
+        )
+        .limit(1)
+    )
+    return session.scalar(lacking) is None
 
 
 def finished_rows(session: Session, run_id: str) -> set[int]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -41,16 +42,20 @@ from ragmeter.runs.storage.run_records import RunRecords
 from ragmeter.store.db import Store, insert_plain, json_text, plain_cursor, plain_rows
 from ragmeter.store.models import DatasetRowRecord, ResultRow, RunRecord
 from ragmeter.store.pairing import row_keys
-from ragmeter.store.rowdata import row_of
+from ragmeter.store.rowdata import row_field, row_of
 
 __all__ = [
     "ResultStore",
+    "RowText",
     "calibrated_means",
     "forget_upstream_failures",
+    "light_records",
     "neighbours",
     "null_reasons",
     "row_records",
+    "row_texts",
     "stored_rows",
+    "verdicts",
     "worst_records",
 ]
 
@@ -171,6 +176,41 @@ def null_reasons(
     return [(kind, text or "", int(n)) for kind, text, n in session.execute(query)]
 
 
+@dataclass(frozen=True)
+class RowText:
+    """The start of a stored row's query and response, and its ``id`` (None without one)."""
+
+    query: str
+    response: str | None
+    row_id: Any
+
+
+def row_texts(
+    session: Session,
+    run_id: str,
+    dataset_id: int,
+    metric: str,
+    chars: int,
+    rows: Collection[int] | None = None,
+) -> dict[int, RowText]:
+    """By row index, the first ``chars`` characters of the query and response of the rows
+    of a run that ``metric`` scored (of ``rows``, else all): the row as the run scored it."""
+    where = [ResultRow.run_id == run_id, ResultRow.metric_name == metric]
+    if rows is not None:
+        where.append(ResultRow.row_index.in_(set(rows)))
+    query = (
+        select(
+            ResultRow.row_index,
+            func.substr(ResultRow.query, 1, chars),
+            func.substr(row_field(ResultRow, "response", text=True), 1, chars),
+            row_field(ResultRow, "id"),
+        )
+        .outerjoin(DatasetRowRecord, row_of(ResultRow, dataset_id))
+        .where(*where)
+    )
+    return {int(i): RowText(q or "", r, row_id) for i, q, r, row_id in session.execute(query)}
+
+
 def neighbours(session: Session, run_id: str, row_index: int) -> tuple[int | None, int | None]:
     """The stored row indexes just before and after ``row_index`` (None at either end)."""
     where = ResultRow.run_id == run_id
@@ -183,6 +223,51 @@ def stored_rows(session: Session, run_id: str) -> int:
     """How many rows of the run have results."""
     query = select(func.count(func.distinct(ResultRow.row_index))).where(ResultRow.run_id == run_id)
     return int(session.scalar(query) or 0)
+
+
+def light_records(session: Session, run_id: str, dataset_id: int) -> list[ResultRecord]:
+    """Every result of a run in row then metric order, light: its score, verdict, query,
+    row ``id`` (as ``raw_dataset``) and null reason, without answers, contexts or reasoning
+    (what a gate decides on; ``row_records`` reads the few it shows whole)."""
+    query = (
+        select(
+            ResultRow.row_index,
+            ResultRow.metric_name,
+            ResultRow.score,
+            ResultRow.passing,
+            ResultRow.query,
+            row_field(ResultRow, "id"),
+            ResultRow.error,
+            ResultRow.error_kind,
+        )
+        .outerjoin(DatasetRowRecord, row_of(ResultRow, dataset_id))
+        .where(ResultRow.run_id == run_id)
+        .order_by(ResultRow.row_index, ResultRow.id)
+    )
+    return [
+        ResultRecord(
+            row_index=i, metric_name=m, score=s, passing=p, feedback=None, error=e,
+            prediction=None, contexts=None, prediction_cost=0, query=q or "",
+            raw_dataset={} if row_id is None else {"id": row_id}, error_kind=k,
+        )
+        for i, m, s, p, q, row_id, e, k in session.execute(query)
+    ]  # fmt: skip
+
+
+def verdicts(
+    session: Session, run_id: str, metric: str, *, details: bool = False
+) -> list[tuple[Any, ...]]:
+    """``(row index, score, passing)`` of each of ``metric``'s results in a run, in row
+    order, with its reasoning (``details``) last when asked for (it can be large)."""
+    columns: list[Any] = [ResultRow.row_index, ResultRow.score, ResultRow.passing]
+    if details:
+        columns.append(ResultRow.details)
+    query = (
+        select(*columns)
+        .where(ResultRow.run_id == run_id, ResultRow.metric_name == metric)
+        .order_by(ResultRow.row_index)
+    )
+    return [tuple(row) for row in session.execute(query)]
 
 
 def worst_records(

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import func, select
 
 from ragmeter.errors import ConfigError, clip
 from ragmeter.judge.tasks import detect_language
@@ -31,10 +30,10 @@ from ragmeter.reports.agreement import Kind, Level, judge_agreement, majority, r
 from ragmeter.reports.human import calibrate
 from ragmeter.runs.storage.labels import Label, LabelStore, labels_of, own_rows_only, picked
 from ragmeter.runs.storage.result_columns import score_column
+from ragmeter.runs.storage.result_store import row_texts
 from ragmeter.runs.storage.store import metric_names
 from ragmeter.store.db import Store
-from ragmeter.store.models import DatasetRowRecord, ResultRow, RunRecord
-from ragmeter.store.rowdata import row_field, row_of
+from ragmeter.store.models import RunRecord
 
 __all__ = ["ALL_LANGUAGES", "TEXT_CHARS", "run_agreement"]
 
@@ -56,18 +55,9 @@ class _Scores:
 
 def _languages(store: Store, record: RunRecord, metric: str) -> dict[int, str]:
     """Each row's language (by position), from the start of its query and response."""
-    query = (
-        select(
-            ResultRow.row_index,
-            func.substr(ResultRow.query, 1, TEXT_CHARS),
-            func.substr(row_field(ResultRow, "response", text=True), 1, TEXT_CHARS),
-        )
-        .outerjoin(DatasetRowRecord, row_of(ResultRow, record.dataset_id))
-        .where(ResultRow.run_id == record.id, ResultRow.metric_name == metric)
-    )
     with store.session() as session:
-        rows = session.execute(query).all()
-    return {int(r[0]): detect_language(r[1], r[2]) for r in rows}
+        texts = row_texts(session, record.id, record.dataset_id, metric, TEXT_CHARS)
+    return {index: detect_language(t.query, t.response) for index, t in texts.items()}
 
 
 def _read_scores(store: Store, record: RunRecord, metric: str, known: dict[int, str]) -> _Scores:

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ragmeter.errors import ConfigError, clip
-from ragmeter.runs.storage.result_store import calibrated_means
+from ragmeter.runs.storage.result_columns import has_row_ids
+from ragmeter.runs.storage.result_store import calibrated_means, row_texts
 from ragmeter.runs.views.browse import TEXT_CHARS
 from ragmeter.runs.views.compare import (
     TIE,
@@ -27,8 +28,7 @@ from ragmeter.runs.views.compare import (
 )
 from ragmeter.runs.views.sides import read_side
 from ragmeter.store.db import Store
-from ragmeter.store.models import DatasetRowRecord, ResultRow, RunRecord
-from ragmeter.store.rowdata import row_field, row_of
+from ragmeter.store.models import RunRecord
 from ragmeter.wire.compare import MetricComparison, RowPair, RowPairPage, Scatter, ScatterPoint
 
 __all__ = [
@@ -50,18 +50,8 @@ GRID = 40
 def pairing(session: Session, base: tuple[str, list[str]], other: tuple[str, list[str]]) -> Pairing:
     """By id when every result of both runs (each a run id and its metrics) has one, else by
     query text: ``compare._pairing``'s rule, answered by seeking the pair index."""
-    lacking = (
-        select(ResultRow.id)
-        .where(
-            or_(
-                and_(ResultRow.run_id == base[0], ResultRow.metric_name.in_(base[1])),
-                and_(ResultRow.run_id == other[0], ResultRow.metric_name.in_(other[1])),
-            ),
-            ResultRow.id_key.is_(None),
-        )
-        .limit(1)
-    )
-    return "query" if session.scalar(lacking) is not None else "id"
+    both = has_row_ids(session, *base) and has_row_ids(session, *other)
+    return "id" if both else "query"
 
 
 @dataclass(frozen=True)
@@ -183,20 +173,8 @@ def _held(session: Session, run: tuple[str, list[str]], metric: str, by: Pairing
 def _texts(session: Session, chosen: Chosen, indexes: list[int]) -> dict[int, tuple[str, Any]]:
     """The candidate's query (cut short) and row id at each of ``indexes``."""
     dataset_id = session.scalar(select(RunRecord.dataset_id).where(RunRecord.id == chosen.other_id))
-    found = session.execute(
-        select(
-            ResultRow.row_index,
-            func.substr(ResultRow.query, 1, TEXT_CHARS),
-            row_field(ResultRow, "id"),
-        )
-        .outerjoin(DatasetRowRecord, row_of(ResultRow, dataset_id or 0))
-        .where(
-            ResultRow.run_id == chosen.other_id,
-            ResultRow.metric_name == chosen.metric,
-            ResultRow.row_index.in_(indexes),
-        )
-    ).all()
-    return {index: (query, row_id) for index, query, row_id in found}
+    found = row_texts(session, chosen.other_id, dataset_id or 0, chosen.metric, TEXT_CHARS, indexes)
+    return {index: (text.query, text.row_id) for index, text in found.items()}
 
 
 def pair_page(
