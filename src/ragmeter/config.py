@@ -13,6 +13,7 @@
 
     [knowledge]
     hnsw_threshold = 200000   # spaces with more chunks get an approximate HNSW index
+    device = "cpu"            # the local embedding model's: cpu, cuda or auto
 
     [server]
     api_keys = ["a-long-random-key"]   # or RAGMETER_API_KEYS="k1,k2"; none: loopback only
@@ -44,6 +45,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ragmeter.errors import ConfigError
 
 __all__ = [
+    "EMBEDDING_DEVICES",
+    "EmbeddingDevice",
     "ExecutorConfig",
     "GateConfig",
     "KnowledgeConfig",
@@ -64,6 +67,10 @@ HOME_ENV = "RAGMETER_HOME"
 API_KEYS_ENV = "RAGMETER_API_KEYS"
 #: the store's URL, before ``[store] url``: every process started with it uses that store
 STORE_URL_ENV = "RAGMETER_STORE_URL"
+
+#: where the local embedding model runs: ``cpu`` (numpy), ``cuda`` (torch on a GPU), ``auto``
+EmbeddingDevice = Literal["cpu", "cuda", "auto"]
+EMBEDDING_DEVICES: tuple[EmbeddingDevice, ...] = ("cpu", "cuda", "auto")
 
 
 def ragmeter_home() -> Path:
@@ -117,12 +124,17 @@ class StoreConfig(BaseModel):
 
 
 class KnowledgeConfig(BaseModel):
-    """``[knowledge]``: how space indexes are built."""
+    """``[knowledge]``: how space indexes are built and where the local model embeds."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     #: spaces with more chunks than this get an HNSW index (approximate); fewer, an exact one
     hnsw_threshold: int = Field(default=200_000, ge=1)
+    #: where the local embedding model (all-MiniLM-L6-v2) runs, in this process and in Ray
+    #: workers adding documents: ``cpu`` (numpy, no torch), ``cuda`` (torch on the GPU; an
+    #: error where torch sees none) or ``auto`` (cuda where torch sees a GPU, else cpu).
+    #: cuda is untested on GPUs in CI
+    device: EmbeddingDevice = "cpu"
 
 
 class ServerConfig(BaseModel):

@@ -89,3 +89,26 @@ def test_a_ray_address_without_the_ray_executor_is_bad_input(home: Path, folder:
     local = run("space", "add", "docs", str(folder), "--ray-address", "auto", home=home)
     assert local.returncode == 2, local.stdout + local.stderr
     assert "add --executor ray" in local.stderr
+
+
+def test_the_embedding_device_reaches_the_workers(cluster: str, home: Path, folder: Path) -> None:
+    """``[knowledge] device`` travels with the settings to the workers, which build their own
+    embedder: ``cuda`` where torch sees no GPU fails there, naming the device; this process
+    never embeds. (Skipped nowhere: with a GPU the add succeeds and stores vectors.)"""
+    import torch
+
+    made = run("space", "create", "docs", home=home)
+    assert made.returncode == 0, made.stderr
+    (home / "ragmeter.toml").write_text('[knowledge]\ndevice = "cuda"\n', encoding="utf-8")
+    added = run(
+        "space", "add", "docs", str(folder), "--executor", "ray", "--ray-address", cluster,
+        home=home,
+    )  # fmt: skip
+    if torch.cuda.is_available():
+        assert added.returncode == 0, added.stderr
+        assert len(_chunks("docs")) > 0
+        return
+    assert added.returncode == 1, added.stdout + added.stderr
+    message = f"error: device 'cuda': torch {torch.__version__} sees no CUDA GPU;"
+    assert message in added.stderr and "_prepare_remote" not in added.stderr, added.stderr
+    assert _chunks("docs") == []

@@ -19,6 +19,7 @@ from ragmeter.errors import ConfigError
 from ragmeter.knowledge.chunking import CHUNKING_STRATEGIES
 
 if TYPE_CHECKING:
+    from ragmeter.config import Settings
     from ragmeter.knowledge.ingest import Ingester
     from ragmeter.knowledge.models import AddReport
     from ragmeter.knowledge.spaces import KnowledgeBase
@@ -152,6 +153,14 @@ def add_with_progress(
     return report
 
 
+def _with_device(settings: Settings, device: str) -> Settings:
+    """``settings`` with ``[knowledge] device`` set (ConfigError for an unknown device)."""
+    from ragmeter.embeddings.local import check_device
+
+    knowledge = settings.knowledge.model_copy(update={"device": check_device(device)})
+    return settings.model_copy(update={"knowledge": knowledge})
+
+
 @space_app.command("add")
 @handles_errors
 def add_command(
@@ -174,11 +183,21 @@ def add_command(
             "(default: [executor] address; none: a cluster of this machine for the command)."
         ),
     ] = None,
+    device: Annotated[
+        str | None,
+        typer.Option(
+            help="Where the local embedding model runs, here or in the Ray workers: cpu "
+            "(numpy), cuda (torch on the GPU; untested on GPUs in CI) or auto (cuda where "
+            "torch sees a GPU). Default: \\[knowledge] device in ragmeter.toml, else cpu."
+        ),
+    ] = None,
 ) -> None:
     """Add documents; unchanged ones (same content hash) are skipped, changed ones re-chunked."""
     from ragmeter.runs.execution.choice import ingester_for
 
     kb = _kb()
+    if device is not None:
+        kb.settings = _with_device(kb.settings, device)
     ingester = ingester_for(kb.settings, executor, ray_address)
     report = add_with_progress(kb, name, paths, ingester)
     if report.failed:

@@ -21,10 +21,11 @@ def is_local_embedder(name: str | None) -> bool:
 def embedder_by_name(
     name: str | None, *, settings: Settings | None = None, api_key_env: str | None = None
 ) -> Embedder:
-    """The local model for ``None``/``local``/``all-MiniLM-L6-v2``; otherwise the
-    ``[models.NAME]`` of ``ragmeter.toml`` (ConfigError naming the known models if absent)."""
+    """The local model for ``None``/``local``/``all-MiniLM-L6-v2`` (on ``settings``'
+    ``[knowledge] device``; without settings, the CPU); otherwise the ``[models.NAME]`` of
+    ``ragmeter.toml`` (ConfigError naming the known models if absent)."""
     if name is None or name.lower() in LOCAL_EMBEDDER_NAMES:
-        return LocalEmbedder()
+        return LocalEmbedder(device=settings.knowledge.device if settings else "cpu")
     declared = (settings or load_settings()).model(name, hint="to use it as an embedding model")
     if api_key_env:
         declared = declared.model_copy(update={"api_key_env": api_key_env})

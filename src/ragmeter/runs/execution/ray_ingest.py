@@ -21,6 +21,7 @@ import ray
 
 from ragmeter.config import Settings
 from ragmeter.embeddings import embedder_by_name
+from ragmeter.errors import RagmeterError
 from ragmeter.knowledge.ingest import (
     PreparedDocument,
     ProgressEvent,
@@ -75,6 +76,18 @@ def _prepare_remote(
     return asyncio.run(_prepare_here(space, files, settings, origin))
 
 
+def _result(ref: Any) -> tuple[list[PreparedDocument], np.ndarray | None, AddReport]:
+    """A task's result; our own error raised in the worker (an embedding device without a
+    GPU, say) comes back as itself, its message without the worker's traceback."""
+    try:
+        result: tuple[list[PreparedDocument], np.ndarray | None, AddReport] = ray.get(ref)
+    except ray.exceptions.RayTaskError as exc:
+        if isinstance(exc.cause, RagmeterError):
+            raise exc.cause from None
+        raise
+    return result
+
+
 def _merge(into: AddReport, other: AddReport) -> None:
     into.unchanged += other.unchanged
     into.empty += other.empty
@@ -122,7 +135,7 @@ class RayIngester:
                 )
                 for ref in done:
                     count = running.pop(ref)
-                    prepared, vectors, found = await asyncio.to_thread(ray.get, ref)
+                    prepared, vectors, found = await asyncio.to_thread(_result, ref)
                     _merge(report, found)
                     if prepared and vectors is not None:
                         info = await asyncio.to_thread(
