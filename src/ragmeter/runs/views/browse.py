@@ -13,14 +13,14 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel
-from sqlalchemy import and_, func, or_, select
-from sqlalchemy.orm import aliased
+from sqlalchemy import select
 
 from ragmeter.datasets import Row
 from ragmeter.errors import ConfigError, LimitError, NotFoundError, clip
 from ragmeter.metrics.retrieval import NOT_JUDGED
 from ragmeter.metrics.retrieval.ranking import judge_rows
 from ragmeter.runs.storage.result_columns import score_column
+from ragmeter.runs.storage.result_pages import RowQuery, page_results, pick_rows
 from ragmeter.runs.storage.result_store import (
     neighbours,
     null_reasons,
@@ -29,9 +29,8 @@ from ragmeter.runs.storage.result_store import (
 )
 from ragmeter.runs.views.trajectory import trajectory_of
 from ragmeter.store.db import Store
-from ragmeter.store.models import DatasetRowRecord, ResultRow, RunRecord
-from ragmeter.store.rowdata import row_field, row_of
-from ragmeter.store.search import bounded, catch_up, text_condition
+from ragmeter.store.models import RunRecord
+from ragmeter.store.search import bounded, catch_up
 from ragmeter.wire.rows import (
     MetricDistribution,
     NullReason,
@@ -120,36 +119,6 @@ def _check(metrics: list[str], chosen: RowFilter) -> str:
     return chosen.metric or metrics[0]
 
 
-def _conditions(bind: Any, anchor: Any, chosen: RowFilter) -> list[Any]:
-    where: list[Any] = []
-    if chosen.below is not None:
-        where.append(anchor.score < chosen.below)
-    if chosen.text:
-        where.append(text_condition(bind, anchor, chosen.text))
-    return where
-
-
-def _order(anchor: Any, run_id: str, chosen: RowFilter) -> list[Any]:
-    order: list[Any] = []
-    if chosen.failures_first:
-        if chosen.metric is not None:
-            failed = or_(anchor.score.is_(None), anchor.passing.is_(False))
-        else:  # one list of the failed rows, not a lookup per row
-            failing = select(ResultRow.row_index).where(
-                ResultRow.run_id == run_id,
-                or_(ResultRow.score.is_(None), ResultRow.passing.is_(False)),
-            )
-            failed = anchor.row_index.in_(failing)
-        order.append(failed.desc())
-    descending = chosen.order == "desc"
-    if chosen.sort == "score":
-        order += [anchor.score.is_(None), anchor.score.desc() if descending else anchor.score]
-        order.append(anchor.row_index)
-    else:
-        order.append(anchor.row_index.desc() if descending else anchor.row_index)
-    return order
-
-
 def _response(given: str | None, prediction: Any) -> str:
     """The row's response: the dataset's, else what the target answered (an app's answer,
     a retriever's ids)."""
@@ -190,49 +159,36 @@ def _page(
     seconds: float | None = None,
 ) -> tuple[list[RowView], int]:
     metric = _check(metrics, chosen)
-    anchor = aliased(ResultRow)
+    asked = RowQuery(
+        metric=metric,
+        sort=chosen.sort,
+        descending=chosen.order == "desc",
+        failures_first=chosen.failures_first,
+        any_metric=chosen.metric is None,
+        below=chosen.below,
+        text=chosen.text,
+    )
     with store.session() as session:
-        where = [
-            anchor.run_id == run_id,
-            anchor.metric_name == metric,
-            *_conditions(session.get_bind(), anchor, chosen),
-        ]
         dataset_id = _dataset_of(session, run_id)
-        counted = select(func.count()).select_from(anchor)
-        picked = select(anchor.row_index)
-        if chosen.text:  # the search reads the rows' responses
-            counted = counted.outerjoin(DatasetRowRecord, row_of(anchor, dataset_id))
-            picked = picked.outerjoin(DatasetRowRecord, row_of(anchor, dataset_id))
-        picked = picked.where(*where).order_by(*_order(anchor, run_id, chosen))
         with _limited(session, seconds):
-            total = session.scalar(counted.where(*where)) or 0
-            indexes = list(session.scalars(picked.offset(offset).limit(limit)))
-        found = session.execute(
-            select(
-                ResultRow.row_index,
-                ResultRow.metric_name,
-                ResultRow.score,
-                ResultRow.passing,
-                ResultRow.error,
-                ResultRow.error_kind,
-                ResultRow.query,
-                ResultRow.prediction,
-                row_field(ResultRow, "response", text=True),
-            )
-            .outerjoin(DatasetRowRecord, row_of(ResultRow, dataset_id))
-            .where(and_(ResultRow.run_id == run_id, ResultRow.row_index.in_(indexes)))
-        ).all()
+            indexes, total = pick_rows(session, run_id, dataset_id, asked, offset, limit)
+        found = page_results(session, run_id, dataset_id, indexes)
     rows: dict[int, RowView] = {}
-    for index, name, score, passing, error, kind, query, prediction, given in found:
-        row = rows.get(index)
+    for result in found:
+        row = rows.get(result.row_index)
         if row is None:
-            row = rows[index] = RowView(
-                row_index=index,
-                query=query[:TEXT_CHARS],
-                response=_response(given, prediction),
+            row = rows[result.row_index] = RowView(
+                row_index=result.row_index,
+                query=result.query[:TEXT_CHARS],
+                response=_response(result.given, result.prediction),
                 scores={},
             )
-        row.scores[name] = RowScore(score=score, passing=passing, error=error, error_kind=kind)
+        row.scores[result.metric_name] = RowScore(
+            score=result.score,
+            passing=result.passing,
+            error=result.error,
+            error_kind=result.error_kind,
+        )
     return [rows[i] for i in indexes if i in rows], total
 
 
