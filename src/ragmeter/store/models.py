@@ -499,7 +499,8 @@ class ModelRequestRecord(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     #: ``base_url model`` of the endpoint
     model_key: Mapped[str] = mapped_column(String(700))
-    #: when it was let through, in seconds since the epoch
+    #: in seconds since the epoch, no earlier than the request reached the model: the
+    #: latest it could while it is out, then when it ended (``judge._rate``)
     at: Mapped[float] = mapped_column(Float)
 
 
