@@ -1,6 +1,6 @@
 """The docs site's reference pages, written from the code so they cannot drift from it.
 
-``scripts/gen_reference_pages.py`` writes them into the site at build time (mkdocs-gen-files);
+``scripts/reference_hook.py`` (an mkdocs hook) writes them into the docs folder at each build;
 ``tests/docs/test_reference.py`` builds them and checks every metric, command, route and setting
 has its entry. Each page is a function returning Markdown: ``PAGES`` maps a page's path (under
 the docs folder) to it.
