@@ -53,6 +53,7 @@ __all__ = [
     "embed_texts",
     "known_documents",
     "prepare_document",
+    "read_source",
     "store_prepared",
 ]
 
@@ -158,6 +159,16 @@ def known_documents(kb: KnowledgeBase, space: SpaceInfo) -> dict[str, tuple[int,
         return {name: (doc_id, digest) for doc_id, name, digest in rows}
 
 
+def read_source(source: SourceFile, report: AddReport, progress: ProgressEvent) -> bytes | None:
+    """The file's bytes; None when it cannot be read (then counted as failed, with why)."""
+    try:
+        return source.path.read_bytes()
+    except OSError as exc:
+        report.failed.append((str(source.path), exc.strerror or str(exc)))
+        progress("file", 1)
+        return None
+
+
 def _prepare(
     kb: KnowledgeBase,
     space: SpaceInfo,
@@ -172,11 +183,8 @@ def _prepare(
     pending: list[PreparedDocument] = []
     total = 0
     for source in sources:
-        try:
-            data = source.path.read_bytes()
-        except OSError as exc:
-            report.failed.append((str(source.path), exc.strerror or str(exc)))
-            progress("file", 1)
+        data = read_source(source, report, progress)
+        if data is None:
             continue
         try:
             item = prepare_document(

@@ -29,6 +29,7 @@ from ragmeter.knowledge.ingest import (
     embed_texts,
     known_documents,
     prepare_document,
+    read_source,
     store_prepared,
 )
 from ragmeter.knowledge.models import AddReport, SpaceInfo
@@ -159,11 +160,8 @@ def _read(
     counted as failed and unchanged ones (same content hash) as unchanged here."""
     files: list[_File] = []
     for source in sources:
-        try:
-            data = source.path.read_bytes()
-        except OSError as exc:
-            report.failed.append((str(source.path), exc.strerror or str(exc)))
-            notify("file", 1)
+        data = read_source(source, report, notify)
+        if data is None:
             continue
         existing = known.get(source.name)
         if existing is not None and existing[1] == hashlib.sha256(data).hexdigest():
