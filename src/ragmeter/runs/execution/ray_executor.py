@@ -189,14 +189,28 @@ def _score_remote(
 
 
 def connect(address: str | None) -> None:
-    """Join the Ray cluster at ``address`` (None: a new local one) unless joined already."""
+    """Join the Ray cluster at ``address`` (None: a new local one; ``auto``: the one this
+    machine is part of; ``HOST:PORT``; ``ray://HOST:PORT``: through Ray Client) unless joined
+    already. A cluster with token authentication takes the token Ray's variables give
+    (``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``); Ray sends it on
+    ``auto`` by itself and on an explicit address only with ``RAY_AUTH_MODE=token``."""
     if ray.is_initialized():
         return
     try:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
-    except (ConnectionError, ValueError, RuntimeError) as exc:
+        if address is not None and address.startswith("ray://"):
+            # Ray Client: the cluster's driver is a server process there; no dashboard here
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    except (ConnectionError, ValueError, RuntimeError, ray.exceptions.AuthenticationError) as exc:
         where = address or "a new local cluster"
-        raise ConfigError(f"cannot reach the Ray cluster at {where}: {exc}") from exc
+        hint = ""
+        if address is not None:
+            hint = (
+                " (a cluster started with token authentication also needs RAY_AUTH_MODE=token"
+                " and its token in RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH here)"
+            )
+        raise ConfigError(f"cannot reach the Ray cluster at {where}: {exc}{hint}") from exc
 
 
 class RayExecutor:
@@ -290,7 +304,8 @@ class RayExecutor:
                 )
                 for ref in done:
                     running.pop(ref)
-                    batch, usage = await ref
+                    # ray.get in a thread: the same for a driver and a Ray Client
+                    batch, usage = await asyncio.to_thread(ray.get, ref)
                     self._usage = add_usage(self._usage, usage)
                     yield batch
         finally:
