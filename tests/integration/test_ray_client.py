@@ -6,6 +6,7 @@ does."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -18,11 +19,18 @@ from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.conftest import RayHead
-from tests.integration.helpers import dbgpt_docs, run, write_models
+from tests.integration.helpers import RAGMETER, dbgpt_docs, run, write_models
 from tests.integration.test_ray_executor import _retrieval_rows, _stored
 from tests.integration.test_ray_ingest import _chunks
 
 METRICS = "faithfulness,context_recall"
+
+
+def _ragmeter(*args: str, home: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``ragmeter ARGS`` with exactly ``env`` (not this process's: a ``ray.init()`` of another
+    test module leaves ``RAY_AUTH_MODE=token`` in it)."""
+    env = {**env, "RAGMETER_HOME": str(home), "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"}
+    return subprocess.run([*RAGMETER, *args], capture_output=True, text=True, env=env, timeout=300)
 
 
 def _data(tmp_path: Path) -> tuple[Path, list[dict[str, object]]]:
@@ -33,7 +41,7 @@ def _data(tmp_path: Path) -> tuple[Path, list[dict[str, object]]]:
 
 
 def _eval(data: Path, home: Path, address: str, name: str, env: dict[str, str]) -> None:
-    done = run(
+    done = _ragmeter(
         "eval", str(data), "-m", METRICS, "--judge-model", "scripted", "--embedding-model",
         "hashed", "--executor", "ray", "--ray-address", address, "--name", name,
         home=home, env=env,
@@ -74,12 +82,13 @@ def test_an_explicit_address_without_ray_auth_mode_is_refused_with_a_hint(
 ) -> None:
     data = tmp_path / "rows.jsonl"
     data.write_bytes(b"\n".join(orjson.dumps(r) for r in _retrieval_rows(3)) + b"\n")
-    refused = run(
+    refused = _ragmeter(
         "eval", str(data), "-m", "mrr", "--executor", "ray", "--ray-address", ray_head.client,
         home=home, env=ray_head.env(mode=False),
     )  # fmt: skip
-    assert refused.returncode == 1, refused.stdout + refused.stderr  # the run failed
+    assert refused.returncode == 2, refused.stdout + refused.stderr  # bad input
     assert "cannot reach the Ray cluster" in refused.stderr
+    assert "resume" not in refused.stderr  # told before a run was made
     assert "RAY_AUTH_MODE=token" in refused.stderr
 
 
@@ -96,7 +105,7 @@ def test_a_space_add_through_ray_client_equals_a_local_add(
         assert made.returncode == 0, made.stderr
     local = run("space", "add", "here", str(folder), home=home)
     assert local.returncode == 0, local.stderr
-    remote = run(
+    remote = _ragmeter(
         "space", "add", "there", str(folder), "--executor", "ray", "--ray-address",
         ray_head.client, home=home, env=ray_head.env(),
     )  # fmt: skip

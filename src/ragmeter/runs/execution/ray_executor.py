@@ -236,6 +236,10 @@ class RayExecutor:
         self.permits: Any = None
         self._usage: dict[str, float] = {}
 
+    def join(self) -> None:
+        """Join the cluster now (else the first batch does): a ConfigError if out of reach."""
+        connect(self.address)
+
     def usage(self) -> dict[str, float]:
         """What the batches back so far took (judge requests, tokens, embeddings)."""
         return dict(self._usage)
