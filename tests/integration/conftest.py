@@ -65,6 +65,14 @@ class RayHead:
     token: Path
     tmpdir: Path
 
+    def client_logs(self) -> str:
+        """The ends of the Ray Client servers' logs (one server a connection), for a failure."""
+        logs = sorted((self.tmpdir / "ray" / "session_latest" / "logs").glob("ray_client_server*"))
+        return "\n".join(
+            f"--- {log.name}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+            for log in logs
+        )
+
     def env(self, *, mode: bool = True) -> dict[str, str]:
         """What a ragmeter command needs to reach it: the token (and, with ``mode``,
         ``RAY_AUTH_MODE=token``, which Ray asks for on an explicit address), and the folder

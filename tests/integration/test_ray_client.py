@@ -40,13 +40,13 @@ def _data(tmp_path: Path) -> tuple[Path, list[dict[str, object]]]:
     return data, rows
 
 
-def _eval(data: Path, home: Path, address: str, name: str, env: dict[str, str]) -> None:
+def _eval(data: Path, home: Path, head: RayHead, address: str, name: str, *, mode: bool) -> None:
     done = _ragmeter(
         "eval", str(data), "-m", METRICS, "--judge-model", "scripted", "--embedding-model",
         "hashed", "--executor", "ray", "--ray-address", address, "--name", name,
-        home=home, env=env,
+        home=home, env=head.env(mode=mode),
     )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr + head.client_logs()
 
 
 def test_an_eval_through_ray_client_scores_as_the_local_executor(
@@ -54,7 +54,7 @@ def test_an_eval_through_ray_client_scores_as_the_local_executor(
 ) -> None:
     write_models(home, judge_server.url)
     data, rows = _data(tmp_path)
-    _eval(data, home, ray_head.client, "client", ray_head.env())
+    _eval(data, home, ray_head, ray_head.client, "client", mode=True)
     assert judge_server.snapshot()["chat_requests"] >= 6  # the cluster's workers asked
     here = ragmeter.evaluate(
         rows, METRICS, judge="scripted", embedder="hashed", store="here", executor="local"
@@ -70,7 +70,7 @@ def test_auto_finds_the_cluster_with_its_token_alone(
     write_models(home, judge_server.url)
     data, rows = _data(tmp_path)
     # on auto Ray turns token authentication on by itself where it finds a token
-    _eval(data, home, "auto", "auto", ray_head.env(mode=False))
+    _eval(data, home, ray_head, "auto", "auto", mode=False)
     here = ragmeter.evaluate(
         rows, METRICS, judge="scripted", embedder="hashed", store="here", executor="local"
     )
@@ -109,7 +109,7 @@ def test_a_space_add_through_ray_client_equals_a_local_add(
         "space", "add", "there", str(folder), "--executor", "ray", "--ray-address",
         ray_head.client, home=home, env=ray_head.env(),
     )  # fmt: skip
-    assert remote.returncode == 0, remote.stdout + remote.stderr
+    assert remote.returncode == 0, remote.stdout + remote.stderr + ray_head.client_logs()
     here, there = _chunks("here"), _chunks("there")
     assert len(there) == len(here) > 3
     assert [c[:3] for c in there] == [c[:3] for c in here]
