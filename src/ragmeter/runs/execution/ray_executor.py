@@ -50,6 +50,8 @@ TASK_RETRIES = 3
 WINDOW_S = 60.0
 #: the Ray namespace of the permit actors, so every driver (servers, commands) shares them
 NAMESPACE = "ragmeter"
+#: connections tried through Ray Client whose server process died at its start
+CLIENT_ATTEMPTS = 3
 #: a permit's lease past the judge's timeout
 LEASE_MARGIN_S = 1.0
 
@@ -198,8 +200,7 @@ def connect(address: str | None) -> None:
         return
     try:
         if address is not None and address.startswith("ray://"):
-            # Ray Client: the cluster's driver is a server process there; no dashboard here
-            ray.init(address=address, log_to_driver=False)
+            _join_client(address)
         else:
             ray.init(address=address, include_dashboard=False, log_to_driver=False)
     except (ConnectionError, ValueError, RuntimeError, ray.exceptions.AuthenticationError) as exc:
@@ -211,6 +212,23 @@ def connect(address: str | None) -> None:
                 " and its token in RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH here)"
             )
         raise ConfigError(f"cannot reach the Ray cluster at {where}: {exc}{hint}") from exc
+
+
+def _join_client(address: str) -> None:
+    """Ray Client: the cluster starts a server process for this connection, which runs the
+    driver there (no dashboard here). That process sometimes dies as it starts (a race in
+    Ray's proxier, ray-project/ray#63202: "Initialization failure from server"); a new
+    connection gets a new one, so that failure is tried again, twice."""
+    for attempt in range(CLIENT_ATTEMPTS):
+        try:
+            ray.init(address=address, log_to_driver=False)
+            return
+        except ConnectionAbortedError:
+            with contextlib.suppress(Exception):
+                ray.shutdown()
+            if attempt == CLIENT_ATTEMPTS - 1:
+                raise
+            time.sleep(1.0)
 
 
 class RayExecutor:
