@@ -235,6 +235,33 @@ def test_the_cluster_never_passes_a_model_s_concurrency_even_when_its_permits_di
     assert judge_server.snapshot()["chat_requests"] >= 24
 
 
+def test_the_cluster_never_passes_a_model_s_requests_per_minute(
+    cluster: str, home: Path, judge_server: ScriptedJudgeServer
+) -> None:
+    """Two workers judging a batch of 2 rows each share the model's ``requests_per_minute`` (set
+    in ragmeter.toml as a user does): the judge server never sees more in any 60 seconds,
+    and the run waits for the next minute rather than failing."""
+    limit = 5
+    _config(home, judge_server, "\n[executor]\nbatch_rows = 2\n")
+    text = (home / "ragmeter.toml").read_text(encoding="utf-8")
+    text = text.replace(
+        'model = "scripted"\n', f'model = "scripted"\nrequests_per_minute = {limit}\n', 1
+    )
+    (home / "ragmeter.toml").write_text(text, encoding="utf-8")
+    rows = synthetic_rows(4)  # 8 requests (faithfulness asks twice a row)
+    started = time.time()
+    outcome = ragmeter.evaluate(
+        rows, "faithfulness", judge="scripted", store="rate", executor="ray"
+    )
+    took = time.time() - started
+    assert len(_stored(outcome.run_id)) == 4
+    arrivals = sorted(judge_server.arrivals)
+    assert limit < len(arrivals) <= 2 * limit  # the limit held the run back for one minute
+    most = max(sum(1 for t in arrivals if start <= t < start + 60.0) for start in arrivals)
+    assert most <= limit
+    assert took >= 60.0
+
+
 def test_ray_is_imported_only_when_chosen(home: Path, tmp_path: Path) -> None:
     script = (
         "import sys, ragmeter\n"

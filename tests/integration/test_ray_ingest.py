@@ -5,17 +5,25 @@ searchable after."""
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import signal
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 
+from ragmeter.errors import NotFoundError
 from ragmeter.knowledge.spaces import KnowledgeBase
+from ragmeter.runs.execution.ray_ingest import FILES_PER_TASK
 from ragmeter.store.models import ChunkRecord, DocumentRecord
-from tests.integration.helpers import dbgpt_docs, run
+from ragmeter.testing import ScriptedJudgeServer
+from tests.integration.helpers import RAGMETER, dbgpt_docs, run, write_models
 
 
 @pytest.fixture
@@ -112,3 +120,85 @@ def test_the_embedding_device_reaches_the_workers(cluster: str, home: Path, fold
     message = f"error: device 'cuda': torch {torch.__version__} sees no CUDA GPU;"
     assert message in added.stderr and "_prepare_remote" not in added.stderr, added.stderr
     assert _chunks("docs") == []
+
+
+def _prepare_pids() -> list[int]:
+    """Ray worker processes running an ingestion task now (Ray titles them after the task)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                title = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if title.startswith(b"ray::_prepare_remote"):
+                found.append(int(entry.name))
+    return found
+
+
+def _documents(space: str) -> int:
+    kb = KnowledgeBase()
+    try:
+        info = kb.space(space)
+    except NotFoundError:
+        return 0
+    with kb.store.session() as session:
+        found = session.execute(
+            select(func.count())
+            .select_from(DocumentRecord)
+            .where(DocumentRecord.space_id == info.id)
+        ).scalar_one()
+    return int(found)
+
+
+def _said(pattern: re.Pattern[str], out: str) -> str:
+    found = pattern.search(out)
+    assert found is not None, out
+    return found[0]
+
+
+def test_an_add_survives_a_killed_worker(
+    cluster: str, home: Path, judge_server: ScriptedJudgeServer, tmp_path: Path
+) -> None:
+    docs = dbgpt_docs()
+    if docs is None:
+        pytest.fail("DB-GPT's docs corpus (shared/corpora/dbgpt-docs) is not beside the checkout")
+    folder = tmp_path / "many"
+    shutil.copytree(docs / "en", folder)
+    files = len(list(folder.rglob("*.md")))
+    assert files > 4 * FILES_PER_TASK  # several tasks, two at a time on 2 CPUs
+    write_models(home, judge_server.url)
+    for space in ("here", "there"):
+        made = run("space", "create", space, "--embedder", "hashed", home=home)
+        assert made.returncode == 0, made.stderr
+    judge_server.latency_s = 0.2  # each embedding request: a task lasts some seconds
+    command = [*RAGMETER, "space", "add", "there", str(folder), "--executor", "ray"]
+    env = {**os.environ, "RAGMETER_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    adding = subprocess.Popen(
+        [*command, "--ray-address", cluster], env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (_documents("there") > 0 and _prepare_pids()):
+            assert adding.poll() is None, "the add ended before a worker could be killed"
+            assert time.monotonic() < deadline, "timed out"
+            time.sleep(0.05)
+        os.kill(_prepare_pids()[0], signal.SIGKILL)  # a batch stored, another one running
+        out, _ = adding.communicate(timeout=240)
+    finally:
+        adding.kill()
+        adding.wait()
+    assert adding.returncode == 0, out
+    judge_server.latency_s = 0.0
+    local = run("space", "add", "here", str(folder), home=home)
+    assert local.returncode == 0, local.stderr
+    counted = re.compile(r"added \d+, updated \d+, unchanged \d+, empty \d+, \d+ new chunks")
+    assert _said(counted, out) == _said(
+        counted, local.stdout
+    )  # the same files added, nothing failed
+    here, there = _chunks("here"), _chunks("there")
+    assert _documents("there") == _documents("here") > 4 * FILES_PER_TASK
+    assert len(there) == len(here) > files  # none lost, none doubled
+    assert [c[:3] for c in there] == [c[:3] for c in here]
+    for mine, theirs in zip(here, there, strict=True):
+        np.testing.assert_allclose(theirs[3], mine[3], atol=1e-5)

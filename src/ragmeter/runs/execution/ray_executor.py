@@ -49,6 +49,8 @@ TASK_RETRIES = 3
 WINDOW_S = 60.0
 #: the Ray namespace of the permit actors, so every driver (servers, commands) shares them
 NAMESPACE = "ragmeter"
+#: connections tried through Ray Client whose server process died at its start
+CLIENT_ATTEMPTS = 3
 #: a permit's lease past the judge's timeout
 LEASE_MARGIN_S = 1.0
 
@@ -195,14 +197,44 @@ def _score_remote(
 
 
 def connect(address: str | None) -> None:
-    """Join the Ray cluster at ``address`` (None: a new local one) unless joined already."""
+    """Join the Ray cluster at ``address`` (None: a new local one; ``auto``: the one this
+    machine is part of; ``HOST:PORT``; ``ray://HOST:PORT``: through Ray Client) unless joined
+    already. A cluster with token authentication takes the token Ray's variables give
+    (``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``); Ray sends it on
+    ``auto`` by itself and on an explicit address only with ``RAY_AUTH_MODE=token``."""
     if ray.is_initialized():
         return
     try:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
-    except (ConnectionError, ValueError, RuntimeError) as exc:
+        if address is not None and address.startswith("ray://"):
+            _join_client(address)
+        else:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    except (ConnectionError, ValueError, RuntimeError, ray.exceptions.AuthenticationError) as exc:
         where = address or "a new local cluster"
-        raise ConfigError(f"cannot reach the Ray cluster at {where}: {exc}") from exc
+        hint = ""
+        if address is not None:
+            hint = (
+                " (a cluster started with token authentication also needs RAY_AUTH_MODE=token"
+                " and its token in RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH here)"
+            )
+        raise ConfigError(f"cannot reach the Ray cluster at {where}: {exc}{hint}") from exc
+
+
+def _join_client(address: str) -> None:
+    """Ray Client: the cluster starts a server process for this connection, which runs the
+    driver there (no dashboard here). That process sometimes dies as it starts (a race in
+    Ray's proxier, ray-project/ray#63202: "Initialization failure from server"); a new
+    connection gets a new one, so that failure is tried again, twice."""
+    for attempt in range(CLIENT_ATTEMPTS):
+        try:
+            ray.init(address=address, log_to_driver=False)
+            return
+        except ConnectionAbortedError:
+            with contextlib.suppress(Exception):
+                ray.shutdown()
+            if attempt == CLIENT_ATTEMPTS - 1:
+                raise
+            time.sleep(1.0)
 
 
 class RayExecutor:
@@ -227,6 +259,10 @@ class RayExecutor:
         self.batch = batch
         self.permits: Any = None
         self._usage: dict[str, float] = {}
+
+    def join(self) -> None:
+        """Join the cluster now (else the first batch does): a ConfigError if out of reach."""
+        connect(self.address)
 
     def usage(self) -> dict[str, float]:
         """What the batches back so far took (judge requests, tokens, embeddings)."""
@@ -296,7 +332,8 @@ class RayExecutor:
                 )
                 for ref in done:
                     running.pop(ref)
-                    batch, usage = await ref
+                    # ray.get in a thread: the same for a driver and a Ray Client
+                    batch, usage = await asyncio.to_thread(ray.get, ref)
                     self._usage = add_usage(self._usage, usage)
                     yield batch
         finally:
