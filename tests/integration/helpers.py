@@ -134,3 +134,19 @@ def stored_run(
     run_id = runs.create(config_from_request(request), metrics, dataset.id, len(rows), {}).id
     runs.commit_rows(run_id, records, {})
     return runs, run_id
+
+
+def ray_task_pids(task: str) -> list[int]:
+    """Ray worker processes running remote function ``task`` now (Ray titles a worker after
+    the task it runs: ``ray::NAME``)."""
+    title = f"ray::{task}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                line = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if line.startswith(title):
+                found.append(int(entry.name))
+    return found

@@ -5,8 +5,6 @@ CPU device and must give the numpy path's vectors; ``cuda`` without a GPU fails 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -96,23 +94,6 @@ def test_the_setting_builds_the_local_embedder_on_its_device() -> None:
     assert isinstance(local, LocalEmbedder) and local.device == "cuda"
     default = embedder_by_name(None)
     assert isinstance(default, LocalEmbedder) and default.device == "cpu"
-
-
-def test_a_cpu_embedding_imports_no_torch() -> None:
-    """``device = "cpu"``, said or by default, through the settings: no torch loaded."""
-    code = (
-        "import sys; from ragmeter.config import Settings, KnowledgeConfig; "
-        "from ragmeter.embeddings import embedder_by_name; "
-        "e = embedder_by_name('local', settings=Settings(knowledge=KnowledgeConfig(device='cpu'))); "
-        "v = e.embed_sync(['how do I brew green tea']); "
-        "heavy = ('torch', 'sentence_transformers', 'transformers'); "
-        "print(e.device, v.shape, [m for m in heavy if m in sys.modules])"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "cpu (1, 384) []"
 
 
 def test_space_add_takes_the_device(home: Path, tmp_path: Path) -> None:

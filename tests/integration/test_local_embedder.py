@@ -71,15 +71,20 @@ def test_model_is_loaded_once_per_process() -> None:
 
 
 def test_embedding_loads_no_torch() -> None:
-    """The query path runs without torch, sentence-transformers or transformers."""
+    """The query path runs without torch, sentence-transformers or transformers: by default
+    and with ``[knowledge] device = "cpu"`` said."""
     code = (
-        "import sys; from ragmeter.embeddings import LocalEmbedder; "
+        "import sys; from ragmeter.embeddings import LocalEmbedder, embedder_by_name; "
+        "from ragmeter.config import Settings, KnowledgeConfig; "
         "v = LocalEmbedder().embed_sync(['how do I brew green tea']); "
+        "said = Settings(knowledge=KnowledgeConfig(device='cpu')); "
+        "e = embedder_by_name('local', settings=said); "
+        "w = e.embed_sync(['how do I brew green tea']); "
         "heavy = ('torch', 'sentence_transformers', 'transformers'); "
-        "print(v.shape, [m for m in heavy if m in sys.modules])"
+        "print(v.shape, e.device, w.shape, [m for m in heavy if m in sys.modules])"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "(1, 384) []"
+    assert done.stdout.strip() == "(1, 384) cpu (1, 384) []"

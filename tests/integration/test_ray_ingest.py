@@ -23,7 +23,7 @@ from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.runs.execution.ray_ingest import FILES_PER_TASK
 from ragmeter.store.models import ChunkRecord, DocumentRecord
 from ragmeter.testing import ScriptedJudgeServer
-from tests.integration.helpers import RAGMETER, dbgpt_docs, run, write_models
+from tests.integration.helpers import RAGMETER, dbgpt_docs, ray_task_pids, run, write_models
 
 
 @pytest.fixture
@@ -122,20 +122,6 @@ def test_the_embedding_device_reaches_the_workers(cluster: str, home: Path, fold
     assert _chunks("docs") == []
 
 
-def _prepare_pids() -> list[int]:
-    """Ray worker processes running an ingestion task now (Ray titles them after the task)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                title = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if title.startswith(b"ray::_prepare_remote"):
-                found.append(int(entry.name))
-    return found
-
-
 def _documents(space: str) -> int:
     kb = KnowledgeBase()
     try:
@@ -179,11 +165,13 @@ def test_an_add_survives_a_killed_worker(
     )
     try:
         deadline = time.monotonic() + 120
-        while not (_documents("there") > 0 and _prepare_pids()):
+        while not (_documents("there") > 0 and ray_task_pids("_prepare_remote")):
             assert adding.poll() is None, "the add ended before a worker could be killed"
             assert time.monotonic() < deadline, "timed out"
             time.sleep(0.05)
-        os.kill(_prepare_pids()[0], signal.SIGKILL)  # a batch stored, another one running
+        os.kill(
+            ray_task_pids("_prepare_remote")[0], signal.SIGKILL
+        )  # a batch stored, another one running
         out, _ = adding.communicate(timeout=240)
     finally:
         adding.kill()
