@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,15 +37,25 @@ def write_judged_rows(path: Path, rows: int) -> None:
             handle.write(json.dumps(row) + "\n")
 
 
-def rates(arrivals: list[float]) -> tuple[float, int]:
-    """Requests per minute over the steady part (the middle 80% of the run's span) and
-    the most requests that arrived in any 60 s."""
+def rates(arrivals: list[float]) -> tuple[float, float | None, int]:
+    """Requests per minute over the steady part (the middle 80% of the run's span); over
+    the whole minutes from the first arrival (None for a run shorter than a minute); and
+    the most requests that arrived in any 60 s.
+
+    The whole-minute rate is what a limit per minute lets through: each minute holds at most
+    the limit, and a limiter that keeps pace fills each. The middle-80% rate also depends on
+    where its two ends cut the bursts a sliding window allows (the limit's worth of requests
+    at once, then a wait for the first to leave the minute)."""
     arrivals = sorted(arrivals)
     span = arrivals[-1] - arrivals[0]
     low, high = arrivals[0] + 0.1 * span, arrivals[0] + 0.9 * span
     steady = bisect_right(arrivals, high) - bisect_right(arrivals, low)
+    minutes = int(span // 60.0)
+    whole = None
+    if minutes:
+        whole = bisect_left(arrivals, arrivals[0] + 60.0 * minutes) / minutes
     busiest = max(bisect_right(arrivals, t + 60.0) - i for i, t in enumerate(arrivals))
-    return steady / ((high - low) / 60.0), busiest
+    return steady / ((high - low) / 60.0), whole, busiest
 
 
 def _judged_run(data: Path, home: Path, executor: str) -> float:
@@ -77,9 +87,11 @@ def part_judged(rows: int, executors: list[str]) -> Iterator[dict[str, Any]]:
                 load = round(os.getloadavg()[0], 2)
                 seconds = _judged_run(data, home, executor)
                 arrivals = list(judge.arrivals)
-            steady, busiest = rates(arrivals)
+            steady, whole, busiest = rates(arrivals)
             entry = {"executor": executor, "rows": rows, "seconds": seconds, "load": [load]}
             entry |= {"requests": len(arrivals), "steady_rpm": steady, "peak_rpm": busiest}
+            entry |= {"minute_rpm": whole}
             yield entry
             print(f"judged {executor} {rows:,}: {seconds:.0f} s, {len(arrivals)} requests, "
-                  f"steady {steady:.0f}/min, busiest 60 s {busiest}", flush=True)  # fmt: skip
+                  f"steady {steady:.0f}/min, whole minutes {whole or 0:.0f}/min, "
+                  f"busiest 60 s {busiest}", flush=True)  # fmt: skip

@@ -70,13 +70,16 @@ def plot_views(entries: list[dict[str, Any]], path: Path) -> str:
 
 
 def plot_judged(entries: list[dict[str, Any]], path: Path) -> str:
-    """Wall time and steady requests per minute of judged runs against their rows."""
+    """Wall time and requests per minute (whole minutes) of judged runs against their rows."""
     figure, left, right = _two_axes("Judged runs: scripted judge at 50 ms, limit 3000 requests/min")
     for executor in sorted({e["executor"] for e in entries}):
         mine = sorted((e for e in entries if e["executor"] == executor), key=lambda e: e["rows"])
         rows = [e["rows"] for e in mine]
         left.plot(rows, [e["seconds"] for e in mine], "o-", label=executor)
-        right.plot(rows, [e["steady_rpm"] for e in mine], "o-", label=f"{executor}: steady")
+        whole = [(e["rows"], e["minute_rpm"]) for e in mine if e.get("minute_rpm") is not None]
+        right.plot(
+            [r for r, _ in whole], [w for _, w in whole], "o-", label=f"{executor}: whole minutes"
+        )
         right.plot(rows, [e["peak_rpm"] for e in mine], "x:", label=f"{executor}: busiest 60 s")
     left.set(xlabel="rows", ylabel="wall time (s)")
     right.axhline(3000, color="red", linestyle="--", label="limit")

@@ -9,7 +9,7 @@
   two stored runs of the given number of results each, p95 over ``--requests`` per view, on
   SQLite and PostgreSQL (a throwaway server as the tests start it). Goal: p95 under 1 s.
 - ``judged``: a judged run with the scripted judge answering at 50 ms and the model's
-  ``requests_per_minute`` 3000: requests per minute over the steady part (within 5% of the
+  ``requests_per_minute`` 3000: requests per minute over whole minutes (within 5% of the
   limit) and the busiest 60 s (never over it), on the local executor and on Ray (2 workers).
 
 Each part keeps its figures in ``docs/assets/scale/results.json`` (a part measured again
@@ -151,17 +151,20 @@ def views_table(entries: list[dict[str, Any]]) -> str:
 
 def judged_table(entries: list[dict[str, Any]]) -> str:
     lines = [
-        "| executor | rows | wall s | judge requests | steady requests/min | busiest 60 s "
-        "| load at start | within 5% of 3000 | never over 3000 |",
-        "|---|---:|---:|---:|---:|---:|---|---|---|",
+        "| executor | rows | wall s | judge requests | requests/min, whole minutes "
+        "| requests/min, middle 80% | busiest 60 s | load at start | within 5% of 3000 "
+        "| never over 3000 |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---|---|",
     ]
     for e in entries:
-        close = "met" if abs(e["steady_rpm"] - 3000) <= 150 else "NOT met"
+        whole = e.get("minute_rpm")
+        close = "n/a" if whole is None else "met" if abs(whole - 3000) <= 150 else "NOT met"
         under = "met" if e["peak_rpm"] <= 3000 else "NOT met"
+        shown = "n/a" if whole is None else f"{whole:.0f}"
         lines.append(
             f"| {e['executor']} | {e['rows']:,} | {e['seconds']:.0f} | {e['requests']:,} | "
-            f"{e['steady_rpm']:.0f} | {e['peak_rpm']} | {e.get('load', ['n/a'])[0]} | "
-            f"{close} | {under} |"
+            f"{shown} | {e['steady_rpm']:.0f} | {e['peak_rpm']} | "
+            f"{e.get('load', ['n/a'])[0]} | {close} | {under} |"
         )
     return "\n".join(lines)
 
@@ -192,9 +195,12 @@ PARTS_TEXT = {
         "per row; `--executor ray` with no address: a Ray cluster of this machine started "
         "for the run, 2 CPUs, 2 workers), the scripted judge answering every request after "
         "50 ms, the model's `requests_per_minute = 3000`. Requests per minute counted where "
-        "they arrive (the judge server), over the steady part (the middle 80% of the run's "
-        "span), and the most in any 60 s. Goal (100,000 rows): steady rate within 5% of "
-        "3000, never over it."
+        "they arrive (the judge server): over the whole minutes from the first arrival (what "
+        "a limit per minute lets through: at most the limit in each; n/a where a run was "
+        "measured before this column), over the middle 80% of the run's span (which also "
+        "depends on where its ends cut the bursts a sliding window allows), and the most in "
+        "any 60 s. Goal (100,000 rows): the whole-minute rate within 5% of 3000, never over "
+        "it."
     ),
 }
 
