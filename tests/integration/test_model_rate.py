@@ -9,7 +9,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from ragmeter.judge._rate import LOOK_AGAIN_S, WINDOW_S, StoreRate
+from ragmeter.judge._rate import MARGIN_S, WINDOW_S, StoreRate
 from ragmeter.store.db import Store
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import RAGMETER
@@ -38,29 +38,16 @@ def _check_minutes(arrivals: list[float]) -> None:
     assert arrivals[PER_MINUTE] - arrivals[0] >= WINDOW_S - 1
 
 
-def test_a_place_counts_until_a_minute_after_its_request_ended(store_url: str) -> None:
-    """A place is stamped with the latest its request can arrive while it is out, then
-    with when it ended; it frees 60 s after its stamp."""
+def test_a_place_frees_when_the_oldest_request_leaves_the_minute(store_url: str) -> None:
     store = Store(store_url)
     rate = StoreRate(store, "http://judge/v1 m", 3)
     other = StoreRate(store, "http://judge/v1 other", 1)  # counted apart
-    taken = [rate.try_take(now=t, hold=5.0) for t in (100.0, 101.0, 102.0)]
-    assert [wait for wait, _ in taken] == [0.0, 0.0, 0.0]
-    places = [place for _, place in taken]
-    assert all(place is not None for place in places)
-    # every place is out (stamped 105, 106, 107): look again shortly for one that ended
-    assert rate.try_take(now=103.0) == (LOOK_AGAIN_S, None)
-    rate.done(places[0], now=104.0)  # type: ignore[arg-type]
-    assert rate.try_take(now=110.0) == (WINDOW_S - 6.0, None)  # until 104 + 60
-    assert other.try_take(now=110.0)[0] == 0.0
-    wait, place = rate.try_take(now=WINDOW_S + 104.5)  # the request that ended at 104 left
-    assert wait == 0.0 and place is not None
-    # the two never marked done (their process died) free 60 s after their hold: 106, 107
-    wait, place = rate.try_take(now=WINDOW_S + 104.6)
-    assert place is None and abs(wait - 1.4) < 1e-9
-    rate.done(places[1], now=500.0)  # type: ignore[arg-type]  # late: its stamp stays 106
-    wait, place = rate.try_take(now=WINDOW_S + 106.5)
-    assert wait == 0.0 and place is not None
+    assert [rate.try_take(now=t) for t in (100.0, 101.0, 102.0)] == [0.0, 0.0, 0.0]
+    freed = WINDOW_S + MARGIN_S  # after a place is taken, it frees this much later
+    assert rate.try_take(now=110.0) == freed - 10.0  # until 100 + 61
+    assert other.try_take(now=110.0) == 0.0
+    assert rate.try_take(now=100.0 + freed + 0.5) == 0.0  # the one of 100.0 has left
+    assert abs(rate.try_take(now=100.0 + freed + 0.6) - 0.4) < 1e-9  # 101.0 leaves 0.4 s later
     store.close()
 
 

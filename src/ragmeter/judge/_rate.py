@@ -2,7 +2,6 @@
 using it (a team's server replicas, commands), so that together they never pass it: each
 request first takes a place among the last minute's requests, in one short transaction
 under the store's write lock; without one it waits until the oldest leaves the minute.
-A place counts from when its request could arrive to 60 s after it ended (``StoreRate``).
 
 The limit is written here rather than taken from a rate-limit library because the count
 must live in the team's database (SQLite or PostgreSQL), which no such library keeps: they
@@ -11,12 +10,10 @@ count in one process's memory, or in Redis."""
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 import time
 
-from sqlalchemy import delete, func, insert, select, update
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy import delete, func, insert, select
 
 from ragmeter.store.db import Store
 from ragmeter.store.locks import write_lock
@@ -24,27 +21,15 @@ from ragmeter.store.models import ModelRequestRecord
 
 __all__ = ["StoreRate", "rate_for"]
 
-_log = logging.getLogger(__name__)
-
 #: the window a requests-per-minute limit counts in
 WINDOW_S = 60.0
-
-
-#: while every place in the minute is out, look again this often for one whose request ended
-LOOK_AGAIN_S = 0.5
+#: a place frees this much after the window, for the time between taking it and the request
+#: reaching the model (so the model never sees more than the limit in its own minute)
+MARGIN_S = 1.0
 
 
 class StoreRate:
-    """At most ``per_minute`` requests to ``key`` in any 60 seconds, across processes.
-
-    A place is stamped with a time no earlier than its request reached the model: while the
-    request is out, the latest it can arrive (``hold`` after the place was taken); once it
-    is over, the time it ended (``done``). A place counts until 60 s after its stamp, so
-    when a request takes a place, each of the ``per_minute`` before it that arrived in the
-    same 60 s still counts: the model never sees more than ``per_minute`` in any minute of
-    its own, however long the time between taking a place and the request leaving (a busy
-    event loop, a slow network). Taking the place as the request leaves, with a fixed
-    margin, let a loaded machine pass the limit by about 1%."""
+    """At most ``per_minute`` requests to ``key`` in any 60 seconds, across processes."""
 
     def __init__(self, store: Store, key: str, per_minute: int) -> None:
         if per_minute < 1:
@@ -53,47 +38,29 @@ class StoreRate:
         self.key = key
         self.per_minute = per_minute
 
-    async def acquire(self, hold: float) -> int:
-        """Wait until this request may go; its place (for ``done``), stamped ``hold`` seconds
-        ahead: the request reaches the model within that or never."""
+    async def acquire(self) -> None:
+        """Wait until this request may go (its place is then taken)."""
         while True:
-            wait, place = await asyncio.to_thread(self.try_take, None, hold)
-            if place is not None:
-                return place
+            wait = await asyncio.to_thread(self.try_take)
+            if wait <= 0:
+                return
             await asyncio.sleep(wait)
 
-    def try_take(self, now: float | None = None, hold: float = 0.0) -> tuple[float, int | None]:
-        """Take a place now, stamped ``now + hold``: ``(0.0, its id)``; or the seconds until
-        one may free and None (nothing taken). A place still out frees only once its
-        request is done, so the wait for one is a short look again."""
+    def try_take(self, now: float | None = None) -> float:
+        """Take a place now (0.0), or the seconds until one frees (nothing taken)."""
         now = time.time() if now is None else now
+        since = now - WINDOW_S - MARGIN_S
         table = ModelRequestRecord
         with self.store.engine.connect() as connection, connection.begin():
             write_lock(connection, f"ragmeter-rate {self.key}")
-            since = now - WINDOW_S
             connection.execute(delete(table).where(table.model_key == self.key, table.at <= since))
             count, oldest = connection.execute(
                 select(func.count(), func.min(table.at)).where(table.model_key == self.key)
             ).one()
             if count >= self.per_minute:
-                wait = float(oldest) - since
-                return (min(wait, LOOK_AGAIN_S) if oldest > now else max(wait, 0.01)), None
-            place = connection.execute(
-                insert(table).values(model_key=self.key, at=now + hold)
-            ).inserted_primary_key
-        return 0.0, int(place[0]) if place is not None else None
-
-    def done(self, place: int, now: float | None = None) -> None:
-        """The request of ``place`` is over: its place counts until 60 s from now."""
-        now = time.time() if now is None else now
-        table = ModelRequestRecord
-        try:
-            with self.store.engine.connect() as connection, connection.begin():
-                connection.execute(
-                    update(table).where(table.id == place, table.at > now).values(at=now)
-                )
-        except SQLAlchemyError as exc:  # the place keeps its later stamp: it frees late
-            _log.warning("cannot mark request %s to %s done: %s", place, self.key, exc)
+                return max(float(oldest) - since, 0.01)
+            connection.execute(insert(table).values(model_key=self.key, at=now))
+        return 0.0
 
 
 _rates: dict[tuple[str, str, int], StoreRate] = {}

@@ -24,8 +24,6 @@ from ragmeter.judge.transport import import_transport, reply_parts
 from ragmeter.judge.usage import Usage
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
-
     from ragmeter.judge.chat import ChatClient, ChatConnectionError, ChatStatusError
 
 __all__ = [
@@ -124,20 +122,17 @@ class JudgeEngine:
         settings = self.settings
         return limiter_for(settings.base_url, settings.model, settings.max_concurrency)
 
-    async def _within_rate(self) -> Callable[[], Awaitable[None]] | None:
-        """Wait for a place in the model's requests per minute, where it has a limit; what
-        to await once the request is over (None: no limit)."""
+    async def _within_rate(self) -> None:
+        """Wait for a place in the model's requests per minute, where it has a limit."""
         settings = self.settings
         if settings.requests_per_minute is None or settings.rate_store is None:
-            return None
+            return
         from ragmeter.judge._rate import rate_for
         from ragmeter.store.db import open_store
 
         store = open_store(settings.rate_store)
         rate = rate_for(store, settings.base_url, settings.model, settings.requests_per_minute)
-        # httpx's timeout bounds each of pool, connect and write: the request is out by then
-        place = await rate.acquire(hold=3 * settings.timeout + 1.0)
-        return functools.partial(asyncio.to_thread, rate.done, place)
+        await rate.acquire()
 
     async def _ensure_client(self) -> tuple[ChatClient, asyncio.Lock]:
         """The client and the probe lock, made on first use in the running event loop. Its
@@ -370,7 +365,7 @@ class JudgeEngine:
         limiter = self.limiter
         await limiter.acquire()
         try:
-            ended = await self._within_rate()  # last: the place is taken as the request leaves
+            await self._within_rate()  # last: the place is taken as the request leaves
         except BaseException:
             limiter.release()
             raise
@@ -403,8 +398,6 @@ class JudgeEngine:
         finally:
             self._count(usage, requests=1, latency_s=time.perf_counter() - started)
             limiter.release()
-            if ended is not None:
-                await ended()
 
     def _refused(
         self, exc: ChatStatusError, mode: StructuredMode, structured: bool, attempt: int

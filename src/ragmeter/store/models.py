@@ -499,8 +499,7 @@ class ModelRequestRecord(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     #: ``base_url model`` of the endpoint
     model_key: Mapped[str] = mapped_column(String(700))
-    #: in seconds since the epoch, no earlier than the request reached the model: the
-    #: latest it could while it is out, then when it ended (``judge._rate``)
+    #: when it was let through, in seconds since the epoch
     at: Mapped[float] = mapped_column(Float)
 
 

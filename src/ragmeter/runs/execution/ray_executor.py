@@ -19,6 +19,7 @@ sharing it (``judge._rate``), so a restarted actor's empty minute never lets mor
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import time
 import uuid
@@ -69,11 +70,7 @@ class JudgePermits:
         self.lease_s = timeout_s + LEASE_MARGIN_S
         #: the permits held: ticket -> when its lease ends
         self.held: dict[str, float] = {}
-        #: the last minute's permits: ticket -> a time no earlier than its request reached
-        #: the model (its lease's end while held, then when it was given back); each counts
-        #: until 60 s after it, so the model never sees more than ``per_minute`` in any
-        #: minute of its own, however late a request leaves after its permit
-        self.taken: dict[str, float] = {}
+        self.taken: collections.deque[float] = collections.deque()
         self.most_held = 0
         self.wake = asyncio.Condition()
         self.incarnation = uuid.uuid4().hex
@@ -88,10 +85,10 @@ class JudgePermits:
             return self.opens_at - now
         for ticket in [t for t, ends in self.held.items() if ends <= now]:
             del self.held[ticket]  # its request is over, its worker gone or failing
-        for ticket in [t for t, at in self.taken.items() if at <= now - WINDOW_S]:
-            del self.taken[ticket]
+        while self.taken and self.taken[0] <= now - WINDOW_S:
+            self.taken.popleft()
         if self.per_minute is not None and len(self.taken) >= self.per_minute:
-            return min(self.taken.values()) + WINDOW_S - now
+            return self.taken[0] + WINDOW_S - now
         if len(self.held) < self.concurrency:
             return 0.0
         return min(self.held.values()) - now
@@ -109,15 +106,12 @@ class JudgePermits:
             now = time.monotonic()
             self.held[ticket] = now + self.lease_s
             self.most_held = max(self.most_held, len(self.held))
-            if self.per_minute is not None:
-                self.taken[ticket] = now + self.lease_s
+            self.taken.append(now)
             return ticket
 
     async def release(self, ticket: str) -> None:
         """Give back a permit (one of a dead incarnation, or expired, is not held: no-op)."""
         async with self.wake:
-            if ticket in self.taken:
-                self.taken[ticket] = min(self.taken[ticket], time.monotonic())
             if self.held.pop(ticket, None) is not None:
                 self.wake.notify()
 
