@@ -2,4 +2,5 @@
 
 from ragmeter.cli import main
 
-main()
+if __name__ == "__main__":  # not when a spawned process (an xlsx download's) imports it
+    main()

@@ -178,7 +178,7 @@ class ServerConfig(BaseModel):
     max_dataset_fields: int = Field(default=1_000, ge=1, le=16_384)
     #: results pages read at once (more wait, then 429); each holds its page in memory
     max_reads: int = Field(default=2, ge=1, le=64)
-    #: xlsx downloads built at once, on a pool of their own (more: 429)
+    #: xlsx downloads built at once, each in a process of a pool of their own (more: 429)
     max_exports: int = Field(default=2, ge=1, le=16)
     #: metric names of one request
     max_metrics: int = Field(default=50, ge=1)

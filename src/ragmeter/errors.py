@@ -29,6 +29,21 @@ __all__ = [
 class RagmeterError(Exception):
     """Root of every error ragmeter raises on purpose."""
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # rebuilt with its attributes, not by calling ``__init__`` again (which takes
+        # keyword arguments), when it crosses to another process (a Ray worker's, a
+        # download's)
+        return _rebuilt, (type(self), self.args, self.__dict__)
+
+
+def _rebuilt(
+    cls: type[RagmeterError], args: tuple[object, ...], state: dict[str, object]
+) -> RagmeterError:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
 
 class ConfigError(RagmeterError):
     """A setting, option or combination of options is invalid."""

@@ -38,6 +38,7 @@ from ragmeter.service.routes import (
     users,
 )
 from ragmeter.service.state import Services
+from ragmeter.service.xlsx import EXPORTS
 
 __all__ = ["API_PREFIX", "create_app"]
 
@@ -72,6 +73,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         found.stopping.set()  # uploads under way stop at their next file or batch
         await trace_work.stop()  # every span accepted is stored before the server exits
         await asyncio.to_thread(found.manager.shutdown)  # waits for the workers to stop
+        EXPORTS.close()
 
 
 async def _take_over(found: Services) -> None:

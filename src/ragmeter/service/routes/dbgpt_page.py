@@ -28,7 +28,8 @@ from ragmeter.service.envelope import ApiError, Result, ok
 from ragmeter.service.middleware import json_too_deep
 from ragmeter.service.routes.resources import load_upload_rows, read_dataset_upload
 from ragmeter.service.state import Services, services
-from ragmeter.service.xlsx import EXPORTS, write_xlsx, xlsx_response
+from ragmeter.service.workbooks import dataset_workbook, results_workbook
+from ragmeter.service.xlsx import EXPORTS, xlsx_response
 from ragmeter.store.models import DatasetRecord, RunRecord
 from ragmeter.store.names import check_name
 from ragmeter.wire.dbgpt import (
@@ -170,21 +171,13 @@ def delete_dataset(svc: Deps, code: Annotated[str, Query(max_length=200)]) -> Re
     return ok(True)
 
 
-def _dataset_xlsx(svc: Services, record: DatasetRecord) -> str:
-    columns: dict[str, None] = {}
-    for row in svc.runs.iter_dataset_rows(record.id):
-        columns.update(dict.fromkeys(row))
-    header = list(columns)
-    rows = ([row.get(c) for c in header] for row in svc.runs.iter_dataset_rows(record.id))
-    return write_xlsx(record.name or "dataset", header, rows)
-
-
 @router.get("/dataset/download", response_model=None)
 async def download_dataset(svc: Deps, code: Annotated[str, Query(max_length=200)]) -> Response:
     """The dataset's rows as xlsx, one column per field; an error is the JSON envelope."""
     record = await asyncio.to_thread(svc.runs.dataset, code)
     limit = svc.settings.server.max_exports
-    path = await EXPORTS.build(limit, lambda: _dataset_xlsx(svc, record))
+    url = svc.runs.store.url
+    path = await EXPORTS.build(limit, dataset_workbook, url, record.id, record.name or "dataset")
     return xlsx_response(path, f"{record.name or record.id}.xlsx")
 
 
@@ -369,30 +362,6 @@ def show_detail(
     return ok(_detail_rows(svc, evaluate_code))
 
 
-_RESULT_COLUMNS = ["row", "query", "metric", "score", "passing", "feedback", "error"]
-_RESULT_TAIL = ["answer", "contexts", "reference"]
-
-
-def _results_xlsx(svc: Services, run_id: str) -> str:
-    found = svc.runs.iter_results(run_id)
-    rows = (
-        [
-            r.row_index,
-            r.query,
-            r.metric_name,
-            r.score,
-            r.passing,
-            r.feedback,
-            r.error,
-            r.prediction,
-            r.contexts,
-            (r.raw_dataset or {}).get("reference"),
-        ]
-        for r in found
-    )
-    return write_xlsx("results", _RESULT_COLUMNS + _RESULT_TAIL, rows)
-
-
 @router.get("/evaluation/result/download", response_model=None)
 async def download_results(
     svc: Deps, evaluate_code: Annotated[str, Query(max_length=64)]
@@ -400,7 +369,7 @@ async def download_results(
     """Every result of the run as xlsx, one line per row and metric; an error is JSON."""
     record = await asyncio.to_thread(svc.runs.get, evaluate_code)
     limit = svc.settings.server.max_exports
-    path = await EXPORTS.build(limit, lambda: _results_xlsx(svc, record.id))
+    path = await EXPORTS.build(limit, results_workbook, svc.runs.store.url, record.id)
     return xlsx_response(path, f"evaluation-{record.id}.xlsx")
 
 
