@@ -115,7 +115,8 @@ def test_parallel_downloads_are_bounded_and_other_routes_keep_answering(
         assert "[server] max_exports" in answer.json()["err_msg"]
     assert waits and max(waits) < RESPONSIVE, f"slowest other answer {max(waits):.1f} s"
     assert grown < 250_000_000, f"the server grew by {grown / 1e6:.0f} MB"
-    builders = [_peak_of(pid) for pid in _children(server)]  # the pool's, kept for the next
+    pids = _children(server)
+    builders = [_peak_of(pid) for pid in pids]  # the pool's, kept for the next
     assert builders and max(builders) < 250_000_000, f"a workbook's process peaked at {builders}"
     sheet = load_workbook(io.BytesIO(built[0].content), read_only=True).active
     assert sheet is not None
@@ -123,6 +124,13 @@ def test_parallel_downloads_are_bounded_and_other_routes_keep_answering(
     assert next(lines)[:4] == ("row", "query", "metric", "score")
     assert next(lines)[:4] == (0, "question 0", METRICS[0], 0.5)
     assert sum(1 for _ in lines) == ROWS * len(METRICS) - 1
+    server.kill()  # no shutdown hook stops the pool: its processes end by themselves
+    deadline = time.monotonic() + 10
+    while (
+        left := [p for p in pids if Path(f"/proc/{p}").exists()]
+    ) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not left, f"a workbook's process outlived its killed server: {left}"
 
 
 @pytest.fixture(scope="module")

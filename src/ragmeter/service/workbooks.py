@@ -10,6 +10,8 @@ import json
 import os
 import re
 import tempfile
+import threading
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -20,7 +22,29 @@ from ragmeter.errors import LimitError
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.store.db import open_store
 
-__all__ = ["MAX_COLUMNS", "cell_value", "dataset_workbook", "results_workbook", "write_xlsx"]
+__all__ = [
+    "MAX_COLUMNS",
+    "cell_value",
+    "dataset_workbook",
+    "results_workbook",
+    "watch_server",
+    "write_xlsx",
+]
+
+#: seconds between two looks at whether the server that started this process still runs
+_WATCH_S = 1.0
+
+
+def watch_server(server_pid: int) -> None:
+    """Ends this process once the server that started it is gone (stopped, or killed before
+    it could stop its pool): a workbook's process never outlives its server."""
+
+    def watch() -> None:
+        while os.getppid() == server_pid:
+            time.sleep(_WATCH_S)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="ragmeter-server-watch", daemon=True).start()
 
 #: a cell holds at most this many characters (Excel's own limit)
 MAX_CELL_CHARS = 32_767

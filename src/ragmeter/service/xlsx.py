@@ -18,6 +18,7 @@ from starlette.background import BackgroundTask
 from starlette.responses import FileResponse
 
 from ragmeter.errors import LimitError
+from ragmeter.service.workbooks import watch_server
 
 __all__ = ["EXPORTS", "XLSX_TYPE", "Exports", "content_disposition", "xlsx_response"]
 
@@ -55,7 +56,9 @@ class Exports:
             if self._pool is None:
                 # spawned, not forked: a fork of a server with threads may copy a held lock
                 spawn = multiprocessing.get_context("spawn")
-                self._pool = ProcessPoolExecutor(limit, mp_context=spawn)
+                self._pool = ProcessPoolExecutor(
+                    limit, mp_context=spawn, initializer=watch_server, initargs=(os.getpid(),)
+                )
             return self._pool
 
     def _leave(self) -> None:
