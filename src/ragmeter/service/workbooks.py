@@ -46,6 +46,7 @@ def watch_server(server_pid: int) -> None:
 
     threading.Thread(target=watch, name="ragmeter-server-watch", daemon=True).start()
 
+
 #: a cell holds at most this many characters (Excel's own limit)
 MAX_CELL_CHARS = 32_767
 #: columns of one sheet (Excel's own limit; openpyxl refuses more)

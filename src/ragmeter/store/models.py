@@ -41,6 +41,7 @@ __all__ = [
     "ModelRequestRecord",
     "PromptRecord",
     "PromptVersionRecord",
+    "ResultBatch",
     "ResultRow",
     "ReviewItemRecord",
     "ReviewQueueRecord",
@@ -354,6 +355,31 @@ class ResultRow(Base):
     #: of the row's ``id`` (None without one) and of its query text
     id_key: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     query_key: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class ResultBatch(Base):
+    """A batch of one metric's plain results of a run (a score and nothing else, on the
+    run's own dataset rows), stored as columns: ``rows`` (int32), ``scores`` (float64) and
+    the rows' pairing keys (int64; 0: the row has no ``id``), little-endian, one entry per
+    row in ascending row order. Results holding more (a null's reason, a verdict, feedback,
+    an answer, contexts, cost, reasoning, a row the target filled) are rows of ``results``;
+    a run's results of a metric are the union of both, each row in one of them only."""
+
+    __tablename__ = "result_batches"
+    __table_args__ = (Index("ix_result_batches_run_metric", "run_id", "metric_name", "first_row"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    metric_name: Mapped[str] = mapped_column(String(200))
+    first_row: Mapped[int] = mapped_column(Integer)
+    last_row: Mapped[int] = mapped_column(Integer)
+    size: Mapped[int] = mapped_column(Integer)
+    #: rows of ``size`` lacking an ``id`` (their ``id_keys`` are 0)
+    without_id: Mapped[int] = mapped_column(Integer)
+    rows: Mapped[bytes] = mapped_column(LargeBinary)
+    scores: Mapped[bytes] = mapped_column(LargeBinary)
+    id_keys: Mapped[bytes] = mapped_column(LargeBinary)
+    query_keys: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class LabelRecord(Base):

@@ -1,8 +1,10 @@
 """A run's results read by column: one metric's scores with their row indexes (and pairing
 keys) as numpy arrays in row order, and the rows a run has finished. Every reader of a whole
 column of results goes through here, so how results lie in the store is this module's
-business alone: today one row per result in ``results``, read through the covering index of
-run, metric and row (migration 0010), a seek and a walk, never a scan of the table."""
+business alone: plain results (a score and nothing else) lie in columnar batches
+(``result_batches``), the others one row per result in ``results``, read through the
+covering index of run, metric and row (migration 0010), a seek and a walk, never a scan of
+the table; a column is the union of both in row order."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import numpy as np
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
+from ragmeter.runs.storage.result_batches import batch_column, batch_rows, batches_without_id
 from ragmeter.store.db import plain_rows
 from ragmeter.store.models import ResultRow
 
@@ -76,7 +79,20 @@ def score_column(
     pairing = None
     if keys is not None:
         pairing = np.fromiter((r[2] or 0 for r in found), dtype=np.int64, count=count)
-    return ScoreColumn(rows, scores, pairing)
+    plain = batch_column(session, run_id, metric, keys)
+    if not len(plain.rows):
+        return ScoreColumn(rows, scores, pairing)
+    if not count:
+        return ScoreColumn(plain.rows, plain.scores, plain.keys)
+    order = np.argsort(np.concatenate([plain.rows, rows]), kind="stable")
+    both = np.concatenate([plain.rows, rows])[order]
+    return ScoreColumn(
+        both,
+        np.concatenate([plain.scores, scores])[order],
+        None
+        if pairing is None or plain.keys is None
+        else np.concatenate([plain.keys, pairing])[order],
+    )
 
 
 def score_columns(session: Session, run_id: str, metrics: Sequence[str]) -> dict[str, ScoreColumn]:
@@ -95,10 +111,10 @@ def has_row_ids(session: Session, run_id: str, metrics: Sequence[str]) -> bool:
         )
         .limit(1)
     )
-    return session.scalar(lacking) is None
+    return session.scalar(lacking) is None and not batches_without_id(session, run_id, metrics)
 
 
 def finished_rows(session: Session, run_id: str) -> set[int]:
     """The row indexes the run has results of (a row's results are stored together)."""
     query = select(ResultRow.row_index).where(ResultRow.run_id == run_id).distinct()
-    return {index for (index,) in plain_rows(session, query)}
+    return {index for (index,) in plain_rows(session, query)} | batch_rows(session, run_id)

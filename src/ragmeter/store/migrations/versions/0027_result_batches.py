@@ -1,0 +1,42 @@
+"""plain results (a score and nothing else) stored in columnar batches
+
+Revision ID: 0027
+Revises: 0026
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0027"
+down_revision = "0026"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "result_batches",
+        sa.Column("id", sa.Integer(), primary_key=True, autoincrement=True),
+        sa.Column(
+            "run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False
+        ),
+        sa.Column("metric_name", sa.String(200), nullable=False),
+        sa.Column("first_row", sa.Integer(), nullable=False),
+        sa.Column("last_row", sa.Integer(), nullable=False),
+        sa.Column("size", sa.Integer(), nullable=False),
+        sa.Column("without_id", sa.Integer(), nullable=False),
+        sa.Column("rows", sa.LargeBinary(), nullable=False),
+        sa.Column("scores", sa.LargeBinary(), nullable=False),
+        sa.Column("id_keys", sa.LargeBinary(), nullable=False),
+        sa.Column("query_keys", sa.LargeBinary(), nullable=False),
+    )
+    op.create_index(
+        "ix_result_batches_run_metric", "result_batches", ["run_id", "metric_name", "first_row"]
+    )
+
+
+def downgrade() -> None:
+    op.drop_index("ix_result_batches_run_metric", table_name="result_batches")
+    op.drop_table("result_batches")

@@ -1,0 +1,113 @@
+"""A run's results of a metric read as one column whatever way they were stored: plain
+results in columnar batches (``result_batches``), the others one row each in ``results``.
+Random splits of random results (Hypothesis) on a real SQLite file and PostgreSQL database:
+the column, the finished rows and whether every row has an id equal what the results say."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ragmeter.reports.record import ResultRecord
+from ragmeter.runs.planning.config import EvaluationConfig
+from ragmeter.runs.storage.result_batches import batch_values, insert_batches
+from ragmeter.runs.storage.result_columns import finished_rows, has_row_ids, score_column
+from ragmeter.runs.storage.store import RunStore
+from ragmeter.store.db import Store
+from ragmeter.store.pairing import keys_of
+
+_ids = itertools.count()
+
+
+@pytest.fixture
+def runs(store_url: str) -> Iterator[RunStore]:
+    store = Store(store_url)
+    found = RunStore(store)
+    found.add_dataset([{"query": "q"}], name="d")
+    yield found
+    store.engine.dispose()
+
+
+#: one result: (score or None, the row has an id, plain: stored in a batch)
+_result = st.tuples(
+    st.one_of(st.none(), st.floats(0, 1, allow_nan=False)), st.booleans(), st.booleans()
+)
+
+
+def _record(row: int, score: float | None, with_id: bool) -> ResultRecord:
+    raw = {"query": f"q{row}", **({"id": f"r{row}"} if with_id else {})}
+    return ResultRecord(
+        row_index=row,
+        metric_name="mrr",
+        score=score,
+        passing=None,
+        feedback=None,
+        error=None if score is not None else "no relevant id",
+        prediction=None,
+        contexts=None,
+        prediction_cost=0,
+        query=f"q{row}",
+        raw_dataset=raw,
+    )
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(results=st.lists(_result, min_size=1, max_size=40), cut=st.integers(1, 8))
+def test_a_column_is_the_union_of_batches_and_rows_in_row_order(
+    runs: RunStore, results: list[tuple[float | None, bool, bool]], cut: int
+) -> None:
+    run_id = f"batches-{next(_ids)}"
+    runs.create(
+        EvaluationConfig(metrics=("mrr",)),
+        ["mrr"],
+        runs.dataset("d").id,
+        len(results),
+        {},
+        run_id=run_id,
+    )
+    # a null score always has its reason, so it is never plain
+    plain = [i for i, (score, _, batched) in enumerate(results) if batched and score is not None]
+    rows = [_record(i, s, w) for i, (s, w, _) in enumerate(results) if i not in set(plain)]
+    if rows:
+        runs.commit_rows(run_id, rows, {})
+    id_keys, query_keys = keys_of(
+        [f"q{i}" for i in plain], [f"r{i}" if results[i][1] else None for i in plain]
+    )
+    values = [
+        batch_values(
+            run_id,
+            "mrr",
+            plain[at : at + cut],
+            [results[i][0] or 0.0 for i in plain[at : at + cut]],
+            id_keys[at : at + cut],
+            query_keys[at : at + cut],
+        )
+        for at in range(0, len(plain), cut)
+    ]
+    with runs.store.session() as session:
+        insert_batches(session, values)
+        session.commit()
+    with runs.store.session() as session:
+        column = score_column(session, run_id, "mrr", keys="id")
+        by_query = score_column(session, run_id, "mrr", keys="query")
+        finished = finished_rows(session, run_id)
+        every_id = has_row_ids(session, run_id, ["mrr"])
+    expected = np.array([np.nan if s is None else s for s, _, _ in results])
+    assert column.rows.tolist() == list(range(len(results)))
+    np.testing.assert_array_equal(column.scores, expected)
+    all_ids, all_queries = keys_of(
+        [f"q{i}" for i in range(len(results))],
+        [f"r{i}" if w else None for i, (_, w, _) in enumerate(results)],
+    )
+    assert column.keys is not None and by_query.keys is not None
+    assert column.keys.tolist() == [k or 0 for k in all_ids]
+    assert by_query.keys.tolist() == list(all_queries)
+    assert finished == set(range(len(results)))
+    assert every_id == all(w for _, w, _ in results)
