@@ -92,6 +92,27 @@ def test_an_explicit_address_without_ray_auth_mode_is_refused_with_a_hint(
     assert "RAY_AUTH_MODE=token" in refused.stderr
 
 
+def test_evaluate_from_python_is_refused_before_a_run_is_made(
+    ray_head: RayHead, home: Path
+) -> None:
+    script = (
+        "import ragmeter, sys\n"
+        "rows = [{'query': 'q', 'retrieved_ids': ['a'], 'reference_ids': ['a']}]\n"
+        "try:\n"
+        "    ragmeter.evaluate(rows, 'mrr', executor='ray', ray_address=sys.argv[1], store='x')\n"
+        "except ragmeter.RagmeterError as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+    )
+    env = {**ray_head.env(mode=False), "RAGMETER_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [RAGMETER[0], "-c", script, ray_head.client], capture_output=True, text=True, env=env,
+        timeout=300,
+    )  # fmt: skip
+    assert done.stdout.startswith("ConfigError cannot reach the Ray cluster"), done.stderr
+    listed = _ragmeter("runs", "list", "--json", home=home, env=env)
+    assert listed.returncode == 0 and orjson.loads(listed.stdout) == []  # no run was made
+
+
 def test_a_space_add_through_ray_client_equals_a_local_add(
     ray_head: RayHead, home: Path, tmp_path: Path
 ) -> None:

@@ -339,13 +339,8 @@ def _executor(request: EvalRequest, kb: KnowledgeBase | None) -> Executor | None
 
     settings = kb.settings if kb is not None else load_settings()
     store_url = kb.store.url if kb is not None else None
-    executor = executor_for(settings, store_url, request.executor, request.ray_address)
-    if executor is not None:  # the Ray executor (ray is loaded by now)
-        from ragmeter.runs.execution.ray_executor import RayExecutor
-
-        if isinstance(executor, RayExecutor):
-            executor.join()  # a cluster out of reach is bad input, told before a run is made
-    return executor
+    # a cluster out of reach is bad input, told before a run is made
+    return executor_for(settings, store_url, request.executor, request.ray_address, join=True)
 
 
 def _run_local(request: EvalRequest) -> tuple[Reports, list[Disagreement]]:

@@ -182,9 +182,10 @@ def resume_run(
     """Finish a failed, cancelled or interrupted run here; only its missing rows are done."""
     kb, runs = _store()
     run_id = runs.find(run_id).id
+    # [executor] in ragmeter.toml; a Ray cluster out of reach is told before the run reopens
+    executor = executor_for(kb.settings, kb.store.url, join=True)
     runs.mark_interrupted()  # a run whose server died is resumable now
     record = runs.reopen(run_id, retry_failed=retry_failed)
-    executor = executor_for(kb.settings, kb.store.url)  # [executor] in ragmeter.toml
     worker = threading.Thread(
         target=lambda: asyncio.run(execute_run(runs, kb, run_id, executor=executor))
     )

@@ -224,13 +224,14 @@ async def aevaluate(
 
 def _executor(options: EvaluateOptions, kb: KnowledgeBase | None) -> Executor | None:
     """``executor`` and ``ray_address``: None for the local one (the default, or
-    ``[executor] kind``)."""
+    ``[executor] kind``); a Ray cluster is joined at once, so one out of reach is a
+    ConfigError before a run is made."""
     from ragmeter.config import load_settings
 
     settings = kb.settings if kb is not None else load_settings()
     store_url = kb.store.url if kb is not None else None
     kind, address = options.get("executor"), options.get("ray_address")
-    return executor_for(settings, store_url, kind, address)
+    return executor_for(settings, store_url, kind, address, join=True)
 
 
 async def run_plan(

@@ -22,18 +22,24 @@ def executor_for(
     kind: str | None = None,
     address: str | None = None,
     policy: AppPolicy | None = None,
+    *,
+    join: bool = False,
 ) -> Executor | None:
     """The executor ``kind`` names (default: ``[executor] kind``), at ``address`` (default:
     ``[executor] address``), running apps under ``policy`` (the service's); None for the
-    local one. A ConfigError for an unknown kind or a
-    missing ``ray``."""
+    local one. A ConfigError for an unknown kind or a missing ``ray``, and with ``join``
+    for a cluster out of reach (joined now, before a run is made or reopened, rather than
+    by the first batch)."""
     if not _on_ray(settings, kind, address):
         return None
     from ragmeter.runs.execution.ray_executor import RayExecutor
 
     config = settings.executor
     chosen = config.model_copy(update={"kind": "ray", "address": address or config.address})
-    return RayExecutor.from_config(settings, store_url, chosen, policy)
+    executor = RayExecutor.from_config(settings, store_url, chosen, policy)
+    if join:
+        executor.join()
+    return executor
 
 
 def ingester_for(
