@@ -398,6 +398,9 @@ class ExecutorConfig(BaseModel):
     #: rows of one batch (one Ray task; None: the run's concurrency where a judge or an app
     #: answers, else 10,000)
     batch_rows: int | None = Field(default=None, ge=1, le=1_000_000)
+    #: GPUs a Ray task adding documents reserves when the local embedding model runs on
+    #: ``cuda`` (``[knowledge] device``; below 1: tasks share a GPU); none on ``cpu``/``auto``
+    gpus_per_task: float = Field(default=1.0, gt=0, le=8)
 
 
 class Settings(BaseModel):

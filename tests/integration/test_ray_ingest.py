@@ -99,10 +99,12 @@ def test_a_ray_address_without_the_ray_executor_is_bad_input(home: Path, folder:
     assert "add --executor ray" in local.stderr
 
 
-def test_the_embedding_device_reaches_the_workers(cluster: str, home: Path, folder: Path) -> None:
-    """``[knowledge] device`` travels with the settings to the workers, which build their own
-    embedder: ``cuda`` where torch sees no GPU fails there, naming the device; this process
-    never embeds. (Skipped nowhere: with a GPU the add succeeds and stores vectors.)"""
+def test_cuda_reserves_gpus_and_a_cluster_without_one_is_refused_before_a_task(
+    cluster: str, home: Path, folder: Path
+) -> None:
+    """On ``cuda`` each task reserves ``[executor] gpus_per_task`` GPUs of the cluster:
+    this one has none, so the add is refused before a task is sent (Ray would keep it waiting
+    for ever); with a GPU the add succeeds and stores vectors."""
     import torch
 
     made = run("space", "create", "docs", home=home)
@@ -116,9 +118,9 @@ def test_the_embedding_device_reaches_the_workers(cluster: str, home: Path, fold
         assert added.returncode == 0, added.stderr
         assert len(_chunks("docs")) > 0
         return
-    assert added.returncode == 1, added.stdout + added.stderr
-    message = f"error: device 'cuda': torch {torch.__version__} sees no CUDA GPU;"
-    assert message in added.stderr and "_prepare_remote" not in added.stderr, added.stderr
+    assert added.returncode == 2, added.stdout + added.stderr  # bad input
+    assert "device 'cuda': each Ray task reserves 1 GPU ([executor] gpus_per_task)" in added.stderr
+    assert "the cluster has 0" in added.stderr and "_prepare_remote" not in added.stderr
     assert _chunks("docs") == []
 
 

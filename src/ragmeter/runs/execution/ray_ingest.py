@@ -20,8 +20,8 @@ import numpy as np
 import ray
 
 from ragmeter.config import Settings
-from ragmeter.embeddings import embedder_by_name
-from ragmeter.errors import RagmeterError
+from ragmeter.embeddings import embedder_by_name, is_local_embedder
+from ragmeter.errors import ConfigError, RagmeterError
 from ragmeter.knowledge.ingest import (
     PreparedDocument,
     ProgressEvent,
@@ -89,6 +89,22 @@ def _result(ref: Any) -> tuple[list[PreparedDocument], np.ndarray | None, AddRep
     return result
 
 
+def _gpus_per_task(settings: Settings, space: SpaceInfo, cluster_gpus: float) -> float:
+    """GPUs each task reserves: ``[executor] gpus_per_task`` when the space embeds with the
+    local model on ``cuda``, else none. A cluster with fewer GPUs than one task reserves is
+    a ConfigError, told now: Ray would keep such a task waiting for ever."""
+    if settings.knowledge.device != "cuda" or not is_local_embedder(space.embedder):
+        return 0.0
+    wanted = settings.executor.gpus_per_task
+    if cluster_gpus < wanted:
+        raise ConfigError(
+            f"device 'cuda': each Ray task reserves {wanted:g} GPU ([executor] gpus_per_task) "
+            f"and the cluster has {cluster_gpus:g}; add a node with a GPU, or use "
+            'device = "cpu" or "auto"'
+        )
+    return wanted
+
+
 def _merge(into: AddReport, other: AddReport) -> None:
     into.unchanged += other.unchanged
     into.empty += other.empty
@@ -122,14 +138,16 @@ class RayIngester:
         await asyncio.to_thread(connect, self.address)
         known = known_documents(kb, info)
         batches = _read(sources, known, report, notify, self.files)
-        cpus = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
-        limit = self.max_in_flight or max(1, cpus)
+        resources = ray.cluster_resources()  # type: ignore[no-untyped-call]
+        limit = self.max_in_flight or max(1, int(resources.get("CPU", 1)))
+        gpus = _gpus_per_task(kb.settings, info, float(resources.get("GPU", 0)))
+        task = _prepare_remote.options(num_gpus=gpus) if gpus else _prepare_remote
         running: dict[Any, int] = {}
         try:
             while batches or running:
                 while batches and len(running) < limit:
                     files = batches.pop(0)
-                    ref = _prepare_remote.remote(info, files, kb.settings, origin)
+                    ref = task.remote(info, files, kb.settings, origin)
                     running[ref] = len(files)
                 done, _ = await asyncio.to_thread(
                     ray.wait, list(running), num_returns=1, timeout=1.0
