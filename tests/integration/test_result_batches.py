@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ragmeter.config import load_settings
 from ragmeter.reports.record import ResultRecord
 from ragmeter.runs.planning.config import EvaluationConfig
 from ragmeter.runs.storage.result_batches import batch_values, insert_batches
@@ -20,6 +22,8 @@ from ragmeter.runs.storage.result_columns import finished_rows, has_row_ids, sco
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.store.db import Store
 from ragmeter.store.pairing import keys_of
+
+pytestmark = pytest.mark.both_stores
 
 _ids = itertools.count()
 
@@ -111,3 +115,94 @@ def test_a_column_is_the_union_of_batches_and_rows_in_row_order(
     assert by_query.keys.tolist() == list(all_queries)
     assert finished == set(range(len(results)))
     assert every_id == all(w for _, w, _ in results)
+
+
+# -- every reader, before and after a run's plain results move into batches --------------
+
+N = 14
+
+
+def _rows() -> list[dict[str, object]]:
+    """Retrieval rows, some without an id, some without a relevant id (a null with its
+    reason: a row of ``results`` beside the batches)."""
+    rows: list[dict[str, object]] = []
+    for i in range(N):
+        retrieved = [f"d{i}-{k}" for k in range(2)]
+        row: dict[str, object] = {
+            "query": f"How does part {i} of the workflow run?",
+            "retrieved_ids": retrieved,
+            "reference_ids": [] if i % 5 == 4 else [retrieved[i % 2]],
+        }
+        if i % 4:
+            row["id"] = f"row-{i}"
+        rows.append(row)
+    return rows
+
+
+def _read_all(runs: RunStore, run_id: str) -> dict[str, object]:
+    from ragmeter.runs.storage.result_store import (
+        light_records,
+        neighbours,
+        null_reasons,
+        row_records,
+        row_texts,
+        stored_rows,
+        verdicts,
+        worst_records,
+    )
+
+    runs._summaries.clear()  # the summary is computed afresh from the store
+    record = runs.get(run_id)
+    ds = record.dataset_id
+    out: dict[str, object] = {}
+    with runs.store.session() as s:
+        out["row_records"] = row_records(s, run_id, ds, range(N))
+        out["row_records_some"] = row_records(s, run_id, ds, [1, 5, 7, 12], ["mrr"])
+        out["light"] = light_records(s, run_id, ds)
+        for metric in ("mrr", "hit_rate", "precision"):
+            out[f"worst {metric}"] = worst_records(s, run_id, ds, metric, 6)
+            out[f"texts {metric}"] = row_texts(s, run_id, ds, metric, 12)
+            out[f"verdicts {metric}"] = verdicts(s, run_id, metric)
+            out[f"nulls {metric}"] = null_reasons(s, run_id, metric, 10)
+            for keys in (None, "id", "query"):
+                column = score_column(s, run_id, metric, keys=keys)  # type: ignore[arg-type]
+                out[f"column {metric} {keys}"] = (
+                    column.rows.tolist(),
+                    [None if x != x else x for x in column.scores.tolist()],  # NaN: null
+                    None if column.keys is None else column.keys.tolist(),
+                )
+        out["texts some"] = row_texts(s, run_id, ds, "mrr", 40, rows=[0, 3, 9])
+        out["neighbours"] = [neighbours(s, run_id, i) for i in (0, 1, 6, N - 1, N + 3)]
+        out["stored"] = stored_rows(s, run_id)
+        out["finished"] = finished_rows(s, run_id)
+        out["ids"] = has_row_ids(s, run_id, ["mrr", "hit_rate"])
+    for offset, limit in ((0, 5), (3, 11), (20, 9), (40, 10), (0, 10**9)):
+        out[f"results {offset} {limit}"] = runs.results(run_id, offset, limit)
+    # cut by what its texts take: a plain result's inputs are its row's, counted once
+    sized, total = runs.results(run_id, 2, 30, max_bytes=400)
+    page, _ = runs.results(run_id, 2, 30)
+    assert sized and sized == page[: len(sized)] and len(sized) < len(page)
+    out["results by size: total"] = total
+    out["iter"] = list(runs.iter_results(run_id, rows=4))
+    out["summary"] = runs.summary(runs.get(run_id))
+    return out
+
+
+def test_every_reader_reads_the_same_run_whether_its_plain_results_are_batched(
+    home: Path,
+) -> None:
+    import ragmeter
+    from ragmeter.runs.storage.result_batches import batch_plain
+
+    report = ragmeter.evaluate(_rows(), "mrr,hit_rate,precision", store="mix")
+    runs = RunStore(Store(load_settings().store_url()))  # the store evaluate() used
+    before = _read_all(runs, report.run_id)
+    with runs.store.session() as session:
+        moved = batch_plain(session, report.run_id, rows=3)
+        session.commit()
+    # the rows with a relevant id: a score and nothing more, of each metric
+    assert moved == 3 * sum(1 for i in range(N) if i % 5 != 4)
+    after = _read_all(runs, report.run_id)
+    assert after.keys() == before.keys()
+    for name in before:
+        assert after[name] == before[name], name

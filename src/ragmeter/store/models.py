@@ -361,9 +361,11 @@ class ResultBatch(Base):
     """A batch of one metric's plain results of a run (a score and nothing else, on the
     run's own dataset rows), stored as columns: ``rows`` (int32), ``scores`` (float64) and
     the rows' pairing keys (int64; 0: the row has no ``id``), little-endian, one entry per
-    row in ascending row order. Results holding more (a null's reason, a verdict, feedback,
-    an answer, contexts, cost, reasoning, a row the target filled) are rows of ``results``;
-    a run's results of a metric are the union of both, each row in one of them only."""
+    row in ascending row order. What the metric was given is a field of each row
+    (``prediction_field``, ``contexts_field``; NULL: nothing). Results holding more (a
+    null's reason, a verdict, feedback, an input not a field of the row, cost, reasoning, a
+    row the target filled) are rows of ``results``; a run's results of a metric are the
+    union of both, each row in one of them only."""
 
     __tablename__ = "result_batches"
     __table_args__ = (Index("ix_result_batches_run_metric", "run_id", "metric_name", "first_row"),)
@@ -376,6 +378,8 @@ class ResultBatch(Base):
     size: Mapped[int] = mapped_column(Integer)
     #: rows of ``size`` lacking an ``id`` (their ``id_keys`` are 0)
     without_id: Mapped[int] = mapped_column(Integer)
+    prediction_field: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    contexts_field: Mapped[str | None] = mapped_column(String(40), nullable=True)
     rows: Mapped[bytes] = mapped_column(LargeBinary)
     scores: Mapped[bytes] = mapped_column(LargeBinary)
     id_keys: Mapped[bytes] = mapped_column(LargeBinary)

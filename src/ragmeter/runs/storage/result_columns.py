@@ -16,7 +16,7 @@ import numpy as np
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
-from ragmeter.runs.storage.result_batches import batch_column, batch_rows, batches_without_id
+from ragmeter.runs.storage.result_batches import batch_column, batches_without_id, plain_rows_of
 from ragmeter.store.db import plain_rows
 from ragmeter.store.models import ResultRow
 
@@ -117,4 +117,5 @@ def has_row_ids(session: Session, run_id: str, metrics: Sequence[str]) -> bool:
 def finished_rows(session: Session, run_id: str) -> set[int]:
     """The row indexes the run has results of (a row's results are stored together)."""
     query = select(ResultRow.row_index).where(ResultRow.run_id == run_id).distinct()
-    return {index for (index,) in plain_rows(session, query)} | batch_rows(session, run_id)
+    plain = set(plain_rows_of(session, run_id).tolist())
+    return {index for (index,) in plain_rows(session, query)} | plain

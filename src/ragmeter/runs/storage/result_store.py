@@ -9,6 +9,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import orjson
 from sqlalchemy import (
     Select,
@@ -36,11 +37,22 @@ from ragmeter.reports.human import calibrate, summary_fields
 from ragmeter.reports.stats import mean_summary
 from ragmeter.runs.storage._owner import this_process
 from ragmeter.runs.storage.labels import LabelStore
+from ragmeter.runs.storage.result_batches import (
+    PlainResult,
+    batch_column,
+    batch_values,
+    from_row,
+    insert_batches,
+    plain_rows_of,
+    plain_scores,
+    remove_plain,
+    stored_row_data,
+)
 from ragmeter.runs.storage.result_columns import ScoreColumn, finished_rows, score_columns
 from ragmeter.runs.storage.result_table import RESULT_COLUMNS, ResultGroup
 from ragmeter.runs.storage.run_records import RunRecords
 from ragmeter.store.db import Store, insert_plain, json_text, plain_cursor, plain_rows
-from ragmeter.store.models import DatasetRowRecord, ResultRow, RunRecord
+from ragmeter.store.models import DatasetRowRecord, ResultBatch, ResultRow, RunRecord
 from ragmeter.store.pairing import row_keys
 from ragmeter.store.rowdata import row_field, row_of
 
@@ -104,6 +116,11 @@ def _records(found: Iterable[Sequence[Any]]) -> list[ResultRecord]:
             if shared[0] != index:
                 shared = (index, orjson.loads(data) if data is not None else {})
             raw = shared[1]
+        if isinstance(prediction, _FromRow):  # a plain result: all else is its row's
+            query = str(raw.get("query") or "")
+            given = from_row(raw, prediction.field), from_row(raw, contexts.field)
+        else:
+            given = _loads(prediction), _loads(contexts)
         out.append(
             ResultRecord(
                 row_index=index,
@@ -112,8 +129,8 @@ def _records(found: Iterable[Sequence[Any]]) -> list[ResultRecord]:
                 passing=None if passing is None else bool(passing),
                 feedback=feedback,
                 error=error,
-                prediction=_loads(prediction),
-                contexts=_loads(contexts),
+                prediction=given[0],
+                contexts=given[1],
                 prediction_cost=cost,
                 query=query,
                 raw_dataset=raw,
@@ -136,6 +153,41 @@ def _read_records(session: Session, query: Select[*tuple[Any, ...]]) -> list[Res
     return _records(plain_rows(session, query))
 
 
+@dataclass(frozen=True, slots=True)
+class _FromRow:
+    """In a plain result's ``_READ`` tuple: its input is field ``field`` of its row."""
+
+    field: str | None
+
+
+def _plain_read(
+    session: Session, dataset_id: int, plain: Sequence[PlainResult]
+) -> list[tuple[Any, ...]]:
+    """``_READ`` tuples of plain results (row, metric, score): nothing but the score, the
+    query left for ``_records`` to take from the row."""
+    data = stored_row_data(session, dataset_id, {p[0] for p in plain})
+    return [
+        (row, name, score, None, None, None, None, _FromRow(prediction), _FromRow(contexts), 0,
+         None, None, None, None, data.get(row))
+        for row, name, score, prediction, contexts in plain
+    ]  # fmt: skip
+
+
+def metric_rank(session: Session, run_id: str) -> dict[str, int]:
+    """Each of the run's metrics' place in its order (a row's results are shown in it)."""
+    spec = session.scalar(select(RunRecord.spec).where(RunRecord.id == run_id)) or {}
+    names = list(spec.get("metric_names") or spec.get("metrics") or [])
+    return {name: i for i, name in enumerate(names)}
+
+
+def _in_order(rank: dict[str, int], *parts: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Tuples led by (row, metric) of every part, in row then metric order."""
+    last = len(rank)
+    return sorted(
+        (t for part in parts for t in part), key=lambda t: (t[0], rank.get(t[1], last), t[1])
+    )
+
+
 def row_records(
     session: Session,
     run_id: str,
@@ -148,8 +200,10 @@ def row_records(
     where = [ResultRow.run_id == run_id, ResultRow.row_index.in_(set(rows))]
     if metrics is not None:
         where.append(ResultRow.metric_name.in_(set(metrics)))
-    query = _records_query(dataset_id, *where).order_by(ResultRow.row_index, ResultRow.id)
-    return _read_records(session, query)
+    found = plain_rows(session, _records_query(dataset_id, *where))
+    plain = plain_scores(session, run_id, metrics=metrics, rows=set(rows))
+    rank = metric_rank(session, run_id)
+    return _records(_in_order(rank, found, _plain_read(session, dataset_id, plain)))
 
 
 #: a null reason is grouped by (and shown with) this many characters of its message
@@ -208,7 +262,18 @@ def row_texts(
         .outerjoin(DatasetRowRecord, row_of(ResultRow, dataset_id))
         .where(*where)
     )
-    return {int(i): RowText(q or "", r, row_id) for i, q, r, row_id in session.execute(query)}
+    out = {int(i): RowText(q or "", r, row_id) for i, q, r, row_id in session.execute(query)}
+    plain = plain_scores(session, run_id, metrics=[metric], rows=rows)
+    data = stored_row_data(session, dataset_id, [p[0] for p in plain])
+    for row, text in data.items():
+        found = orjson.loads(text)
+        response = found.get("response")
+        out[row] = RowText(
+            str(found.get("query") or "")[:chars],
+            None if response is None else str(response)[:chars],
+            found.get("id"),
+        )
+    return out
 
 
 def neighbours(session: Session, run_id: str, row_index: int) -> tuple[int | None, int | None]:
@@ -216,13 +281,21 @@ def neighbours(session: Session, run_id: str, row_index: int) -> tuple[int | Non
     where = ResultRow.run_id == run_id
     before = select(func.max(ResultRow.row_index)).where(where, ResultRow.row_index < row_index)
     after = select(func.min(ResultRow.row_index)).where(where, ResultRow.row_index > row_index)
-    return session.scalar(before), session.scalar(after)
+    found_before, found_after = session.scalar(before), session.scalar(after)
+    plain = plain_rows_of(session, run_id)
+    at = int(np.searchsorted(plain, row_index))
+    if at > 0:
+        found_before = max(int(plain[at - 1]), found_before if found_before is not None else -1)
+    upper = int(np.searchsorted(plain, row_index, side="right"))
+    if upper < len(plain):
+        nearest = int(plain[upper])
+        found_after = nearest if found_after is None else min(nearest, found_after)
+    return found_before, found_after
 
 
 def stored_rows(session: Session, run_id: str) -> int:
     """How many rows of the run have results."""
-    query = select(func.count(func.distinct(ResultRow.row_index))).where(ResultRow.run_id == run_id)
-    return int(session.scalar(query) or 0)
+    return len(finished_rows(session, run_id))
 
 
 def light_records(session: Session, run_id: str, dataset_id: int) -> list[ResultRecord]:
@@ -242,15 +315,23 @@ def light_records(session: Session, run_id: str, dataset_id: int) -> list[Result
         )
         .outerjoin(DatasetRowRecord, row_of(ResultRow, dataset_id))
         .where(ResultRow.run_id == run_id)
-        .order_by(ResultRow.row_index, ResultRow.id)
     )
+    found: list[Any] = list(session.execute(query))
+    plain = plain_scores(session, run_id)
+    data = stored_row_data(session, dataset_id, [p[0] for p in plain])
+    rows = {p: orjson.loads(text) for p, text in data.items()}
+    found += [
+        (i, m, s, None, str(rows.get(i, {}).get("query") or ""), rows.get(i, {}).get("id"),
+         None, None)
+        for i, m, s, _, _ in plain
+    ]  # fmt: skip
     return [
         ResultRecord(
             row_index=i, metric_name=m, score=s, passing=p, feedback=None, error=e,
             prediction=None, contexts=None, prediction_cost=0, query=q or "",
             raw_dataset={} if row_id is None else {"id": row_id}, error_kind=k,
         )
-        for i, m, s, p, q, row_id, e, k in session.execute(query)
+        for i, m, s, p, q, row_id, e, k in _in_order(metric_rank(session, run_id), found)
     ]  # fmt: skip
 
 
@@ -262,29 +343,80 @@ def verdicts(
     columns: list[Any] = [ResultRow.row_index, ResultRow.score, ResultRow.passing]
     if details:
         columns.append(ResultRow.details)
-    query = (
-        select(*columns)
-        .where(ResultRow.run_id == run_id, ResultRow.metric_name == metric)
-        .order_by(ResultRow.row_index)
-    )
-    return [tuple(row) for row in session.execute(query)]
+    query = select(*columns).where(ResultRow.run_id == run_id, ResultRow.metric_name == metric)
+    found = [tuple(row) for row in session.execute(query)]
+    none = (None,) if details else ()
+    found += [
+        (row, score, None, *none)
+        for row, _, score, _, _ in plain_scores(session, run_id, metrics=[metric])
+    ]
+    return sorted(found, key=lambda t: t[0])
 
 
 def worst_records(
     session: Session, run_id: str, dataset_id: int, metric: str, count: int
 ) -> list[ResultRecord]:
     """The ``count`` lowest scores of ``metric``, then its nulls, ties in row order."""
+    count = max(count, 0)
     query = (
         _records_query(dataset_id, ResultRow.run_id == run_id, ResultRow.metric_name == metric)
         .order_by(ResultRow.score.is_(None), ResultRow.score, ResultRow.row_index)
-        .limit(max(count, 0))
+        .limit(count)
     )
-    return _read_records(session, query)
+    found = list(plain_rows(session, query))
+    column = batch_column(session, run_id, metric)
+    if len(column.rows) and count:
+        lowest = np.lexsort((column.rows, column.scores))[:count]
+        rows = {int(column.rows[i]) for i in lowest}
+        plain = plain_scores(session, run_id, metrics=[metric], rows=rows)
+        found += _plain_read(session, dataset_id, plain)
+    found.sort(key=lambda t: (t[2] is None, 0.0 if t[2] is None else t[2], t[0]))
+    return _records(found[:count])
 
 
 def _size(found: Sequence[Any]) -> int:
-    """What a ``_READ`` tuple's texts take (prediction, contexts, row, details)."""
-    return sum(len(found[i] or "") for i in (7, 8, 11, 13, 14))
+    """What a ``_READ`` tuple's texts take (prediction, contexts, row, details; a plain
+    result's inputs are its row's)."""
+    return sum(len(text) for i in (7, 8, 11, 13, 14) if isinstance(text := found[i], str))
+
+
+def _within(found: Sequence[Any], max_bytes: int | None) -> Sequence[Any]:
+    """The first ``_READ`` tuples of ``found`` up to the one whose texts pass ``max_bytes``
+    (included), or all."""
+    if max_bytes is None:
+        return found
+    size = 0
+    for i, item in enumerate(found):
+        size += _size(item)
+        if size > max_bytes:
+            return found[: i + 1]
+    return found
+
+
+def _page(
+    session: Session, run_id: str, dataset_id: int, offset: int, limit: int
+) -> list[tuple[Any, ...]]:
+    """``_READ`` tuples of results ``offset`` to ``offset + limit`` of a run in row then
+    metric order, its plain results and its rows of results alike."""
+    rank = metric_rank(session, run_id)
+    keys = plain_rows(
+        session,
+        select(ResultRow.row_index, ResultRow.metric_name).where(ResultRow.run_id == run_id),
+    )
+    keys += [(p[0], p[1]) for p in plain_scores(session, run_id)]
+    if not keys:
+        return []
+    page = _in_order(rank, keys)[offset : offset + max(limit, 0)]
+    if not page:
+        return []
+    wanted = set(page)
+    lo, hi = page[0][0], page[-1][0]
+    query = _records_query(
+        dataset_id, ResultRow.run_id == run_id, ResultRow.row_index.between(lo, hi)
+    )
+    found = plain_rows(session, query)
+    read = _plain_read(session, dataset_id, plain_scores(session, run_id, lo=lo, hi=hi))
+    return [t for t in _in_order(rank, found, read) if (t[0], t[1]) in wanted]
 
 
 class ResultStore(RunRecords):
@@ -345,26 +477,36 @@ class ResultStore(RunRecords):
         list stops once its texts and rows pass that size, read a few results at a time."""
         record = self.get(run_id)
         where = ResultRow.run_id == run_id
-        query = (
-            _records_query(record.dataset_id, where)
-            .order_by(ResultRow.row_index, ResultRow.id)
-            .offset(offset)
-            .limit(limit)
-        )
         with self.store.session() as session:
+            plain_total = session.scalar(
+                select(func.coalesce(func.sum(ResultBatch.size), 0)).where(
+                    ResultBatch.run_id == run_id
+                )
+            )
             total = session.scalar(select(func.count()).select_from(ResultRow).where(where)) or 0
+            total += int(plain_total or 0)
+            if plain_total:
+                found = _page(session, run_id, record.dataset_id, offset, limit)
+                return _records(_within(found, max_bytes)), total
+            # every result a row of its own: a page of one statement, read a few at a time
+            query = (
+                _records_query(record.dataset_id, where)
+                .order_by(ResultRow.row_index, ResultRow.id)
+                .offset(offset)
+                .limit(limit)
+            )
             if max_bytes is None:
                 return _read_records(session, query), total
-            found: list[Any] = []
+            read: list[Any] = []
             size = 0
             with plain_cursor(session, query) as cursor:
                 while size <= max_bytes and (few := cursor.fetchmany(8)):
                     for item in few:
-                        found.append(item)
+                        read.append(item)
                         size += _size(item)
                         if size > max_bytes:
                             break
-            return _records(found), total
+            return _records(read), total
 
     def iter_results(self, run_id: str, rows: int = 100) -> Iterator[ResultRecord]:
         """Every result in row then metric order, read ``rows`` rows at a time (one short
@@ -373,12 +515,21 @@ class ResultStore(RunRecords):
         where = ResultRow.run_id == run_id
         with self.store.session() as session:
             last = session.scalar(select(func.max(ResultRow.row_index)).where(where))
+            plain_last = session.scalar(
+                select(func.max(ResultBatch.last_row)).where(ResultBatch.run_id == run_id)
+            )
+            rank = metric_rank(session, run_id)
+        if plain_last is not None:
+            last = plain_last if last is None else max(last, plain_last)
         for start in range(0, -1 if last is None else last + 1, rows):
-            at = ResultRow.row_index.between(start, start + rows - 1)
+            end = start + rows - 1
+            at = ResultRow.row_index.between(start, end)
             query = _records_query(record.dataset_id, where, at)
             with self.store.session() as session:
-                found = _read_records(session, query.order_by(ResultRow.row_index, ResultRow.id))
-            yield from found
+                found = plain_rows(session, query)
+                plain = plain_scores(session, run_id, lo=start, hi=end)
+                read = _plain_read(session, record.dataset_id, plain)
+            yield from _records(_in_order(rank, found, read))
 
     def report(self, run_id: str) -> EvaluationReport:
         """The run's stored results as a report (scores, summary, ``to_jsonl``)."""
@@ -431,8 +582,13 @@ class ResultStore(RunRecords):
             .values(details=bindparam("b_details", type_=Text))
         )
         keys = ("b_details", "b_run", "b_row", "b_metric")
+        rows = {u[2] for u in updates}
         try:
             with self.store.session() as session:
+                plain = plain_scores(session, run_id, metrics={u[3] for u in updates}, rows=rows)
+                wanted = {(u[2], u[3]) for u in updates}
+                if found := {(p[0], p[1]) for p in plain} & wanted:
+                    _unbatched(session, run_id, found)
                 session.execute(statement, [dict(zip(keys, u, strict=True)) for u in updates])
                 session.commit()
         except SQLAlchemyError as exc:
@@ -488,23 +644,44 @@ def _upstream_null() -> Any:
 
 
 def forget_upstream_failures(session: Session, run_id: str) -> None:
-    """Delete every result of the rows holding an upstream null and recount ``done_rows``
-    from the rows left (in the caller's transaction)."""
+    """Delete every result of the rows holding an upstream null (plain results of those rows
+    too) and recount ``done_rows`` from the rows left (in the caller's transaction)."""
     failed = (
-        select(ResultRow.row_index)
-        .where(ResultRow.run_id == run_id, _upstream_null())
-        .distinct()
-        .scalar_subquery()
+        select(ResultRow.row_index).where(ResultRow.run_id == run_id, _upstream_null()).distinct()
     )
-    session.execute(
-        delete(ResultRow).where(ResultRow.run_id == run_id, ResultRow.row_index.in_(failed))
-    )
-    done = (
-        select(func.count(func.distinct(ResultRow.row_index)))
-        .where(ResultRow.run_id == run_id)
-        .scalar_subquery()
-    )
+    rows = [row for (row,) in plain_rows(session, failed)]
+    if rows:
+        session.execute(
+            delete(ResultRow).where(ResultRow.run_id == run_id, ResultRow.row_index.in_(rows))
+        )
+        remove_plain(session, run_id, rows)
+    done = len(finished_rows(session, run_id))
     session.execute(update(RunRecord).where(RunRecord.id == run_id).values(done_rows=done))
+
+
+def _unbatched(session: Session, run_id: str, keys: set[tuple[int, str]]) -> None:
+    """The plain results of ``keys`` (row, metric) made rows of ``results`` (a result that
+    gains more than its score), in the session's transaction."""
+    rows = {row for row, _ in keys}
+    taken = remove_plain(session, run_id, rows, {metric for _, metric in keys})
+    dataset_id = session.scalar(select(RunRecord.dataset_id).where(RunRecord.id == run_id))
+    data = stored_row_data(session, dataset_id or 0, rows)
+    values = []
+    for (row, metric, score, prediction, contexts), id_key, query_key in taken:
+        if (row, metric) not in keys:  # taken with the rows asked for: back into a batch
+            fields = (prediction, contexts)
+            again = batch_values(
+                run_id, metric, [row], [score], [id_key or None], [query_key], fields
+            )
+            insert_batches(session, [again])
+            continue
+        found = orjson.loads(data[row]) if row in data else {}
+        values.append(
+            (run_id, row, metric, score, None, None, None, None,
+             json_text(from_row(found, prediction)), json_text(from_row(found, contexts)), 0,
+             str(found.get("query") or ""), None, None, None, id_key or None, query_key)
+        )  # fmt: skip
+    insert_plain(session, ResultRow, RESULT_COLUMNS, values)
 
 
 def _values(run_id: str, r: ResultRecord) -> tuple[Any, ...]:

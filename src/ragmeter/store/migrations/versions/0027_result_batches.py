@@ -27,6 +27,8 @@ def upgrade() -> None:
         sa.Column("last_row", sa.Integer(), nullable=False),
         sa.Column("size", sa.Integer(), nullable=False),
         sa.Column("without_id", sa.Integer(), nullable=False),
+        sa.Column("prediction_field", sa.String(40), nullable=True),
+        sa.Column("contexts_field", sa.String(40), nullable=True),
         sa.Column("rows", sa.LargeBinary(), nullable=False),
         sa.Column("scores", sa.LargeBinary(), nullable=False),
         sa.Column("id_keys", sa.LargeBinary(), nullable=False),
