@@ -184,7 +184,37 @@ def _read_all(runs: RunStore, run_id: str) -> dict[str, object]:
     assert sized and sized == page[: len(sized)] and len(sized) < len(page)
     out["results by size: total"] = total
     out["iter"] = list(runs.iter_results(run_id, rows=4))
+    out.update(_pages(runs, run_id))
     out["summary"] = runs.summary(runs.get(run_id))
+    return out
+
+
+FILTERS = [
+    {},
+    {"metric": "hit_rate", "sort": "score", "order": "desc"},
+    {"metric": "mrr", "below": 0.9},
+    {"failures_first": True},
+    {"metric": "hit_rate", "failures_first": True, "sort": "score"},
+    {"metric": "precision", "sort": "score", "order": "asc", "failures_first": True},
+    {"text": "part 1"},  # the query (rows 1, 10 to 13)
+    {"text": "d3-1"},  # the answer (a retriever's ids)
+    {"text": "ow"},  # too short for a trigram
+    {"text": "PART 12", "metric": "mrr", "sort": "score"},
+]
+
+
+def _pages(runs: RunStore, run_id: str) -> dict[str, object]:
+    """The row table's pages (filtered, searched, sorted) as the dashboard reads them."""
+    from ragmeter.runs.views.browse import RowFilter, row_page
+
+    out: dict[str, object] = {}
+    for asked in FILTERS:
+        chosen = RowFilter.model_validate(asked)
+        for offset, limit in ((0, 50), (3, 4)):
+            found, total = row_page(
+                runs.store, run_id, ["mrr", "hit_rate", "precision"], chosen, offset, limit
+            )
+            out[f"page {asked} {offset}"] = (found, total)
     return out
 
 
@@ -204,5 +234,7 @@ def test_every_reader_reads_the_same_run_whether_its_plain_results_are_batched(
     assert moved == 3 * sum(1 for i in range(N) if i % 5 != 4)
     after = _read_all(runs, report.run_id)
     assert after.keys() == before.keys()
+    searched = after["page {'text': 'part 1'} 0"]
+    assert [r.row_index for r in searched[0]] == [1, 10, 11, 12, 13]  # type: ignore[index]
     for name in before:
         assert after[name] == before[name], name

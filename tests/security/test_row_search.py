@@ -231,8 +231,8 @@ def test_a_new_store_gets_the_triggers_the_migration_makes(
     else:  # the key's index and the trigram one; the trigger and its function
         indexes, triggers, functions = schemas[0]
         assert any("gin_trgm_ops" in definition for _, definition in indexes), indexes
-        assert [name for name, _ in triggers] == ["results_search_update"]
-        assert len(functions) == 1
+        assert [name for name, _ in triggers] == ["results_search_delete", "results_search_update"]
+        assert len(functions) == 2
 
 
 def test_revision_0018_goes_down_and_up_again(store_url: str) -> None:
@@ -294,7 +294,7 @@ def _plans(url: str, run_id: str, q: str) -> list[str]:
     seen: list[tuple[str, Any]] = []
 
     def record(_c: Any, _cursor: Any, statement: str, parameters: Any, *_a: Any) -> None:
-        if "results_search.body" in statement:
+        if "FROM results_search" in statement and "body" in statement:
             seen.append((statement, parameters))
 
     event.listen(store.engine, "before_cursor_execute", record)
@@ -317,7 +317,7 @@ def test_postgresql_looks_a_text_of_3_characters_up_in_the_trigram_index(
     postgres: PostgresServer,
 ) -> None:
     """A text of 3 characters or more: the trigram index; a shorter one: only the run's own
-    rows' bodies (looked up by their results' ids), never every run's."""
+    rows' bodies (looked up by the table's key, the run and row), never every run's."""
     url = postgres.database()
     _bulk_run(url, "bulk", 3000)
     _bulk_run(url, "small", 20)
@@ -326,7 +326,7 @@ def test_postgresql_looks_a_text_of_3_characters_up_in_the_trigram_index(
         assert plans and all("ix_results_search_body" in plan for plan in plans), plans
     short = _plans(url, "small", "ne")
     assert short and all(
-        "Index Cond: (result_id = " in plan
+        "Index Cond: ((run_id)::text = " in plan
         and "ix_results_search_body" not in plan
         and "Seq Scan on results_search" not in plan
         for plan in short

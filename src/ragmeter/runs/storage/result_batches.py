@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from ragmeter.store.db import insert_plain, plain_rows
 from ragmeter.store.models import DatasetRowRecord, ResultBatch, ResultRow, RunRecord
+from ragmeter.store.search import forget_rows
 
 __all__ = [
     "BATCH_COLUMNS",
@@ -216,8 +217,9 @@ def remove_plain(
     session: Session, run_id: str, rows: Collection[int], metrics: Collection[str] | None = None
 ) -> list[tuple[PlainResult, int, int]]:
     """Take ``rows``' plain results (of ``metrics``, else all) out of their batches, in the
-    session's transaction (a batch left empty is deleted): what they were, with their id
-    and query keys, for a caller that keeps them another way or forgets them."""
+    session's transaction (a batch left empty is deleted, a row's search document goes with
+    its indexed result): what they were, with their id and query keys, for a caller that
+    keeps them another way or forgets them."""
     wanted = _wanted(rows)
     if wanted is None or not len(wanted):
         return []
@@ -261,6 +263,7 @@ def remove_plain(
         batch.size = int(left.sum())
         batch.without_id = int((ids[left] == 0).sum())
     session.flush()
+    forget_rows(session, run_id, [(plain[0], plain[1]) for plain, _, _ in taken])
     return taken
 
 

@@ -1,7 +1,9 @@
 """Pages of a run's rows as the dashboard's row table asks for them: which rows (anchored on
 one metric's result per row: filtered by its score or a text, sorted by row or score, failures
-first) and their results, read with indexed SQL (the run/metric/score index, the row search
-index of ``store.search``) without loading every result."""
+first) and their results. The anchor metric's scores are one column (``result_columns``: the
+run's batches of plain results and its rows of results), filtered and ordered with numpy; a
+text is looked up in the row search index of ``store.search``; a page's results are read for
+its rows alone."""
 
 from __future__ import annotations
 
@@ -9,12 +11,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sqlalchemy import and_, func, or_, select
-from sqlalchemy.orm import Session, aliased
+import numpy as np
+import orjson
+from sqlalchemy import and_, or_, select
+from sqlalchemy.orm import Session
 
+from ragmeter.runs.storage.result_batches import from_row, plain_scores, stored_row_data
+from ragmeter.runs.storage.result_columns import score_column
+from ragmeter.store.db import json_text, plain_rows
 from ragmeter.store.models import DatasetRowRecord, ResultRow
 from ragmeter.store.rowdata import row_field, row_of
-from ragmeter.store.search import text_condition
+from ragmeter.store.search import matching_rows
 
 __all__ = ["PageResult", "RowQuery", "page_results", "pick_rows"]
 
@@ -51,54 +58,46 @@ class PageResult:
     given: str | None
 
 
-def _conditions(bind: Any, anchor: Any, asked: RowQuery) -> list[Any]:
-    where: list[Any] = []
-    if asked.below is not None:
-        where.append(anchor.score < asked.below)
-    if asked.text:
-        where.append(text_condition(bind, anchor, asked.text))
-    return where
-
-
-def _order(anchor: Any, run_id: str, asked: RowQuery) -> list[Any]:
-    order: list[Any] = []
-    if asked.failures_first:
-        if not asked.any_metric:
-            failed = or_(anchor.score.is_(None), anchor.passing.is_(False))
-        else:  # one list of the failed rows, not a lookup per row
-            failing = select(ResultRow.row_index).where(
-                ResultRow.run_id == run_id,
-                or_(ResultRow.score.is_(None), ResultRow.passing.is_(False)),
-            )
-            failed = anchor.row_index.in_(failing)
-        order.append(failed.desc())
-    if asked.sort == "score":
-        score = anchor.score.desc() if asked.descending else anchor.score
-        order += [anchor.score.is_(None), score, anchor.row_index]
-    else:
-        order.append(anchor.row_index.desc() if asked.descending else anchor.row_index)
-    return order
+def _failing(session: Session, run_id: str, metric: str | None) -> np.ndarray[Any, Any]:
+    """Rows with a null score or a failed verdict (on ``metric``, else on any metric): all
+    are rows of ``results`` (a plain result has a score and no verdict)."""
+    where = [
+        ResultRow.run_id == run_id,
+        or_(ResultRow.score.is_(None), ResultRow.passing.is_(False)),
+    ]
+    if metric is not None:
+        where.append(ResultRow.metric_name == metric)
+    found = plain_rows(session, select(ResultRow.row_index).where(*where).distinct())
+    return np.fromiter((row for (row,) in found), dtype=np.int64, count=len(found))
 
 
 def pick_rows(
     session: Session, run_id: str, dataset_id: int, asked: RowQuery, offset: int, limit: int
 ) -> tuple[list[int], int]:
     """The row indexes of one page of the rows ``asked`` for, in order, and how many rows
-    match in all (one statement each)."""
-    anchor = aliased(ResultRow)
-    where = [
-        anchor.run_id == run_id,
-        anchor.metric_name == asked.metric,
-        *_conditions(session.get_bind(), anchor, asked),
-    ]
-    counted = select(func.count()).select_from(anchor)
-    picked = select(anchor.row_index)
-    if asked.text:  # the search reads the rows' responses
-        counted = counted.outerjoin(DatasetRowRecord, row_of(anchor, dataset_id))
-        picked = picked.outerjoin(DatasetRowRecord, row_of(anchor, dataset_id))
-    picked = picked.where(*where).order_by(*_order(anchor, run_id, asked))
-    total = session.scalar(counted.where(*where)) or 0
-    return list(session.scalars(picked.offset(offset).limit(limit))), int(total)
+    match in all."""
+    column = score_column(session, run_id, asked.metric)
+    rows, scores = column.rows, column.scores
+    keep = np.ones(len(rows), dtype=bool)
+    if asked.below is not None:
+        keep &= scores < asked.below  # a null is never below
+    if asked.text:
+        found = np.asarray(matching_rows(session, run_id, asked.text), dtype=np.int64)
+        keep &= np.isin(rows, found)
+    rows, scores = rows[keep], scores[keep]
+    keys: list[np.ndarray[Any, Any]] = []
+    if asked.sort == "score":
+        nulls = np.isnan(scores)
+        value = np.where(nulls, 0.0, -scores if asked.descending else scores)
+        keys = [rows, value, nulls]  # np.lexsort: the last key first
+    else:
+        keys = [-rows if asked.descending else rows]
+    if asked.failures_first:
+        failing = _failing(session, run_id, None if asked.any_metric else asked.metric)
+        keys.append(~np.isin(rows, failing))
+    order = np.lexsort(keys)
+    page = rows[order][max(offset, 0) : max(offset, 0) + max(limit, 0)]
+    return page.tolist(), len(rows)
 
 
 def page_results(
@@ -120,4 +119,20 @@ def page_results(
         .outerjoin(DatasetRowRecord, row_of(ResultRow, dataset_id))
         .where(and_(ResultRow.run_id == run_id, ResultRow.row_index.in_(list(indexes))))
     ).all()
-    return [PageResult(*row) for row in found]
+    out = [PageResult(*row) for row in found]
+    plain = plain_scores(session, run_id, rows=set(indexes))
+    data = {
+        p: orjson.loads(text)
+        for p, text in stored_row_data(session, dataset_id, {p[0] for p in plain}).items()
+    }
+    for row, metric, score, prediction, _contexts in plain:
+        stored = data.get(row, {})
+        response = stored.get("response")
+        given = response if response is None or isinstance(response, str) else json_text(response)
+        out.append(
+            PageResult(
+                row, metric, score, None, None, None, str(stored.get("query") or ""),
+                from_row(stored, prediction), given,
+            )
+        )  # fmt: skip
+    return out

@@ -1,4 +1,6 @@
-"""plain results (a score and nothing else) stored in columnar batches
+"""plain results (a score and nothing else) stored in columnar batches; row search keyed by
+the run and the row (a plain result has no id of its own), its documents made again when a
+run is next searched
 
 Revision ID: 0027
 Revises: 0026
@@ -8,6 +10,8 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
+
+from ragmeter.store.search import create_row_search, drop_row_search
 
 revision = "0027"
 down_revision = "0026"
@@ -37,8 +41,14 @@ def upgrade() -> None:
     op.create_index(
         "ix_result_batches_run_metric", "result_batches", ["run_id", "metric_name", "first_row"]
     )
+    connection = op.get_bind()
+    drop_row_search(connection)
+    create_row_search(connection)
 
 
 def downgrade() -> None:
+    connection = op.get_bind()
+    drop_row_search(connection)
+    create_row_search(connection)  # (the search of this code: indexed again when searched)
     op.drop_index("ix_result_batches_run_metric", table_name="result_batches")
     op.drop_table("result_batches")
