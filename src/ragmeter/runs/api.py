@@ -335,6 +335,9 @@ class _RawRows:
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return self.dataset.each_raw()
 
+    def __len__(self) -> int:
+        return len(self.dataset)
+
 
 def _open_run(runs: Any, plan: RunPlan, opening: _Opening) -> str:
     """A new pending run for ``plan``, or the stopped run ``opening.run_id`` reopened (same

@@ -77,8 +77,9 @@ class Budget:
 @dataclass
 class StoreSink:
     """Rows committed to a stored run as they finish, within ``budget``, in one transaction
-    per call: each metric's result columns become tuples of the results table, with no
-    record per result. ``also`` keeps the batches committed (a report made from them)."""
+    per call: each metric's result columns become a record of its plain results and tuples
+    of the results table for the rest, with no record per result. ``also`` keeps the
+    batches committed (a report made from them)."""
 
     runs: RunStore
     run_id: str
@@ -93,6 +94,7 @@ class StoreSink:
     def _keep(self, batches: list[ScoredBatch], usage: dict[str, float]) -> bool:
         names = [m.metric_name for m in self.metrics]
         groups: list[ResultGroup] = []
+        plain: list[tuple[Any, ...]] = []
         rows = 0
         kept: list[ScoredBatch] = []
         fitted = True
@@ -100,13 +102,16 @@ class StoreSink:
             measure = self.budget.left is not None
             table = result_table(self.run_id, batch, names, measure=measure)
             count = self.budget.fitting(table.sizes, batch.indices)
-            groups.extend(table.head(count))
+            part = table.head(count)
+            groups.extend(part.groups)
+            plain.extend(part.batches)
             rows += count
             if count < len(batch.indices):
                 fitted = False
                 break
             kept.append(batch)
-        running = self.runs.commit_results(self.run_id, groups, rows, usage) == "running"
+        state = self.runs.commit_results(self.run_id, groups, rows, usage, batches=plain)
+        running = state == "running"
         if self.also is not None:
             self.also.keep(kept, usage)
         if not fitted:

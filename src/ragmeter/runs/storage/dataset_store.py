@@ -5,7 +5,7 @@ reuses the version holding the same rows (by their content hash) or adds the nex
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from typing import Any
 
 import orjson
@@ -143,12 +143,28 @@ class DatasetStore:
         """The stored version of dataset ``name`` holding exactly ``rows`` (iterated twice: a
         list, or rows made afresh on each pass) (any version with
         the same content hash), or a new version after its newest; and whether it is new.
-        Unnamed rows (a request's inline rows) reuse an unnamed dataset with the same rows."""
+        Unnamed rows (a request's inline rows) reuse an unnamed dataset with the same rows.
+        Rows that say how many they are (``len``) are read once when no version has as many
+        (none can hold them): hashed as they are stored."""
+        named = DatasetRecord.name.is_(None) if name is None else DatasetRecord.name == name
+        same = select(DatasetRecord).where(named)
+        if isinstance(rows, Sized):
+            with self.store.session() as session:
+                clash = session.scalar(
+                    select(DatasetRecord.id)
+                    .where(named, DatasetRecord.row_count == len(rows))
+                    .limit(1)
+                )
+                newest = (
+                    None
+                    if name is None
+                    else session.scalars(same.order_by(*_newest_first())).first()
+                )
+            if clash is None:
+                version = 1 if newest is None else newest.version + 1
+                return self._insert(rows, name=name, version=version, source=source), True
         wanted = content_hash(rows)
         with self.store.session() as session:
-            same = select(DatasetRecord).where(
-                DatasetRecord.name.is_(None) if name is None else DatasetRecord.name == name
-            )
             found = session.scalars(same.where(DatasetRecord.content_hash == wanted)).first()
             newest = (
                 None if name is None else session.scalars(same.order_by(*_newest_first())).first()

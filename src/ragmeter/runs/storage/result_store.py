@@ -431,10 +431,17 @@ class ResultStore(RunRecords):
             return finished_rows(session, run_id)
 
     def commit_results(
-        self, run_id: str, groups: Sequence[ResultGroup], rows: int, usage: dict[str, float]
+        self,
+        run_id: str,
+        groups: Sequence[ResultGroup],
+        rows: int,
+        usage: dict[str, float],
+        *,
+        batches: Sequence[tuple[Any, ...]] = (),
     ) -> str:
-        """Write finished rows' results (groups of tuples, JSON as text, inserted in order) and
-        advance the run's counter by ``rows``, in one transaction; the run's state after it
+        """Write finished rows' results (groups of tuples, JSON as text, inserted in order;
+        ``batches``: records of plain results, ``batch_values``) and advance the run's
+        counter by ``rows``, in one transaction; the run's state after it
         (a run no longer running has its ``resumable`` updated). Nothing is written, and
         ``"taken over"`` answered, once another process owns the run (a server that took it
         over when this one's lease passed): its rows are that process's to store."""
@@ -456,6 +463,7 @@ class ResultStore(RunRecords):
                     return "taken over"
                 for group in groups:
                     insert_plain(session, ResultRow, group.columns, group.values)
+                insert_batches(session, batches)
                 state = session.scalar(select(RunRecord.state).where(RunRecord.id == run_id))
                 session.commit()
         except SQLAlchemyError as exc:

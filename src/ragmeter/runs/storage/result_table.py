@@ -1,12 +1,14 @@
-"""Scored batches (rows and each metric's result columns) as the results table takes them,
-column by column: one tuple per row x metric straight from the metrics' result columns (JSON
-as text, made once), with no record per result; and batches of a run's own rows merged back
-into whole columns for its report."""
+"""Scored batches (rows and each metric's result columns) as the store takes them, column by
+column: each metric's plain results (a score of one of the run's own dataset rows, given
+fields of that row and nothing else) as one record of ``result_batches``, every other result
+as a tuple of the results table (JSON as text, made once), with no record per result; and
+batches of a run's own rows merged back into whole columns for its report."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -16,6 +18,11 @@ from ragmeter.datasets import Dataset
 from ragmeter.metrics import EvaluationMetric
 from ragmeter.reports import ResultColumns, ResultRecord
 from ragmeter.runs.planning.scoring import build_records
+from ragmeter.runs.storage.result_batches import (
+    CONTEXTS_FIELDS,
+    PREDICTION_FIELDS,
+    batch_values,
+)
 from ragmeter.store.db import json_text, json_texts
 from ragmeter.store.pairing import keys_of
 
@@ -24,6 +31,7 @@ __all__ = [
     "ResultGroup",
     "ResultTable",
     "ScoredBatch",
+    "StoredPart",
     "merged_columns",
     "result_table",
 ]
@@ -102,28 +110,73 @@ class ScoredBatch:
 @dataclass(frozen=True)
 class ResultGroup:
     """One metric's results over a batch's rows: a tuple per row (in row order) of
-    ``columns``, those of ``RESULT_COLUMNS`` that hold a value for one of them at least."""
+    ``columns``, those of ``RESULT_COLUMNS`` that hold a value for one of them at least;
+    ``positions``: each tuple's row's place in the batch."""
 
     columns: tuple[str, ...]
     values: list[tuple[Any, ...]]
+    positions: list[int] = field(default_factory=list)
+
+    def head(self, rows: int) -> ResultGroup:
+        """The tuples of the batch's first ``rows`` rows."""
+        if not self.positions:
+            return ResultGroup(self.columns, self.values[:rows])
+        cut = bisect_left(self.positions, rows)
+        return ResultGroup(self.columns, self.values[:cut], self.positions[:cut])
+
+
+@dataclass(frozen=True)
+class _Plain:
+    """One metric's plain results of a batch: their places in the batch (in row order) and
+    the fields of the row that its prediction and contexts are."""
+
+    metric: str
+    positions: list[int]
+    fields: tuple[str | None, str | None]
+
+
+@dataclass(frozen=True)
+class StoredPart:
+    """What a batch's first rows store: rows of the results table, by metric, and records of
+    ``result_batches``."""
+
+    groups: list[ResultGroup]
+    batches: list[tuple[Any, ...]]
 
 
 @dataclass(frozen=True)
 class ResultTable:
-    """A batch's results, one group per metric in the metrics' order, and the bytes each row
-    stores (its texts, counted per metric)."""
+    """A batch's results, one group per metric in the metrics' order (the results that are
+    not plain) and each metric's plain results, and the bytes each row stores (its texts,
+    counted per metric)."""
 
     groups: list[ResultGroup]
     sizes: list[int]
+    plains: list[_Plain] = field(default_factory=list)
+    run_id: str = ""
+    indices: Sequence[int] = ()
+    scores: list[list[Any]] = field(default_factory=list)
+    keys: tuple[list[Any], list[Any]] = ([], [])
 
-    def head(self, rows: int) -> list[ResultGroup]:
-        """The groups of the batch's first ``rows`` rows."""
-        return [ResultGroup(g.columns, g.values[:rows]) for g in self.groups]
-
-
-def _texts(values: Sequence[Any] | None, rows: int) -> list[str | None]:
-    """JSON text of each value (None where there is none)."""
-    return [None] * rows if values is None else json_texts(values)
+    def head(self, rows: int) -> StoredPart:
+        """What the batch's first ``rows`` rows store."""
+        batches = []
+        for plain, scores in zip(self.plains, self.scores, strict=True):
+            chosen = [i for i in plain.positions if i < rows]
+            if not chosen:
+                continue
+            batches.append(
+                batch_values(
+                    self.run_id,
+                    plain.metric,
+                    [self.indices[i] for i in chosen],
+                    [scores[i] for i in chosen],
+                    [self.keys[0][i] for i in chosen],
+                    [self.keys[1][i] for i in chosen],
+                    plain.fields,
+                )
+            )
+        return StoredPart([g.head(rows) for g in self.groups], batches)
 
 
 def _spread(found: dict[int, Any], rows: int, convert: Any = None) -> list[Any]:
@@ -133,8 +186,22 @@ def _spread(found: dict[int, Any], rows: int, convert: Any = None) -> list[Any]:
     return out
 
 
+def _put_texts(
+    data: dict[str, list[Any]], columns: ResultColumns, positions: Sequence[int]
+) -> None:
+    """The JSON texts of the prediction and contexts of the rows at ``positions``."""
+    for name, values in (("prediction", columns.prediction), ("contexts", columns.contexts)):
+        if values is None:
+            continue
+        texts = json_texts([values[i] for i in positions])
+        column = data[name]
+        for i, text in zip(positions, texts, strict=True):
+            column[i] = text
+
+
 def _metric_columns(columns: ResultColumns, rows: int) -> list[list[Any]]:
-    """One metric's values per row, column by column in ``_OWN``'s order."""
+    """One metric's values per row, column by column in ``_OWN``'s order (prediction and
+    contexts left empty: ``_put_texts``)."""
     scores = [None if s != s else s for s in columns.scores.tolist()]
     errors: list[str | None] = [None] * rows
     kinds: list[str | None] = [None] * rows
@@ -151,8 +218,8 @@ def _metric_columns(columns: ResultColumns, rows: int) -> list[list[Any]]:
         _spread(columns.feedback, rows),
         errors,
         kinds,
-        _texts(columns.prediction, rows),
-        _texts(columns.contexts, rows),
+        [None] * rows,  # prediction and contexts: made by ``_put_texts``, for the rows
+        [None] * rows,  # that store them
         costs,
         _spread(columns.usage, rows, json_text),
         _spread(columns.details, rows, json_text),
@@ -162,9 +229,10 @@ def _metric_columns(columns: ResultColumns, rows: int) -> list[list[Any]]:
 def result_table(
     run_id: str, batch: ScoredBatch, names: Sequence[str], *, measure: bool = True
 ) -> ResultTable:
-    """The batch's results as the results table takes them. A row keeps its own copy only
-    when it is not the run's dataset row (``batch.stored`` false: a target filled it).
-    ``measure``: count what each row stores (else ``sizes`` is empty)."""
+    """The batch's results as the store takes them. A row keeps its own copy only when it
+    is not the run's dataset row (``batch.stored`` false: a target filled it); a result of
+    such a row is never plain. ``measure``: count what each row stores (else ``sizes`` is
+    empty)."""
     table = Dataset.of(batch.rows)
     rows = len(batch.indices)
     queries = table.column("query")
@@ -182,18 +250,83 @@ def result_table(
         "query_key": query_keys,
     }
     groups: list[ResultGroup] = []
+    plains: list[_Plain] = []
+    all_scores: list[list[Any]] = []
     sizes = [0] * rows if measure else []
+    order = sorted(range(rows), key=batch.indices.__getitem__)
     for name, columns in zip(names, batch.columns, strict=True):
         data: dict[str, list[Any]] = {
             **shared,
             **dict(zip(_OWN, _metric_columns(columns, rows), strict=True)),
         }
         data["metric_name"] = [name] * rows
-        kept = tuple(c for c in RESULT_COLUMNS if c in _ALWAYS or data[c].count(None) != rows)
-        groups.append(ResultGroup(kept, list(zip(*(data[c] for c in kept), strict=True))))
+        plain = _plain(table, columns, data, order) if batch.stored else None
+        taken = set() if plain is None else set(plain.positions)
+        rest = [i for i in order if i not in taken] if taken else order
+        if plain is not None:
+            plains.append(plain)
+            all_scores.append(data["score"])
+        _put_texts(data, columns, rest)  # a plain result's are its row's fields
+        kept = tuple(
+            c for c in RESULT_COLUMNS if c in _ALWAYS or any(data[c][i] is not None for i in rest)
+        )
+        values = [tuple(data[c][i] for c in kept) for i in rest]
+        groups.append(ResultGroup(kept, values, rest))
         if measure:
             _count(sizes, data)
-    return ResultTable(groups, sizes)
+    return ResultTable(
+        groups, sizes, plains, run_id, batch.indices, all_scores, (id_keys, query_keys)
+    )
+
+
+def _same(values: Sequence[Any] | None, field: str | None, table: Dataset) -> list[bool]:
+    """Whether each row's value is its field ``field`` (None: the value is None too)."""
+    if field is None:
+        return [True] * len(table) if values is None else [v is None for v in values]
+    given = table.column(field)
+    if values is None:
+        return [v is None for v in given]
+    return [a == b for a, b in zip(values, given, strict=True)]
+
+
+def _field(values: Sequence[Any] | None, names: Sequence[str], table: Dataset) -> str | None:
+    """The field of the rows that ``values`` are, judged on the first value there is (None:
+    there is none, or no field is it)."""
+    first = next((i for i, v in enumerate(values or ()) if v is not None), None)
+    if values is None or first is None:
+        return None
+    return next((n for n in names if table.column(n)[first] == values[first]), None)
+
+
+def _plain(
+    table: Dataset, columns: ResultColumns, data: dict[str, list[Any]], order: list[int]
+) -> _Plain | None:
+    """A metric's plain results of a batch of the run's own rows: those with a score and no
+    verdict, feedback, cost or reasoning, whose prediction and contexts are fields of their
+    row (the first row's fields for all); None when there is none."""
+    fields = (
+        _field(columns.prediction, PREDICTION_FIELDS, table),
+        _field(columns.contexts, CONTEXTS_FIELDS, table),
+    )
+    same_prediction = _same(columns.prediction, fields[0], table)
+    same_contexts = _same(columns.contexts, fields[1], table)
+    scores, passing, feedback, usage, details = (
+        data["score"], data["passing"], data["feedback"], data["cost"], data["details"]
+    )  # fmt: skip
+    costs = data["prediction_cost"]
+    positions = [
+        i
+        for i in order
+        if scores[i] is not None
+        and passing[i] is None
+        and feedback[i] is None
+        and usage[i] is None
+        and details[i] is None
+        and not costs[i]
+        and same_prediction[i]
+        and same_contexts[i]
+    ]
+    return _Plain(str(data["metric_name"][0]), positions, fields) if positions else None
 
 
 def _count(sizes: list[int], data: dict[str, list[Any]]) -> None:
