@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import FloatRect, Page, expect
 
 from tests.integration.service import ServiceProcess, data, wait_run
 
@@ -76,6 +76,10 @@ def _api(server: ServiceProcess, path: str, **params: Any) -> Any:
 def _verdict(page: Page, metric: str) -> str:
     cell = page.locator(f'table.compare-metrics tr[data-metric="{metric}"] .verdict')
     return str(cell.get_attribute("data-verdict"))
+
+
+#: the part of the Compare view the README shows
+README_CLIP: FloatRect = {"x": 0, "y": 0, "width": 1280, "height": 1100}
 
 
 def test_a_regression_on_30_percent_of_rows_is_worse_and_its_rows_come_first(
@@ -138,7 +142,11 @@ def test_a_regression_on_30_percent_of_rows_is_worse_and_its_rows_come_first(
     expect(dots).to_have_count(len(scatter["points"]))
     counts = dots.evaluate_all("dots => dots.map(d => Number(d.dataset.count))")
     assert sum(counts) == 100 and len(page.locator("svg.scatter circle.worse").all()) == 3
-    shoot(page, "dashboard-compare-regressed-en")
+    shot = shoot(page, "dashboard-compare-regressed-en")
+    # the README's picture, docs/assets/dashboard-compare.png, is a copy of this one: the top
+    # 1100 px of the view (copy it there when the view changes)
+    readme = shot.with_name("readme-dashboard-compare.png")
+    page.screenshot(path=str(readme), full_page=True, clip=README_CLIP)
     page.get_by_label("Regressions only").check()
     expect(page).to_have_url(re.compile(r"metric=mrr&worse=1$"))
     expect(page.locator("table.pairs caption")).to_have_text("30 paired rows")

@@ -1,5 +1,5 @@
-"""The built docs site as a reader sees it: home, getting started and a reference page in English
-and Chinese, each with its navigation and language switcher, and no request leaving the host.
+"""The built docs site as a reader sees it: home, getting started, a how-to and a reference page in
+English and Chinese, each with its navigation and language switcher, and no request leaving the host.
 
 Screenshots go to ``out/screenshots/docs-*.png`` to be looked at.
 """
@@ -23,6 +23,7 @@ pytestmark = pytest.mark.slow
 PAGES = [
     ("", "home"),
     ("getting-started/", "getting-started"),
+    ("how-to/compare-runs/", "how-to-compare-runs"),
     ("reference/metrics/", "reference-metrics"),
 ]
 #: the first heading of a page in a language (the permalink's ¶ left off)
@@ -31,6 +32,8 @@ HEADINGS = {
     ("zh", "home"): "ragmeter",
     ("en", "getting-started"): "Getting started",
     ("zh", "getting-started"): "快速开始",
+    ("en", "how-to-compare-runs"): "Compare two runs",
+    ("zh", "how-to-compare-runs"): "对比两次运行",
 }
 
 
