@@ -120,9 +120,11 @@ def test_evaluate_stores_only_when_asked_and_resumes_by_name(store_home: Path) -
     with runs.store.session() as session:
         from sqlalchemy import delete, update
 
+        from ragmeter.runs.storage.result_batches import remove_plain
         from ragmeter.store.models import ResultRow, RunRecord
 
         session.execute(delete(ResultRow).where(ResultRow.row_index >= 5))
+        remove_plain(session, record.id, range(5, len(ROWS)))  # and those kept in batches
         session.execute(
             update(RunRecord)
             .where(RunRecord.id == record.id)

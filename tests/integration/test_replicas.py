@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from ragmeter.runs.storage.store import RunStore
+from ragmeter.store.db import Store
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import write_models
 from tests.integration.service import KEY, ServiceProcess, browser, data, wait_run
@@ -57,14 +59,11 @@ def _judged(judge: ScriptedJudgeServer, tag: str) -> list[int]:
 
 def _stored_rows(store_url: str, run_id: str) -> set[int]:
     """The rows with results in the store (read from it directly, not through a replica)."""
-    engine = create_engine(store_url)
-    with engine.connect() as connection:
-        found = connection.execute(
-            text("SELECT DISTINCT row_index FROM results WHERE run_id = :run"), {"run": run_id}
-        )
-        rows = {int(index) for (index,) in found}
-    engine.dispose()
-    return rows
+    store = Store(store_url)
+    try:
+        return RunStore(store).finished_rows(run_id)
+    finally:
+        store.close()
 
 
 def test_a_killed_replica_s_run_is_taken_over_and_finished_once(

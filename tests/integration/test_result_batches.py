@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import func, null, select, update
 
 from ragmeter.config import load_settings
 from ragmeter.reports.record import ResultRecord
@@ -21,6 +22,7 @@ from ragmeter.runs.storage.result_batches import batch_values, insert_batches
 from ragmeter.runs.storage.result_columns import finished_rows, has_row_ids, score_column
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.store.db import Store
+from ragmeter.store.models import ResultBatch, ResultRow
 from ragmeter.store.pairing import keys_of
 
 pytestmark = pytest.mark.both_stores
@@ -218,23 +220,41 @@ def _pages(runs: RunStore, run_id: str) -> dict[str, object]:
     return out
 
 
-def test_every_reader_reads_the_same_run_whether_its_plain_results_are_batched(
-    home: Path,
-) -> None:
+def test_every_reader_reads_a_run_stored_in_batches_as_one_stored_as_rows(home: Path) -> None:
+    """The same results three ways: stored by a run (plain ones in batches), stored one row
+    each (as runs were before batches), and those rows moved into batches (``batch_plain``,
+    as an older run is): every reader reads the three alike."""
     import ragmeter
     from ragmeter.runs.storage.result_batches import batch_plain
 
-    report = ragmeter.evaluate(_rows(), "mrr,hit_rate,precision", store="mix")
+    metrics = ["mrr", "hit_rate", "precision"]
+    report = ragmeter.evaluate(_rows(), ",".join(metrics), store="mix")
     runs = RunStore(Store(load_settings().store_url()))  # the store evaluate() used
-    before = _read_all(runs, report.run_id)
+    batched = _read_all(runs, report.run_id)
+    record = runs.get(report.run_id)
+    runs.create(
+        EvaluationConfig(metrics=tuple(metrics)), metrics, record.dataset_id, N, {}, run_id="rows"
+    )
+    runs.commit_rows("rows", ragmeter.evaluate(_rows(), ",".join(metrics)).results(), {})
+    with runs.store.session() as session:  # as runs stored them before batches: each
+        session.execute(  # result's row read from the dataset, not copied
+            update(ResultRow).where(ResultRow.run_id == "rows").values(raw_dataset=null())
+        )
+        session.commit()
     with runs.store.session() as session:
-        moved = batch_plain(session, report.run_id, rows=3)
+        batches = session.scalar(select(func.count()).select_from(ResultBatch))
+        assert batches == len(metrics)  # the run's: one per metric (its rows in one batch)
+        assert score_column(session, "rows", "mrr").rows.tolist() == list(range(N))
+    as_rows = _read_all(runs, "rows")
+    with runs.store.session() as session:
+        moved = batch_plain(session, "rows", rows=3)
         session.commit()
     # the rows with a relevant id: a score and nothing more, of each metric
-    assert moved == 3 * sum(1 for i in range(N) if i % 5 != 4)
-    after = _read_all(runs, report.run_id)
-    assert after.keys() == before.keys()
-    searched = after["page {'text': 'part 1'} 0"]
+    assert moved == len(metrics) * sum(1 for i in range(N) if i % 5 != 4)
+    moved_in = _read_all(runs, "rows")
+    assert batched.keys() == as_rows.keys() == moved_in.keys()
+    for name in batched:
+        assert as_rows[name] == batched[name], name
+        assert moved_in[name] == batched[name], name
+    searched = batched["page {'text': 'part 1'} 0"]
     assert [r.row_index for r in searched[0]] == [1, 10, 11, 12, 13]  # type: ignore[index]
-    for name in before:
-        assert after[name] == before[name], name

@@ -293,7 +293,9 @@ class BrokenStore(RunStore):
         super().__init__(kb.store)
         self.failure = failure
 
-    def commit_results(self, run_id: str, values: Any, rows: int, usage: dict[str, float]) -> str:
+    def commit_results(
+        self, run_id: str, values: Any, rows: int, usage: dict[str, float], **_: Any
+    ) -> str:
         raise self.failure
 
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import numpy as np
 import orjson
-from sqlalchemy import Select, Text, delete, select
+from sqlalchemy import Select, Text, delete, or_, select
 from sqlalchemy import cast as sa_cast
 from sqlalchemy.orm import Session
 
@@ -340,13 +340,13 @@ def _plain_result() -> list[Any]:
         ResultRow.error,
         ResultRow.error_kind,
         ResultRow.raw_dataset,
-        ResultRow.cost,
         ResultRow.details,
     )
     return [
         ResultRow.score.is_not(None),
         ResultRow.prediction_cost == 0,
         *(column.is_(None) for column in empty),
+        or_(ResultRow.cost.is_(None), sa_cast(ResultRow.cost, Text) == "null"),  # JSON null
     ]
 
 
