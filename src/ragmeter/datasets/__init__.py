@@ -3,7 +3,7 @@ held as columns."""
 
 from ragmeter.datasets.loader import DatasetLimits, DatasetSource, load_dataset
 from ragmeter.datasets.row import FIELD_ALIASES, Row, row_from_mapping
-from ragmeter.datasets.table import FIELDS, Dataset, LazyColumn
+from ragmeter.datasets.table import FIELDS, Dataset, FieldColumn, LazyColumn
 
 __all__ = [
     "FIELDS",
@@ -11,6 +11,7 @@ __all__ = [
     "Dataset",
     "DatasetLimits",
     "DatasetSource",
+    "FieldColumn",
     "LazyColumn",
     "Row",
     "load_dataset",

@@ -11,7 +11,7 @@ import numpy as np
 from ragmeter.datasets.agent import plain_items
 from ragmeter.datasets.row import Row
 
-__all__ = ["FIELDS", "Dataset", "LazyColumn"]
+__all__ = ["FIELDS", "Dataset", "FieldColumn", "LazyColumn"]
 
 T = TypeVar("T")
 
@@ -65,6 +65,27 @@ class LazyColumn(Sequence[T]):
 
     def __iter__(self) -> Iterator[T]:
         return map(self._value, range(self._length))
+
+
+class FieldColumn(LazyColumn[T]):
+    """A ``LazyColumn`` that is, at the rows ``same`` marks, the value of a dataset column
+    (``field``) or, with a ``cut``, its first ``cut`` items, so a reader that asks whether a
+    row's value is its field need not compute or compare it there."""
+
+    __slots__ = ("cut", "field", "same")
+
+    def __init__(
+        self,
+        length: int,
+        value: Callable[[int], T],
+        field: Sequence[Any],
+        same: np.ndarray,
+        cut: int | None = None,
+    ) -> None:
+        super().__init__(length, value)
+        self.field = field
+        self.same = same
+        self.cut = cut
 
 
 class Dataset(Sequence[Row]):

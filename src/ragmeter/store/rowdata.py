@@ -14,7 +14,7 @@ from sqlalchemy.sql.functions import FunctionElement
 
 from ragmeter.store.models import DatasetRowRecord
 
-__all__ = ["row_field", "row_of"]
+__all__ = ["cut_field", "input_value", "row_field", "row_of"]
 
 
 class _TextField(FunctionElement[Any]):
@@ -82,3 +82,22 @@ def row_field(results: Any, key: str, *, text: bool = False) -> Any:
         own = results.raw_dataset[key]
         stored = _ValueField(DatasetRowRecord.data, literal(key))
     return case((results.raw_dataset.is_(None), stored), else_=own)
+
+
+def cut_field(name: str, cut: int | None) -> str:
+    """How a plain result names what its metric was given: field ``name`` of its row, or
+    ``name[:k]`` for the field's first ``cut`` items (a ranking metric's list cut to its
+    depth)."""
+    return name if cut is None else f"{name}[:{cut}]"
+
+
+def input_value(row: dict[str, Any], field: str | None) -> Any:
+    """What a plain result's metric was given (``field`` as ``cut_field`` names it) of its
+    row ``row``; None for no field."""
+    if field is None:
+        return None
+    if not field.endswith("]"):
+        return row.get(field)
+    name, _, cut = field[:-1].partition("[:")
+    value = row.get(name)
+    return None if value is None else value[: int(cut)]

@@ -55,6 +55,7 @@ from sqlalchemy.orm import Session
 
 from ragmeter.errors import LimitError
 from ragmeter.store.locks import write_lock
+from ragmeter.store.rowdata import input_value
 
 __all__ = [
     "LIKE_ESCAPE",
@@ -414,7 +415,7 @@ def row_body(row: dict[str, Any], prediction_field: str | None) -> str:
     """The searched text of a plain result's row (``row``, its dataset row): its query, its
     response and what the metric was given as the answer (field ``prediction_field``), each
     cut to ``SEARCH_CHARS``, as ``_body`` makes it of a row of ``results``."""
-    answer = None if prediction_field is None else row.get(prediction_field)
+    answer = input_value(row, prediction_field)
     parts = (row.get("query"), row.get("response"), answer)
     return "\n".join(_text(part)[:SEARCH_CHARS] for part in parts)
 

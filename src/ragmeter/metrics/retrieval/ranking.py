@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Literal, TypedDict, Unpack
 import numpy as np
 
 from ragmeter._grades import MAX_GRADE
-from ragmeter.datasets import Dataset, LazyColumn, Row
+from ragmeter.datasets import Dataset, FieldColumn, Row
 from ragmeter.metrics.base import (
     BaseEvaluationResult,
     EvaluationMetric,
@@ -350,10 +350,11 @@ class RankingMetric(RetrieverEvaluationMetric):
 
 def _scored_inputs(
     table: Dataset, k: int | None, ids: np.ndarray
-) -> tuple[LazyColumn[Any], LazyColumn[Any]]:
+) -> tuple[FieldColumn[Any], FieldColumn[Any]]:
     """What each row was scored on, read when asked for: the retrieved list (cut to ``k``)
     and the references; ids (graded ones as id -> grade) for a row matched by id that has no
-    texts."""
+    texts. Each says at which rows it is the row's own ``retrieved_ids`` (cut to ``k``) or
+    ``reference_ids``."""
     retrieved_ids = table.column("retrieved_ids")
     reference_ids, grades = table.column("reference_ids"), table.column("reference_relevance")
     retrieved_texts = table.column("retrieved_contexts")
@@ -372,7 +373,12 @@ def _scored_inputs(
             found = grades[i] if grades[i] is not None else reference_ids[i]
         return found
 
-    return LazyColumn(len(table), retrieved), LazyColumn(len(table), references)
+    as_ids = ids & table.lacking("retrieved_contexts")
+    as_references = ids & table.lacking("reference_contexts") & table.lacking("reference_relevance")
+    return (
+        FieldColumn(len(table), retrieved, retrieved_ids, as_ids, cut=k),
+        FieldColumn(len(table), references, reference_ids, as_references),
+    )
 
 
 @register_metric("hit_rate", aliases=("success", "hit", "hitrate"))

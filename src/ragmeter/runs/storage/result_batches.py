@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from ragmeter.store.db import insert_plain, plain_rows
 from ragmeter.store.models import DatasetRowRecord, ResultBatch, ResultRow, RunRecord
+from ragmeter.store.rowdata import input_value
 from ragmeter.store.search import forget_rows
 
 __all__ = [
@@ -327,8 +328,9 @@ def input_fields(
 
 
 def from_row(row: dict[str, Any], field: str | None) -> Any:
-    """What a plain result's metric was given: field ``field`` of its row (None: nothing)."""
-    return None if field is None else row.get(field)
+    """What a plain result's metric was given: field ``field`` of its row, or its first
+    items (``input_value``; None: nothing)."""
+    return input_value(row, field)
 
 
 def _plain_result() -> list[Any]:

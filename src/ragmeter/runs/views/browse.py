@@ -173,6 +173,9 @@ def _page(
         with _limited(session, seconds):
             indexes, total = pick_rows(session, run_id, dataset_id, asked, offset, limit)
         found = page_results(session, run_id, dataset_id, indexes)
+    # a row's response is its first metric's answer (metrics may cut a ranked list apart)
+    rank = {name: i for i, name in enumerate(metrics)}
+    found.sort(key=lambda r: rank.get(r.metric_name, len(rank)))
     rows: dict[int, RowView] = {}
     for result in found:
         row = rows.get(result.row_index)
