@@ -6,7 +6,8 @@ the subject of a comparison, not a change of its test case, so it is left out of
 
 from __future__ import annotations
 
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
@@ -15,10 +16,16 @@ from ragmeter.runs.storage.dataset_store import DatasetStore
 from ragmeter.store.pairing import is_row_id
 from ragmeter.wire.lineage import DatasetDiff
 
-__all__ = ["PREDICTIONS", "dataset_diff"]
+__all__ = ["KEPT_DIFFS", "PREDICTIONS", "dataset_diff"]
 
 #: a row's fields that hold what was evaluated rather than the test case
 PREDICTIONS = frozenset({"response", "retrieved_contexts", "retrieved_ids", "messages"})
+#: diffs kept for the next request: the compare view asks for one on each load, and a diff
+#: reads every row of both versions (about 2 s for 100,000 rows each)
+KEPT_DIFFS = 64
+#: one diff at a time: a request that waited finds the diff the other one kept
+_DIFFING = threading.Lock()
+_kept: OrderedDict[tuple[Any, ...], DatasetDiff] = OrderedDict()
 
 
 def _keyed(rows: Iterable[dict[str, Any]], by_id: bool) -> dict[tuple[str, int], bytes]:
@@ -32,9 +39,29 @@ def _keyed(rows: Iterable[dict[str, Any]], by_id: bool) -> dict[tuple[str, int],
     return out
 
 
+def _stamp(datasets: DatasetStore, dataset_id: int) -> tuple[Any, ...]:
+    """What identifies a dataset version's rows: its id, when it was made, how many rows it
+    holds (a test set grows) and their hash."""
+    record = datasets.dataset(dataset_id)
+    return (record.id, record.created_at, record.row_count, record.content_hash)
+
+
 def dataset_diff(datasets: DatasetStore, a: int, b: int) -> DatasetDiff:
     """Rows added (in ``b`` only), removed (in ``a`` only), changed and unchanged from
-    dataset version ``a`` to ``b`` (ids); both read in batches."""
+    dataset version ``a`` to ``b`` (ids); both read in batches, the diff kept for the next
+    request."""
+    with _DIFFING:
+        key = (str(datasets.store.engine.url), _stamp(datasets, a), _stamp(datasets, b))
+        found = _kept.get(key)
+        if found is None:
+            found = _kept[key] = _diff(datasets, a, b)
+            while len(_kept) > KEPT_DIFFS:
+                _kept.popitem(last=False)
+        _kept.move_to_end(key)
+        return found.model_copy()
+
+
+def _diff(datasets: DatasetStore, a: int, b: int) -> DatasetDiff:
     rows_a = list(datasets.iter_dataset_rows(a))
     rows_b = list(datasets.iter_dataset_rows(b))
     by_id = all(is_row_id(r.get("id")) for r in (*rows_a, *rows_b))
