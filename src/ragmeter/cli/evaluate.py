@@ -28,6 +28,7 @@ from ragmeter.runs.planning.config import (
 )
 from ragmeter.runs.planning.lineage import RunLabels
 from ragmeter.runs.planning.lineage import label as target_label
+from ragmeter.store.bulk import held_until_exit
 
 if TYPE_CHECKING:
     from ragmeter.embeddings.process import ProcessEmbedder
@@ -350,6 +351,7 @@ def _run_local(request: EvalRequest) -> tuple[Reports, list[Disagreement]]:
 
     _check(request)
     dataset = load_rows(request)
+    held_until_exit()  # the rows live as long as the command
     retrievers: list[str | None] = [None]
     if request.space is not None and request.app is None:
         retrievers = list(parse_retrievers(request.retriever or "vector"))
