@@ -25,6 +25,7 @@ __all__ = [
     "BATCH_COLUMNS",
     "BatchColumn",
     "PlainResult",
+    "batch_arrays",
     "batch_column",
     "batch_plain",
     "batch_values",
@@ -70,19 +71,40 @@ def batch_values(
     """One metric's plain results of rows ``rows`` (ascending) as a ``result_batches`` tuple
     of ``BATCH_COLUMNS`` (a row without an ``id`` keeps 0 as its id key); ``fields``: the
     fields of each row that its prediction and contexts are (None: it has none)."""
-    ids = np.fromiter((0 if k is None else k for k in id_keys), dtype=_KEYS, count=len(rows))
+    count = len(rows)
+    return batch_arrays(
+        run_id,
+        metric,
+        np.asarray(rows, dtype=np.int64),
+        np.asarray(scores, dtype=np.float64),
+        np.fromiter((0 if k is None else k for k in id_keys), dtype=np.int64, count=count),
+        np.fromiter((k or 0 for k in query_keys), dtype=np.int64, count=count),
+        fields,
+    )
+
+
+def batch_arrays(
+    run_id: str,
+    metric: str,
+    rows: np.ndarray[Any, Any],
+    scores: np.ndarray[Any, Any],
+    id_keys: np.ndarray[Any, Any],
+    query_keys: np.ndarray[Any, Any],
+    fields: tuple[str | None, str | None] = (None, None),
+) -> tuple[Any, ...]:
+    """``batch_values`` of arrays (an id key of 0: the row has no ``id``)."""
     return (
         run_id,
         metric,
         int(rows[0]),
         int(rows[-1]),
         len(rows),
-        sum(1 for k in id_keys if k is None),
+        int(np.count_nonzero(id_keys == 0)),
         *fields,
-        np.asarray(rows, dtype=_ROWS).tobytes(),
-        np.asarray(scores, dtype=_SCORES).tobytes(),
-        ids.tobytes(),
-        np.fromiter((k or 0 for k in query_keys), dtype=_KEYS, count=len(rows)).tobytes(),
+        rows.astype(_ROWS).tobytes(),
+        scores.astype(_SCORES).tobytes(),
+        id_keys.astype(_KEYS).tobytes(),
+        query_keys.astype(_KEYS).tobytes(),
     )
 
 

@@ -21,7 +21,7 @@ from ragmeter.runs.planning.scoring import build_records
 from ragmeter.runs.storage.result_batches import (
     CONTEXTS_FIELDS,
     PREDICTION_FIELDS,
-    batch_values,
+    batch_arrays,
 )
 from ragmeter.store.db import json_text, json_texts
 from ragmeter.store.pairing import keys_of
@@ -136,6 +136,9 @@ class _Plain:
     fields: tuple[str | None, str | None]
 
 
+_NONE: np.ndarray[Any, np.dtype[np.int64]] = np.empty(0, dtype=np.int64)
+
+
 @dataclass(frozen=True)
 class StoredPart:
     """What a batch's first rows store: rows of the results table, by metric, and records of
@@ -155,25 +158,28 @@ class ResultTable:
     sizes: list[int]
     plains: list[_Plain] = field(default_factory=list)
     run_id: str = ""
-    indices: Sequence[int] = ()
-    scores: list[list[Any]] = field(default_factory=list)
-    keys: tuple[list[Any], list[Any]] = ([], [])
+    #: the batch's row indexes, its plain metrics' scores, its id keys (0: no id) and query
+    #: keys, as arrays by place in the batch
+    indices: np.ndarray[Any, np.dtype[np.int64]] = field(default_factory=lambda: _NONE)
+    scores: list[np.ndarray[Any, np.dtype[np.float64]]] = field(default_factory=list)
+    keys: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] = (_NONE, _NONE)
 
     def head(self, rows: int) -> StoredPart:
         """What the batch's first ``rows`` rows store."""
         batches = []
         for plain, scores in zip(self.plains, self.scores, strict=True):
-            chosen = [i for i in plain.positions if i < rows]
-            if not chosen:
+            chosen = np.asarray(plain.positions, dtype=np.int64)
+            chosen = chosen[chosen < rows]
+            if not len(chosen):
                 continue
             batches.append(
-                batch_values(
+                batch_arrays(
                     self.run_id,
                     plain.metric,
-                    [self.indices[i] for i in chosen],
-                    [scores[i] for i in chosen],
-                    [self.keys[0][i] for i in chosen],
-                    [self.keys[1][i] for i in chosen],
+                    self.indices[chosen],
+                    scores[chosen],
+                    self.keys[0][chosen],
+                    self.keys[1][chosen],
                     plain.fields,
                 )
             )
@@ -252,7 +258,7 @@ def result_table(
     }
     groups: list[ResultGroup] = []
     plains: list[_Plain] = []
-    all_scores: list[list[Any]] = []
+    all_scores: list[np.ndarray[Any, np.dtype[np.float64]]] = []
     sizes = [0] * rows if measure else []
     order = sorted(range(rows), key=batch.indices.__getitem__)
     for name, columns in zip(names, batch.columns, strict=True):
@@ -266,7 +272,7 @@ def result_table(
         rest = [i for i in order if i not in taken] if taken else order
         if plain is not None:
             plains.append(plain)
-            all_scores.append(data["score"])
+            all_scores.append(columns.scores)
         _put_texts(data, columns, rest)  # a plain result's are its row's fields
         kept = tuple(
             c for c in RESULT_COLUMNS if c in _ALWAYS or any(data[c][i] is not None for i in rest)
@@ -275,9 +281,12 @@ def result_table(
         groups.append(ResultGroup(kept, values, rest))
         if measure:
             _count(sizes, data)
-    return ResultTable(
-        groups, sizes, plains, run_id, batch.indices, all_scores, (id_keys, query_keys)
+    keys = (
+        np.fromiter((0 if k is None else k for k in id_keys), np.int64, rows),
+        np.asarray(query_keys, dtype=np.int64),
     )
+    indices = np.asarray(batch.indices, dtype=np.int64)
+    return ResultTable(groups, sizes, plains, run_id, indices, all_scores, keys)
 
 
 def _same(values: Sequence[Any] | None, field: str | None, table: Dataset) -> list[bool]:
