@@ -119,6 +119,51 @@ def test_a_column_is_the_union_of_batches_and_rows_in_row_order(
     assert every_id == all(w for _, w, _ in results)
 
 
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    stored=st.dictionaries(st.integers(0, 60), st.booleans(), min_size=1, max_size=30),
+    cut=st.integers(1, 8),
+)
+def test_a_rows_neighbours_are_the_nearest_stored_rows_of_batches_and_rows(
+    runs: RunStore, stored: dict[int, bool], cut: int
+) -> None:
+    """Rows stored with gaps, some in batches (``stored[row]`` true), some as rows: the rows
+    before and after any row are the nearest stored ones, read from either."""
+    from ragmeter.runs.storage.result_store import neighbours
+
+    run_id = f"gaps-{next(_ids)}"
+    runs.create(EvaluationConfig(metrics=("mrr",)), ["mrr"], runs.dataset("d").id, 61, {},
+                run_id=run_id)  # fmt: skip
+    batched = sorted(r for r, b in stored.items() if b)
+    rows = [_record(r, 0.5, False) for r, b in stored.items() if not b]
+    if rows:
+        runs.commit_rows(run_id, rows, {})
+    id_keys, query_keys = keys_of([f"q{r}" for r in batched], [None] * len(batched))
+    values = [
+        batch_values(
+            run_id,
+            "mrr",
+            batched[at : at + cut],
+            [0.5] * len(batched[at : at + cut]),
+            id_keys[at : at + cut],
+            query_keys[at : at + cut],
+        )
+        for at in range(0, len(batched), cut)
+    ]
+    with runs.store.session() as session:
+        insert_batches(session, values)
+        session.commit()
+    every = sorted(stored)
+    with runs.store.session() as session:
+        for row in range(-1, 63):
+            lower = [r for r in every if r < row]
+            upper = [r for r in every if r > row]
+            expected = (lower[-1] if lower else None, upper[0] if upper else None)
+            assert neighbours(session, run_id, row) == expected, row
+
+
 # -- every reader, before and after a run's plain results move into batches --------------
 
 N = 14

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import numpy as np
 import orjson
-from sqlalchemy import Select, Text, delete, or_, select
+from sqlalchemy import Select, Text, delete, func, or_, select
 from sqlalchemy import cast as sa_cast
 from sqlalchemy.orm import Session
 
@@ -33,6 +33,7 @@ __all__ = [
     "from_row",
     "input_fields",
     "insert_batches",
+    "plain_neighbours",
     "plain_rows_of",
     "plain_scores",
     "remove_plain",
@@ -234,6 +235,30 @@ def plain_rows_of(session: Session, run_id: str) -> np.ndarray[Any, np.dtype[np.
     query = select(ResultBatch.rows).where(ResultBatch.run_id == run_id)
     found = _joined((f[0] for f in plain_rows(session, query)), _ROWS, np.dtype(np.int64))
     return np.unique(found)
+
+
+def plain_neighbours(session: Session, run_id: str, row: int) -> tuple[int | None, int | None]:
+    """The rows just before and after ``row`` having a plain result in the run (None at
+    either end), read from the batches' ranges and the few batches spanning ``row``."""
+    mine = ResultBatch.run_id == run_id
+    before = session.scalar(
+        select(func.max(ResultBatch.last_row)).where(mine, ResultBatch.last_row < row)
+    )
+    after = session.scalar(
+        select(func.min(ResultBatch.first_row)).where(mine, ResultBatch.first_row > row)
+    )
+    spanning = select(ResultBatch.rows).where(
+        mine, ResultBatch.first_row <= row, ResultBatch.last_row >= row
+    )
+    for (blob,) in plain_rows(session, spanning):
+        at = np.frombuffer(bytes(blob), dtype=_ROWS)
+        below = at[: int(np.searchsorted(at, row))]
+        if len(below) and (before is None or int(below[-1]) > before):
+            before = int(below[-1])
+        above = at[int(np.searchsorted(at, row, side="right")) :]
+        if len(above) and (after is None or int(above[0]) < after):
+            after = int(above[0])
+    return before, after
 
 
 def remove_plain(

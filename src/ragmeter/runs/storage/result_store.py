@@ -43,7 +43,7 @@ from ragmeter.runs.storage.result_batches import (
     batch_values,
     from_row,
     insert_batches,
-    plain_rows_of,
+    plain_neighbours,
     plain_scores,
     remove_plain,
     stored_row_data,
@@ -281,16 +281,11 @@ def neighbours(session: Session, run_id: str, row_index: int) -> tuple[int | Non
     where = ResultRow.run_id == run_id
     before = select(func.max(ResultRow.row_index)).where(where, ResultRow.row_index < row_index)
     after = select(func.min(ResultRow.row_index)).where(where, ResultRow.row_index > row_index)
-    found_before, found_after = session.scalar(before), session.scalar(after)
-    plain = plain_rows_of(session, run_id)
-    at = int(np.searchsorted(plain, row_index))
-    if at > 0:
-        found_before = max(int(plain[at - 1]), found_before if found_before is not None else -1)
-    upper = int(np.searchsorted(plain, row_index, side="right"))
-    if upper < len(plain):
-        nearest = int(plain[upper])
-        found_after = nearest if found_after is None else min(nearest, found_after)
-    return found_before, found_after
+    found = session.scalar(before), session.scalar(after)
+    plain = plain_neighbours(session, run_id, row_index)
+    lower = [r for r in (found[0], plain[0]) if r is not None]
+    upper = [r for r in (found[1], plain[1]) if r is not None]
+    return (max(lower) if lower else None), (min(upper) if upper else None)
 
 
 def stored_rows(session: Session, run_id: str) -> int:
