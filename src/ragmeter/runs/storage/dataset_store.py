@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from ragmeter.datasets.digest import ContentHash, canonical_json, content_hash
 from ragmeter.errors import ConflictError, NotFoundError, StoreError, clip
-from ragmeter.store.db import Store, insert_plain, json_text, orjson_text
+from ragmeter.store.db import Store, insert_plain, json_text, orjson_text, plain_rows
 from ragmeter.store.lookup import is_id, known_names, split_version
 from ragmeter.store.models import DatasetRecord, DatasetRowRecord, RunRecord
 from ragmeter.store.names import key_text
@@ -86,8 +86,10 @@ def _rows_between(dataset_id: int, start: int, stop: int) -> Any:
 def _each_row(store: Store, dataset_id: int, batch: int) -> Iterator[dict[str, Any]]:
     start = 0
     while True:
-        with store.session() as session:
-            texts = list(session.scalars(_rows_between(dataset_id, start, start + batch)))
+        with store.session() as session:  # the driver's tuples: no ORM object per row
+            texts = [
+                t for (t,) in plain_rows(session, _rows_between(dataset_id, start, start + batch))
+            ]
         yield from map(orjson.loads, texts)
         if len(texts) < batch:
             return

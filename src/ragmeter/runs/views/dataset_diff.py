@@ -13,6 +13,7 @@ from typing import Any
 
 from ragmeter.datasets.digest import row_digest
 from ragmeter.runs.storage.dataset_store import DatasetStore
+from ragmeter.store.bulk import collector_paused
 from ragmeter.store.pairing import is_row_id
 from ragmeter.wire.lineage import DatasetDiff
 
@@ -28,13 +29,27 @@ _DIFFING = threading.Lock()
 _kept: OrderedDict[tuple[Any, ...], DatasetDiff] = OrderedDict()
 
 
-def _keyed(rows: Iterable[dict[str, Any]], by_id: bool) -> dict[tuple[str, int], bytes]:
+#: a row as a diff reads it: its id, its query and the digest of its test case
+_Case = tuple[Any, str, bytes]
+
+
+def _cases(rows: Iterable[dict[str, Any]]) -> list[_Case]:
+    return [
+        (
+            row.get("id"),
+            str(row.get("query", "")),
+            row_digest({k: v for k, v in row.items() if k not in PREDICTIONS}),
+        )
+        for row in rows
+    ]
+
+
+def _keyed(cases: list[_Case], by_id: bool) -> dict[tuple[str, int], bytes]:
     seen: Counter[str] = Counter()
     out: dict[tuple[str, int], bytes] = {}
-    for row in rows:
-        key = str(row.get("id")) if by_id else str(row.get("query", ""))
-        case = {k: v for k, v in row.items() if k not in PREDICTIONS}
-        out[(key, seen[key])] = row_digest(case)
+    for found, query, digest in cases:
+        key = str(found) if by_id else query
+        out[(key, seen[key])] = digest
         seen[key] += 1
     return out
 
@@ -62,10 +77,15 @@ def dataset_diff(datasets: DatasetStore, a: int, b: int) -> DatasetDiff:
 
 
 def _diff(datasets: DatasetStore, a: int, b: int) -> DatasetDiff:
-    rows_a = list(datasets.iter_dataset_rows(a))
-    rows_b = list(datasets.iter_dataset_rows(b))
-    by_id = all(is_row_id(r.get("id")) for r in (*rows_a, *rows_b))
-    keyed_a, keyed_b = _keyed(rows_a, by_id), _keyed(rows_b, by_id)
+    with collector_paused():  # dicts by the hundred thousand, in no cycle
+        return _counted(datasets, a, b)
+
+
+def _counted(datasets: DatasetStore, a: int, b: int) -> DatasetDiff:
+    cases_a = _cases(datasets.iter_dataset_rows(a))  # each row read, kept as its case only
+    cases_b = _cases(datasets.iter_dataset_rows(b))
+    by_id = all(is_row_id(case[0]) for case in (*cases_a, *cases_b))
+    keyed_a, keyed_b = _keyed(cases_a, by_id), _keyed(cases_b, by_id)
     both = keyed_a.keys() & keyed_b.keys()
     changed = sum(1 for key in both if keyed_a[key] != keyed_b[key])
     return DatasetDiff(
