@@ -132,6 +132,12 @@ def rows_table(entries: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _load(entry: dict[str, Any]) -> str:
+    """The load average when a measurement started (n/a where it was not recorded)."""
+    load = entry.get("load")
+    return "n/a" if not load else f"{load[0]:.2f}"
+
+
 def views_table(entries: list[dict[str, Any]]) -> str:
     lines = [
         "| store | results per run | view | first s | median s | p95 s | slowest request "
@@ -144,7 +150,7 @@ def views_table(entries: list[dict[str, Any]]) -> str:
             f"| {e['store']} | {e['results']:,} | {e['view']} | {e['first_s']:.3f} | "
             f"{e['median_s']:.3f} | {e['p95_s']:.3f} | "
             f"{e.get('slowest', '?')} ({e.get('slowest_s', float('nan')):.3f}) | "
-            f"{e.get('load', ['n/a'])[0]} | {verdict} |"
+            f"{_load(e)} | {verdict} |"
         )
     return "\n".join(lines)
 
@@ -164,7 +170,7 @@ def judged_table(entries: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {e['executor']} | {e['rows']:,} | {e['seconds']:.0f} | {e['requests']:,} | "
             f"{shown} | {e['steady_rpm']:.0f} | {e['peak_rpm']} | "
-            f"{e.get('load', ['n/a'])[0]} | {close} | {under} |"
+            f"{_load(e)} | {close} | {under} |"
         )
     return "\n".join(lines)
 
@@ -211,8 +217,9 @@ def section(results: dict[str, Any], plots: dict[str, str]) -> str:
         "How time and memory grow with the work. This machine is shared with other work while "
         f"the bench runs ({info['cores']} cores, {info['ram_gb']} GB RAM; the load average "
         "when each measurement started is recorded where known: n/a where it was not), so "
-        "figures are of a busy box. The "
-        "results table's storage will be redesigned; `bench/scale.py` measures it again then."
+        "figures are of a busy box. A run's plain results (a score on the row's own fields, "
+        "a ranked list cut to a metric's depth included) are stored as columnar batches; a "
+        "dataset version's rows as one JSON row each."
     ]
     tables = {"rows": rows_table, "views": views_table, "judged": judged_table}
     for part, table in tables.items():
