@@ -62,6 +62,24 @@ def _record(row: int, score: float | None, with_id: bool) -> ResultRecord:
     )
 
 
+def _store_batches(
+    runs: RunStore, run_id: str, rows: list[int], scores: list[float], ids: list[bool], cut: int
+) -> None:
+    """Plain results of ``mrr`` for ``rows`` (ascending) in batches of ``cut`` rows; a row
+    with ``ids[i]`` has the id ``r<row>``."""
+    id_keys, query_keys = keys_of(
+        [f"q{r}" for r in rows],
+        [f"r{r}" if has else None for r, has in zip(rows, ids, strict=True)],
+    )
+    parts = [slice(at, at + cut) for at in range(0, len(rows), cut)]
+    values = [
+        batch_values(run_id, "mrr", rows[p], scores[p], id_keys[p], query_keys[p]) for p in parts
+    ]
+    with runs.store.session() as session:
+        insert_batches(session, values)
+        session.commit()
+
+
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -83,23 +101,8 @@ def test_a_column_is_the_union_of_batches_and_rows_in_row_order(
     rows = [_record(i, s, w) for i, (s, w, _) in enumerate(results) if i not in set(plain)]
     if rows:
         runs.commit_rows(run_id, rows, {})
-    id_keys, query_keys = keys_of(
-        [f"q{i}" for i in plain], [f"r{i}" if results[i][1] else None for i in plain]
-    )
-    values = [
-        batch_values(
-            run_id,
-            "mrr",
-            plain[at : at + cut],
-            [results[i][0] or 0.0 for i in plain[at : at + cut]],
-            id_keys[at : at + cut],
-            query_keys[at : at + cut],
-        )
-        for at in range(0, len(plain), cut)
-    ]
-    with runs.store.session() as session:
-        insert_batches(session, values)
-        session.commit()
+    scores = [results[i][0] or 0.0 for i in plain]
+    _store_batches(runs, run_id, plain, scores, [results[i][1] for i in plain], cut)
     with runs.store.session() as session:
         column = score_column(session, run_id, "mrr", keys="id")
         by_query = score_column(session, run_id, "mrr", keys="query")
@@ -140,21 +143,7 @@ def test_a_rows_neighbours_are_the_nearest_stored_rows_of_batches_and_rows(
     rows = [_record(r, 0.5, False) for r, b in stored.items() if not b]
     if rows:
         runs.commit_rows(run_id, rows, {})
-    id_keys, query_keys = keys_of([f"q{r}" for r in batched], [None] * len(batched))
-    values = [
-        batch_values(
-            run_id,
-            "mrr",
-            batched[at : at + cut],
-            [0.5] * len(batched[at : at + cut]),
-            id_keys[at : at + cut],
-            query_keys[at : at + cut],
-        )
-        for at in range(0, len(batched), cut)
-    ]
-    with runs.store.session() as session:
-        insert_batches(session, values)
-        session.commit()
+    _store_batches(runs, run_id, batched, [0.5] * len(batched), [False] * len(batched), cut)
     every = sorted(stored)
     with runs.store.session() as session:
         for row in range(-1, 63):
