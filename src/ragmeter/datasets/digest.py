@@ -11,31 +11,18 @@ from typing import Any
 
 import orjson
 
-__all__ = ["ContentHash", "canonical_json", "content_hash", "row_digest"]
+__all__ = ["ContentHash", "content_hash", "row_digest"]
 
 _CANONICAL = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
-
-
-def canonical_json(row: Any) -> bytes | None:
-    """``row`` as canonical JSON (keys sorted at every depth): the text its digest hashes;
-    None where orjson cannot write it (a lone surrogate, an integer past 64 bits, nesting
-    past its depth)."""
-    try:
-        return orjson.dumps(row, option=_CANONICAL)
-    except TypeError:
-        return None
 
 
 def row_digest(row: Any) -> bytes:
     """16 bytes that change with any value of ``row`` (a dict of JSON values), not with the
     order of its keys."""
-    text = canonical_json(row)
-    if text is None:  # nested past orjson's depth (a row stored before depth limits)
+    try:
+        text = orjson.dumps(row, option=_CANONICAL)
+    except TypeError:  # nested past orjson's depth (a row stored before depth limits)
         text = json.dumps(row, sort_keys=True, default=str).encode()
-    return _digest(text)
-
-
-def _digest(text: bytes) -> bytes:
     return hashlib.blake2b(text, digest_size=16).digest()
 
 
@@ -48,11 +35,6 @@ class ContentHash:
 
     def add(self, row: Any) -> None:
         self._hash.update(row_digest(row))
-        self.rows += 1
-
-    def add_canonical(self, text: bytes) -> None:
-        """``add`` of the row whose ``canonical_json`` is ``text``."""
-        self._hash.update(_digest(text))
         self.rows += 1
 
     def hexdigest(self) -> str:

@@ -171,12 +171,6 @@ def json_text(value: Any) -> str:
         return to_json(json.loads(json.dumps(value, default=_numbers)))
 
 
-def orjson_text(text: bytes) -> str:
-    """JSON that orjson wrote (``json_text`` without the fallback) as a JSON column holds
-    it."""
-    return _no_nul(text.decode())
-
-
 def json_texts(values: Iterable[Any]) -> list[str | None]:
     """``json_text`` of each value, None for None (many values: one orjson call each)."""
     dumps = orjson.dumps

@@ -13,9 +13,9 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from ragmeter.datasets.digest import ContentHash, canonical_json, content_hash
+from ragmeter.datasets.digest import ContentHash, content_hash
 from ragmeter.errors import ConflictError, NotFoundError, StoreError, clip
-from ragmeter.store.db import Store, insert_plain, json_text, orjson_text, plain_rows
+from ragmeter.store.db import Store, insert_plain, json_text, plain_rows
 from ragmeter.store.lookup import is_id, known_names, split_version
 from ragmeter.store.models import DatasetRecord, DatasetRowRecord, RunRecord
 from ragmeter.store.names import key_text
@@ -47,21 +47,14 @@ def _insert_rows(
     start: int = 0,
 ) -> int:
     """Write ``rows`` at positions ``start``, ``start + 1``, ... with one executemany per
-    ``_ROW_BATCH`` rows (tuples straight to the driver), feeding ``digest``; how many. A
-    row's JSON is its canonical text (keys sorted), made once for the hash and the store."""
+    ``_ROW_BATCH`` rows (JSON text by orjson, its keys in the row's order; tuples straight
+    to the driver), feeding ``digest``; how many."""
     count = 0
     batch: list[tuple[Any, ...]] = []
     for row in rows:
-        canonical = canonical_json(row)
-        if canonical is None:  # what orjson refuses: hashed and written the slow way
-            text = json_text(row)
-            if digest is not None:
-                digest.add(row)
-        else:
-            text = orjson_text(canonical)
-            if digest is not None:
-                digest.add_canonical(canonical)
-        batch.append((dataset_id, start + count, text))
+        if digest is not None:
+            digest.add(row)
+        batch.append((dataset_id, start + count, json_text(row)))
         count += 1
         if len(batch) == _ROW_BATCH:
             insert_plain(session, DatasetRowRecord, _ROW_COLUMNS, batch)
