@@ -295,3 +295,82 @@ def test_every_reader_reads_a_run_stored_in_batches_as_one_stored_as_rows(home: 
         assert moved_in[name] == batched[name], name
     searched = batched["page {'text': 'part 1'} 0"]
     assert [r.row_index for r in searched[0]] == [1, 10, 11, 12, 13]  # type: ignore[index]
+
+
+def test_results_scored_on_texts_are_batched_with_the_text_fields(home: Path) -> None:
+    """Rows that carry ranked ids but are judged on texts (no relevant ids): a ranking
+    metric is given the texts, and its plain results name the text fields of their rows."""
+    import ragmeter
+
+    rows = [
+        {
+            "query": f"q{i}",
+            "retrieved_ids": ["a", "b"],
+            "retrieved_contexts": [f"x{i}", "y"],
+            "reference_contexts": ["y"],
+        }
+        for i in range(6)
+    ]
+    report = ragmeter.evaluate(rows, "hit_rate,mrr@1", store="texts")
+    runs = RunStore(Store(load_settings().store_url()))
+    with runs.store.session() as session:
+        found = session.execute(
+            select(ResultBatch.metric_name, ResultBatch.prediction_field, ResultBatch.size)
+            .where(ResultBatch.run_id == report.run_id)
+            .order_by(ResultBatch.metric_name)
+        ).all()
+        as_rows = session.scalar(
+            select(func.count()).select_from(ResultRow).where(ResultRow.run_id == report.run_id)
+        )
+    assert [tuple(f) for f in found] == [
+        ("hit_rate", "retrieved_contexts", 6),
+        ("mrr@1", "retrieved_contexts[:1]", 6),
+    ]
+    assert as_rows == 0
+    stored = runs.results(report.run_id, 0, 100)[0]
+    assert [(r.metric_name, r.prediction, r.contexts) for r in stored[:2]] == [
+        ("hit_rate", ["x0", "y"], ["y"]),
+        ("mrr@1", ["x0"], ["y"]),
+    ]
+
+
+def test_every_kind_of_ranking_row_reads_back_what_its_metric_was_given(home: Path) -> None:
+    """Rows matched by id, by text, by both, graded, with a list shorter or longer than a
+    metric's depth, or empty: each stored result (plain in a batch, or a row) reads back the
+    score, prediction and contexts the evaluation gave it."""
+    import ragmeter
+
+    rows: list[dict[str, object]] = [
+        {"query": "ids", "retrieved_ids": ["a", "b", "c"], "reference_ids": ["b"]},
+        {"query": "short", "retrieved_ids": ["a"], "reference_ids": ["a"]},
+        {"query": "graded", "retrieved_ids": ["a", "b", "c"], "reference_relevance": {"c": 2}},
+        {"query": "texts", "retrieved_contexts": ["x", "y", "z"], "reference_contexts": ["z"]},
+        {
+            "query": "both",
+            "retrieved_ids": ["a", "b"],
+            "retrieved_contexts": ["x", "y"],
+            "reference_contexts": ["y"],
+        },
+        {"query": "nothing retrieved", "retrieved_ids": [], "reference_ids": ["a"]},
+        {"query": "no relevant", "retrieved_ids": ["a", "b", "c"], "reference_ids": []},
+    ]
+    metrics = "mrr@2,precision@2,hit_rate,ndcg@5"
+    given = ragmeter.evaluate(rows, metrics).results()
+    report = ragmeter.evaluate(rows, metrics, store="kinds")
+    runs = RunStore(Store(load_settings().store_url()))
+    stored = runs.results(report.run_id, 0, 1000)[0]
+
+    def seen(records: list[ResultRecord]) -> list[tuple[object, ...]]:
+        return sorted(
+            (r.row_index, r.metric_name, r.score, r.error, r.prediction, r.contexts)
+            for r in records
+        )
+
+    assert seen(stored) == seen(given)
+    with runs.store.session() as session:
+        batched = session.scalar(
+            select(func.sum(ResultBatch.size)).where(ResultBatch.run_id == report.run_id)
+        )
+    # plain: at least the two rows given texts, under each metric (a batch names one field:
+    # in a run mixing texts and ids, the rows given ids are rows of results beside it)
+    assert batched is not None and batched >= 8

@@ -353,8 +353,8 @@ def _scored_inputs(
 ) -> tuple[FieldColumn[Any], FieldColumn[Any]]:
     """What each row was scored on, read when asked for: the retrieved list (cut to ``k``)
     and the references; ids (graded ones as id -> grade) for a row matched by id that has no
-    texts. Each says at which rows it is the row's own ``retrieved_ids`` (cut to ``k``) or
-    ``reference_ids``."""
+    texts. Each says at which rows it is one field of the row (the retrieved list cut to
+    ``k``): the texts where rows have them, else the ids."""
     retrieved_ids = table.column("retrieved_ids")
     reference_ids, grades = table.column("reference_ids"), table.column("reference_relevance")
     retrieved_texts = table.column("retrieved_contexts")
@@ -373,12 +373,18 @@ def _scored_inputs(
             found = grades[i] if grades[i] is not None else reference_ids[i]
         return found
 
-    as_ids = ids & table.lacking("retrieved_contexts")
-    as_references = ids & table.lacking("reference_contexts") & table.lacking("reference_relevance")
-    return (
-        FieldColumn(len(table), retrieved, retrieved_ids, as_ids, cut=k),
-        FieldColumn(len(table), references, reference_ids, as_references),
-    )
+    texts = ~table.lacking("retrieved_contexts")
+    if texts.any():  # the rows with texts are given them
+        shown = FieldColumn(len(table), retrieved, retrieved_texts, texts, cut=k)
+    else:
+        shown = FieldColumn(len(table), retrieved, retrieved_ids, ids, cut=k)
+    texts = ~table.lacking("reference_contexts")
+    if texts.any():
+        judged = FieldColumn(len(table), references, reference_texts, texts)
+    else:
+        plain = ids & table.lacking("reference_relevance")
+        judged = FieldColumn(len(table), references, reference_ids, plain)
+    return shown, judged
 
 
 @register_metric("hit_rate", aliases=("success", "hit", "hitrate"))

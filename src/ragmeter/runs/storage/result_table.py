@@ -314,7 +314,7 @@ def _inputs(
     """The field of the rows that ``values`` are, as ``cut_field`` names it (None: there
     is none), and at which rows each value is it. A ``FieldColumn`` of one of ``names``
     says so itself: only the rows it does not mark are compared."""
-    if isinstance(values, FieldColumn):
+    if isinstance(values, FieldColumn) and values.same.any():  # else another field it may be
         name = next((n for n in names if table.column(n) is values.field), None)
         if name is not None:
             field = cut_field(name, values.cut)
