@@ -168,7 +168,8 @@ def test_a_run_of_the_rows_as_given_stores_each_row_once_and_reads_it_back() -> 
 
 def test_a_kept_dataset_diff_follows_the_versions_rows() -> None:
     """A diff of two dataset versions is kept for the next request, and is made afresh once
-    either version's rows change (a test set grows; a removed version's id taken again)."""
+    either version's rows change (a test set grows; a version removed and another made)."""
+    from ragmeter.runs.views import dataset_diff as diffs
     from ragmeter.runs.views.dataset_diff import dataset_diff
 
     runs = RunStore(KnowledgeBase().store)
@@ -178,11 +179,13 @@ def test_a_kept_dataset_diff_follows_the_versions_rows() -> None:
     b = runs.keep_dataset(edited, name="cases")[0].id
     first = dataset_diff(runs, a, b)
     assert (first.added, first.removed, first.changed, first.unchanged) == (0, 0, 1, 3)
-    assert dataset_diff(runs, a, b) == first  # kept
+    kept = dict(diffs._kept)
+    assert dataset_diff(runs, a, b) == first
+    assert diffs._kept == kept  # found kept: nothing made or dropped
     runs.append_dataset_rows(b, [{"id": "r9", "query": "q9", "reference_ids": ["9"]}])
     grown = dataset_diff(runs, a, b)
     assert (grown.added, grown.changed, grown.unchanged) == (1, 1, 3)
     runs.delete_dataset(b)
-    again = runs.keep_dataset(rows[:2], name="cases")[0].id  # may take b's id
+    again = runs.keep_dataset(rows[:2], name="cases")[0].id
     fewer = dataset_diff(runs, a, again)
     assert (fewer.added, fewer.removed, fewer.changed, fewer.unchanged) == (0, 2, 0, 2)

@@ -24,9 +24,12 @@ PREDICTIONS = frozenset({"response", "retrieved_contexts", "retrieved_ids", "mes
 #: diffs kept for the next request: the compare view asks for one on each load, and a diff
 #: reads every row of both versions (about 2 s for 100,000 rows each)
 KEPT_DIFFS = 64
-#: one diff at a time: a request that waited finds the diff the other one kept
-_DIFFING = threading.Lock()
+#: guards the kept diffs and the locks of the ones being made (held briefly)
+_GUARD = threading.Lock()
 _kept: OrderedDict[tuple[Any, ...], DatasetDiff] = OrderedDict()
+#: one lock per diff being made: a request for the same diff waits and finds it kept, one
+#: for another diff goes on
+_making: dict[tuple[Any, ...], threading.Lock] = {}
 
 
 #: a row as a diff reads it: its id, its query and the digest of its test case
@@ -65,15 +68,21 @@ def dataset_diff(datasets: DatasetStore, a: int, b: int) -> DatasetDiff:
     """Rows added (in ``b`` only), removed (in ``a`` only), changed and unchanged from
     dataset version ``a`` to ``b`` (ids); both read in batches, the diff kept for the next
     request."""
-    with _DIFFING:
-        key = (str(datasets.store.engine.url), _stamp(datasets, a), _stamp(datasets, b))
-        found = _kept.get(key)
+    key = (str(datasets.store.engine.url), _stamp(datasets, a), _stamp(datasets, b))
+    with _GUARD:
+        making = _making.setdefault(key, threading.Lock())
+    with making:
+        with _GUARD:
+            found = _kept.get(key)
         if found is None:
-            found = _kept[key] = _diff(datasets, a, b)
+            found = _diff(datasets, a, b)
+        with _GUARD:
+            _kept[key] = found
+            _kept.move_to_end(key)
             while len(_kept) > KEPT_DIFFS:
                 _kept.popitem(last=False)
-        _kept.move_to_end(key)
-        return found.model_copy()
+            _making.pop(key, None)
+    return found.model_copy()
 
 
 def _diff(datasets: DatasetStore, a: int, b: int) -> DatasetDiff:
