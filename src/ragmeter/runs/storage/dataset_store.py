@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from ragmeter.datasets.digest import ContentHash, content_hash
 from ragmeter.errors import ConflictError, NotFoundError, StoreError, clip
-from ragmeter.store.db import Store, insert_plain, json_text, plain_rows
+from ragmeter.store.db import Store, insert_plain, json_text
 from ragmeter.store.lookup import is_id, known_names, split_version
 from ragmeter.store.models import DatasetRecord, DatasetRowRecord, RunRecord
 from ragmeter.store.names import key_text
@@ -79,10 +79,9 @@ def _rows_between(dataset_id: int, start: int, stop: int) -> Any:
 def _each_row(store: Store, dataset_id: int, batch: int) -> Iterator[dict[str, Any]]:
     start = 0
     while True:
-        with store.session() as session:  # the driver's tuples: no ORM object per row
-            texts = [
-                t for (t,) in plain_rows(session, _rows_between(dataset_id, start, start + batch))
-            ]
+        between = _rows_between(dataset_id, start, start + batch)
+        with store.session() as session:  # a Core read: no ORM object per row
+            texts = list(session.connection().execute(between).scalars())
         yield from map(orjson.loads, texts)
         if len(texts) < batch:
             return
