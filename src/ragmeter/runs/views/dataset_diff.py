@@ -72,16 +72,19 @@ def dataset_diff(datasets: DatasetStore, a: int, b: int) -> DatasetDiff:
     with _GUARD:
         making = _making.setdefault(key, threading.Lock())
     with making:
-        with _GUARD:
-            found = _kept.get(key)
-        if found is None:
-            found = _diff(datasets, a, b)
-        with _GUARD:
-            _kept[key] = found
-            _kept.move_to_end(key)
-            while len(_kept) > KEPT_DIFFS:
-                _kept.popitem(last=False)
-            _making.pop(key, None)
+        try:
+            with _GUARD:
+                found = _kept.get(key)
+            if found is None:
+                found = _diff(datasets, a, b)
+            with _GUARD:
+                _kept[key] = found
+                _kept.move_to_end(key)
+                while len(_kept) > KEPT_DIFFS:
+                    _kept.popitem(last=False)
+        finally:  # a diff that failed leaves no lock behind
+            with _GUARD:
+                _making.pop(key, None)
     return found.model_copy()
 
 
