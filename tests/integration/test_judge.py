@@ -82,6 +82,24 @@ def test_second_run_is_served_from_the_cache(judge_server: ScriptedJudgeServer, 
     assert third.scores("faithfulness") == first.scores("faithfulness")
 
 
+def test_identical_requests_made_at_once_are_sent_once(home: Path) -> None:
+    rows = synthetic_rows(3) * 4  # each row four times: each request made four times at once
+    with ScriptedJudgeServer(latency_ms=100) as server:
+        once = _evaluate(server, rows[:3], SIX, cache=False)
+        sent_for_three = server.snapshot()["chat_requests"]
+        server.reset()
+        report = _evaluate(server, rows, SIX, cache=False)
+        stats = server.snapshot()
+    assert stats["chat_requests"] == sent_for_three == 9
+    assert stats["max_in_flight"] > 1  # the requests were made at once, not one by one
+    assert report.usage is not None
+    assert report.usage["requests"] == 9 and report.usage["cached"] == 27
+    charged = sum(r.cost["requests"] for r in report if r.cost)
+    assert charged == pytest.approx(9)
+    for name in SIX.split(","):
+        assert report.scores(name) == once.scores(name) * 4, name
+
+
 def test_chinese_rows_get_chinese_prompts(judge_server: ScriptedJudgeServer, home: Path) -> None:
     rows = [
         {

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
+import weakref
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -111,6 +112,11 @@ class JudgeEngine:
         self.fatal: str | None = None
         #: asked before each request (an online rule's daily budget); None: none
         self.gate: RequestGate | None = None
+        #: per event loop, the reply each request key being asked will get (None: no usable
+        #: reply): an identical request made meanwhile waits for it instead of being sent
+        self._asking: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[str, asyncio.Future[CachedReply | None]]
+        ] = weakref.WeakKeyDictionary()
 
     @property
     def label(self) -> str:
@@ -238,16 +244,47 @@ class JudgeEngine:
             parameters=parameters,
             schema=schema,
         )
-        if self.cache is not None:
-            hit = await asyncio.to_thread(self.cache.get, key)
-            if hit is not None:
-                try:
-                    value = parse(hit.content)
-                except _Unusable:
-                    pass  # the expected reply changed shape: ask again
-                else:
-                    self._count(usage, cached=1, scripted=float(hit.scripted))
-                    return value
+        loop = asyncio.get_running_loop()
+        asking = self._asking.setdefault(loop, {})
+        leader = asking.get(key)
+        if leader is not None:  # the same request is being asked: its reply, not a second one
+            found = _parsed(await asyncio.shield(leader), parse)
+            if found is not _UNUSABLE:
+                shared = leader.result()
+                self._count(usage, cached=1, scripted=float(shared is not None and shared.scripted))
+                return found
+        told: asyncio.Future[CachedReply | None] = loop.create_future()
+        leading = key not in asking  # else: asked on its own (the leader's reply did not suit)
+        if leading:
+            asking[key] = told
+        reply: CachedReply | None = None
+        try:
+            if self.cache is not None:
+                reply = await asyncio.to_thread(self.cache.get, key)
+                found = _parsed(reply, parse)
+                if found is not _UNUSABLE:  # else the expected reply changed shape: ask again
+                    self._count(
+                        usage, cached=1, scripted=float(reply is not None and reply.scripted)
+                    )
+                    return found
+            reply, value = await self._ask(messages, schema, schema_name, parse, usage, key)
+            return value
+        finally:
+            if leading:
+                del asking[key]
+                told.set_result(reply)
+
+    async def _ask(
+        self,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any] | None,
+        schema_name: str,
+        parse: Any,
+        usage: Usage,
+        key: str,
+    ) -> tuple[CachedReply, Any]:
+        """Send the request (re-asking while its reply is unusable) and cache the reply; the
+        reply and its parsed value."""
         conversation = list(messages)
         problem = ""
         for attempt in range(self.settings.max_reasks + 1):
@@ -266,12 +303,12 @@ class JudgeEngine:
                     {"role": "user", "content": _reask(problem, schema is not None)},
                 ]
                 continue
+            reply = CachedReply(content, prompt_tokens, completion_tokens, self.scripted)
             if self.cache is not None:
-                reply = CachedReply(content, prompt_tokens, completion_tokens, self.scripted)
                 await asyncio.to_thread(
                     self.cache.put, key, self.settings.model, self.settings.base_url, reply
                 )
-            return value
+            return reply, value
         raise JudgeError(
             f"judge reply unusable after {self.settings.max_reasks + 1} attempts: {problem}"
         )
@@ -474,6 +511,20 @@ def _json_schema(reply_model: type[BaseModel]) -> dict[str, Any]:
     """A reply model's JSON schema, made once per model (pydantic builds it anew each call).
     Callers only read it."""
     return reply_model.model_json_schema()
+
+
+_UNUSABLE = object()
+
+
+def _parsed(reply: CachedReply | None, parse: Any) -> Any:
+    """``parse`` of a kept reply's content; ``_UNUSABLE`` when there is none or it does not
+    parse (the expected reply changed shape)."""
+    if reply is None:
+        return _UNUSABLE
+    try:
+        return parse(reply.content)
+    except _Unusable:
+        return _UNUSABLE
 
 
 def _check_size(messages: list[dict[str, str]]) -> None:
