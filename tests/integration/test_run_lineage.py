@@ -120,6 +120,33 @@ def test_the_same_file_reuses_its_dataset_and_an_edited_one_is_version_2(
     assert golden_run["dataset"]["name"] == "golden"
 
 
+def test_the_same_file_again_is_found_by_its_bytes_without_hashing_its_rows(
+    home: Path, tmp_path: Path
+) -> None:
+    from sqlalchemy import update
+
+    from ragmeter.config import load_settings
+    from ragmeter.store.db import open_store
+    from ragmeter.store.models import DatasetRecord
+
+    data = tmp_path / "qa.jsonl"
+    data.write_text(_rows(), encoding="utf-8")
+    assert run("eval", str(data), "-m", "hit_rate", home=home).returncode == 0
+    store = open_store(load_settings().store_url())
+    with store.session() as session:  # a hash no rows have: only the file's key finds v1
+        session.execute(update(DatasetRecord).values(content_hash="0" * 64))
+        session.commit()
+    assert run("eval", str(data), "-m", "mrr", home=home).returncode == 0
+    versions = _json("datasets", "show", "qa", home=home)
+    assert [(v["version"], v["runs"]) for v in versions] == [(1, 2)]
+    # the same rows written otherwise: another file key, and the rows' hash is looked for
+    data.write_text(_rows().replace('", "', '",  "'), encoding="utf-8")
+    assert run("eval", str(data), "-m", "mrr", home=home).returncode == 0
+    versions = _json("datasets", "show", "qa", home=home)
+    assert [(v["version"], v["runs"]) for v in versions] == [(2, 1), (1, 2)]
+    assert versions[0]["hash"] != "0" * 12  # version 2's hash is its rows'
+
+
 def test_runs_are_renamed_tagged_archived_and_removed(home: Path, tmp_path: Path) -> None:
     data = tmp_path / "qa.jsonl"
     data.write_text(_rows(), encoding="utf-8")

@@ -1,15 +1,19 @@
 """Lineage's pure parts: row digests ignore key order and see every value, a dataset's hash
-its rows in order; what changed between two lineages; names a file's rows are kept under;
-labels a user gives, checked."""
+its rows in order, a file's key its bytes as they were read; what changed between two
+lineages; names a file's rows are kept under; labels a user gives, checked."""
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ragmeter.datasets import load_dataset
 from ragmeter.datasets.digest import content_hash, row_digest
 from ragmeter.errors import ConfigError
 from ragmeter.reports.html import shared_name
@@ -46,6 +50,29 @@ def test_a_dataset_hash_sees_order_and_every_row(rows: list[dict[str, Any]]) -> 
     assert content_hash(rows) == content_hash([dict(r) for r in rows])
     assert content_hash(rows) != content_hash(rows[::-1])
     assert content_hash(rows) != content_hash(rows[:-1])
+
+
+def test_a_file_key_follows_the_bytes_read_and_only_while_they_stay(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    rows = [{"query": f"q{i}", "retrieved_ids": ["a"], "reference_ids": ["a"]} for i in range(3)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    first = load_dataset(path)
+    assert first.origin is not None
+    key = first.origin.key()
+    assert key is not None and len(key) == 64
+    assert load_dataset(path).origin.key() == key  # type: ignore[union-attr]
+    # rows made from the file's rows are not the file's
+    assert first.take([0, 1]).origin is None
+    assert first.with_columns({"response": ["a", "b", "c"]}).origin is None
+    assert load_dataset(rows).origin is None
+    # the file changed after its rows were read: they may not be its rows any more
+    path.write_text("".join(json.dumps(r, indent=None) + " \n" for r in rows), encoding="utf-8")
+    assert first.origin.key() is None
+    again = load_dataset(path).origin
+    assert again is not None and again.key() not in (None, key)
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))  # touched: not known the same
+    assert again.key() is None
 
 
 def test_changes_list_what_differs_in_order() -> None:

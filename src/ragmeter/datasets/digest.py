@@ -1,18 +1,26 @@
 """What tells two datasets' rows apart: a digest of each row's content (key order aside) and
 a hash of a whole dataset's rows in order, so the same rows are stored once and two versions
-of a dataset say which rows were added, removed or changed."""
+of a dataset say which rows were added, removed or changed; and the key of the file rows
+were read from, which finds them again without hashing each row."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
 
-__all__ = ["ContentHash", "content_hash", "row_digest"]
+from ragmeter._version import ragmeter_version
 
+__all__ = ["READER_VERSION", "ContentHash", "FileOrigin", "content_hash", "row_digest"]
+
+#: raised whenever reading a file may give other rows than before (a field renamed, a value
+#: read another way), so that a file never finds rows an older reader made of it
+READER_VERSION = 1
 _CANONICAL = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 
@@ -48,3 +56,39 @@ def content_hash(rows: Iterable[Any]) -> str:
     for row in rows:
         digest.add(row)
     return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class FileOrigin:
+    """The file a dataset's rows were read from, as it was when they were read."""
+
+    path: Path
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, path: Path) -> FileOrigin:
+        found = path.stat()
+        return cls(path, found.st_size, found.st_mtime_ns)
+
+    def _unchanged(self) -> bool:
+        try:
+            return FileOrigin.of(self.path) == self
+        except OSError:
+            return False
+
+    def key(self) -> str | None:
+        """SHA-256 of ragmeter's and the reader's versions and the file's bytes: the same key
+        means the same rows. None when the file changed (or went) since its rows were read,
+        as its bytes may no longer be theirs."""
+        if not self._unchanged():
+            return None
+        versions = f"ragmeter {ragmeter_version()} reader {READER_VERSION}\n"
+        digest = hashlib.sha256(versions.encode())
+        try:
+            with self.path.open("rb") as handle:
+                while chunk := handle.read(1 << 20):
+                    digest.update(chunk)
+        except OSError:
+            return None
+        return digest.hexdigest() if self._unchanged() else None

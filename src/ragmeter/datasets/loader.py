@@ -22,6 +22,7 @@ import orjson
 
 from ragmeter.datasets._agent_items import tool_calls_of
 from ragmeter.datasets._columns import dataset_from_raws
+from ragmeter.datasets.digest import FileOrigin
 from ragmeter.datasets.row import (
     FIELD_ALIASES,
     LIST_FIELDS,
@@ -245,6 +246,19 @@ def _check_items(dataset: Dataset, cap: int, limits: DatasetLimits) -> None:
 
 
 def _load_path(path: Path, name: str, limits: DatasetLimits) -> Dataset:
+    """The rows of file ``path``, knowing it as their origin when it did not change while
+    they were read."""
+    kind = _SUFFIXES.get(path.suffix.lower())
+    if kind is not None and path.is_file():
+        origin = FileOrigin.of(path)
+        dataset = _read_path(path, name, limits)
+        if FileOrigin.of(path) == origin:
+            dataset.origin = origin
+        return dataset
+    return _read_path(path, name, limits)
+
+
+def _read_path(path: Path, name: str, limits: DatasetLimits) -> Dataset:
     kind = _SUFFIXES.get(path.suffix.lower())
     if kind is None:
         raise DatasetError(

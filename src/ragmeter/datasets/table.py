@@ -9,6 +9,7 @@ from typing import Any, TypeVar, overload
 import numpy as np
 
 from ragmeter.datasets.agent import plain_items
+from ragmeter.datasets.digest import FileOrigin
 from ragmeter.datasets.row import Row
 
 __all__ = ["FIELDS", "Dataset", "FieldColumn", "LazyColumn"]
@@ -144,6 +145,9 @@ class Dataset(Sequence[Row]):
         self._order = [name for name in FIELDS if name in columns]
         self._length = length
         self.source = source
+        #: the file the rows were read from, unchanged (set by the loader); None for rows
+        #: given in memory or made from other rows (``take``, ``with_columns``)
+        self.origin: FileOrigin | None = None
         self._lines: list[int | None] | None = list(lines) if lines else None
         self._lacking: dict[str, np.ndarray] = {}
 

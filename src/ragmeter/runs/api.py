@@ -362,8 +362,12 @@ def _open_run(runs: Any, plan: RunPlan, opening: _Opening) -> str:
                 raise ConflictError(f"run '{name}' is done; choose another name to run again")
             return str(runs.reopen(name).id)
     source = plan.dataset.source or ""
+    origin = plan.dataset.origin
     dataset, _new = runs.keep_dataset(
-        rows, name=opening.dataset_name or dataset_name_of(source), source=shared_name(source)
+        rows,
+        name=opening.dataset_name or dataset_name_of(source),
+        source=shared_name(source),
+        file_key=None if origin is None else origin.key(),
     )
     lineage = make_lineage(plan, dataset)
     record = runs.create(

@@ -15,10 +15,10 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmeter._version import ragmeter_version
 from ragmeter.errors import ConfigError
 from ragmeter.runs.planning.config import AppTargetConfig, EvaluationConfig, SpaceTargetConfig
 from ragmeter.store.names import normal_text, single_script
@@ -102,13 +102,6 @@ def dataset_name_of(source: str) -> str | None:
     if not cleaned or cleaned.isdigit():
         cleaned = f"dataset-{cleaned}" if cleaned else "dataset"
     return cleaned
-
-
-def ragmeter_version() -> str:
-    try:
-        return version("ragmeter")
-    except PackageNotFoundError:  # a source tree that was never installed
-        return "unknown"
 
 
 def code_version(folder: Path | None = None) -> dict[str, Any] | None:

@@ -117,10 +117,13 @@ class DatasetStore:
         version: int,
         source: str,
         known_hash: str | None = None,
+        file_key: str | None = None,
     ) -> DatasetRecord:
         """A new dataset of ``rows``; their content hash is computed as they are written
         unless the caller knows it already (``known_hash``)."""
-        record = DatasetRecord(name=name, version=version, source=source, row_count=0)
+        record = DatasetRecord(
+            name=name, version=version, source=source, row_count=0, file_key=file_key
+        )
         key = name or "(unnamed)"
         digest = None if known_hash is not None else ContentHash()
         try:
@@ -139,16 +142,31 @@ class DatasetStore:
         return record
 
     def keep_dataset(
-        self, rows: Iterable[dict[str, Any]], *, name: str | None, source: str = ""
+        self,
+        rows: Iterable[dict[str, Any]],
+        *,
+        name: str | None,
+        source: str = "",
+        file_key: str | None = None,
     ) -> tuple[DatasetRecord, bool]:
         """The stored version of dataset ``name`` holding exactly ``rows`` (iterated twice: a
         list, or rows made afresh on each pass) (any version with
         the same content hash), or a new version after its newest; and whether it is new.
         Unnamed rows (a request's inline rows) reuse an unnamed dataset with the same rows.
         Rows that say how many they are (``len``) are read once when no version has as many
-        (none can hold them): hashed as they are stored."""
+        (none can hold them): hashed as they are stored. Rows read from a file give its
+        ``file_key`` (``FileOrigin.key``): a version kept from the same file is found by it,
+        no row hashed."""
         named = DatasetRecord.name.is_(None) if name is None else DatasetRecord.name == name
         same = select(DatasetRecord).where(named)
+        if file_key is not None:
+            from_file = same.where(DatasetRecord.file_key == file_key)
+            if isinstance(rows, Sized):
+                from_file = from_file.where(DatasetRecord.row_count == len(rows))
+            with self.store.session() as session:
+                found = session.scalars(from_file.order_by(*_newest_first())).first()
+            if found is not None:
+                return found, False
         if isinstance(rows, Sized):
             with self.store.session() as session:
                 clash = session.scalar(
@@ -163,7 +181,10 @@ class DatasetStore:
                 )
             if clash is None:
                 version = 1 if newest is None else newest.version + 1
-                return self._insert(rows, name=name, version=version, source=source), True
+                record = self._insert(
+                    rows, name=name, version=version, source=source, file_key=file_key
+                )
+                return record, True
         wanted = content_hash(rows)
         with self.store.session() as session:
             found = session.scalars(same.where(DatasetRecord.content_hash == wanted)).first()
@@ -173,10 +194,26 @@ class DatasetStore:
         if found is None and name is not None:
             found = self._rehash_versions(name, wanted)
         if found is not None:
+            if file_key is not None and found.file_key is None:
+                self._know_file(found, file_key)
             return found, False
         version = 1 if newest is None else newest.version + 1
-        record = self._insert(rows, name=name, version=version, source=source, known_hash=wanted)
+        record = self._insert(
+            rows, name=name, version=version, source=source, known_hash=wanted, file_key=file_key
+        )
         return record, True
+
+    def _know_file(self, record: DatasetRecord, file_key: str) -> None:
+        """Remember that ``record``'s rows are those of the file with ``file_key`` (found by
+        their hash: stored before file keys, or from another file with the same rows)."""
+        with self.store.session() as session:
+            session.execute(
+                update(DatasetRecord)
+                .where(DatasetRecord.id == record.id, DatasetRecord.file_key.is_(None))
+                .values(file_key=file_key)
+            )
+            session.commit()
+        record.file_key = file_key
 
     def _rehash_versions(self, name: str, wanted: str) -> DatasetRecord | None:
         """Versions of ``name`` whose hash was never computed (stored before versions, or a
