@@ -1,7 +1,10 @@
 """A model's request rate (``requests_per_minute``) shared through the store by every process
 using it (a team's server replicas, commands), so that together they never pass it: each
 request first takes a place among the last minute's requests, in one short transaction
-under the store's write lock; without one it waits until the oldest leaves the minute.
+under the store's write lock; without one it waits until the oldest leaves the minute. A
+place frees a minute and a margin after it was taken; a request that ended later than the
+margin (a busy machine delays sending it) is stamped again when it ends, so its place frees
+a minute after that: the model never sees more than the limit in its own minute.
 
 The limit is written here rather than taken from a rate-limit library because the count
 must live in the team's database (SQLite or PostgreSQL), which no such library keeps: they
@@ -12,20 +15,29 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from dataclasses import dataclass
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import delete, func, insert, select, update
 
 from ragmeter.store.db import Store
 from ragmeter.store.locks import write_lock
 from ragmeter.store.models import ModelRequestRecord
 
-__all__ = ["StoreRate", "rate_for"]
+__all__ = ["Place", "StoreRate", "rate_for"]
 
 #: the window a requests-per-minute limit counts in
 WINDOW_S = 60.0
 #: a place frees this much after the window, for the time between taking it and the request
 #: reaching the model (so the model never sees more than the limit in its own minute)
 MARGIN_S = 1.0
+
+
+@dataclass(frozen=True)
+class Place:
+    """A place taken among a minute's requests: its row and when it was taken."""
+
+    id: int
+    at: float
 
 
 class StoreRate:
@@ -38,29 +50,57 @@ class StoreRate:
         self.key = key
         self.per_minute = per_minute
 
-    async def acquire(self) -> None:
+    async def acquire(self) -> Place:
         """Wait until this request may go (its place is then taken)."""
         while True:
-            wait = await asyncio.to_thread(self.try_take)
-            if wait <= 0:
-                return
+            wait, place = await asyncio.to_thread(self.take)
+            if place is not None:
+                return place
             await asyncio.sleep(wait)
 
     def try_take(self, now: float | None = None) -> float:
         """Take a place now (0.0), or the seconds until one frees (nothing taken)."""
-        now = time.time() if now is None else now
-        since = now - WINDOW_S - MARGIN_S
+        return self.take(now)[0]
+
+    def take(self, now: float | None = None) -> tuple[float, Place | None]:
+        """(0.0, the place taken now), or (the seconds until one frees, None)."""
         table = ModelRequestRecord
         with self.store.engine.connect() as connection, connection.begin():
             write_lock(connection, f"ragmeter-rate {self.key}")
+            now = time.time() if now is None else now  # once the lock is held
+            since = now - WINDOW_S - MARGIN_S
             connection.execute(delete(table).where(table.model_key == self.key, table.at <= since))
             count, oldest = connection.execute(
                 select(func.count(), func.min(table.at)).where(table.model_key == self.key)
             ).one()
             if count >= self.per_minute:
-                return max(float(oldest) - since, 0.01)
-            connection.execute(insert(table).values(model_key=self.key, at=now))
-        return 0.0
+                return max(float(oldest) - since, 0.01), None
+            added = connection.execute(
+                insert(table).values(model_key=self.key, at=now).returning(table.id)
+            ).scalar_one()
+        return 0.0, Place(int(added), now)
+
+    def late(self, place: Place, now: float | None = None) -> bool:
+        """Whether the request of ``place``, ending ``now``, ended past the margin (its place
+        must then be stamped again: ``ended``)."""
+        now = time.time() if now is None else now
+        return now - place.at > MARGIN_S
+
+    def ended(self, place: Place, now: float | None = None) -> None:
+        """Stamp ``place`` with the time its request ended (it may have reached the model
+        that late): it frees a minute and the margin after that. A place already freed
+        is taken again until then."""
+        table = ModelRequestRecord
+        with self.store.engine.connect() as connection, connection.begin():
+            write_lock(connection, f"ragmeter-rate {self.key}")
+            now = time.time() if now is None else now
+            stamped = connection.execute(
+                update(table)
+                .where(table.id == place.id, table.at == place.at)  # a freed id may be reused
+                .values(at=max(now, place.at))
+            ).rowcount
+            if not stamped:
+                connection.execute(insert(table).values(model_key=self.key, at=now))
 
 
 _rates: dict[tuple[str, str, int], StoreRate] = {}

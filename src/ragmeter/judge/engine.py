@@ -25,6 +25,7 @@ from ragmeter.judge.transport import import_transport, reply_parts
 from ragmeter.judge.usage import Usage
 
 if TYPE_CHECKING:
+    from ragmeter.judge._rate import Place, StoreRate
     from ragmeter.judge.chat import ChatClient, ChatConnectionError, ChatStatusError
 
 __all__ = [
@@ -128,17 +129,25 @@ class JudgeEngine:
         settings = self.settings
         return limiter_for(settings.base_url, settings.model, settings.max_concurrency)
 
-    async def _within_rate(self) -> None:
-        """Wait for a place in the model's requests per minute, where it has a limit."""
+    async def _within_rate(self) -> tuple[StoreRate, Place] | None:
+        """Wait for a place in the model's requests per minute, where it has a limit: the
+        rate and the place taken (None: no limit)."""
         settings = self.settings
         if settings.requests_per_minute is None or settings.rate_store is None:
-            return
+            return None
         from ragmeter.judge._rate import rate_for
         from ragmeter.store.db import open_store
 
         store = open_store(settings.rate_store)
         rate = rate_for(store, settings.base_url, settings.model, settings.requests_per_minute)
-        await rate.acquire()
+        return rate, await rate.acquire()
+
+    @staticmethod
+    async def _ended(taken: tuple[StoreRate, Place] | None) -> None:
+        """A request that ended past the rate's margin stamps its place again (it may have
+        reached the model that late)."""
+        if taken is not None and taken[0].late(taken[1]):
+            await asyncio.to_thread(taken[0].ended, taken[1])
 
     async def _ensure_client(self) -> tuple[ChatClient, asyncio.Lock]:
         """The client and the probe lock, made on first use in the running event loop. Its
@@ -402,7 +411,7 @@ class JudgeEngine:
         limiter = self.limiter
         await limiter.acquire()
         try:
-            await self._within_rate()  # last: the place is taken as the request leaves
+            taken = await self._within_rate()  # last: the place is taken as the request leaves
         except BaseException:
             limiter.release()
             raise
@@ -435,6 +444,7 @@ class JudgeEngine:
         finally:
             self._count(usage, requests=1, latency_s=time.perf_counter() - started)
             limiter.release()
+            await self._ended(taken)
 
     def _refused(
         self, exc: ChatStatusError, mode: StructuredMode, structured: bool, attempt: int
