@@ -4,6 +4,7 @@ reply larger than its cap is cut off while it streams, never held, stored or ret
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -215,21 +216,40 @@ def _stored_bytes(url: str) -> int:
 def test_a_run_that_stores_more_than_its_budget_stops(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    """Results keep what each metric scored (the retrieved texts, cut to its k): a small
-    request with wide rows and many metrics would store many times its size. Past
-    ``[server] max_run_mb`` the run stops before a row would take it past, keeping the rows
-    that fit, resumable. A wide row whose results are plain (a score each) is stored once,
-    as the dataset's row, never once per metric."""
+    """Results keep what each metric scored where it is not a field of the row (an agent's
+    tool calls, read from its messages): a small request with wide rows and many metrics
+    would store many times its size. Past ``[server] max_run_mb`` the run stops before a
+    row would take it past, keeping the rows that fit, resumable. A wide row whose results
+    are plain (a score each, a ranked list cut to a metric's k included) is stored once, as
+    the dataset's row, never once per metric."""
     home = tmp_path_factory.mktemp("storage-home")
     (home / "ragmeter.toml").write_text("[server]\nmax_run_mb = 0.2\n", encoding="utf-8")
-    wide = ["x" * 200 + f" chunk {i}" for i in range(10)]  # 2 KB of contexts per row
-    rows = [{"query": f"q{i}", "contexts": wide, "factual": wide[:1]} for i in range(200)]
+    call = {"id": "c1", "type": "function", "function": {"name": "search", "arguments": ""}}
+    agent_rows = [
+        {
+            "query": f"q{i}",
+            "messages": [
+                {"role": "user", "content": f"q{i}"},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {**call, "function": {"name": "search",
+                                          "arguments": json.dumps({"q": "x" * 3_000, "i": i})}},
+                ]},
+            ],
+            "reference_tool_calls": [{"name": "search", "arguments": {"i": i}}],
+        }
+        for i in range(200)
+    ]  # fmt: skip
+    agent_metrics = ["tool_call_accuracy", "tool_call_f1", "tool_call_precision",
+                     "tool_call_recall", "argument_accuracy", "trajectory_match"]  # fmt: skip
     body = {
         "scene_key": "dataset",
-        "evaluate_metrics": [f"mrr@{k}" for k in range(1, 11)],
-        "datasets": rows,
+        "evaluate_metrics": agent_metrics,
+        "datasets": agent_rows,
         "parallel_num": 1,
     }
+    wide = ["x" * 200 + f" chunk {i}" for i in range(10)]  # 2 KB of contexts per row
+    rows = [{"query": f"q{i}", "contexts": wide, "factual": wide[:1]} for i in range(200)]
+    plain = {**body, "evaluate_metrics": [f"mrr@{k}" for k in range(1, 11)]}
     with ServiceProcess(home) as server, server.client() as http:
         response = http.post("/evaluate/evaluation", json=body)
         message = failure(response, 400)
@@ -237,8 +257,10 @@ def test_a_run_that_stores_more_than_its_budget_stops(
         run_id = response.headers["X-Ragmeter-Run-Id"]
         info = data(http.get(f"/evaluate/runs/{run_id}"))
         assert info["resumable"] and 0 < info["progress"]["done"] < 20  # stopped early
+        # the wide rows ranked by ten metrics: a list cut to each k is the row's, they fit
+        assert len(data(http.post("/evaluate/evaluation", json={**plain, "datasets": rows}))) == 200
         before = _stored_bytes(server.store_url)
-        one = {**body, "datasets": [{**rows[0], "contexts": ["p" * 2_000_000]}]}  # 2 MB
+        one = {**plain, "datasets": [{**rows[0], "contexts": ["p" * 2_000_000]}]}  # 2 MB
         response = http.post("/evaluate/evaluation", json=one)
         # its ten results are plain (a score, nothing of the row copied): they fit
         assert len(data(response)[0]) == 10
