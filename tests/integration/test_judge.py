@@ -88,9 +88,12 @@ def test_identical_requests_made_at_once_are_sent_once(home: Path) -> None:
         once = _evaluate(server, rows[:3], SIX, cache=False)
         sent_for_three = server.snapshot()["chat_requests"]
         server.reset()
-        report = _evaluate(server, rows, SIX, cache=False)
+        report = _evaluate(server, rows, SIX)  # with the cache, which is empty
         stats = server.snapshot()
-    assert stats["chat_requests"] == sent_for_three == 9
+        server.reset()
+        _evaluate(server, rows, SIX, cache=False)  # without: each asked, as --no-cache says
+        uncached = server.snapshot()["chat_requests"]
+    assert stats["chat_requests"] == sent_for_three == 9 and uncached == 36
     assert stats["max_in_flight"] > 1  # the requests were made at once, not one by one
     assert report.usage is not None
     assert report.usage["requests"] == 9 and report.usage["cached"] == 27

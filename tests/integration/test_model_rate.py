@@ -51,25 +51,25 @@ def test_a_place_frees_when_the_oldest_request_leaves_the_minute(store_url: str)
     store.close()
 
 
-def test_a_request_that_ended_late_holds_its_place_a_minute_after_it_ended(
+def test_a_request_sent_late_holds_its_place_a_minute_after_it_was_sent(
     store_url: str,
 ) -> None:
     store = Store(store_url)
     rate = StoreRate(store, "http://judge/v1 m", 1)
     freed = WINDOW_S + MARGIN_S
     quick = rate.take(now=100.0)[1]
-    assert quick is not None and not rate.late(quick, now=100.0 + MARGIN_S)
+    assert quick is not None and not rate.late(quick, 100.0 + MARGIN_S)
     assert rate.try_take(now=100.0 + freed + 0.1) == 0.0  # a quick one frees on time
     _wait, slow = rate.take(now=300.0)  # (the place taken at 161.1 has left by then)
-    assert slow is not None and rate.late(slow, now=303.0)
-    rate.ended(slow, now=303.0)  # it may have reached the model at 303.0
+    assert slow is not None and rate.late(slow, 303.0)
+    rate.stamp(slow, 303.0)  # sent at 303.0: it reached the model then
     assert abs(rate.try_take(now=300.0 + freed + 0.5) - 2.5) < 1e-9  # held until 303 + 61
     assert rate.try_take(now=303.0 + freed + 0.1) == 0.0
-    # one that ends after its place was freed takes a place again until a minute after
+    # one sent after its place was freed takes a place again until a minute after
     two = StoreRate(store, "http://judge/v1 two", 2)
     _wait, lost = two.take(now=400.0)
     assert lost is not None and two.try_take(now=400.0 + freed + 0.1) == 0.0  # lost's freed
-    two.ended(lost, now=400.0 + freed + 0.2)
+    two.stamp(lost, 400.0 + freed + 0.2)
     assert two.try_take(now=400.0 + freed + 0.3) > 0.0  # two places held: the late one again
     store.close()
 

@@ -126,16 +126,17 @@ def test_the_same_file_again_is_found_by_its_bytes_without_hashing_its_rows(
     from sqlalchemy import update
 
     from ragmeter.config import load_settings
-    from ragmeter.store.db import open_store
+    from ragmeter.store.db import Store
     from ragmeter.store.models import DatasetRecord
 
     data = tmp_path / "qa.jsonl"
     data.write_text(_rows(), encoding="utf-8")
     assert run("eval", str(data), "-m", "hit_rate", home=home).returncode == 0
-    store = open_store(load_settings().store_url())
+    store = Store(load_settings().store_url())
     with store.session() as session:  # a hash no rows have: only the file's key finds v1
         session.execute(update(DatasetRecord).values(content_hash="0" * 64))
         session.commit()
+    store.close()
     assert run("eval", str(data), "-m", "mrr", home=home).returncode == 0
     versions = _json("datasets", "show", "qa", home=home)
     assert [(v["version"], v["runs"]) for v in versions] == [(1, 2)]

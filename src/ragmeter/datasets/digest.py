@@ -68,10 +68,12 @@ class FileOrigin:
 
     @classmethod
     def of(cls, path: Path) -> FileOrigin:
+        """The file at ``path`` as it is now."""
         found = path.stat()
         return cls(path, found.st_size, found.st_mtime_ns)
 
     def _unchanged(self) -> bool:
+        """Whether the file is still there with the same size and modification time."""
         try:
             return FileOrigin.of(self.path) == self
         except OSError:

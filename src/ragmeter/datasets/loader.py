@@ -259,6 +259,7 @@ def _load_path(path: Path, name: str, limits: DatasetLimits) -> Dataset:
 
 
 def _read_path(path: Path, name: str, limits: DatasetLimits) -> Dataset:
+    """The rows of file ``path`` by its extension's format."""
     kind = _SUFFIXES.get(path.suffix.lower())
     if kind is None:
         raise DatasetError(

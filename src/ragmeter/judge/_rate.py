@@ -2,9 +2,10 @@
 using it (a team's server replicas, commands), so that together they never pass it: each
 request first takes a place among the last minute's requests, in one short transaction
 under the store's write lock; without one it waits until the oldest leaves the minute. A
-place frees a minute and a margin after it was taken; a request that ended later than the
-margin (a busy machine delays sending it) is stamped again when it ends, so its place frees
-a minute after that: the model never sees more than the limit in its own minute.
+place frees a minute and a margin after it was taken; a request sent later than the margin
+after its place was taken (a busy machine delays it) stamps its place again with when it was
+sent, so the place frees a minute after that: the model never sees more than the limit in
+its own minute.
 
 The limit is written here rather than taken from a rate-limit library because the count
 must live in the team's database (SQLite or PostgreSQL), which no such library keeps: they
@@ -18,7 +19,9 @@ import time
 from dataclasses import dataclass
 
 from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.exc import SQLAlchemyError
 
+from ragmeter.errors import StoreError
 from ragmeter.store.db import Store
 from ragmeter.store.locks import write_lock
 from ragmeter.store.models import ModelRequestRecord
@@ -75,32 +78,31 @@ class StoreRate:
             ).one()
             if count >= self.per_minute:
                 return max(float(oldest) - since, 0.01), None
-            added = connection.execute(
-                insert(table).values(model_key=self.key, at=now).returning(table.id)
-            ).scalar_one()
-        return 0.0, Place(int(added), now)
+            added = connection.execute(insert(table).values(model_key=self.key, at=now))
+            row_id: int = added.inserted_primary_key[0]  # type: ignore[index]
+        return 0.0, Place(row_id, now)
 
-    def late(self, place: Place, now: float | None = None) -> bool:
-        """Whether the request of ``place``, ending ``now``, ended past the margin (its place
-        must then be stamped again: ``ended``)."""
-        now = time.time() if now is None else now
-        return now - place.at > MARGIN_S
+    def late(self, place: Place, sent: float) -> bool:
+        """Whether the request of ``place``, sent at ``sent``, left past the margin (its
+        place must then be stamped again: ``stamp``)."""
+        return sent - place.at > MARGIN_S
 
-    def ended(self, place: Place, now: float | None = None) -> None:
-        """Stamp ``place`` with the time its request ended (it may have reached the model
-        that late): it frees a minute and the margin after that. A place already freed
-        is taken again until then."""
+    def stamp(self, place: Place, sent: float) -> None:
+        """Stamp ``place`` with the time its request was sent: it frees a minute and the
+        margin after that. A place already freed is taken again until then."""
         table = ModelRequestRecord
-        with self.store.engine.connect() as connection, connection.begin():
-            write_lock(connection, f"ragmeter-rate {self.key}")
-            now = time.time() if now is None else now
-            stamped = connection.execute(
-                update(table)
-                .where(table.id == place.id, table.at == place.at)  # a freed id may be reused
-                .values(at=max(now, place.at))
-            ).rowcount
-            if not stamped:
-                connection.execute(insert(table).values(model_key=self.key, at=now))
+        try:
+            with self.store.engine.connect() as connection, connection.begin():
+                write_lock(connection, f"ragmeter-rate {self.key}")
+                stamped = connection.execute(
+                    update(table)
+                    .where(table.id == place.id, table.at == place.at)  # a freed id may be reused
+                    .values(at=max(sent, place.at))
+                ).rowcount
+                if not stamped:
+                    connection.execute(insert(table).values(model_key=self.key, at=sent))
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot stamp a request in the rate of {self.key}: {exc}") from exc
 
 
 _rates: dict[tuple[str, str, int], StoreRate] = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import time
 import weakref
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragmeter._retry import RetryPolicy, TryAgain, retry_after, retryable_status
-from ragmeter.errors import JudgeError, LimitError, public_url
+from ragmeter.errors import JudgeError, LimitError, StoreError, public_url
 from ragmeter.judge._limiter import AdaptiveLimiter, limiter_for
 from ragmeter.judge._parse import extract_json
 from ragmeter.judge._reach import answers_http
@@ -27,6 +28,8 @@ from ragmeter.judge.usage import Usage
 if TYPE_CHECKING:
     from ragmeter.judge._rate import Place, StoreRate
     from ragmeter.judge.chat import ChatClient, ChatConnectionError, ChatStatusError
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENCY",
@@ -114,7 +117,8 @@ class JudgeEngine:
         #: asked before each request (an online rule's daily budget); None: none
         self.gate: RequestGate | None = None
         #: per event loop, the reply each request key being asked will get (None: no usable
-        #: reply): an identical request made meanwhile waits for it instead of being sent
+        #: reply): with a cache, an identical request made meanwhile waits for it instead of
+        #: being sent (it would have found it cached had it come a moment later)
         self._asking: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, dict[str, asyncio.Future[CachedReply | None]]
         ] = weakref.WeakKeyDictionary()
@@ -143,11 +147,16 @@ class JudgeEngine:
         return rate, await rate.acquire()
 
     @staticmethod
-    async def _ended(taken: tuple[StoreRate, Place] | None) -> None:
-        """A request that ended past the rate's margin stamps its place again (it may have
-        reached the model that late)."""
-        if taken is not None and taken[0].late(taken[1]):
-            await asyncio.to_thread(taken[0].ended, taken[1])
+    async def _sent_late(taken: tuple[StoreRate, Place] | None, sent: float) -> None:
+        """A request sent past the rate's margin after its place was taken stamps the place
+        again with when it was sent (it reached the model that late). A store that fails
+        here costs the stamp, never the reply."""
+        if taken is None or not taken[0].late(taken[1], sent):
+            return
+        try:
+            await asyncio.to_thread(taken[0].stamp, taken[1], sent)
+        except StoreError as exc:
+            _log.warning("judge: could not stamp a late request's place in the rate: %s", exc)
 
     async def _ensure_client(self) -> tuple[ChatClient, asyncio.Lock]:
         """The client and the probe lock, made on first use in the running event loop. Its
@@ -253,6 +262,8 @@ class JudgeEngine:
             parameters=parameters,
             schema=schema,
         )
+        if self.cache is None:  # every request asked (a judge's noise measured on repeats)
+            return (await self._ask(messages, schema, schema_name, parse, usage, key))[1]
         loop = asyncio.get_running_loop()
         asking = self._asking.setdefault(loop, {})
         leader = asking.get(key)
@@ -263,19 +274,16 @@ class JudgeEngine:
                 self._count(usage, cached=1, scripted=float(shared is not None and shared.scripted))
                 return found
         told: asyncio.Future[CachedReply | None] = loop.create_future()
-        leading = key not in asking  # else: asked on its own (the leader's reply did not suit)
+        leading = key not in asking  # else: asked on its own (the first failed or did not suit)
         if leading:
             asking[key] = told
         reply: CachedReply | None = None
         try:
-            if self.cache is not None:
-                reply = await asyncio.to_thread(self.cache.get, key)
-                found = _parsed(reply, parse)
-                if found is not _UNUSABLE:  # else the expected reply changed shape: ask again
-                    self._count(
-                        usage, cached=1, scripted=float(reply is not None and reply.scripted)
-                    )
-                    return found
+            reply = await asyncio.to_thread(self.cache.get, key)
+            found = _parsed(reply, parse)
+            if found is not _UNUSABLE:  # else the expected reply changed shape: ask again
+                self._count(usage, cached=1, scripted=float(reply is not None and reply.scripted))
+                return found
             reply, value = await self._ask(messages, schema, schema_name, parse, usage, key)
             return value
         finally:
@@ -427,6 +435,7 @@ class JudgeEngine:
             body["response_format"] = response_format
         if self.settings.seed is not None:
             body["seed"] = self.settings.seed
+        sent = time.time()
         try:
             content = await client.complete(body)
         except ChatTimeout:
@@ -444,7 +453,7 @@ class JudgeEngine:
         finally:
             self._count(usage, requests=1, latency_s=time.perf_counter() - started)
             limiter.release()
-            await self._ended(taken)
+            await self._sent_late(taken, sent)
 
     def _refused(
         self, exc: ChatStatusError, mode: StructuredMode, structured: bool, attempt: int

@@ -229,7 +229,7 @@ class DatasetRecord(Base):
     #: ``datasets.digest.content_hash`` of the rows; NULL: not computed yet (rows stored
     #: before versions, or a test set still growing), computed when first needed
     content_hash: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
-    #: ``Dataset.file_key`` of the file the rows were read from (its bytes' hash with the
+    #: ``FileOrigin.key`` of the file the rows were read from (its bytes' hash with the
     #: reader's version): the same file run again finds this version without hashing rows
     file_key: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
     #: where the rows came from, as shown to others: a file's name (never its folder), a

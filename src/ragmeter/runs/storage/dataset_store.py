@@ -242,7 +242,7 @@ class DatasetStore:
     def append_dataset_rows(self, dataset_id: int, rows: Sequence[dict[str, Any]]) -> int:
         """Add ``rows`` after a dataset's last row, in one transaction (a generator keeping
         rows as they pass); the dataset's new row count. Its content hash is computed again
-        when next needed."""
+        when next needed; it is no longer any file's rows."""
         try:
             with self.store.session() as session:
                 record = session.get(DatasetRecord, dataset_id)
@@ -251,6 +251,7 @@ class DatasetStore:
                 start = record.row_count
                 record.row_count += _insert_rows(session, dataset_id, rows, start=start)
                 record.content_hash = None
+                record.file_key = None  # its rows are no longer a file's
                 session.commit()
                 return record.row_count
         except SQLAlchemyError as exc:
