@@ -268,10 +268,8 @@ class JudgeEngine:
         asking = self._asking.setdefault(loop, {})
         leader = asking.get(key)
         if leader is not None:  # the same request is being asked: its reply, not a second one
-            found = _parsed(await asyncio.shield(leader), parse)
+            found = self._reused(await asyncio.shield(leader), parse, usage)
             if found is not _UNUSABLE:
-                shared = leader.result()
-                self._count(usage, cached=1, scripted=float(shared is not None and shared.scripted))
                 return found
         told: asyncio.Future[CachedReply | None] = loop.create_future()
         leading = key not in asking  # else: asked on its own (the first failed or did not suit)
@@ -280,9 +278,8 @@ class JudgeEngine:
         reply: CachedReply | None = None
         try:
             reply = await asyncio.to_thread(self.cache.get, key)
-            found = _parsed(reply, parse)
+            found = self._reused(reply, parse, usage)
             if found is not _UNUSABLE:  # else the expected reply changed shape: ask again
-                self._count(usage, cached=1, scripted=float(reply is not None and reply.scripted))
                 return found
             reply, value = await self._ask(messages, schema, schema_name, parse, usage, key)
             return value
@@ -290,6 +287,18 @@ class JudgeEngine:
             if leading:
                 del asking[key]
                 told.set_result(reply)
+
+    def _reused(self, reply: CachedReply | None, parse: Any, usage: Usage) -> Any:
+        """``parse`` of a reply kept or being shared, counted as cached; ``_UNUSABLE`` when
+        there is none or it does not parse (the expected reply changed shape)."""
+        if reply is None:
+            return _UNUSABLE
+        try:
+            value = parse(reply.content)
+        except _Unusable:
+            return _UNUSABLE
+        self._count(usage, cached=1, scripted=float(reply.scripted))
+        return value
 
     async def _ask(
         self,
@@ -533,17 +542,6 @@ def _json_schema(reply_model: type[BaseModel]) -> dict[str, Any]:
 
 
 _UNUSABLE = object()
-
-
-def _parsed(reply: CachedReply | None, parse: Any) -> Any:
-    """``parse`` of a kept reply's content; ``_UNUSABLE`` when there is none or it does not
-    parse (the expected reply changed shape)."""
-    if reply is None:
-        return _UNUSABLE
-    try:
-        return parse(reply.content)
-    except _Unusable:
-        return _UNUSABLE
 
 
 def _check_size(messages: list[dict[str, str]]) -> None:
