@@ -236,13 +236,16 @@ def test_the_runs_owner_makes_a_queue_with_the_form(
     server, keys, run_id, _queues = served
     _sign_in(page, server, keys["member"])
     page.goto(f"{server.url}/#/runs/{run_id}/review")
+    # the view is whole once the agreement is drawn: a queue made while the server still
+    # computes it (bootstrap intervals) can wait behind it on a busy machine
+    expect(page.locator("#review-agreement #agree-title")).to_be_visible()
     page.get_by_label("Sampling rule").select_option("stratified")
     page.get_by_label("Rows per reviewer").fill("4")
     page.get_by_label("Reviewers", exact=True).fill("reviewer, rev2")
     page.get_by_label("Reviewers per row (k)").fill("3")
     page.get_by_role("button", name="Make the queue").click()
     expect(page.locator("#q-error")).to_contain_text(
-        "k: 3 reviewers per row, but only 2 reviewers given"
+        "k: 3 reviewers per row, but only 2 reviewers given", timeout=15_000
     )
     page.get_by_label("Reviewers per row (k)").fill("2")
     page.get_by_label("Score bins (stratified)").fill("21")

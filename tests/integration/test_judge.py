@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -17,10 +18,15 @@ from pathlib import Path
 import pytest
 
 import ragmeter
+from ragmeter.config import load_settings
 from ragmeter.demo.judge_rows import synthetic_rows
 from ragmeter.embeddings import embedder_from_config
+from ragmeter.judge.cache import JudgeCache
+from ragmeter.judge.engine import JudgeEngine, JudgeSettings
 from ragmeter.judge.from_config import judge_from_config
+from ragmeter.store.db import open_store
 from ragmeter.testing import ScriptedJudgeServer
+from ragmeter.testing.server import FaultPlan
 
 RAGAS_FIVE = "faithfulness,answer_relevancy,context_precision,context_recall,answer_correctness"
 SIX = RAGAS_FIVE + ",AnswerRelevancyMetric"
@@ -101,6 +107,36 @@ def test_identical_requests_made_at_once_are_sent_once(home: Path) -> None:
     assert charged == pytest.approx(9)
     for name in SIX.split(","):
         assert report.scores(name) == once.scores(name) * 4, name
+
+
+def test_when_the_first_of_identical_requests_fails_the_others_ask_on_their_own(
+    home: Path,
+) -> None:
+    """Four rows ask the same thing at once; the one request sent fails (a 500, no retry).
+    The three rows waiting for its reply are not failed with it: each asks on its own."""
+
+    def draws(seed: int) -> list[float]:
+        rng = random.Random(seed)
+        return [rng.random() for _ in range(4)]
+
+    # the judge's faults are drawn per request from its seed: the first fails, no other
+    seed = next(s for s in range(1000) if draws(s)[0] < 0.5 <= min(draws(s)[1:]))
+    faults = FaultPlan(server_error=0.5, seed=seed)
+    with ScriptedJudgeServer(latency_ms=200, faults=faults) as server:
+        settings = JudgeSettings(model="scripted", base_url=server.url, max_retries=0)
+        store = open_store(load_settings().store_url())
+        try:
+            judge = JudgeEngine(settings, cache=JudgeCache(store))
+            report = ragmeter.evaluate(synthetic_rows(1) * 4, "context_precision", judge=judge)
+        finally:
+            store.close()
+        stats = server.snapshot()
+    assert stats["chat_requests"] == 4 and stats["fault_server_error"] == 1
+    scores = report.scores("context_precision")
+    assert sum(score is None for score in scores) == 1  # the row whose request failed
+    assert len({score for score in scores if score is not None}) == 1  # the others scored
+    failed = next(r for r in report.results("context_precision") if r.score is None)
+    assert failed.error and "500" in failed.error
 
 
 def test_chinese_rows_get_chinese_prompts(judge_server: ScriptedJudgeServer, home: Path) -> None:

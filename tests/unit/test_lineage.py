@@ -4,8 +4,10 @@ lineages; names a file's rows are kept under; labels a user gives, checked."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ragmeter._version import ragmeter_version
 from ragmeter.datasets import load_dataset
-from ragmeter.datasets.digest import content_hash, row_digest
+from ragmeter.datasets.digest import READER_VERSION, content_hash, row_digest
 from ragmeter.errors import ConfigError
 from ragmeter.reports.html import shared_name
 from ragmeter.runs.planning.lineage import (
@@ -73,6 +76,24 @@ def test_a_file_key_follows_the_bytes_read_and_only_while_they_stay(tmp_path: Pa
     stat = path.stat()
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))  # touched: not known the same
     assert again.key() is None
+
+
+def test_a_parquet_files_key_names_the_libraries_that_read_it(tmp_path: Path) -> None:
+    """pandas and pyarrow read Parquet: another version of either may read the same bytes
+    otherwise, so their versions are part of the key (a JSONL file's key has none)."""
+    import pandas as pd
+
+    rows = [{"query": "q", "retrieved_ids": ["a"], "reference_ids": ["a"]}]
+    parquet, jsonl = tmp_path / "rows.parquet", tmp_path / "rows.jsonl"
+    pd.DataFrame(rows).to_parquet(parquet)
+    jsonl.write_text(json.dumps(rows[0]) + "\n", encoding="utf-8")
+    read = f"ragmeter {ragmeter_version()} reader {READER_VERSION}"
+    libraries = f" pandas {version('pandas')} pyarrow {version('pyarrow')}"
+    for path, line in ((parquet, read + libraries), (jsonl, read)):
+        origin = load_dataset(path).origin
+        assert origin is not None
+        expected = hashlib.sha256(f"{line}\n".encode() + path.read_bytes()).hexdigest()
+        assert origin.key() == expected, path.name
 
 
 def test_changes_list_what_differs_in_order() -> None:

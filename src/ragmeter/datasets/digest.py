@@ -58,6 +58,24 @@ def content_hash(rows: Iterable[Any]) -> str:
     return digest.hexdigest()
 
 
+#: files read through other libraries, whose versions may read the same bytes otherwise
+_READ_WITH = {".parquet": ("pandas", "pyarrow"), ".pq": ("pandas", "pyarrow")}
+
+
+def _versions(path: Path) -> str:
+    """What read the file: ragmeter's and its reader's versions, and for a format read by
+    other libraries (Parquet: pandas, pyarrow), theirs."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    text = f"ragmeter {ragmeter_version()} reader {READER_VERSION}"
+    for package in _READ_WITH.get(path.suffix.lower(), ()):
+        try:
+            text += f" {package} {version(package)}"
+        except PackageNotFoundError:
+            text += f" {package} absent"
+    return text + "\n"
+
+
 @dataclass(frozen=True)
 class FileOrigin:
     """The file a dataset's rows were read from, as it was when they were read."""
@@ -80,13 +98,13 @@ class FileOrigin:
             return False
 
     def key(self) -> str | None:
-        """SHA-256 of ragmeter's and the reader's versions and the file's bytes: the same key
-        means the same rows. None when the file changed (or went) since its rows were read,
-        as its bytes may no longer be theirs."""
+        """SHA-256 of what read the file (ragmeter's and the reader's versions; for Parquet,
+        pandas' and pyarrow's too) and the file's bytes: the same key means the same rows.
+        None when the file changed (or went) since its rows were read, as its bytes may no
+        longer be theirs."""
         if not self._unchanged():
             return None
-        versions = f"ragmeter {ragmeter_version()} reader {READER_VERSION}\n"
-        digest = hashlib.sha256(versions.encode())
+        digest = hashlib.sha256(_versions(self.path).encode())
         try:
             with self.path.open("rb") as handle:
                 while chunk := handle.read(1 << 20):
