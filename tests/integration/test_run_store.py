@@ -189,3 +189,31 @@ def test_a_kept_dataset_diff_follows_the_versions_rows() -> None:
     again = runs.keep_dataset(rows[:2], name="cases")[0].id
     fewer = dataset_diff(runs, a, again)
     assert (fewer.added, fewer.removed, fewer.changed, fewer.unchanged) == (0, 2, 0, 2)
+
+
+def test_rows_are_stored_a_batch_at_a_time_and_read_back_as_they_were() -> None:
+    """A dataset is written a batch of rows per statement (the database splits one JSON
+    array). A batch holding a row orjson cannot write (an integer past 64 bits) goes one
+    row at a time, a NUL becomes U+FFFD as everywhere in the store, and every row reads back as it
+    was, in order, across batches, with the hash of the rows as given."""
+    from ragmeter.datasets.digest import content_hash
+
+    plain = [{"id": i, "query": f"q{i} 问题", "scores": [0.5, 1e-7, -3], "meta": {"b": 1, "a": [None]}}
+             for i in range(4500)]  # fmt: skip
+    odd = {
+        2101: {"query": "big", "n": 2**70},
+        4400: {"query": "nul \x00 inside", "t": 'tab\tquote"back\\slash'},
+    }
+    rows = [odd.get(i, row) for i, row in enumerate(plain)]
+    runs = RunStore(KnowledgeBase().store)
+    record, new = runs.keep_dataset(rows, name="odd")
+    assert new and record.row_count == len(rows)
+    back = list(runs.iter_dataset_rows("odd"))
+    expected = [*rows]
+    expected[4400] = {**rows[4400], "query": "nul \ufffd inside"}
+    assert back == expected
+    assert record.content_hash == content_hash(rows)
+    again, new = runs.keep_dataset(rows, name="odd")  # the same rows: found by their hash
+    assert (again.id, new) == (record.id, False)
+    grown = runs.append_dataset_rows(record.id, rows[:3])
+    assert grown == len(rows) + 3 and list(runs.iter_dataset_rows("odd"))[-3:] == rows[:3]

@@ -395,3 +395,54 @@ def test_processes_opening_an_older_store_at_once_migrate_it_once(store_url: str
         (version,) = connection.execute(text("SELECT version FROM datasets")).one()
     engine.dispose()
     assert versions == [(HEAD_REVISION,)] and version == 1
+
+
+def _per_row_hash(rows: list[dict[str, Any]]) -> str:
+    """A dataset's content hash before 0029: SHA-256 of each row's BLAKE2b digest."""
+    import hashlib
+
+    import orjson
+
+    digest = hashlib.sha256()
+    for row in rows:
+        text = orjson.dumps(row, option=orjson.OPT_SORT_KEYS)
+        digest.update(hashlib.blake2b(text, digest_size=16).digest())
+    return digest.hexdigest()
+
+
+def test_0029_hashes_stored_datasets_again_and_their_runs_show_it(store_url: str) -> None:
+    """0029 changes how a dataset's hash is made: each stored version gets the new one (so
+    the same rows kept again are found), and a run's lineage shows it, so two runs of one
+    version never differ by hash; going back restores the old hashes."""
+    from ragmeter.datasets.digest import content_hash
+
+    url = store_url
+    engine = create_engine(url)
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    rows = [{"query": f"q{i}", "retrieved_ids": [str(i)], "m": {"b": 1, "a": 2}} for i in range(2500)]  # fmt: skip
+    old = _per_row_hash(rows)
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0028")
+        _run_over(connection, rows, "qa", {})
+        connection.execute(text("UPDATE datasets SET content_hash = :h"), {"h": old})
+        lineage = {"dataset": {"name": "qa", "version": 1, "hash": old[:12], "rows": 2500}}
+        connection.execute(text("UPDATE runs SET lineage = :l"), {"l": json.dumps(lineage)})
+    engine.dispose()
+    store = Store(url)  # migrated to the head on opening
+    runs = RunStore(store)
+    new = content_hash(rows)
+    assert new != old and runs.dataset("qa").content_hash == new
+    assert run_info(runs, runs.get("r")).lineage["dataset"] == {
+        **lineage["dataset"],
+        "hash": new[:12],
+    }
+    kept, made = runs.keep_dataset(rows, name="qa")
+    assert (kept.id, made) == (1, False)  # the same rows, found by the new hash
+    store.close()
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0028")
+        assert connection.execute(text("SELECT content_hash FROM datasets")).scalar() == old
+    engine.dispose()

@@ -11,13 +11,14 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ragmeter._version import ragmeter_version
 from ragmeter.datasets import load_dataset
-from ragmeter.datasets.digest import READER_VERSION, content_hash, row_digest
+from ragmeter.datasets.digest import READER_VERSION, ContentHash, content_hash, row_digest
 from ragmeter.errors import ConfigError
 from ragmeter.reports.html import shared_name
 from ragmeter.runs.planning.lineage import (
@@ -53,6 +54,39 @@ def test_a_dataset_hash_sees_order_and_every_row(rows: list[dict[str, Any]]) -> 
     assert content_hash(rows) == content_hash([dict(r) for r in rows])
     assert content_hash(rows) != content_hash(rows[::-1])
     assert content_hash(rows) != content_hash(rows[:-1])
+
+
+def _sorted_text(row: dict[str, Any]) -> bytes:
+    """A row's JSON text, keys sorted, no spaces (orjson; the standard library where orjson
+    cannot write it)."""
+    try:
+        return orjson.dumps(row, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return json.dumps(row, sort_keys=True, separators=(",", ":"), default=str).encode()
+
+
+@given(st.lists(_rows, max_size=8), st.lists(st.integers(1, 4), max_size=8))
+def test_a_dataset_hash_does_not_depend_on_how_its_rows_are_batched(
+    rows: list[dict[str, Any]], sizes: list[int]
+) -> None:
+    """The hash is that of the rows' canonical texts joined by commas, whichever batches
+    they were fed in (rows are hashed a batch at a time as they are written)."""
+    digest, start = ContentHash(), 0
+    for size in [*sizes, len(rows)]:
+        digest.add_rows(rows[start : start + size])
+        start += size
+    joined = b",".join(map(_sorted_text, rows))
+    assert digest.hexdigest() == content_hash(rows) == hashlib.sha256(joined).hexdigest()
+
+
+def test_a_dataset_hash_is_that_of_its_rows_sorted_json_texts() -> None:
+    """Checked against the standard library's JSON (keys sorted, no spaces): a row orjson
+    cannot write (an integer past 64 bits) is written by it too, and does not change how
+    the other rows are hashed."""
+    rows = [{"query": "q 问题", "ids": ["b", "a"], "m": {"z": 1, "a": None}}, {"n": 2**70}]
+    texts = [json.dumps(r, sort_keys=True, separators=(",", ":"), ensure_ascii=False) for r in rows]
+    assert content_hash(rows) == hashlib.sha256(",".join(texts).encode()).hexdigest()
+    assert content_hash(rows[:1]) == hashlib.sha256(texts[0].encode()).hexdigest()
 
 
 def test_a_file_key_follows_the_bytes_read_and_only_while_they_stay(tmp_path: Path) -> None:

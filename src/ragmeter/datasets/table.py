@@ -3,7 +3,9 @@ lacks it), so batch work reads whole columns; ``Row`` objects are made only when
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import repeat
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -231,13 +233,15 @@ class Dataset(Sequence[Row]):
             yield from map(self.raw, range(self._length))
             return
         names = self._order
+        has_extra = "extra" in names
         for values in zip(*(self._columns[name] for name in names), strict=True):
-            raw = {
-                name: value for name, value in zip(names, values, strict=True) if value is not None
-            }
-            extra = raw.pop("extra", None)
-            if extra:
-                raw.update(extra)
+            raw = dict(zip(names, values, strict=False))  # as long: the zip above made them
+            if any(map(operator.is_, values, repeat(None))):  # by identity: no __eq__ called
+                raw = {name: value for name, value in raw.items() if value is not None}
+            if has_extra:
+                extra = raw.pop("extra", None)
+                if extra:
+                    raw.update(extra)
             yield raw
 
     # -- rows ------------------------------------------------------------------------------

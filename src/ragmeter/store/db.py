@@ -38,6 +38,7 @@ from ragmeter.store.locks import write_lock
 __all__ = [
     "Store",
     "insert_plain",
+    "json_array_text",
     "json_text",
     "json_texts",
     "open_store",
@@ -47,7 +48,7 @@ __all__ = [
 
 _MIGRATIONS = Path(__file__).with_name("migrations")
 #: the newest migration's revision (a test keeps it equal to alembic's head)
-HEAD_REVISION = "0028"
+HEAD_REVISION = "0029"
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -181,6 +182,15 @@ def json_texts(values: Iterable[Any]) -> list[str | None]:
         ]
     except (orjson.JSONEncodeError, TypeError):
         return [None if v is None else json_text(v) for v in values]
+
+
+def json_array_text(values: Sequence[Any]) -> str | None:
+    """``values`` as one JSON array text, each element as ``json_text`` writes it (one
+    orjson call for them all); None when orjson refuses one of them (``json_text`` each)."""
+    try:
+        return _no_nul(orjson.dumps(list(values), default=_numbers, option=_ORJSON).decode())
+    except (orjson.JSONEncodeError, TypeError):
+        return None
 
 
 def insert_plain(

@@ -6,25 +6,41 @@ reuses the version holding the same rows (by their content hash) or adds the nex
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
+from itertools import islice
 from typing import Any
 
 import orjson
 from sqlalchemy import delete, func, select, update
+from sqlalchemy import text as sql
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from ragmeter.datasets.digest import ContentHash, content_hash
 from ragmeter.errors import ConflictError, NotFoundError, StoreError, clip
-from ragmeter.store.db import Store, insert_plain, json_text
+from ragmeter.store.db import Store, insert_plain, json_array_text, json_text
 from ragmeter.store.lookup import is_id, known_names, split_version
 from ragmeter.store.models import DatasetRecord, DatasetRowRecord, RunRecord
 from ragmeter.store.names import key_text
 
 __all__ = ["DatasetStore"]
 
-#: dataset rows written per INSERT (executemany)
+#: dataset rows written per INSERT
 _ROW_BATCH = 2000
 _ROW_COLUMNS = ("dataset_id", "position", "data")
+#: the most JSON text sent in one INSERT (a batch of larger rows is halved)
+_BATCH_BYTES = 32 << 20
+#: per database, an INSERT of the rows of a JSON array (each element's text as it is)
+_SPLIT_ARRAY = {
+    "sqlite": sql(
+        "INSERT INTO dataset_rows (dataset_id, position, data) "
+        "SELECT :dataset, :start + key, value FROM json_each(:rows)"
+    ),
+    "postgresql": sql(
+        "INSERT INTO dataset_rows (dataset_id, position, data) "
+        "SELECT :dataset, :start + e.n - 1, e.value::text "
+        "FROM json_array_elements(CAST(:rows AS json)) WITH ORDINALITY AS e(value, n)"
+    ),
+}
 
 
 def _until(texts: Iterable[str], max_bytes: int | None, read: Callable[[str], Any]) -> list[Any]:
@@ -46,21 +62,37 @@ def _insert_rows(
     digest: ContentHash | None = None,
     start: int = 0,
 ) -> int:
-    """Write ``rows`` at positions ``start``, ``start + 1``, ... with one executemany per
-    ``_ROW_BATCH`` rows (JSON text by orjson, its keys in the row's order; tuples straight
-    to the driver), feeding ``digest``; how many."""
+    """Write ``rows`` at positions ``start``, ``start + 1``, ... a batch of ``_ROW_BATCH``
+    at a time, feeding ``digest``; how many."""
     count = 0
-    batch: list[tuple[Any, ...]] = []
-    for row in rows:
+    iterator = iter(rows)
+    while batch := list(islice(iterator, _ROW_BATCH)):
         if digest is not None:
-            digest.add(row)
-        batch.append((dataset_id, start + count, json_text(row)))
-        count += 1
-        if len(batch) == _ROW_BATCH:
-            insert_plain(session, DatasetRowRecord, _ROW_COLUMNS, batch)
-            batch = []
-    insert_plain(session, DatasetRowRecord, _ROW_COLUMNS, batch)
+            digest.add_rows(batch)
+        _insert_batch(session, dataset_id, start + count, batch)
+        count += len(batch)
     return count
+
+
+def _insert_batch(
+    session: Session, dataset_id: int, start: int, rows: list[dict[str, Any]]
+) -> None:
+    """One INSERT of ``rows`` as one JSON array the database splits into rows (SQLite's
+    ``json_each``, PostgreSQL's ``json_array_elements``): a statement per batch, not per
+    row. Rows orjson refuses go one by one (``json_text``); a batch past ``_BATCH_BYTES``
+    goes in halves."""
+    text = json_array_text(rows)
+    dialect = session.connection().dialect.name
+    if text is None or dialect not in _SPLIT_ARRAY:
+        values = [(dataset_id, start + i, json_text(row)) for i, row in enumerate(rows)]
+        insert_plain(session, DatasetRowRecord, _ROW_COLUMNS, values)
+    elif len(text) > _BATCH_BYTES and len(rows) > 1:
+        half = len(rows) // 2
+        _insert_batch(session, dataset_id, start, rows[:half])
+        _insert_batch(session, dataset_id, start + half, rows[half:])
+    else:
+        split = _SPLIT_ARRAY[dialect]
+        session.connection().execute(split, {"dataset": dataset_id, "start": start, "rows": text})
 
 
 def _rows_between(dataset_id: int, start: int, stop: int) -> Any:
