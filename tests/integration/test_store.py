@@ -405,7 +405,10 @@ def _per_row_hash(rows: list[dict[str, Any]]) -> str:
 
     digest = hashlib.sha256()
     for row in rows:
-        text = orjson.dumps(row, option=orjson.OPT_SORT_KEYS)
+        try:
+            text = orjson.dumps(row, option=orjson.OPT_SORT_KEYS)
+        except TypeError:
+            text = json.dumps(row, sort_keys=True, default=str).encode()
         digest.update(hashlib.blake2b(text, digest_size=16).digest())
     return digest.hexdigest()
 
@@ -415,17 +418,25 @@ def test_0029_hashes_stored_datasets_again_and_their_runs_show_it(store_url: str
     the same rows kept again are found), and a run's lineage shows it, so two runs of one
     version never differ by hash; going back restores the old hashes."""
     from ragmeter.datasets.digest import content_hash
+    from ragmeter.store.db import json_text
 
     url = store_url
     engine = create_engine(url)
     config = Config()
     config.set_main_option("script_location", str(_MIGRATIONS))
     rows = [{"query": f"q{i}", "retrieved_ids": [str(i)], "m": {"b": 1, "a": 2}} for i in range(2500)]  # fmt: skip
+    rows[7] = {"query": "a NUL \x00, stored as U+FFFD", "n": 2**70 + 1}
+    rows[8] = {"query": "lone \ud800 surrogate"}  # stored, though the store's reader refuses it
     old = _per_row_hash(rows)
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "0028")
         _run_over(connection, rows, "qa", {})
+        for position in (7, 8):  # as the store writes them
+            connection.execute(
+                text("UPDATE dataset_rows SET data = :d WHERE position = :p"),
+                {"d": json_text(rows[position]), "p": position},
+            )
         connection.execute(text("UPDATE datasets SET content_hash = :h"), {"h": old})
         lineage = {"dataset": {"name": "qa", "version": 1, "hash": old[:12], "rows": 2500}}
         connection.execute(text("UPDATE runs SET lineage = :l"), {"l": json.dumps(lineage)})
@@ -441,8 +452,11 @@ def test_0029_hashes_stored_datasets_again_and_their_runs_show_it(store_url: str
     kept, made = runs.keep_dataset(rows, name="qa")
     assert (kept.id, made) == (1, False)  # the same rows, found by the new hash
     store.close()
-    with engine.begin() as connection:
+    with engine.begin() as connection:  # back: the old hash, but of the rows as stored
         config.attributes["connection"] = connection
         command.downgrade(config, "0028")
-        assert connection.execute(text("SELECT content_hash FROM datasets")).scalar() == old
+        stored = [{**r} for r in rows]
+        stored[7]["query"] = "a NUL \ufffd, stored as U+FFFD"
+        back = connection.execute(text("SELECT content_hash FROM datasets")).scalar()
+        assert back == _per_row_hash(stored) != old
     engine.dispose()

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from ragmeter._version import ragmeter_version
+from ragmeter.store.db import numbers_as_json
 
 __all__ = [
     "HASH_BATCH",
@@ -47,21 +48,44 @@ def row_digest(row: Any) -> bytes:
 HASH_BATCH = 2000
 
 
+def _without_nul(value: Any) -> Any:
+    """``value`` with each NUL character (in a key or a text) as U+FFFD, as the store keeps
+    text (``store.db``)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, list | tuple):
+        return [_without_nul(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    return value
+
+
 def _canonical_one(row: Any) -> bytes:
     try:
-        return orjson.dumps(row, option=_CANONICAL)
+        return orjson.dumps(row, default=numbers_as_json, option=_CANONICAL)
     except (orjson.JSONEncodeError, TypeError):  # a lone surrogate, a huge integer, deep
-        text = json.dumps(row, sort_keys=True, default=str, separators=(",", ":"))
-        return text.encode()
+        text = json.dumps(
+            row, sort_keys=True, default=str, separators=(",", ":"), ensure_ascii=False
+        )
+        return text.encode("utf-8", "surrogatepass")
+
+
+def _joined(rows: Sequence[Any]) -> bytes:
+    try:
+        return orjson.dumps(list(rows), default=numbers_as_json, option=_CANONICAL)[1:-1]
+    except (orjson.JSONEncodeError, TypeError):  # some row it refuses: each on its own
+        return b",".join(map(_canonical_one, rows))
 
 
 def canonical_texts(rows: Sequence[Any]) -> bytes:
     """The canonical JSON text of each of ``rows`` (keys sorted, no spaces), joined by
-    commas: the inside of their JSON array, made by one ``orjson`` call when it can."""
-    try:
-        return orjson.dumps(list(rows), option=_CANONICAL)[1:-1]
-    except (orjson.JSONEncodeError, TypeError):  # some row it refuses: each on its own
-        return b",".join(map(_canonical_one, rows))
+    commas: the inside of their JSON array, made by one ``orjson`` call when it can. A NUL
+    character counts as the U+FFFD the store keeps (keys sorted after), so rows read back
+    from the store give the text of the rows that were stored."""
+    text = _joined(rows)
+    if b"\\u0000" in text:  # rare: a NUL somewhere (or a backslash and "u0000" written)
+        text = _joined([_without_nul(row) for row in rows])
+    return text
 
 
 class ContentHash:

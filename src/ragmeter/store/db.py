@@ -41,6 +41,7 @@ __all__ = [
     "json_array_text",
     "json_text",
     "json_texts",
+    "numbers_as_json",
     "open_store",
     "plain_cursor",
     "plain_rows",
@@ -150,7 +151,7 @@ def to_json(value: Any) -> str:
         return _no_nul(_STRICT.encode(_finite(value)))
 
 
-def _numbers(value: Any) -> Any:
+def numbers_as_json(value: Any) -> Any:
     """JSON fallback: numpy scalars and arrays as numbers and lists."""
     if isinstance(value, np.generic):
         return value.item()
@@ -167,9 +168,9 @@ def json_text(value: Any) -> str:
     standard encoder): numpy values as numbers, NaN and infinities as null. What orjson
     refuses (a lone surrogate, an integer past 64 bits) goes through ``to_json``."""
     try:
-        return _no_nul(orjson.dumps(value, default=_numbers, option=_ORJSON).decode())
+        return _no_nul(orjson.dumps(value, default=numbers_as_json, option=_ORJSON).decode())
     except (orjson.JSONEncodeError, TypeError):
-        return to_json(json.loads(json.dumps(value, default=_numbers)))
+        return to_json(json.loads(json.dumps(value, default=numbers_as_json)))
 
 
 def json_texts(values: Iterable[Any]) -> list[str | None]:
@@ -177,7 +178,9 @@ def json_texts(values: Iterable[Any]) -> list[str | None]:
     dumps = orjson.dumps
     try:
         return [
-            None if v is None else _no_nul(dumps(v, default=_numbers, option=_ORJSON).decode())
+            None
+            if v is None
+            else _no_nul(dumps(v, default=numbers_as_json, option=_ORJSON).decode())
             for v in values
         ]
     except (orjson.JSONEncodeError, TypeError):
@@ -188,7 +191,7 @@ def json_array_text(values: Sequence[Any]) -> str | None:
     """``values`` as one JSON array text, each element as ``json_text`` writes it (one
     orjson call for them all); None when orjson refuses one of them (``json_text`` each)."""
     try:
-        return _no_nul(orjson.dumps(list(values), default=_numbers, option=_ORJSON).decode())
+        return _no_nul(orjson.dumps(list(values), default=numbers_as_json, option=_ORJSON).decode())
     except (orjson.JSONEncodeError, TypeError):
         return None
 

@@ -27,8 +27,8 @@ __all__ = ["DatasetStore"]
 #: dataset rows written per INSERT
 _ROW_BATCH = 2000
 _ROW_COLUMNS = ("dataset_id", "position", "data")
-#: the most JSON text sent in one INSERT (a batch of larger rows is halved)
-_BATCH_BYTES = 32 << 20
+#: the most characters of JSON text sent in one INSERT (a batch of larger rows is halved)
+_BATCH_CHARS = 32 << 20
 #: per database, an INSERT of the rows of a JSON array (each element's text as it is)
 _SPLIT_ARRAY = {
     "sqlite": sql(
@@ -79,14 +79,14 @@ def _insert_batch(
 ) -> None:
     """One INSERT of ``rows`` as one JSON array the database splits into rows (SQLite's
     ``json_each``, PostgreSQL's ``json_array_elements``): a statement per batch, not per
-    row. Rows orjson refuses go one by one (``json_text``); a batch past ``_BATCH_BYTES``
+    row. Rows orjson refuses go one by one (``json_text``); a batch past ``_BATCH_CHARS``
     goes in halves."""
     text = json_array_text(rows)
     dialect = session.connection().dialect.name
     if text is None or dialect not in _SPLIT_ARRAY:
         values = [(dataset_id, start + i, json_text(row)) for i, row in enumerate(rows)]
         insert_plain(session, DatasetRowRecord, _ROW_COLUMNS, values)
-    elif len(text) > _BATCH_BYTES and len(rows) > 1:
+    elif len(text) > _BATCH_CHARS and len(rows) > 1:
         half = len(rows) // 2
         _insert_batch(session, dataset_id, start, rows[:half])
         _insert_batch(session, dataset_id, start + half, rows[half:])

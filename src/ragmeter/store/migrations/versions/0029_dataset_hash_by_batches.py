@@ -62,22 +62,37 @@ def _batches(connection: Any, dataset_id: int) -> Iterator[list[Any]]:
             .scalars()
             .all()
         )
-        if texts:
-            yield [orjson.loads(t) if isinstance(t, str | bytes) else t for t in texts]
+        if texts:  # the standard reader: integers past 64 bits exact, lone surrogates read
+            yield [json.loads(t) if isinstance(t, str | bytes) else t for t in texts]
         if len(texts) < _BATCH:
             return
         start += _BATCH
+
+
+def _without_nul(value: Any) -> Any:
+    """``value`` with each NUL character (in a key or a text) as U+FFFD."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, list):
+        return [_without_nul(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    return value
 
 
 def _one(row: Any) -> bytes:
     try:
         return orjson.dumps(row, option=_CANONICAL)
     except TypeError:
-        return json.dumps(row, sort_keys=True, default=str, separators=(",", ":")).encode()
+        text = json.dumps(
+            row, sort_keys=True, default=str, separators=(",", ":"), ensure_ascii=False
+        )
+        return text.encode("utf-8", "surrogatepass")
 
 
 def _joined(connection: Any, dataset_id: int) -> str:
-    """0029's hash: SHA-256 of the rows' canonical texts joined by commas."""
+    """0029's hash: SHA-256 of the rows' canonical texts (a NUL as U+FFFD) joined by
+    commas."""
     digest = hashlib.sha256()
     first = True
     for rows in _batches(connection, dataset_id):
@@ -85,6 +100,8 @@ def _joined(connection: Any, dataset_id: int) -> str:
             text = orjson.dumps(rows, option=_CANONICAL)[1:-1]
         except TypeError:
             text = b",".join(map(_one, rows))
+        if b"\\u0000" in text:  # a NUL stored before the store made it U+FFFD
+            text = b",".join(_one(_without_nul(row)) for row in rows)
         digest.update(text if first else b"," + text)
         first = False
     return digest.hexdigest()
