@@ -16,7 +16,6 @@ from typing import Any
 import orjson
 
 from ragmeter._version import ragmeter_version
-from ragmeter.store.db import numbers_as_json
 
 __all__ = [
     "HASH_BATCH",
@@ -48,6 +47,14 @@ def row_digest(row: Any) -> bytes:
 HASH_BATCH = 2000
 
 
+def _numbers(value: Any) -> Any:
+    """orjson's fallback: numpy values as the store writes them (imported when first met:
+    the store's module loads SQLAlchemy, which commands that hash nothing never need)."""
+    from ragmeter.store.db import numbers_as_json
+
+    return numbers_as_json(value)
+
+
 def _without_nul(value: Any) -> Any:
     """``value`` with each NUL character (in a key or a text) as U+FFFD, as the store keeps
     text (``store.db``)."""
@@ -62,7 +69,7 @@ def _without_nul(value: Any) -> Any:
 
 def _canonical_one(row: Any) -> bytes:
     try:
-        return orjson.dumps(row, default=numbers_as_json, option=_CANONICAL)
+        return orjson.dumps(row, default=_numbers, option=_CANONICAL)
     except (orjson.JSONEncodeError, TypeError):  # a lone surrogate, a huge integer, deep
         text = json.dumps(
             row, sort_keys=True, default=str, separators=(",", ":"), ensure_ascii=False
@@ -72,7 +79,7 @@ def _canonical_one(row: Any) -> bytes:
 
 def _joined(rows: Sequence[Any]) -> bytes:
     try:
-        return orjson.dumps(list(rows), default=numbers_as_json, option=_CANONICAL)[1:-1]
+        return orjson.dumps(list(rows), default=_numbers, option=_CANONICAL)[1:-1]
     except (orjson.JSONEncodeError, TypeError):  # some row it refuses: each on its own
         return b",".join(map(_canonical_one, rows))
 
