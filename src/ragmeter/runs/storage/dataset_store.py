@@ -81,9 +81,9 @@ def _insert_batch(
     ``json_each``, PostgreSQL's ``json_array_elements``): a statement per batch, not per
     row. Rows orjson refuses go one by one (``json_text``); a batch past ``_BATCH_CHARS``
     goes in halves."""
-    text = json_array_text(rows)
     dialect = session.connection().dialect.name
-    if text is None or dialect not in _SPLIT_ARRAY:
+    text = json_array_text(rows) if dialect in _SPLIT_ARRAY else None
+    if text is None:
         values = [(dataset_id, start + i, json_text(row)) for i, row in enumerate(rows)]
         insert_plain(session, DatasetRowRecord, _ROW_COLUMNS, values)
     elif len(text) > _BATCH_CHARS and len(rows) > 1:
