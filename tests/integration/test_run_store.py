@@ -228,3 +228,31 @@ def test_rows_are_stored_a_batch_at_a_time_and_read_back_as_they_were() -> None:
     assert (again.id, new) == (record.id, False)
     grown = runs.append_dataset_rows(record.id, rows[:3])
     assert grown == len(rows) + 3 and list(runs.iter_dataset_rows("odd"))[-3:] == rows[:3]
+
+
+class _BadRow(ValueError):
+    pass
+
+
+def test_a_row_that_fails_to_come_leaves_no_dataset_and_no_worker() -> None:
+    """Rows read as they are stored (a generator), past several batches: one that fails to
+    come (a bad line of a file read lazily) stops the dataset with that error; nothing of it
+    is stored, its name stays free, and the thread that made the batches ahead is gone."""
+    import threading
+
+    def rows() -> Any:
+        for i in range(7000):
+            if i == 5003:
+                raise _BadRow(f"row {i} is broken")
+            yield {"query": f"q{i}", "n": i}
+
+    runs = RunStore(KnowledgeBase().store)
+    with pytest.raises(_BadRow, match="row 5003"):
+        runs.add_dataset(rows(), name="lazy")
+    with runs.store.engine.connect() as connection:
+        stored = connection.execute(text("SELECT count(*) FROM dataset_rows")).scalar()
+        named = connection.execute(text("SELECT count(*) FROM datasets WHERE name = 'lazy'"))
+        assert (stored, named.scalar()) == (0, 0)
+    assert not [t for t in threading.enumerate() if t.name.startswith("ragmeter-dataset-rows")]
+    record = runs.add_dataset(({"query": f"q{i}", "n": i} for i in range(5000)), name="lazy")
+    assert record.row_count == 5000 and list(runs.iter_dataset_rows("lazy"))[4999]["n"] == 4999

@@ -5,7 +5,9 @@ reuses the version holding the same rows (by their content hash) or adds the nex
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence, Sized
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from itertools import islice
 from typing import Any
 
@@ -63,26 +65,63 @@ def _insert_rows(
     start: int = 0,
 ) -> int:
     """Write ``rows`` at positions ``start``, ``start + 1``, ... a batch of ``_ROW_BATCH``
-    at a time, feeding ``digest``; how many."""
+    at a time, feeding ``digest``; how many. The next batch is made (its dicts, hash and JSON
+    text) in a thread while the database stores this one."""
+    dialect = session.connection().dialect.name
     count = 0
-    iterator = iter(rows)
-    while batch := list(islice(iterator, _ROW_BATCH)):
-        if digest is not None:
-            digest.add_rows(batch)
-        _insert_batch(session, dataset_id, start + count, batch)
-        count += len(batch)
+    with closing(_made_ahead(rows, digest, split=dialect in _SPLIT_ARRAY)) as batches:
+        for batch, text in batches:  # an error storing one stops the worker after its batch
+            _insert_batch(session, dataset_id, start + count, batch, text)
+            count += len(batch)
     return count
 
 
+def _made_ahead(
+    rows: Iterable[dict[str, Any]], digest: ContentHash | None, *, split: bool
+) -> Generator[tuple[list[dict[str, Any]], str | None], None, None]:
+    """``rows`` a batch at a time with their JSON array text (when ``split``), ``digest``
+    fed in order; each batch made in a worker thread while the caller stores the one before.
+    Storing mostly runs in the database's own code (SQLite's, PostgreSQL's socket), which
+    lets the thread run Python meanwhile. Past one batch, the rows are read by the worker
+    thread alone, a batch after the other; an error making a batch is raised here."""
+
+    iterator = iter(rows)
+
+    def make() -> tuple[list[dict[str, Any]], str | None]:
+        batch = list(islice(iterator, _ROW_BATCH))
+        if digest is not None:
+            digest.add_rows(batch)
+        return batch, json_array_text(batch) if split and batch else None
+
+    if isinstance(rows, Sized) and len(rows) <= _ROW_BATCH:  # one batch: nothing to overlap
+        batch, text = make()
+        if batch:
+            yield batch, text
+        return
+    with ThreadPoolExecutor(1, thread_name_prefix="ragmeter-dataset-rows") as worker:
+        ahead = worker.submit(make)
+        while True:
+            batch, text = ahead.result()
+            if not batch:
+                return
+            ahead = worker.submit(make)
+            yield batch, text
+
+
 def _insert_batch(
-    session: Session, dataset_id: int, start: int, rows: list[dict[str, Any]]
+    session: Session,
+    dataset_id: int,
+    start: int,
+    rows: list[dict[str, Any]],
+    text: str | None = None,
 ) -> None:
-    """One INSERT of ``rows`` as one JSON array the database splits into rows (SQLite's
-    ``json_each``, PostgreSQL's ``json_array_elements``): a statement per batch, not per
-    row. Rows orjson refuses go one by one (``json_text``); a batch past ``_BATCH_CHARS``
-    goes in halves."""
+    """One INSERT of ``rows`` as one JSON array (``text``, made here if not given) the
+    database splits into rows (SQLite's ``json_each``, PostgreSQL's
+    ``json_array_elements``): a statement per batch, not per row. Rows orjson refuses go one
+    by one (``json_text``); a batch past ``_BATCH_CHARS`` goes in halves."""
     dialect = session.connection().dialect.name
-    text = json_array_text(rows) if dialect in _SPLIT_ARRAY else None
+    if text is None and dialect in _SPLIT_ARRAY:
+        text = json_array_text(rows)
     if text is None:
         values = [(dataset_id, start + i, json_text(row)) for i, row in enumerate(rows)]
         insert_plain(session, DatasetRowRecord, _ROW_COLUMNS, values)
