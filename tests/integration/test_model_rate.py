@@ -9,7 +9,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from ragmeter.judge._rate import MARGIN_S, WINDOW_S, StoreRate
+from ragmeter.judge._rate import LATE_S, MARGIN_S, WINDOW_S, StoreRate
 from ragmeter.store.db import Store
 from ragmeter.testing import ScriptedJudgeServer
 from tests.integration.helpers import RAGMETER
@@ -58,7 +58,8 @@ def test_a_request_sent_late_holds_its_place_a_minute_after_it_was_sent(
     rate = StoreRate(store, "http://judge/v1 m", 1)
     freed = WINDOW_S + MARGIN_S
     quick = rate.take(now=100.0)[1]
-    assert quick is not None and not rate.late(quick, 100.0 + MARGIN_S)
+    assert quick is not None and not rate.late(quick, 100.0 + LATE_S)
+    assert rate.late(quick, 100.0 + LATE_S + 0.01)  # the rest of the margin is for the way
     assert rate.try_take(now=100.0 + freed + 0.1) == 0.0  # a quick one frees on time
     _wait, slow = rate.take(now=300.0)  # (the place taken at 161.1 has left by then)
     assert slow is not None and rate.late(slow, 303.0)
@@ -136,3 +137,29 @@ def test_two_replicas_together_never_pass_a_model_s_requests_per_minute(
             for replica in replicas:
                 replica.stop()
         _check_minutes(sorted(judge.arrivals))
+
+
+def test_a_request_counts_as_sent_when_its_body_is_written() -> None:
+    """The moment a rate compares with its place's is when the request's body was written
+    to its connection (a busy event loop may write it well after the request was made):
+    told once per request, between the call and the reply, before the judge answers."""
+    import asyncio
+    import time
+
+    from ragmeter.judge.chat import ChatClient
+
+    async def ask(url: str) -> tuple[float, list[float], float]:
+        client = ChatClient(url, "key", 10.0)
+        written: list[float] = []
+        body = {"model": "scripted", "messages": [{"role": "user", "content": "hi"}]}
+        try:
+            before = time.time()
+            await client.complete(body, on_written=lambda: written.append(time.time()))
+            return before, written, time.time()
+        finally:
+            await client.aclose()
+
+    with ScriptedJudgeServer(latency_ms=300) as judge:
+        before, written, after = asyncio.run(ask(judge.url))
+    assert len(written) == 1
+    assert before <= written[0] <= after - 0.25  # the reply came 300 ms after the request

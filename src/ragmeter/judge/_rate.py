@@ -2,10 +2,12 @@
 using it (a team's server replicas, commands), so that together they never pass it: each
 request first takes a place among the last minute's requests, in one short transaction
 under the store's write lock; without one it waits until the oldest leaves the minute. A
-place frees a minute and a margin after it was taken; a request sent later than the margin
-after its place was taken (a busy machine delays it) stamps its place again with when it was
-sent, so the place frees a minute after that: the model never sees more than the limit in
-its own minute.
+place frees a minute and a margin after it was taken; a request sent later than a quarter of
+the margin after its place was taken (a busy machine delays it) stamps its place again with
+when it was sent, so the place frees a minute and the margin after that. Sent is when the
+request's body was written to its connection (a busy event loop may write it well after the
+request was made); the rest of the margin covers its way from there to the model: the model
+never sees more than the limit in its own minute.
 
 The limit is written here rather than taken from a rate-limit library because the count
 must live in the team's database (SQLite or PostgreSQL), which no such library keeps: they
@@ -33,6 +35,9 @@ WINDOW_S = 60.0
 #: a place frees this much after the window, for the time between taking it and the request
 #: reaching the model (so the model never sees more than the limit in its own minute)
 MARGIN_S = 1.0
+#: a request sent this long after its place was taken stamps its place again (``late``); the
+#: rest of the margin is for the way from its connection to the model
+LATE_S = MARGIN_S / 4
 
 
 @dataclass(frozen=True)
@@ -83,9 +88,9 @@ class StoreRate:
         return 0.0, Place(row_id, now)
 
     def late(self, place: Place, sent: float) -> bool:
-        """Whether the request of ``place``, sent at ``sent``, left past the margin (its
+        """Whether the request of ``place``, sent at ``sent``, left past ``LATE_S`` (its
         place must then be stamped again: ``stamp``)."""
-        return sent - place.at > MARGIN_S
+        return sent - place.at > LATE_S
 
     def stamp(self, place: Place, sent: float) -> None:
         """Stamp ``place`` with the time its request was sent: it frees a minute and the

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 import httpx
@@ -60,10 +60,18 @@ class ChatClient:
             follow_redirects=False,
         )
 
-    async def complete(self, body: dict[str, Any]) -> bytes:
-        """The raw JSON reply to one chat completion request."""
+    async def complete(
+        self, body: dict[str, Any], on_written: Callable[[], None] | None = None
+    ) -> bytes:
+        """The raw JSON reply to one chat completion request; ``on_written`` is called when
+        the request's body has been written to a connection (httpcore's ``trace``
+        extension), the moment it leaves for the model, which a busy event loop may put well
+        after the call (again if the pool writes it again on another connection)."""
+        extensions = None if on_written is None else {"trace": _written_then(on_written)}
         try:
-            response = await self._http.post("chat/completions", content=json.dumps(body))
+            response = await self._http.post(
+                "chat/completions", content=json.dumps(body), extensions=extensions
+            )
         except httpx.TimeoutException as exc:
             raise ChatTimeout(str(exc) or type(exc).__name__) from None
         except httpx.TransportError as exc:
@@ -76,6 +84,18 @@ class ChatClient:
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+
+#: httpcore's trace events once a request's body is written (HTTP/1.1; HTTP/2)
+_BODY_WRITTEN = frozenset({"http11.send_request_body.complete", "http2.send_request_body.complete"})
+
+
+def _written_then(call: Callable[[], None]) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
+    async def trace(event: str, _info: dict[str, Any]) -> None:
+        if event in _BODY_WRITTEN:
+            call()
+
+    return trace
 
 
 def _reason(exc: Exception) -> str:

@@ -148,8 +148,8 @@ class JudgeEngine:
 
     @staticmethod
     async def _sent_late(taken: tuple[StoreRate, Place] | None, sent: float) -> None:
-        """A request sent past the rate's margin after its place was taken stamps the place
-        again with when it was sent (it reached the model that late). A store that fails
+        """A request sent late after its place was taken (``StoreRate.late``) stamps the
+        place again with when it was sent (it reached the model that late). A store that fails
         here costs the stamp, never the reply."""
         if taken is None or not taken[0].late(taken[1], sent):
             return
@@ -444,9 +444,14 @@ class JudgeEngine:
             body["response_format"] = response_format
         if self.settings.seed is not None:
             body["seed"] = self.settings.seed
-        sent = time.time()
+        sent = time.time()  # until the body is written: then, that moment
+
+        def written() -> None:
+            nonlocal sent
+            sent = time.time()
+
         try:
-            content = await client.complete(body)
+            content = await client.complete(body, on_written=written)
         except ChatTimeout:
             self._reached = True  # something listens there; it is slow
             raise TryAgain(f"no reply within the {self.settings.timeout:g}s timeout") from None
