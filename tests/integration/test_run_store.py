@@ -256,3 +256,20 @@ def test_a_row_that_fails_to_come_leaves_no_dataset_and_no_worker() -> None:
     assert not [t for t in threading.enumerate() if t.name.startswith("ragmeter-dataset-rows")]
     record = runs.add_dataset(({"query": f"q{i}", "n": i} for i in range(5000)), name="lazy")
     assert record.row_count == 5000 and list(runs.iter_dataset_rows("lazy"))[4999]["n"] == 4999
+
+
+def test_rows_that_say_they_are_fewer_than_they_are_are_all_stored() -> None:
+    """Rows that give a length (one batch's worth or fewer) are read to their end all the
+    same: a length that undercounts loses no row."""
+
+    class Undercounting:
+        def __len__(self) -> int:
+            return 1
+
+        def __iter__(self) -> Any:
+            return iter([{"query": f"q{i}"} for i in range(4100)])
+
+    runs = RunStore(KnowledgeBase().store)
+    record = runs.add_dataset(Undercounting(), name="more")
+    assert record.row_count == 4100
+    assert [row["query"] for row in runs.iter_dataset_rows("more")][-1] == "q4099"

@@ -3,11 +3,13 @@ using it (a team's server replicas, commands), so that together they never pass 
 request first takes a place among the last minute's requests, in one short transaction
 under the store's write lock; without one it waits until the oldest leaves the minute. A
 place frees a minute and a margin after it was taken; a request sent later than a quarter of
-the margin after its place was taken (a busy machine delays it) stamps its place again with
-when it was sent, so the place frees a minute and the margin after that. Sent is when the
-request's body was written to its connection (a busy event loop may write it well after the
-request was made); the rest of the margin covers its way from there to the model: the model
-never sees more than the limit in its own minute.
+the margin after its place was taken (a busy machine, a new connection) stamps its place
+again with when it was sent, so the place frees a minute and the margin after that. Sent is
+when the request's body was written to its connection (a busy event loop may write it well
+after the request was made); the rest of the margin covers its way from there to the model:
+the model never sees more than the limit in its own minute. The stamp is written once the
+reply is in: a late request whose reply takes over a minute may find its place taken again
+meanwhile.
 
 The limit is written here rather than taken from a rate-limit library because the count
 must live in the team's database (SQLite or PostgreSQL), which no such library keeps: they

@@ -64,9 +64,9 @@ class ChatClient:
         self, body: dict[str, Any], on_written: Callable[[], None] | None = None
     ) -> bytes:
         """The raw JSON reply to one chat completion request; ``on_written`` is called when
-        the request's body has been written to a connection (httpcore's ``trace``
-        extension), the moment it leaves for the model, which a busy event loop may put well
-        after the call (again if the pool writes it again on another connection)."""
+        the request's body has been written to its connection (httpcore's ``trace``
+        extension): the moment it leaves for the model, which a busy event loop or a new
+        connection may put well after the call."""
         extensions = None if on_written is None else {"trace": _written_then(on_written)}
         try:
             response = await self._http.post(
@@ -86,13 +86,13 @@ class ChatClient:
         await self._http.aclose()
 
 
-#: httpcore's trace events once a request's body is written (HTTP/1.1; HTTP/2)
-_BODY_WRITTEN = frozenset({"http11.send_request_body.complete", "http2.send_request_body.complete"})
+#: httpcore's trace event once a request's body is written (the client speaks HTTP/1.1)
+_BODY_WRITTEN = "http11.send_request_body.complete"
 
 
 def _written_then(call: Callable[[], None]) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
     async def trace(event: str, _info: dict[str, Any]) -> None:
-        if event in _BODY_WRITTEN:
+        if event == _BODY_WRITTEN:
             call()
 
     return trace

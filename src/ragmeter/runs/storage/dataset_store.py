@@ -84,7 +84,6 @@ def _made_ahead(
     Storing mostly runs in the database's own code (SQLite's, PostgreSQL's socket), which
     lets the thread run Python meanwhile. Past one batch, the rows are read by the worker
     thread alone, a batch after the other; an error making a batch is raised here."""
-
     iterator = iter(rows)
 
     def make() -> tuple[list[dict[str, Any]], str | None]:
@@ -94,9 +93,8 @@ def _made_ahead(
         return batch, json_array_text(batch) if split and batch else None
 
     if isinstance(rows, Sized) and len(rows) <= _ROW_BATCH:  # one batch: nothing to overlap
-        batch, text = make()
-        if batch:
-            yield batch, text
+        while (made := make())[0]:  # (to the end, whatever its length said)
+            yield made
         return
     with ThreadPoolExecutor(1, thread_name_prefix="ragmeter-dataset-rows") as worker:
         ahead = worker.submit(make)
