@@ -273,3 +273,15 @@ def test_rows_that_say_they_are_fewer_than_they_are_are_all_stored() -> None:
     record = runs.add_dataset(Undercounting(), name="more")
     assert record.row_count == 4100
     assert [row["query"] for row in runs.iter_dataset_rows("more")][-1] == "q4099"
+
+
+def test_a_batch_past_the_statement_size_goes_in_halves() -> None:
+    """A batch whose JSON text passes the most one statement sends (32 M characters) is
+    stored in halves, each row as it was, in order."""
+    big = "x" * (17 << 20)
+    rows = [{"query": "a", "text": big}, {"query": "b", "text": big}, {"query": "c"}]
+    runs = RunStore(KnowledgeBase().store)
+    record = runs.add_dataset(rows, name="large")
+    back = list(runs.iter_dataset_rows("large"))
+    assert record.row_count == 3 and [r["query"] for r in back] == ["a", "b", "c"]
+    assert back[1]["text"] == big

@@ -107,28 +107,22 @@ def _made_ahead(
 
 
 def _insert_batch(
-    session: Session,
-    dataset_id: int,
-    start: int,
-    rows: list[dict[str, Any]],
-    text: str | None = None,
+    session: Session, dataset_id: int, start: int, rows: list[dict[str, Any]], text: str | None
 ) -> None:
-    """One INSERT of ``rows`` as one JSON array (``text``, made here if not given) the
-    database splits into rows (SQLite's ``json_each``, PostgreSQL's
-    ``json_array_elements``): a statement per batch, not per row. Rows orjson refuses go one
-    by one (``json_text``); a batch past ``_BATCH_CHARS`` goes in halves."""
-    dialect = session.connection().dialect.name
-    if text is None and dialect in _SPLIT_ARRAY:
-        text = json_array_text(rows)
+    """One INSERT of ``rows`` as one JSON array, ``text`` (``json_array_text``'s), that the
+    database splits into rows (SQLite's ``json_each``, PostgreSQL's ``json_array_elements``):
+    a statement per batch, not per row. Without a text (another database, or a row orjson
+    refuses) the rows go one by one (``json_text``); a batch past ``_BATCH_CHARS`` goes in
+    halves."""
     if text is None:
         values = [(dataset_id, start + i, json_text(row)) for i, row in enumerate(rows)]
         insert_plain(session, DatasetRowRecord, _ROW_COLUMNS, values)
     elif len(text) > _BATCH_CHARS and len(rows) > 1:
         half = len(rows) // 2
-        _insert_batch(session, dataset_id, start, rows[:half])
-        _insert_batch(session, dataset_id, start + half, rows[half:])
+        for part, at in ((rows[:half], start), (rows[half:], start + half)):
+            _insert_batch(session, dataset_id, at, part, json_array_text(part))
     else:
-        split = _SPLIT_ARRAY[dialect]
+        split = _SPLIT_ARRAY[session.connection().dialect.name]
         session.connection().execute(split, {"dataset": dataset_id, "start": start, "rows": text})
 
 
