@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 from ragmeter._specs import split_specs
@@ -284,9 +285,16 @@ async def _stored(
     from ragmeter.runs.storage.store import RunStore
 
     runs = RunStore(kb.store)
-    run_id = await asyncio.to_thread(_opened_run, runs, plan, opening)
     kept = MemorySink()  # what this execution stores, for the report
-    await execute_run(runs, kb, run_id, plan=plan, progress=progress, also=kept, executor=executor)
+    if await asyncio.to_thread(_resumed, runs, opening.run_id):
+        run_id = await asyncio.to_thread(_opened_run, runs, plan, opening)
+        making = None
+    else:  # a new run: its rows are scored while its dataset is stored
+        run_id = opening.run_id or uuid.uuid4().hex
+        making = asyncio.to_thread(_opened_run, runs, plan, replace(opening, run_id=run_id))
+    await execute_run(
+        runs, kb, run_id, plan=plan, progress=progress, also=kept, executor=executor, making=making
+    )
     record = await asyncio.to_thread(runs.get, run_id)
     if record.state != "done":
         raise RunStopped(run_id, record.state, record.error, record.error_kind, record.resumable)
@@ -316,6 +324,17 @@ class RunStopped(RagmeterError):
         self.state = state
         self.kind = kind
         self.resumable = resumable
+
+
+def _resumed(runs: Any, run_id: str | None) -> bool:
+    """Whether ``run_id`` names a stored run (to resume, or to refuse)."""
+    if run_id is None:
+        return False
+    try:
+        runs.get(run_id)
+    except NotFoundError:
+        return False
+    return True
 
 
 def _opened_run(runs: Any, plan: RunPlan, opening: _Opening) -> str:

@@ -34,7 +34,14 @@ from ragmeter.errors import (
 from ragmeter.knowledge.spaces import KnowledgeBase
 from ragmeter.metrics import LLMEvaluationMetric
 from ragmeter.metrics.context import EmbeddingBatcher, EvaluationContext
-from ragmeter.runs.execution.sinks import Budget, MemorySink, ScoredBatch, Sink, StoreSink
+from ragmeter.runs.execution.sinks import (
+    Budget,
+    MemorySink,
+    Opening,
+    ScoredBatch,
+    Sink,
+    StoreSink,
+)
 from ragmeter.runs.planning.config import EvaluationConfig
 from ragmeter.runs.planning.plan import RunPlan, build_plan
 from ragmeter.runs.planning.scoring import score_rows, usage_since, usage_snapshot
@@ -436,20 +443,25 @@ async def _execute(
     progress: Progress | None,
     also: MemorySink | None = None,
     executor: Executor | None = None,
+    opening: Opening | None = None,
 ) -> None:
     own = plan is None
     try:
         if plan is None:
             plan = await asyncio.to_thread(_plan, runs, kb, run_id, policy)
-        done = await asyncio.to_thread(runs.finished_rows, run_id)
-        todo = [i for i in range(len(plan.rows)) if i not in done]
-        record = await asyncio.to_thread(runs.get, run_id)
+        todo: list[int] | None = None  # a new run (being made): every row, no usage yet
+        usage: dict[str, Any] = {}
+        if opening is None:
+            done = await asyncio.to_thread(runs.finished_rows, run_id)
+            todo = [i for i in range(len(plan.rows)) if i not in done]
+            record = await asyncio.to_thread(runs.get, run_id)
+            usage = dict(record.usage or {})
         budget = Budget((limits or RunLimits()).max_bytes)
         await execute_plan(
             plan,
-            StoreSink(runs, run_id, plan.metrics, budget, also),
+            StoreSink(runs, run_id, plan.metrics, budget, also, opening),
             todo,
-            base_usage=dict(record.usage or {}),
+            base_usage=usage,
             limits=limits,
             progress=progress,
             executor=executor,
@@ -498,6 +510,7 @@ async def execute_run(
     progress: Progress | None = None,
     also: MemorySink | None = None,
     executor: Executor | None = None,
+    making: Awaitable[Any] | None = None,
 ) -> None:
     """Take a pending run to done, failed or cancelled. ``plan`` is the run's plan when the
     caller built it already (the command line: it stays the caller's to close); else it is
@@ -506,14 +519,73 @@ async def execute_run(
     else (a cancel, an interrupt) is never overwritten. The service gives its app ``policy``
     and its ``limits`` (past them the run fails, resumable); the command line runs apps
     without a policy and runs without limits. ``also`` keeps the rows stored by this
-    execution (for a report made from them); ``executor`` scores them elsewhere (a cluster)."""
+    execution (for a report made from them); ``executor`` scores them elsewhere (a cluster).
+
+    ``making``: the making of the new run ``run_id`` (its dataset stored, its record made),
+    under way; ``plan`` is then required. Its rows are scored meanwhile (storing a dataset
+    mostly waits on the database) and kept once the run is made; a failure making it is
+    raised, and the rows scored meanwhile are dropped."""
+    limits = limits or RunLimits()
+    if making is not None:
+        await _execute_making(runs, kb, run_id, making, limits, plan, progress, also, executor)
+        return
     if not await asyncio.to_thread(runs.start, run_id):
         return  # cancelled before a worker got to it
+    work = _execute(runs, kb, run_id, policy, limits, plan, progress, also, executor)
+    await _settled(runs, run_id, work)
+
+
+async def _execute_making(
+    runs: RunStore,
+    kb: KnowledgeBase,
+    run_id: str,
+    making: Awaitable[Any],
+    limits: RunLimits,
+    plan: RunPlan | None,
+    progress: Progress | None,
+    also: MemorySink | None,
+    executor: Executor | None,
+) -> None:
+    """``execute_run`` of a run still being made (``making``): scoring starts now, keeping
+    once the run is made and started."""
+    if plan is None:
+        raise ValueError("a run being made is executed with its plan")
+    opening = Opening()
+    work = asyncio.ensure_future(
+        _execute(runs, kb, run_id, None, limits, plan, progress, also, executor, opening)
+    )
+
+    async def drop_work() -> None:
+        opening.fail()  # a sink waiting for the run gives up first
+        work.cancel()
+        await asyncio.gather(work, return_exceptions=True)
+
+    made = asyncio.ensure_future(making)
+    try:
+        await asyncio.shield(made)
+    except asyncio.CancelledError:  # stopped while the run was being made
+        await asyncio.wait([made])  # its transaction ends first
+        await drop_work()
+        made_ok = not made.cancelled() and made.exception() is None
+        if made_ok and await asyncio.to_thread(runs.start, run_id):  # never run: resumable
+            await _finish(runs, run_id, "cancelled")
+        raise
+    except BaseException:
+        await drop_work()
+        raise
+    if not await asyncio.to_thread(runs.start, run_id):  # cancelled before it started
+        await drop_work()
+        return
+    opening.open()
+    await _settled(runs, run_id, work)
+
+
+async def _settled(runs: RunStore, run_id: str, work: Awaitable[None]) -> None:
+    """Await ``work``, the execution of the started run ``run_id``, holding its lease; then
+    write how it ended."""
     heartbeat = _hold_lease(runs, run_id)
     try:
-        await _execute(
-            runs, kb, run_id, policy, limits or RunLimits(), plan, progress, also, executor
-        )
+        await work
     except (asyncio.CancelledError, _Stopped):
         await _finish(runs, run_id, "cancelled")
     except StoreError as exc:  # its text may hold SQL and parameters: kept for the log

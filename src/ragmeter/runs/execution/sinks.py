@@ -4,6 +4,7 @@ metrics' result columns, records only when asked for)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -21,7 +22,7 @@ from ragmeter.runs.storage.result_table import (
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.store.bulk import collector_paused
 
-__all__ = ["Budget", "MemorySink", "ScoredBatch", "Sink", "StoreSink"]
+__all__ = ["Budget", "MemorySink", "Opening", "ScoredBatch", "Sink", "StoreSink"]
 
 
 class Sink(Protocol):
@@ -74,18 +75,47 @@ class Budget:
         )
 
 
+class Opening:
+    """Whether a new run is in the store yet (its dataset stored, its record made and
+    started): its rows are scored meanwhile, and a sink keeps them once it is. Set once, by
+    the task making the run: opened, or not (it failed, or was stopped)."""
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self._opened = False
+
+    def open(self) -> None:
+        self._opened = True
+        self._done.set()
+
+    def fail(self) -> None:
+        self._done.set()
+
+    def pending(self) -> bool:
+        """Whether the run is still being made."""
+        return not self._done.is_set()
+
+    def wait(self) -> bool:
+        """Block until the run is made or failed; whether it is made."""
+        self._done.wait()
+        return self._opened
+
+
 @dataclass
 class StoreSink:
     """Rows committed to a stored run as they finish, within ``budget``, in one transaction
     per call: each metric's result columns become a record of its plain results and tuples
     of the results table for the rest, with no record per result. ``also`` keeps the
-    batches committed (a report made from them)."""
+    batches committed (a report made from them). With ``opening``, the run is still being
+    made: rows are made ready to store meanwhile, and committed once it is made (none, and
+    not running, when it failed)."""
 
     runs: RunStore
     run_id: str
     metrics: Sequence[EvaluationMetric[Any, Any]]
     budget: Budget = field(default_factory=lambda: Budget(None))
     also: MemorySink | None = None
+    opening: Opening | None = None
 
     def keep(self, batches: list[ScoredBatch], usage: dict[str, float]) -> bool:
         with collector_paused():  # tuples by the hundred thousand, in no cycle
@@ -110,6 +140,8 @@ class StoreSink:
                 fitted = False
                 break
             kept.append(batch)
+        if self.opening is not None and not self.opening.wait():
+            return False
         state = self.runs.commit_results(self.run_id, groups, rows, usage, batches=plain)
         running = state == "running"
         if self.also is not None:
@@ -119,6 +151,10 @@ class StoreSink:
         return running
 
     def running(self) -> bool:
+        if self.opening is not None and self.opening.pending():
+            return True
+        if self.opening is not None and not self.opening.wait():
+            return False
         return self.runs.state(self.run_id) == "running"
 
 
