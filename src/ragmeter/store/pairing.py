@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from json.encoder import encode_basestring_ascii
 from typing import Any
+
+import numpy as np
 
 __all__ = ["is_row_id", "key_hash", "keys_of", "row_keys"]
 
@@ -34,22 +36,32 @@ def row_keys(query: str, row: Any) -> tuple[int | None, int]:
     return id_key, key_hash(query)
 
 
-def keys_of(queries: Sequence[str], ids: Sequence[Any]) -> tuple[list[int | None], list[int]]:
-    """``row_keys`` of many rows at once (their queries and ``id`` values): the same keys,
-    the id's JSON text made as ``json.dumps`` makes it."""
+def _hashes(texts: Iterable[str]) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """``key_hash`` of each of ``texts``, as one array (the digests read at once)."""
     blake = hashlib.blake2b
-    big = int.from_bytes
+    digests = [blake(t.encode("utf-8", "surrogatepass"), digest_size=8).digest() for t in texts]
+    return np.frombuffer(b"".join(digests), dtype=">i8").astype(np.int64)
 
-    def hashed(text: str) -> int:
-        digest = blake(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-        return big(digest, "big", signed=True)
 
-    id_keys: list[int | None] = []
-    for found in ids:
+def keys_of(
+    queries: Sequence[str], ids: Sequence[Any]
+) -> tuple[np.ndarray[Any, np.dtype[np.int64]], np.ndarray[Any, np.dtype[np.int64]]]:
+    """``row_keys`` of many rows at once (their queries and ``id`` values), as arrays: each
+    row's id key (0 where it has no id) and its query key; the id's JSON text made as
+    ``json.dumps`` makes it."""
+    texts: list[str] = []
+    given: list[int] = []
+    for at, found in enumerate(ids):
         if isinstance(found, str):
-            id_keys.append(hashed(encode_basestring_ascii(found)))
+            texts.append(encode_basestring_ascii(found))
         elif isinstance(found, int) and not isinstance(found, bool):
-            id_keys.append(hashed(json.dumps(found)))
+            texts.append(json.dumps(found))
         else:
-            id_keys.append(None)
-    return id_keys, [hashed(query) for query in queries]
+            continue
+        given.append(at)
+    id_keys = np.zeros(len(ids), dtype=np.int64)
+    if len(given) == len(ids):
+        id_keys = _hashes(texts)
+    elif given:
+        id_keys[given] = _hashes(texts)
+    return id_keys, _hashes(queries)

@@ -27,7 +27,7 @@ from ragmeter.store.names import key_text
 __all__ = ["DatasetStore"]
 
 #: dataset rows written per INSERT
-_ROW_BATCH = 2000
+_ROW_BATCH = 10_000
 _ROW_COLUMNS = ("dataset_id", "position", "data")
 #: the most characters of JSON text sent in one INSERT (a batch of larger rows is halved)
 _BATCH_CHARS = 32 << 20
@@ -88,9 +88,12 @@ def _made_ahead(
 
     def make() -> tuple[list[dict[str, Any]], str | None]:
         batch = list(islice(iterator, _ROW_BATCH))
-        if digest is not None:
-            digest.add_rows(batch)
-        return batch, json_array_text(batch) if split and batch else None
+        canonical = None if digest is None else digest.add_rows(batch)
+        if not split or not batch:
+            return batch, None
+        if canonical is not None:  # the hash's text, keys sorted: one orjson call, not two
+            return batch, f"[{canonical.decode()}]"
+        return batch, json_array_text(batch)
 
     if isinstance(rows, Sized) and len(rows) <= _ROW_BATCH:  # one batch: nothing to overlap
         while (made := make())[0]:  # (to the end, whatever its length said)

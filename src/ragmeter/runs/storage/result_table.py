@@ -247,14 +247,17 @@ def result_table(
     raws: list[str | None] = (
         [None] * rows if batch.stored else [json_text(table.raw(i)) for i in range(rows)]
     )
-    id_keys, query_keys = keys_of(queries, ids)
+    keys = keys_of(queries, ids)
+    id_keys: list[int | None] = keys[0].tolist()
+    for i in np.flatnonzero(keys[0] == 0).tolist():
+        id_keys[i] = None  # no id
     shared: dict[str, list[Any]] = {
         "run_id": [run_id] * rows,
         "row_index": batch.indices,
         "query": queries,
         "raw_dataset": raws,
         "id_key": id_keys,
-        "query_key": query_keys,
+        "query_key": keys[1].tolist(),
     }
     groups: list[ResultGroup] = []
     plains: list[_Plain] = []
@@ -281,10 +284,6 @@ def result_table(
         groups.append(ResultGroup(kept, values, rest))
         if measure:
             _count(sizes, data)
-    keys = (
-        np.fromiter((0 if k is None else k for k in id_keys), np.int64, rows),
-        np.asarray(query_keys, dtype=np.int64),
-    )
     indices = np.asarray(batch.indices, dtype=np.int64)
     return ResultTable(groups, sizes, plains, run_id, indices, all_scores, keys)
 
@@ -336,22 +335,16 @@ def _plain(
     prediction, same_prediction = _inputs(columns.prediction, PREDICTION_FIELDS, table)
     contexts, same_contexts = _inputs(columns.contexts, CONTEXTS_FIELDS, table)
     fields = (prediction, contexts)
-    scores, passing, feedback, usage, details = (
-        data["score"], data["passing"], data["feedback"], data["cost"], data["details"]
-    )  # fmt: skip
-    costs = data["prediction_cost"]
-    positions = [
-        i
-        for i in order
-        if scores[i] is not None
-        and passing[i] is None
-        and feedback[i] is None
-        and usage[i] is None
-        and details[i] is None
-        and not costs[i]
-        and same_prediction[i]
-        and same_contexts[i]
-    ]
+    plain = ~np.isnan(columns.scores)
+    plain &= np.asarray(same_prediction, dtype=bool)
+    plain &= np.asarray(same_contexts, dtype=bool)
+    said = [i for i, text in columns.feedback.items() if text is not None]
+    charged = [i for i, tokens in columns.cost.items() if int(tokens or 0)]
+    for rows in (columns.passing, said, columns.usage, columns.details, charged):
+        if rows:  # the few rows with a verdict, feedback, reasoning or cost
+            plain[np.fromiter(rows, dtype=np.int64, count=len(rows))] = False
+    ordered = np.asarray(order, dtype=np.int64)
+    positions: list[int] = ordered[plain[ordered]].tolist()
     return _Plain(str(data["metric_name"][0]), positions, fields) if positions else None
 
 
