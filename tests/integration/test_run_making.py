@@ -182,3 +182,20 @@ def test_a_run_stopped_while_it_is_made_is_cancelled_and_resumable(store_home: P
     resumed: Any = ragmeter.evaluate(ROWS, METRICS, store="stopped")
     assert resumed.run_id == "stopped"
     assert runs.get("stopped").state == "done" and runs.get("stopped").done_rows == len(ROWS)
+
+
+def test_many_new_runs_at_once_are_all_made_and_done(store_home: Path) -> None:
+    """Eight new stored runs in one event loop: none waits on another's dataset in a thread
+    (each is made while its rows are scored), and every one ends done."""
+    ragmeter.evaluate(ROWS[:1], "mrr", store=True)
+    parts = [ROWS[i * 300 : (i + 1) * 300] for i in range(8)]
+
+    async def all_at_once() -> list[Any]:
+        return await asyncio.gather(*(ragmeter.aevaluate(p, METRICS, store=True) for p in parts))
+
+    reports = asyncio.run(asyncio.wait_for(all_at_once(), 300))
+    runs = _runs(store_home)
+    for part, report in zip(parts, reports, strict=True):
+        record = runs.get(report.run_id)
+        assert record.state == "done" and record.done_rows == len(part)
+        assert runs.report(record.id).scores("mrr") == report.scores("mrr")

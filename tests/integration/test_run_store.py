@@ -285,3 +285,14 @@ def test_a_batch_past_the_statement_size_goes_in_halves() -> None:
     back = list(runs.iter_dataset_rows("large"))
     assert record.row_count == 3 and [r["query"] for r in back] == ["a", "b", "c"]
     assert back[1]["text"] == big
+
+
+def test_wide_rows_go_in_batches_their_text_sizes() -> None:
+    """After the first batch, a batch holds as many rows as make about 4 M characters of
+    JSON (5 KB rows: about 800 a batch, not 10,000); every row is stored, in order."""
+    rows = ({"query": f"q{i}", "text": chr(97 + i % 26) * 5000} for i in range(6000))
+    runs = RunStore(KnowledgeBase().store)
+    record = runs.add_dataset(rows, name="wide")
+    back = list(runs.iter_dataset_rows("wide"))
+    assert record.row_count == 6000 and [r["query"] for r in back] == [f"q{i}" for i in range(6000)]
+    assert all(r["text"] == chr(97 + i % 26) * 5000 for i, r in enumerate(back))

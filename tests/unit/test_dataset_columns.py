@@ -375,3 +375,15 @@ def test_rows_made_column_by_column_are_raw_rows_with_their_keys_in_order(
     made, expected = list(dataset.each_raw()), list(dataset.raws())
     assert made == expected
     assert [list(row) for row in made] == [list(row) for row in expected]
+
+
+def test_a_row_whose_extra_names_a_field_is_made_as_raw_makes_it() -> None:
+    rows = [
+        Row(query="a", reference="r"),
+        Row(query="b", extra={"reference": "x", "k": 1}),
+        Row(query="c", extra={"z": None}),
+    ]
+    dataset = Dataset(rows * 700)  # past one batch
+    made, expected = list(dataset.each_raw()), list(dataset.raws())
+    assert made == expected and made[1] == {"query": "b", "reference": "x", "k": 1}
+    assert [list(row) for row in made] == [list(row) for row in expected]

@@ -77,20 +77,11 @@ def _canonical_one(row: Any) -> bytes:
         return text.encode("utf-8", "surrogatepass")
 
 
-def _joined(rows: Sequence[Any]) -> tuple[bytes, bool]:
-    """The canonical texts of ``rows`` joined by commas, and whether one ``orjson`` call made
-    them (else each row on its own, some through the standard encoder)."""
+def _joined(rows: Sequence[Any]) -> bytes:
     try:
-        return orjson.dumps(list(rows), default=_numbers, option=_CANONICAL)[1:-1], True
+        return orjson.dumps(list(rows), default=_numbers, option=_CANONICAL)[1:-1]
     except (orjson.JSONEncodeError, TypeError):  # some row it refuses: each on its own
-        return b",".join(map(_canonical_one, rows)), False
-
-
-def _canonical(rows: Sequence[Any]) -> tuple[bytes, bool]:
-    text, whole = _joined(rows)
-    if b"\\u0000" in text:  # rare: a NUL somewhere (or a backslash and "u0000" written)
-        text, whole = _joined([_without_nul(row) for row in rows])
-    return text, whole
+        return b",".join(map(_canonical_one, rows))
 
 
 def canonical_texts(rows: Sequence[Any]) -> bytes:
@@ -98,7 +89,10 @@ def canonical_texts(rows: Sequence[Any]) -> bytes:
     commas: the inside of their JSON array, made by one ``orjson`` call when it can. A NUL
     character counts as the U+FFFD the store keeps (keys sorted after), so rows read back
     from the store give the text of the rows that were stored."""
-    return _canonical(rows)[0]
+    text = _joined(rows)
+    if b"\\u0000" in text:  # rare: a NUL somewhere (or a backslash and "u0000" written)
+        text = _joined([_without_nul(row) for row in rows])
+    return text
 
 
 class ContentHash:
@@ -110,18 +104,13 @@ class ContentHash:
         self._hash = hashlib.sha256()
         self.rows = 0
 
-    def add_rows(self, rows: Sequence[Any]) -> bytes | None:
-        """Hash the next ``rows``; their canonical texts joined by commas when one
-        ``orjson`` call made them (standard JSON the store can keep as the rows' text, with
-        no NUL), else None."""
+    def add_rows(self, rows: Sequence[Any]) -> None:
         if not rows:
-            return None
+            return
         if self.rows:
             self._hash.update(b",")
-        text, whole = _canonical(rows)
-        self._hash.update(text)
+        self._hash.update(canonical_texts(rows))
         self.rows += len(rows)
-        return text if whole else None
 
     def hexdigest(self) -> str:
         """64 hex digits; two datasets with equal rows in equal order have equal ones."""

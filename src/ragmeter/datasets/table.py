@@ -41,7 +41,7 @@ FIELDS: tuple[str, ...] = (
 _MODEL_FIELDS = frozenset({"messages", "reference_tool_calls", "available_tools"})
 _DICT_FIELDS = frozenset({"metadata", "extra"})
 #: rows ``Dataset.each_raw`` makes at once
-_RAW_CHUNK = 2000
+_RAW_BATCH = 2000
 _NO_EXTRA: dict[str, Any] = {}
 
 
@@ -247,8 +247,8 @@ class Dataset(Sequence[Row]):
         return LazyColumn(self._length, self.raw)
 
     def each_raw(self) -> Iterator[dict[str, Any]]:
-        """``raw(i)`` of every row in order, made ``_RAW_CHUNK`` rows at a time column by
-        column by a dict display (a sixth of the time of ``raw`` row by row: storing a
+        """``raw(i)`` of every row in order, made ``_RAW_BATCH`` rows at a time column by
+        column by a dict display (a third of the time of ``raw`` row by row: storing a
         dataset of a million rows)."""
         if any(name in _MODEL_FIELDS for name in self._order):
             yield from map(self.raw, range(self._length))
@@ -258,19 +258,24 @@ class Dataset(Sequence[Row]):
         make = _raw_maker(names, extra is not None)
         columns = [iter(self._columns[name]) for name in names]
         extras = None if extra is None else iter(extra)
-        left = self._length
-        while left > 0:
-            take = min(_RAW_CHUNK, left)
-            left -= take
+        done = 0
+        while done < self._length:
+            take = min(_RAW_BATCH, self._length - done)
             values = [list(islice(column, take)) for column in columns]
             if extras is not None:
-                values.append([e if e is not None else _NO_EXTRA for e in islice(extras, take)])
+                given = [e if e is not None else _NO_EXTRA for e in islice(extras, take)]
+                if not set(names).isdisjoint(set().union(*given)):  # a field in extra (Row's
+                    yield from map(self.raw, range(done, done + take))  # API): raw's order
+                    done += take
+                    continue
+                values.append(given)
             rows = list(map(make, *values))
             for name, column in zip(names, values, strict=False):
                 if any(map(operator.is_, column, repeat(None))):  # by identity: no __eq__
                     for row, value in zip(rows, column, strict=True):
                         if value is None:
                             del row[name]
+            done += take
             yield from rows
 
     # -- rows ------------------------------------------------------------------------------

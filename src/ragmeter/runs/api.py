@@ -267,11 +267,13 @@ async def run_plan(
 
 @dataclass(frozen=True)
 class _Opening:
-    """How a stored run is opened: the id to resume or take, what to call it, its dataset."""
+    """How a stored run is opened: the id to resume or take, what to call it, its dataset;
+    ``new``: the run must not exist (its rows are scored already as a new run's)."""
 
     run_id: str | None
     labels: RunLabels
     dataset_name: str | None
+    new: bool = False
 
 
 async def _stored(
@@ -286,14 +288,14 @@ async def _stored(
 
     runs = RunStore(kb.store)
     kept = MemorySink()  # what this execution stores, for the report
-    if await asyncio.to_thread(_resumed, runs, opening.run_id):
+    make = None
+    if _overlaps(plan) and not await asyncio.to_thread(_run_exists, runs, opening.run_id):
+        run_id = opening.run_id or uuid.uuid4().hex  # new: scored while its dataset is stored
+        make = asyncio.to_thread(_opened_run, runs, plan, replace(opening, run_id=run_id, new=True))
+    else:
         run_id = await asyncio.to_thread(_opened_run, runs, plan, opening)
-        making = None
-    else:  # a new run: its rows are scored while its dataset is stored
-        run_id = opening.run_id or uuid.uuid4().hex
-        making = asyncio.to_thread(_opened_run, runs, plan, replace(opening, run_id=run_id))
     await execute_run(
-        runs, kb, run_id, plan=plan, progress=progress, also=kept, executor=executor, making=making
+        runs, kb, run_id, plan=plan, progress=progress, also=kept, executor=executor, make=make
     )
     record = await asyncio.to_thread(runs.get, run_id)
     if record.state != "done":
@@ -326,7 +328,15 @@ class RunStopped(RagmeterError):
         self.resumable = resumable
 
 
-def _resumed(runs: Any, run_id: str | None) -> bool:
+def _overlaps(plan: RunPlan) -> bool:
+    """Whether a new run of ``plan`` is scored while its dataset is stored: only when its
+    scoring writes nothing to the store (no judge, no target, no embedding), which on SQLite
+    would wait for the dataset's transaction, and a row at a time gains nothing from it."""
+    embeds = any(getattr(metric, "embeds", ()) for metric in plan.metrics)
+    return plan.judge is None and plan.target is None and not embeds
+
+
+def _run_exists(runs: Any, run_id: str | None) -> bool:
     """Whether ``run_id`` names a stored run (to resume, or to refuse)."""
     if run_id is None:
         return False
@@ -369,6 +379,8 @@ def _open_run(runs: Any, plan: RunPlan, opening: _Opening) -> str:
             record = runs.get(name)
         except NotFoundError:
             record = None
+        if record is not None and opening.new:
+            raise ConflictError(f"run '{name}' was made meanwhile; choose another name")
         if record is not None:
             stored = list(runs.iter_dataset_rows(record.dataset_id))
             if record.spec != {**plan.config.stored(), "metric_names": names} or stored != list(

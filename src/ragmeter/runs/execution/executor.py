@@ -37,7 +37,7 @@ from ragmeter.metrics.context import EmbeddingBatcher, EvaluationContext
 from ragmeter.runs.execution.sinks import (
     Budget,
     MemorySink,
-    Opening,
+    RunMaking,
     ScoredBatch,
     Sink,
     StoreSink,
@@ -250,7 +250,12 @@ async def _row_worker(
 
 async def _keep(sink: Sink, batches: list[ScoredBatch], usage: dict[str, float]) -> bool:
     """Keep finished rows (one transaction), off the event loop; whether still running.
-    A ``LimitError`` when a row would not fit the sink's budget (rows before it kept)."""
+    A ``LimitError`` when a row would not fit the sink's budget (rows before it kept). Rows
+    of a run still being made are made ready first, and committed once it is made."""
+    if isinstance(sink, StoreSink) and sink.making is not None and sink.making.made is None:
+        ready = await _steady(asyncio.to_thread(sink.prepare, batches))
+        await sink.making.wait()
+        return await _steady(asyncio.to_thread(sink.commit, ready, usage))
     return await _steady(asyncio.to_thread(sink.keep, batches, usage))
 
 
@@ -443,7 +448,7 @@ async def _execute(
     progress: Progress | None,
     also: MemorySink | None = None,
     executor: Executor | None = None,
-    opening: Opening | None = None,
+    making: RunMaking | None = None,
 ) -> None:
     own = plan is None
     try:
@@ -451,7 +456,7 @@ async def _execute(
             plan = await asyncio.to_thread(_plan, runs, kb, run_id, policy)
         todo: list[int] | None = None  # a new run (being made): every row, no usage yet
         usage: dict[str, Any] = {}
-        if opening is None:
+        if making is None:
             done = await asyncio.to_thread(runs.finished_rows, run_id)
             todo = [i for i in range(len(plan.rows)) if i not in done]
             record = await asyncio.to_thread(runs.get, run_id)
@@ -459,7 +464,7 @@ async def _execute(
         budget = Budget((limits or RunLimits()).max_bytes)
         await execute_plan(
             plan,
-            StoreSink(runs, run_id, plan.metrics, budget, also, opening),
+            StoreSink(runs, run_id, plan.metrics, budget, also, making),
             todo,
             base_usage=usage,
             limits=limits,
@@ -510,7 +515,7 @@ async def execute_run(
     progress: Progress | None = None,
     also: MemorySink | None = None,
     executor: Executor | None = None,
-    making: Awaitable[Any] | None = None,
+    make: Awaitable[Any] | None = None,
 ) -> None:
     """Take a pending run to done, failed or cancelled. ``plan`` is the run's plan when the
     caller built it already (the command line: it stays the caller's to close); else it is
@@ -521,13 +526,14 @@ async def execute_run(
     without a policy and runs without limits. ``also`` keeps the rows stored by this
     execution (for a report made from them); ``executor`` scores them elsewhere (a cluster).
 
-    ``making``: the making of the new run ``run_id`` (its dataset stored, its record made),
-    under way; ``plan`` is then required. Its rows are scored meanwhile (storing a dataset
-    mostly waits on the database) and kept once the run is made; a failure making it is
-    raised, and the rows scored meanwhile are dropped."""
+    ``make``: what makes the new run ``run_id`` (stores its dataset, writes its record), not
+    yet awaited; ``plan`` is then required. The rows are scored while it runs (storing a
+    dataset mostly waits on the database) and kept once the run is made and started; a
+    failure making it is raised and the rows scored meanwhile are dropped; a cancel while it
+    runs waits for it, then leaves the run cancelled and resumable."""
     limits = limits or RunLimits()
-    if making is not None:
-        await _execute_making(runs, kb, run_id, making, limits, plan, progress, also, executor)
+    if make is not None:
+        await _execute_making(runs, kb, run_id, make, limits, plan, progress, also, executor)
         return
     if not await asyncio.to_thread(runs.start, run_id):
         return  # cancelled before a worker got to it
@@ -539,45 +545,42 @@ async def _execute_making(
     runs: RunStore,
     kb: KnowledgeBase,
     run_id: str,
-    making: Awaitable[Any],
+    make: Awaitable[Any],
     limits: RunLimits,
     plan: RunPlan | None,
     progress: Progress | None,
     also: MemorySink | None,
     executor: Executor | None,
 ) -> None:
-    """``execute_run`` of a run still being made (``making``): scoring starts now, keeping
-    once the run is made and started."""
+    """``execute_run`` of a run that ``make`` makes: scoring starts now, keeping once the
+    run is made and started."""
     if plan is None:
         raise ValueError("a run being made is executed with its plan")
-    opening = Opening()
+    making = RunMaking()
     work = asyncio.ensure_future(
-        _execute(runs, kb, run_id, None, limits, plan, progress, also, executor, opening)
+        _execute(runs, kb, run_id, None, limits, plan, progress, also, executor, making)
     )
-
-    async def drop_work() -> None:
-        opening.fail()  # a sink waiting for the run gives up first
-        work.cancel()
-        await asyncio.gather(work, return_exceptions=True)
-
-    made = asyncio.ensure_future(making)
+    made = asyncio.ensure_future(make)
+    handed = False
     try:
-        await asyncio.shield(made)
-    except asyncio.CancelledError:  # stopped while the run was being made
-        await asyncio.wait([made])  # its transaction ends first
-        await drop_work()
-        made_ok = not made.cancelled() and made.exception() is None
-        if made_ok and await asyncio.to_thread(runs.start, run_id):  # never run: resumable
-            await _finish(runs, run_id, "cancelled")
-        raise
-    except BaseException:
-        await drop_work()
-        raise
-    if not await asyncio.to_thread(runs.start, run_id):  # cancelled before it started
-        await drop_work()
-        return
-    opening.open()
-    await _settled(runs, run_id, work)
+        try:
+            await asyncio.shield(made)
+        except asyncio.CancelledError:  # stopped while the run was being made
+            await asyncio.wait([made])  # its transaction ends first
+            made_ok = not made.cancelled() and made.exception() is None
+            if made_ok and await asyncio.to_thread(runs.start, run_id):  # never run: resumable
+                await _finish(runs, run_id, "cancelled")
+            raise
+        if not await asyncio.to_thread(runs.start, run_id):  # cancelled before it started
+            return
+        making.settle(True)
+        handed = True
+        await _settled(runs, run_id, work)
+    finally:
+        if not handed:  # the scored rows go nowhere: the work stops, keeping nothing
+            making.settle(False)
+            work.cancel()
+            await asyncio.gather(work, return_exceptions=True)
 
 
 async def _settled(runs: RunStore, run_id: str, work: Awaitable[None]) -> None:

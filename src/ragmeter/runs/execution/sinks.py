@@ -4,7 +4,7 @@ metrics' result columns, records only when asked for)."""
 
 from __future__ import annotations
 
-import threading
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -22,7 +22,7 @@ from ragmeter.runs.storage.result_table import (
 from ragmeter.runs.storage.store import RunStore
 from ragmeter.store.bulk import collector_paused
 
-__all__ = ["Budget", "MemorySink", "Opening", "ScoredBatch", "Sink", "StoreSink"]
+__all__ = ["Budget", "MemorySink", "Ready", "RunMaking", "ScoredBatch", "Sink", "StoreSink"]
 
 
 class Sink(Protocol):
@@ -75,30 +75,39 @@ class Budget:
         )
 
 
-class Opening:
-    """Whether a new run is in the store yet (its dataset stored, its record made and
-    started): its rows are scored meanwhile, and a sink keeps them once it is. Set once, by
-    the task making the run: opened, or not (it failed, or was stopped)."""
+class RunMaking:
+    """A new run being made (its dataset stored, its record written and started) while its
+    rows are scored: a store sink makes their results ready meanwhile, and the executor
+    awaits ``wait`` on the event loop (no thread waits) before the sink commits them. Made
+    and settled on the event loop; ``made`` is None until then, then whether the run was
+    made (False: it failed or was stopped, and nothing is committed)."""
 
     def __init__(self) -> None:
-        self._done = threading.Event()
-        self._opened = False
+        self._settled = asyncio.Event()
+        self.made: bool | None = None
 
-    def open(self) -> None:
-        self._opened = True
-        self._done.set()
+    def settle(self, made: bool) -> None:
+        if self.made is None:
+            self.made = made
+            self._settled.set()
 
-    def fail(self) -> None:
-        self._done.set()
+    async def wait(self) -> bool:
+        """Whether the run was made, once it is made or failed."""
+        await self._settled.wait()
+        return bool(self.made)
 
-    def pending(self) -> bool:
-        """Whether the run is still being made."""
-        return not self._done.is_set()
 
-    def wait(self) -> bool:
-        """Block until the run is made or failed; whether it is made."""
-        self._done.wait()
-        return self._opened
+@dataclass(frozen=True)
+class Ready:
+    """Finished rows as the store takes them (``StoreSink.prepare``): rows of the results
+    table by metric, records of plain results, how many rows they are, the batches they
+    come from, and whether every row fitted the budget."""
+
+    groups: list[ResultGroup]
+    plain: list[tuple[Any, ...]]
+    rows: int
+    kept: list[ScoredBatch]
+    fitted: bool
 
 
 @dataclass
@@ -106,54 +115,60 @@ class StoreSink:
     """Rows committed to a stored run as they finish, within ``budget``, in one transaction
     per call: each metric's result columns become a record of its plain results and tuples
     of the results table for the rest, with no record per result. ``also`` keeps the
-    batches committed (a report made from them). With ``opening``, the run is still being
-    made: rows are made ready to store meanwhile, and committed once it is made (none, and
-    not running, when it failed)."""
+    batches committed (a report made from them). With ``making``, the run is still being
+    made: the executor prepares rows meanwhile and commits them once it is made and started
+    (none, and not running, when it was not)."""
 
     runs: RunStore
     run_id: str
     metrics: Sequence[EvaluationMetric[Any, Any]]
     budget: Budget = field(default_factory=lambda: Budget(None))
     also: MemorySink | None = None
-    opening: Opening | None = None
+    making: RunMaking | None = None
 
     def keep(self, batches: list[ScoredBatch], usage: dict[str, float]) -> bool:
-        with collector_paused():  # tuples by the hundred thousand, in no cycle
-            return self._keep(batches, usage)
+        return self.commit(self.prepare(batches), usage)
 
-    def _keep(self, batches: list[ScoredBatch], usage: dict[str, float]) -> bool:
-        names = [m.metric_name for m in self.metrics]
-        groups: list[ResultGroup] = []
-        plain: list[tuple[Any, ...]] = []
-        rows = 0
-        kept: list[ScoredBatch] = []
-        fitted = True
-        for batch in batches:
-            measure = self.budget.left is not None
-            table = result_table(self.run_id, batch, names, measure=measure)
-            count = self.budget.fitting(table.sizes, batch.indices)
-            part = table.head(count)
-            groups.extend(part.groups)
-            plain.extend(part.batches)
-            rows += count
-            if count < len(batch.indices):
-                fitted = False
-                break
-            kept.append(batch)
-        if self.opening is not None and not self.opening.wait():
-            return False
-        state = self.runs.commit_results(self.run_id, groups, rows, usage, batches=plain)
-        running = state == "running"
+    def prepare(self, batches: list[ScoredBatch]) -> Ready:
+        """The batches' results as the store takes them, the rows that fit the budget."""
+        with collector_paused():  # tuples by the hundred thousand, in no cycle
+            names = [m.metric_name for m in self.metrics]
+            groups: list[ResultGroup] = []
+            plain: list[tuple[Any, ...]] = []
+            rows = 0
+            kept: list[ScoredBatch] = []
+            for batch in batches:
+                measure = self.budget.left is not None
+                table = result_table(self.run_id, batch, names, measure=measure)
+                count = self.budget.fitting(table.sizes, batch.indices)
+                part = table.head(count)
+                groups.extend(part.groups)
+                plain.extend(part.batches)
+                rows += count
+                if count < len(batch.indices):
+                    return Ready(groups, plain, rows, kept, False)
+                kept.append(batch)
+            return Ready(groups, plain, rows, kept, True)
+
+    def commit(self, ready: Ready, usage: dict[str, float]) -> bool:
+        """Commit what ``prepare`` made (one transaction); whether the run still runs. A
+        ``LimitError`` after it when a row did not fit the budget."""
+        if self.making is not None and not self.making.made:
+            return False  # the run was not made: nothing to keep them in
+        with collector_paused():
+            state = self.runs.commit_results(
+                self.run_id, ready.groups, ready.rows, usage, batches=ready.plain
+            )
         if self.also is not None:
-            self.also.keep(kept, usage)
-        if not fitted:
+            self.also.keep(ready.kept, usage)
+        if not ready.fitted:
             raise self.budget.exceeded()
-        return running
+        return state == "running"
 
     def running(self) -> bool:
-        if self.opening is not None and self.opening.pending():
-            return True
-        if self.opening is not None and not self.opening.wait():
+        if self.making is not None and self.making.made is None:
+            return True  # still being made
+        if self.making is not None and not self.making.made:
             return False
         return self.runs.state(self.run_id) == "running"
 

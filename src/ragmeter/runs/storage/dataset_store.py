@@ -26,8 +26,13 @@ from ragmeter.store.names import key_text
 
 __all__ = ["DatasetStore"]
 
-#: dataset rows written per INSERT
-_ROW_BATCH = 10_000
+#: dataset rows written per INSERT: the first batch, then as many as make about
+#: ``_BATCH_TEXT`` characters of JSON (the last batch's rows' mean), at most ``_MOST_ROWS``.
+#: Each INSERT lets Python's lock go and takes it back, which waits while rows are scored
+#: meanwhile: batches of short rows are large.
+_ROW_BATCH = 2000
+_BATCH_TEXT = 4 << 20
+_MOST_ROWS = 10_000
 _ROW_COLUMNS = ("dataset_id", "position", "data")
 #: the most characters of JSON text sent in one INSERT (a batch of larger rows is halved)
 _BATCH_CHARS = 32 << 20
@@ -64,9 +69,10 @@ def _insert_rows(
     digest: ContentHash | None = None,
     start: int = 0,
 ) -> int:
-    """Write ``rows`` at positions ``start``, ``start + 1``, ... a batch of ``_ROW_BATCH``
-    at a time, feeding ``digest``; how many. The next batch is made (its dicts, hash and JSON
-    text) in a thread while the database stores this one."""
+    """Write ``rows`` at positions ``start``, ``start + 1``, ... a batch at a time (first
+    ``_ROW_BATCH`` rows, then as many as their text allows), feeding ``digest``; how many.
+    The next batch is made (its dicts, hash and JSON text) in a thread while the database
+    stores this one."""
     dialect = session.connection().dialect.name
     count = 0
     with closing(_made_ahead(rows, digest, split=dialect in _SPLIT_ARRAY)) as batches:
@@ -85,15 +91,17 @@ def _made_ahead(
     lets the thread run Python meanwhile. Past one batch, the rows are read by the worker
     thread alone, a batch after the other; an error making a batch is raised here."""
     iterator = iter(rows)
+    size = _ROW_BATCH
 
     def make() -> tuple[list[dict[str, Any]], str | None]:
-        batch = list(islice(iterator, _ROW_BATCH))
-        canonical = None if digest is None else digest.add_rows(batch)
-        if not split or not batch:
-            return batch, None
-        if canonical is not None:  # the hash's text, keys sorted: one orjson call, not two
-            return batch, f"[{canonical.decode()}]"
-        return batch, json_array_text(batch)
+        nonlocal size
+        batch = list(islice(iterator, size))
+        if digest is not None:
+            digest.add_rows(batch)
+        text = json_array_text(batch) if split and batch else None
+        if text is not None:
+            size = max(1, min(_MOST_ROWS, _BATCH_TEXT * len(batch) // max(1, len(text))))
+        return batch, text
 
     if isinstance(rows, Sized) and len(rows) <= _ROW_BATCH:  # one batch: nothing to overlap
         while (made := make())[0]:  # (to the end, whatever its length said)

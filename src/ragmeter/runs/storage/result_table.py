@@ -340,9 +340,9 @@ def _plain(
     plain &= np.asarray(same_contexts, dtype=bool)
     said = [i for i, text in columns.feedback.items() if text is not None]
     charged = [i for i, tokens in columns.cost.items() if int(tokens or 0)]
-    for rows in (columns.passing, said, columns.usage, columns.details, charged):
-        if rows:  # the few rows with a verdict, feedback, reasoning or cost
-            plain[np.fromiter(rows, dtype=np.int64, count=len(rows))] = False
+    for marked in (columns.passing, said, columns.usage, columns.details, charged):
+        if marked:  # the few rows with a verdict, feedback, reasoning or cost
+            plain[np.fromiter(marked, dtype=np.int64, count=len(marked))] = False
     ordered = np.asarray(order, dtype=np.int64)
     positions: list[int] = ordered[plain[ordered]].tolist()
     return _Plain(str(data["metric_name"][0]), positions, fields) if positions else None
