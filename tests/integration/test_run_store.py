@@ -14,6 +14,7 @@ from ragmeter.reports import ResultRecord
 from ragmeter.runs.execution.executor import execute_run
 from ragmeter.runs.planning.plan import build_plan
 from ragmeter.runs.planning.request import EvaluateServeRequest, config_from_request
+from ragmeter.runs.storage.dataset_store import next_batch_rows
 from ragmeter.runs.storage.store import RunStore
 
 pytestmark = pytest.mark.usefixtures("store_home")  # each test on SQLite and on PostgreSQL
@@ -290,6 +291,9 @@ def test_a_batch_past_the_statement_size_goes_in_halves() -> None:
 def test_wide_rows_go_in_batches_their_text_sizes() -> None:
     """After the first batch, a batch holds as many rows as make about 4 M characters of
     JSON (5 KB rows: about 800 a batch, not 10,000); every row is stored, in order."""
+    assert next_batch_rows(2000, 2000 * 5020) == (4 << 20) // 5020
+    assert next_batch_rows(2000, 2000 * 200) == 10_000  # short rows: the most
+    assert next_batch_rows(1, 40 << 20) == 1 and next_batch_rows(3, 0) == 10_000
     rows = ({"query": f"q{i}", "text": chr(97 + i % 26) * 5000} for i in range(6000))
     runs = RunStore(KnowledgeBase().store)
     record = runs.add_dataset(rows, name="wide")

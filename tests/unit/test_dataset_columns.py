@@ -382,8 +382,10 @@ def test_a_row_whose_extra_names_a_field_is_made_as_raw_makes_it() -> None:
         Row(query="a", reference="r"),
         Row(query="b", extra={"reference": "x", "k": 1}),
         Row(query="c", extra={"z": None}),
-    ]
-    dataset = Dataset(rows * 700)  # past one batch
+        *(Row(query=f"q{i}", reference=None if i % 2 else "r") for i in range(2500)),
+    ]  # the first batch made as raw makes it, the second column by column
+    dataset = Dataset(rows)
     made, expected = list(dataset.each_raw()), list(dataset.raws())
     assert made == expected and made[1] == {"query": "b", "reference": "x", "k": 1}
     assert [list(row) for row in made] == [list(row) for row in expected]
+    assert made[2001] == {"query": "q1998", "reference": "r"} and made[2002] == {"query": "q1999"}

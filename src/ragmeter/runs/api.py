@@ -380,7 +380,10 @@ def _open_run(runs: Any, plan: RunPlan, opening: _Opening) -> str:
         except NotFoundError:
             record = None
         if record is not None and opening.new:
-            raise ConflictError(f"run '{name}' was made meanwhile; choose another name")
+            raise ConflictError(
+                f"run '{name}' was made meanwhile by another evaluation; evaluate again to "
+                "resume it, or choose another name"
+            )
         if record is not None:
             stored = list(runs.iter_dataset_rows(record.dataset_id))
             if record.spec != {**plan.config.stored(), "metric_names": names} or stored != list(

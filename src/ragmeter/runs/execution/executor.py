@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -252,11 +253,33 @@ async def _keep(sink: Sink, batches: list[ScoredBatch], usage: dict[str, float])
     """Keep finished rows (one transaction), off the event loop; whether still running.
     A ``LimitError`` when a row would not fit the sink's budget (rows before it kept). Rows
     of a run still being made are made ready first, and committed once it is made."""
-    if isinstance(sink, StoreSink) and sink.making is not None and sink.making.made is None:
+    if isinstance(sink, StoreSink) and sink.making is not None:
+        return await _keep_making(sink, sink.making, batches, usage)
+    return await _steady(asyncio.to_thread(sink.keep, batches, usage))
+
+
+async def _keep_making(
+    sink: StoreSink, making: RunMaking, batches: list[ScoredBatch], usage: dict[str, float]
+) -> bool:
+    """``_keep`` for a run that ``making`` makes: nothing when it was not made; while it is
+    being made, the rows are prepared, then committed once it is (or, stopped meanwhile,
+    if it was made)."""
+    if making.made is False:
+        return False  # the run was not made: nothing to keep them in
+    if making.made is None:
         ready = await _steady(asyncio.to_thread(sink.prepare, batches))
-        await sink.making.wait()
+        try:
+            await making.wait()
+        except asyncio.CancelledError:
+            if _made(making):  # made meanwhile: kept, as a stop keeps finished rows
+                await _steady(asyncio.to_thread(sink.commit, ready, usage))
+            raise
         return await _steady(asyncio.to_thread(sink.commit, ready, usage))
     return await _steady(asyncio.to_thread(sink.keep, batches, usage))
+
+
+def _made(making: RunMaking) -> bool:
+    return making.made is True
 
 
 async def _next_items(queue: asyncio.Queue[Any], sink: Sink) -> list[Any]:
@@ -530,12 +553,13 @@ async def execute_run(
     yet awaited; ``plan`` is then required. The rows are scored while it runs (storing a
     dataset mostly waits on the database) and kept once the run is made and started; a
     failure making it is raised and the rows scored meanwhile are dropped; a cancel while it
-    runs waits for it, then leaves the run cancelled and resumable."""
+    runs waits for it, then leaves the run cancelled and resumable (a second cancel meanwhile
+    leaves it pending: cancel it, then resume it)."""
     limits = limits or RunLimits()
     if make is not None:
         await _execute_making(runs, kb, run_id, make, limits, plan, progress, also, executor)
         return
-    if not await asyncio.to_thread(runs.start, run_id):
+    if not await _start(runs, run_id):
         return  # cancelled before a worker got to it
     work = _execute(runs, kb, run_id, policy, limits, plan, progress, also, executor)
     await _settled(runs, run_id, work)
@@ -555,6 +579,8 @@ async def _execute_making(
     """``execute_run`` of a run that ``make`` makes: scoring starts now, keeping once the
     run is made and started."""
     if plan is None:
+        if inspect.iscoroutine(make):
+            make.close()
         raise ValueError("a run being made is executed with its plan")
     making = RunMaking()
     work = asyncio.ensure_future(
@@ -568,10 +594,10 @@ async def _execute_making(
         except asyncio.CancelledError:  # stopped while the run was being made
             await asyncio.wait([made])  # its transaction ends first
             made_ok = not made.cancelled() and made.exception() is None
-            if made_ok and await asyncio.to_thread(runs.start, run_id):  # never run: resumable
+            if made_ok and await _start(runs, run_id):  # never run: resumable
                 await _finish(runs, run_id, "cancelled")
             raise
-        if not await asyncio.to_thread(runs.start, run_id):  # cancelled before it started
+        if not await _start(runs, run_id):  # cancelled before it started
             return
         making.settle(True)
         handed = True
@@ -580,7 +606,22 @@ async def _execute_making(
         if not handed:  # the scored rows go nowhere: the work stops, keeping nothing
             making.settle(False)
             work.cancel()
-            await asyncio.gather(work, return_exceptions=True)
+            for failed in await asyncio.gather(work, return_exceptions=True):
+                if isinstance(failed, Exception):  # not a cancel: say what it was
+                    log.warning("run %s: scoring failed while it was made: %r", run_id, failed)
+
+
+async def _start(runs: RunStore, run_id: str) -> bool:
+    """``runs.start`` off the event loop; a cancel meanwhile waits for it, and a run it
+    started is left cancelled (resumable), never running with no one running it."""
+    task = asyncio.ensure_future(asyncio.to_thread(runs.start, run_id))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await asyncio.wait([task])
+        if not task.cancelled() and task.exception() is None and task.result():
+            await _finish(runs, run_id, "cancelled")
+        raise
 
 
 async def _settled(runs: RunStore, run_id: str, work: Awaitable[None]) -> None:

@@ -80,7 +80,8 @@ class RunMaking:
     rows are scored: a store sink makes their results ready meanwhile, and the executor
     awaits ``wait`` on the event loop (no thread waits) before the sink commits them. Made
     and settled on the event loop; ``made`` is None until then, then whether the run was
-    made (False: it failed or was stopped, and nothing is committed)."""
+    made (False: it failed or was stopped, and nothing is committed). Worker threads read
+    ``made`` (``StoreSink.commit``, ``running``): one attribute, set once."""
 
     def __init__(self) -> None:
         self._settled = asyncio.Event()
@@ -91,10 +92,9 @@ class RunMaking:
             self.made = made
             self._settled.set()
 
-    async def wait(self) -> bool:
-        """Whether the run was made, once it is made or failed."""
+    async def wait(self) -> None:
+        """Until the run is made or failed (``made`` says which)."""
         await self._settled.wait()
-        return bool(self.made)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from ragmeter.store.lookup import is_id, known_names, split_version
 from ragmeter.store.models import DatasetRecord, DatasetRowRecord, RunRecord
 from ragmeter.store.names import key_text
 
-__all__ = ["DatasetStore"]
+__all__ = ["DatasetStore", "next_batch_rows"]
 
 #: dataset rows written per INSERT: the first batch, then as many as make about
 #: ``_BATCH_TEXT`` characters of JSON (the last batch's rows' mean), at most ``_MOST_ROWS``.
@@ -33,6 +33,8 @@ __all__ = ["DatasetStore"]
 _ROW_BATCH = 2000
 _BATCH_TEXT = 4 << 20
 _MOST_ROWS = 10_000
+#: stored rows read per SELECT (hashing a version again)
+_READ_BATCH = 10_000
 _ROW_COLUMNS = ("dataset_id", "position", "data")
 #: the most characters of JSON text sent in one INSERT (a batch of larger rows is halved)
 _BATCH_CHARS = 32 << 20
@@ -70,7 +72,8 @@ def _insert_rows(
     start: int = 0,
 ) -> int:
     """Write ``rows`` at positions ``start``, ``start + 1``, ... a batch at a time (first
-    ``_ROW_BATCH`` rows, then as many as their text allows), feeding ``digest``; how many.
+    ``_ROW_BATCH`` rows, then as many as the last batch's text allows; as many again when
+    it had none), feeding ``digest``; how many.
     The next batch is made (its dicts, hash and JSON text) in a thread while the database
     stores this one."""
     dialect = session.connection().dialect.name
@@ -80,6 +83,13 @@ def _insert_rows(
             _insert_batch(session, dataset_id, start + count, batch, text)
             count += len(batch)
     return count
+
+
+def next_batch_rows(rows: int, characters: int) -> int:
+    """Rows of the next batch after one of ``rows`` rows whose JSON text was ``characters``
+    long: as many as make about ``_BATCH_TEXT`` characters, at least 1, at most
+    ``_MOST_ROWS``."""
+    return max(1, min(_MOST_ROWS, _BATCH_TEXT * rows // max(1, characters)))
 
 
 def _made_ahead(
@@ -100,7 +110,7 @@ def _made_ahead(
             digest.add_rows(batch)
         text = json_array_text(batch) if split and batch else None
         if text is not None:
-            size = max(1, min(_MOST_ROWS, _BATCH_TEXT * len(batch) // max(1, len(text))))
+            size = next_batch_rows(len(batch), len(text))
         return batch, text
 
     if isinstance(rows, Sized) and len(rows) <= _ROW_BATCH:  # one batch: nothing to overlap
@@ -300,7 +310,7 @@ class DatasetStore:
             ).all()
         found = None
         for record in unknown:
-            digest = content_hash(_each_row(self.store, record.id, _ROW_BATCH))
+            digest = content_hash(_each_row(self.store, record.id, _READ_BATCH))
             with self.store.session() as session:
                 session.execute(
                     update(DatasetRecord)
