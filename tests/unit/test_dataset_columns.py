@@ -389,3 +389,29 @@ def test_a_row_whose_extra_names_a_field_is_made_as_raw_makes_it() -> None:
     assert made == expected and made[1] == {"query": "b", "reference": "x", "k": 1}
     assert [list(row) for row in made] == [list(row) for row in expected]
     assert made[2001] == {"query": "q1998", "reference": "r"} and made[2002] == {"query": "q1999"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(_row, min_size=1, max_size=8),
+    start=st.integers(0, 10),
+    stop=st.integers(0, 12),
+)
+def test_a_range_of_rows_is_the_rows_at_its_indices(
+    rows: list[dict[str, Any]], start: int, stop: int
+) -> None:
+    try:
+        dataset = load_dataset(rows)
+    except DatasetError:
+        return
+    wanted = range(start, stop)
+    if stop > len(rows) and start < stop:  # past the end: refused as a list's is
+        with pytest.raises(IndexError):
+            dataset.take(list(wanted))
+        with pytest.raises(IndexError):
+            dataset.take(wanted)
+        return
+    sliced, listed = dataset.take(wanted), dataset.take(list(wanted))
+    assert len(sliced) == len(listed) == len(wanted)
+    assert list(sliced.raws()) == list(listed.raws())
+    assert sliced.lines == listed.lines

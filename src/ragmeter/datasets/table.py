@@ -209,7 +209,15 @@ class Dataset(Sequence[Row]):
         return Dataset.from_columns(merged, self._length, self.source, self._lines or ())
 
     def take(self, indices: Sequence[int]) -> Dataset:
-        """The rows at ``indices``, in that order (new column lists; values shared)."""
+        """The rows at ``indices``, in that order (new column lists; values shared). A
+        ``range`` of step 1 is sliced (a run's batches: a tenth of the time)."""
+        if isinstance(indices, range) and indices.step == 1 and indices.start >= 0:
+            start, stop = indices.start, max(indices.start, min(indices.stop, self._length))
+            if stop - start != len(indices):
+                raise IndexError(f"rows {indices.start}..{indices.stop - 1} of {self._length}")
+            columns = {name: values[start:stop] for name, values in self._columns.items()}
+            lines = self._lines[start:stop] if self._lines is not None else ()
+            return Dataset.from_columns(columns, len(indices), self.source, lines)
         columns = {name: [values[i] for i in indices] for name, values in self._columns.items()}
         lines = [self._lines[i] for i in indices] if self._lines is not None else ()
         return Dataset.from_columns(columns, len(indices), self.source, lines)

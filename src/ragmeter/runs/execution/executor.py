@@ -156,7 +156,7 @@ async def _steady(work: Awaitable[T]) -> T:
         raise
 
 
-async def _prefetch_queries(plan: RunPlan, todo: list[int]) -> None:
+async def _prefetch_queries(plan: RunPlan, todo: Sequence[int]) -> None:
     """Embed every pending query in one call before the rows start (the searcher caches the
     vectors), so per-row vector searches do not embed one query at a time."""
     holder = getattr(plan.target, "app", plan.target)  # a RagApp searches; an HttpApp not
@@ -195,7 +195,7 @@ async def _score_batch(
     """Rows produced by the target and scored by every metric, as columns."""
     ctx = _context(plan, batcher, progress.results)
     whole = len(indices) == len(plan.rows) and (not indices or indices[-1] == len(indices) - 1)
-    rows = plan.rows if whole else plan.rows.take(list(indices))
+    rows = plan.rows if whole else plan.rows.take(indices)
     _embed_ahead(plan, rows, batcher)
     produced: Any = rows
     kept: Any = rows
@@ -387,7 +387,7 @@ async def execute_plan(
     """Evaluate the rows ``todo`` (default: all) of ``plan`` into ``sink``, here or on
     ``executor``. Raises what stopped it (a fatal judge error, a limit, ``_Stopped``) after
     keeping every row finished before; the plan's clients are not closed here."""
-    todo = list(range(len(plan.rows))) if todo is None else list(todo)
+    todo = range(len(plan.rows)) if todo is None else list(todo)  # a range: batches slice
     limits = limits or RunLimits()
     progress = progress or Progress()
     before = usage_snapshot(plan.judge)

@@ -186,50 +186,47 @@ class ResultTable:
         return StoredPart([g.head(rows) for g in self.groups], batches)
 
 
-def _spread(found: dict[int, Any], rows: int, convert: Any = None) -> list[Any]:
-    out: list[Any] = [None] * rows
-    for i, value in found.items():
-        out[i] = value if convert is None else convert(value)
-    return out
+def _picked(found: dict[int, Any], rows: Sequence[int], convert: Any = None) -> list[Any]:
+    """``found``'s value (converted) at each of ``rows``, None where it has none."""
+    if not found:
+        return [None] * len(rows)
+    get = found.get
+    if convert is None:
+        return [get(i) for i in rows]
+    return [None if (v := get(i)) is None else convert(v) for i in rows]
 
 
-def _put_texts(
-    data: dict[str, list[Any]], columns: ResultColumns, positions: Sequence[int]
-) -> None:
-    """The JSON texts of the prediction and contexts of the rows at ``positions``."""
-    for name, values in (("prediction", columns.prediction), ("contexts", columns.contexts)):
-        if values is None:
-            continue
-        texts = json_texts([values[i] for i in positions])
-        column = data[name]
-        for i, text in zip(positions, texts, strict=True):
-            column[i] = text
+def _texts(values: Sequence[Any] | None, rows: Sequence[int]) -> list[str | None]:
+    """The JSON texts of a prediction or contexts column at ``rows``."""
+    if values is None:
+        return [None] * len(rows)
+    return json_texts([values[i] for i in rows])
 
 
-def _metric_columns(columns: ResultColumns, rows: int) -> list[list[Any]]:
-    """One metric's values per row, column by column in ``_OWN``'s order (prediction and
-    contexts left empty: ``_put_texts``)."""
-    scores = [None if s != s else s for s in columns.scores.tolist()]
-    errors: list[str | None] = [None] * rows
-    kinds: list[str | None] = [None] * rows
+def _metric_columns(columns: ResultColumns, rows: list[int]) -> list[list[Any]]:
+    """One metric's values at the batch's places ``rows``, column by column in ``_OWN``'s
+    order."""
+    picked = columns.scores[np.asarray(rows, dtype=np.int64)]
+    scores = [None if s != s else s for s in picked.tolist()]
+    errors: list[str | None] = [None] * len(rows)
+    kinds: list[str | None] = [None] * len(rows)
     public: dict[str, str] = {}
-    for i in columns.null_rows().tolist():
-        reason, kinds[i] = columns.reason(i)
-        errors[i] = public.get(reason) or public.setdefault(reason, public_text(reason))
-    costs = [0] * rows
-    for i, tokens in columns.cost.items():
-        costs[i] = int(tokens or 0)
+    for at in np.flatnonzero(np.isnan(picked)).tolist():
+        reason, kinds[at] = columns.reason(rows[at])
+        errors[at] = public.get(reason) or public.setdefault(reason, public_text(reason))
+    cost = columns.cost
+    costs = [int(cost.get(i) or 0) for i in rows] if cost else [0] * len(rows)
     return [
         scores,
-        _spread(columns.passing, rows, bool),
-        _spread(columns.feedback, rows),
+        _picked(columns.passing, rows, bool),
+        _picked(columns.feedback, rows),
         errors,
         kinds,
-        [None] * rows,  # prediction and contexts: made by ``_put_texts``, for the rows
-        [None] * rows,  # that store them
+        _texts(columns.prediction, rows),
+        _texts(columns.contexts, rows),
         costs,
-        _spread(columns.usage, rows, json_text),
-        _spread(columns.details, rows, json_text),
+        _picked(columns.usage, rows, json_text),
+        _picked(columns.details, rows, json_text),
     ]
 
 
@@ -239,63 +236,81 @@ def result_table(
     """The batch's results as the store takes them. A row keeps its own copy only when it
     is not the run's dataset row (``batch.stored`` false: a target filled it); a result of
     such a row is never plain. ``measure``: count what each row stores (else ``sizes`` is
-    empty)."""
+    empty). Only results that are not plain become tuples (and Python values at all): a
+    plain one is its row's place, score and keys in the batch's arrays."""
     table = Dataset.of(batch.rows)
     rows = len(batch.indices)
     queries = table.column("query")
     ids = [extra.get("id") if extra else None for extra in table.column("extra")]
-    raws: list[str | None] = (
-        [None] * rows if batch.stored else [json_text(table.raw(i)) for i in range(rows)]
-    )
     keys = keys_of(queries, ids)
-    id_keys: list[int | None] = keys[0].tolist()
-    for i in np.flatnonzero(keys[0] == 0).tolist():
-        id_keys[i] = None  # no id
-    shared: dict[str, list[Any]] = {
-        "run_id": [run_id] * rows,
-        "row_index": batch.indices,
-        "query": queries,
-        "raw_dataset": raws,
-        "id_key": id_keys,
-        "query_key": keys[1].tolist(),
-    }
     groups: list[ResultGroup] = []
     plains: list[_Plain] = []
     all_scores: list[np.ndarray[Any, np.dtype[np.float64]]] = []
     sizes = [0] * rows if measure else []
-    order = sorted(range(rows), key=batch.indices.__getitem__)
+    indices = np.asarray(batch.indices, dtype=np.int64)
+    order = np.argsort(indices, kind="stable")
+    everyone: list[int] = order.tolist()
     for name, columns in zip(names, batch.columns, strict=True):
-        data: dict[str, list[Any]] = {
-            **shared,
-            **dict(zip(_OWN, _metric_columns(columns, rows), strict=True)),
-        }
-        data["metric_name"] = [name] * rows
-        plain = _plain(table, columns, data, order) if batch.stored else None
-        taken = set() if plain is None else set(plain.positions)
-        rest = [i for i in order if i not in taken] if taken else order
+        plain, rest = _plain(name, table, columns, order) if batch.stored else (None, everyone)
         if plain is not None:
             plains.append(plain)
             all_scores.append(columns.scores)
-        _put_texts(data, columns, rest)  # a plain result's are its row's fields
+        data = _rest_columns(run_id, name, batch, table, keys, columns, rest)
         kept = tuple(
-            c for c in RESULT_COLUMNS if c in _ALWAYS or any(data[c][i] is not None for i in rest)
+            c for c in RESULT_COLUMNS if c in _ALWAYS or any(v is not None for v in data[c])
         )
-        values = [tuple(data[c][i] for c in kept) for i in rest]
+        values = list(zip(*(data[c] for c in kept), strict=True))
         groups.append(ResultGroup(kept, values, rest))
         if measure:
-            _count(sizes, data)
-    indices = np.asarray(batch.indices, dtype=np.int64)
+            _count(sizes, data, rest)
     return ResultTable(groups, sizes, plains, run_id, indices, all_scores, keys)
 
 
-def _same(values: Sequence[Any] | None, field: str | None, table: Dataset) -> list[bool]:
+def _rest_columns(
+    run_id: str,
+    name: str,
+    batch: ScoredBatch,
+    table: Dataset,
+    keys: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]],
+    columns: ResultColumns,
+    rest: list[int],
+) -> dict[str, list[Any]]:
+    """Each of ``RESULT_COLUMNS`` of one metric's results at the batch's places ``rest``
+    (those that are not plain), in ``rest``'s order."""
+    picked = np.asarray(rest, dtype=np.int64)
+    id_keys: list[int | None] = keys[0][picked].tolist()
+    for at in np.flatnonzero(keys[0][picked] == 0).tolist():
+        id_keys[at] = None  # no id
+    queries = table.column("query")
+    data: dict[str, list[Any]] = {
+        "run_id": [run_id] * len(rest),
+        "row_index": [batch.indices[i] for i in rest],
+        "metric_name": [name] * len(rest),
+        "query": [queries[i] for i in rest],
+        "raw_dataset": (
+            [None] * len(rest) if batch.stored else [json_text(table.raw(i)) for i in rest]
+        ),
+        "id_key": id_keys,
+        "query_key": keys[1][picked].tolist(),
+    }
+    data.update(zip(_OWN, _metric_columns(columns, rest), strict=True))
+    return data
+
+
+def _same(
+    values: Sequence[Any] | None, field: str | None, table: Dataset
+) -> np.ndarray[Any, np.dtype[np.bool_]]:
     """Whether each row's value is its field ``field`` (None: the value is None too)."""
     if field is None:
-        return [True] * len(table) if values is None else [v is None for v in values]
+        if values is None:
+            return np.ones(len(table), dtype=bool)
+        return np.fromiter((v is None for v in values), dtype=bool, count=len(values))
     given = table.column(field)
     if values is None:
-        return [v is None for v in given]
-    return [a == b for a, b in zip(values, given, strict=True)]
+        return np.fromiter((v is None for v in given), dtype=bool, count=len(given))
+    return np.fromiter(
+        (a == b for a, b in zip(values, given, strict=True)), dtype=bool, count=len(given)
+    )
 
 
 def _field(values: Sequence[Any] | None, names: Sequence[str], table: Dataset) -> str | None:
@@ -309,7 +324,7 @@ def _field(values: Sequence[Any] | None, names: Sequence[str], table: Dataset) -
 
 def _inputs(
     values: Sequence[Any] | None, names: Sequence[str], table: Dataset
-) -> tuple[str | None, list[bool]]:
+) -> tuple[str | None, np.ndarray[Any, np.dtype[np.bool_]]]:
     """The field of the rows that ``values`` are, as ``cut_field`` names it (None: there
     is none), and at which rows each value is it. A ``FieldColumn`` of one of ``names``
     says so itself: only the rows it does not mark are compared."""
@@ -317,9 +332,9 @@ def _inputs(
         name = next((n for n in names if table.column(n) is values.field), None)
         if name is not None:
             field = cut_field(name, values.cut)
-            same: list[bool] = values.same.tolist()
+            same = np.array(values.same, dtype=bool)
             given = values.field
-            for i in np.flatnonzero(~values.same).tolist():
+            for i in np.flatnonzero(~same).tolist():
                 same[i] = values[i] == input_value({name: given[i]}, field)
             return field, same
     found = _field(values, names, table)
@@ -327,32 +342,35 @@ def _inputs(
 
 
 def _plain(
-    table: Dataset, columns: ResultColumns, data: dict[str, list[Any]], order: list[int]
-) -> _Plain | None:
+    name: str, table: Dataset, columns: ResultColumns, order: np.ndarray[Any, Any]
+) -> tuple[_Plain | None, list[int]]:
     """A metric's plain results of a batch of the run's own rows: those with a score and no
     verdict, feedback, cost or reasoning, whose prediction and contexts are fields of their
-    row (the first row's fields for all); None when there is none."""
+    row (the first row's fields for all); None when there is none. Also the places of the
+    other results, in ``order``."""
     prediction, same_prediction = _inputs(columns.prediction, PREDICTION_FIELDS, table)
     contexts, same_contexts = _inputs(columns.contexts, CONTEXTS_FIELDS, table)
     fields = (prediction, contexts)
     plain = ~np.isnan(columns.scores)
-    plain &= np.asarray(same_prediction, dtype=bool)
-    plain &= np.asarray(same_contexts, dtype=bool)
+    plain &= same_prediction
+    plain &= same_contexts
     said = [i for i, text in columns.feedback.items() if text is not None]
     charged = [i for i, tokens in columns.cost.items() if int(tokens or 0)]
     for marked in (columns.passing, said, columns.usage, columns.details, charged):
         if marked:  # the few rows with a verdict, feedback, reasoning or cost
             plain[np.fromiter(marked, dtype=np.int64, count=len(marked))] = False
-    ordered = np.asarray(order, dtype=np.int64)
-    positions: list[int] = ordered[plain[ordered]].tolist()
-    return _Plain(str(data["metric_name"][0]), positions, fields) if positions else None
+    chosen = plain[order]
+    positions: list[int] = order[chosen].tolist()
+    rest: list[int] = order[~chosen].tolist()
+    return (_Plain(name, positions, fields) if positions else None), rest
 
 
-def _count(sizes: list[int], data: dict[str, list[Any]]) -> None:
+def _count(sizes: list[int], data: dict[str, list[Any]], rows: list[int]) -> None:
     """Add to each row's size what one metric's result of it stores: its prediction,
-    contexts, row copy and reasoning."""
+    contexts, row copy and reasoning (``data``: the results at the batch's places ``rows``;
+    a plain result stores none of these)."""
     for column in ("prediction", "contexts", "raw_dataset", "details"):
-        for i, text in enumerate(data[column]):
+        for i, text in zip(rows, data[column], strict=True):
             if text is not None:
                 sizes[i] += len(text)
 
