@@ -1,7 +1,7 @@
 """A new stored run is made (its dataset stored, its record written) while its rows are
 scored: the results are kept once it is made, a dataset the store refuses fails the
-evaluation with no run left behind, and a run stopped (once) while it is being made is left
-cancelled and resumable, not pending. Another connection holding the store's write lock
+evaluation with no run left behind, and a run stopped while it is being made (once, or twice:
+a second Ctrl-C) is left cancelled and resumable, not pending. Another connection holding the store's write lock
 (SQLite) or the datasets table (PostgreSQL) keeps the dataset waiting. Each test runs on
 the default SQLite file and on a PostgreSQL database named in ``ragmeter.toml``."""
 
@@ -182,6 +182,41 @@ def test_a_run_stopped_while_it_is_made_is_cancelled_and_resumable(store_home: P
     resumed: Any = ragmeter.evaluate(ROWS, METRICS, store="stopped")
     assert resumed.run_id == "stopped"
     assert runs.get("stopped").state == "done" and runs.get("stopped").done_rows == len(ROWS)
+
+
+def test_a_run_stopped_twice_while_it_is_made_is_still_cancelled_and_resumable(
+    store_home: Path,
+) -> None:
+    """A second stop (a second Ctrl-C) ends the wait for the run being made: the thread
+    making it leaves it cancelled itself, once the dataset is stored."""
+    ragmeter.evaluate(ROWS[:1], "mrr", store=True)
+    scored = _Scored(len(ROWS) * 2)
+
+    async def stop_it_twice_while_made() -> None:
+        evaluation = asyncio.ensure_future(
+            ragmeter.aevaluate(ROWS, METRICS, store="twice", on_progress=scored)
+        )
+        with _store_held(_url(store_home)):
+            while not scored.all.is_set():
+                assert not evaluation.done(), evaluation
+                await asyncio.sleep(0.05)
+            evaluation.cancel()
+            await asyncio.sleep(0.2)
+            assert not evaluation.done()  # the first stop waits for the run being made
+            evaluation.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await evaluation  # the second does not
+            with pytest.raises(ragmeter.NotFoundError):
+                _runs(store_home).get("twice")  # still being made
+        # asyncio.run waits for the making thread as it closes
+
+    asyncio.run(asyncio.wait_for(stop_it_twice_while_made(), 120))
+    runs = _runs(store_home)
+    record = runs.get("twice")
+    assert record.state == "cancelled" and record.resumable and record.done_rows == 0
+    resumed: Any = ragmeter.evaluate(ROWS, METRICS, store="twice")
+    assert resumed.run_id == "twice"
+    assert runs.get("twice").state == "done" and runs.get("twice").done_rows == len(ROWS)
 
 
 def test_many_new_runs_at_once_are_all_made_and_done(store_home: Path) -> None:

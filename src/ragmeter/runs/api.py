@@ -7,6 +7,7 @@ it, doing only the rows it lacks)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -268,12 +269,15 @@ async def run_plan(
 @dataclass(frozen=True)
 class _Opening:
     """How a stored run is opened: the id to resume or take, what to call it, its dataset;
-    ``new``: the run must not exist (its rows are scored already as a new run's)."""
+    ``new``: the run must not exist (its rows are scored already as a new run's);
+    ``dropped``: set when the evaluation was stopped while the run was made, which then
+    leaves it cancelled (resumable) rather than pending."""
 
     run_id: str | None
     labels: RunLabels
     dataset_name: str | None
     new: bool = False
+    dropped: threading.Event | None = None
 
 
 async def _stored(
@@ -291,11 +295,21 @@ async def _stored(
     make = None
     if _overlaps(plan) and not await asyncio.to_thread(_run_exists, runs, opening.run_id):
         run_id = opening.run_id or uuid.uuid4().hex  # new: scored while its dataset is stored
-        make = asyncio.to_thread(_opened_run, runs, plan, replace(opening, run_id=run_id, new=True))
+        new = replace(opening, run_id=run_id, new=True, dropped=threading.Event())
+        make = asyncio.to_thread(_opened_run, runs, plan, new)
     else:
+        new = opening
         run_id = await asyncio.to_thread(_opened_run, runs, plan, opening)
     await execute_run(
-        runs, kb, run_id, plan=plan, progress=progress, also=kept, executor=executor, make=make
+        runs,
+        kb,
+        run_id,
+        plan=plan,
+        progress=progress,
+        also=kept,
+        executor=executor,
+        make=make,
+        dropped=new.dropped,
     )
     record = await asyncio.to_thread(runs.get, run_id)
     if record.state != "done":
@@ -349,9 +363,14 @@ def _run_exists(runs: Any, run_id: str | None) -> bool:
 
 def _opened_run(runs: Any, plan: RunPlan, opening: _Opening) -> str:
     """``_open_run``, its dataset's rows (a dict each, by the hundred thousand) made and
-    stored with the cycle collector paused."""
+    stored with the cycle collector paused. A run made after its evaluation was stopped
+    (``opening.dropped``) is left cancelled and resumable: whoever stopped it may not be
+    waiting any more."""
     with collector_paused():
-        return _open_run(runs, plan, opening)
+        run_id = _open_run(runs, plan, opening)
+    if opening.dropped is not None and opening.dropped.is_set() and runs.start(run_id):
+        runs.finish(run_id, "cancelled")
+    return run_id
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -539,6 +540,7 @@ async def execute_run(
     also: MemorySink | None = None,
     executor: Executor | None = None,
     make: Awaitable[Any] | None = None,
+    dropped: threading.Event | None = None,
 ) -> None:
     """Take a pending run to done, failed or cancelled. ``plan`` is the run's plan when the
     caller built it already (the command line: it stays the caller's to close); else it is
@@ -553,11 +555,14 @@ async def execute_run(
     yet awaited; ``plan`` is then required. The rows are scored while it runs (storing a
     dataset mostly waits on the database) and kept once the run is made and started; a
     failure making it is raised and the rows scored meanwhile are dropped; a cancel while it
-    runs waits for it, then leaves the run cancelled and resumable (a second cancel meanwhile
-    leaves it pending: cancel it, then resume it)."""
+    runs waits for it, then leaves the run cancelled and resumable. ``dropped`` is set when
+    that cancel lands: ``make`` then leaves the run it made cancelled itself, so that a second
+    cancel (which stops the wait: a second Ctrl-C) cannot leave it pending."""
     limits = limits or RunLimits()
     if make is not None:
-        await _execute_making(runs, kb, run_id, make, limits, plan, progress, also, executor)
+        await _execute_making(
+            runs, kb, run_id, make, limits, plan, progress, also, executor, dropped
+        )
         return
     if not await _start(runs, run_id):
         return  # cancelled before a worker got to it
@@ -575,6 +580,7 @@ async def _execute_making(
     progress: Progress | None,
     also: MemorySink | None,
     executor: Executor | None,
+    dropped: threading.Event | None,
 ) -> None:
     """``execute_run`` of a run that ``make`` makes: scoring starts now, keeping once the
     run is made and started."""
@@ -592,6 +598,8 @@ async def _execute_making(
         try:
             await asyncio.shield(made)
         except asyncio.CancelledError:  # stopped while the run was being made
+            if dropped is not None:  # it leaves the run cancelled, even if nobody waits
+                dropped.set()
             await asyncio.wait([made])  # its transaction ends first
             made_ok = not made.cancelled() and made.exception() is None
             if made_ok and await _start(runs, run_id):  # never run: resumable
