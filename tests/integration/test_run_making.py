@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -127,11 +128,14 @@ def test_rows_are_scored_while_the_dataset_waits_and_kept_once_it_is_stored(
         with _store_held(_url(store_home)):
             running = pool.submit(ragmeter.evaluate, ROWS, METRICS, store=True, on_progress=scored)
             assert scored.all.wait(60), f"{scored.count} results scored"
+            scored_at = datetime.now(UTC).replace(tzinfo=None)
             assert not running.done()  # every row scored, and the dataset still waiting
             assert runs.runs()[1] == 1 and _datasets(runs) == 1
         report = running.result(timeout=120)
     record = runs.get(report.run_id or "")
     assert record.state == "done" and record.done_rows == len(ROWS) == record.total_rows
+    assert record.started_at is not None and record.finished_at is not None
+    assert record.started_at < scored_at < record.finished_at  # its time counts the scoring
     unstored = ragmeter.evaluate(ROWS, METRICS)
     assert report.scores("mrr") == unstored.scores("mrr")
     stored = runs.report(record.id)

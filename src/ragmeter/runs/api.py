@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 from ragmeter._specs import split_specs
@@ -271,13 +272,15 @@ class _Opening:
     """How a stored run is opened: the id to resume or take, what to call it, its dataset;
     ``new``: the run must not exist (its rows are scored already as a new run's);
     ``dropped``: set when the evaluation was stopped while the run was made, which then
-    leaves it cancelled (resumable) rather than pending."""
+    leaves it cancelled (resumable) rather than pending; ``began``: when the rows of a run
+    made while they are scored began to be (its start)."""
 
     run_id: str | None
     labels: RunLabels
     dataset_name: str | None
     new: bool = False
     dropped: threading.Event | None = None
+    began: datetime | None = None
 
 
 async def _stored(
@@ -295,7 +298,8 @@ async def _stored(
     make = None
     if _overlaps(plan) and not await asyncio.to_thread(_run_exists, runs, opening.run_id):
         run_id = opening.run_id or uuid.uuid4().hex  # new: scored while its dataset is stored
-        new = replace(opening, run_id=run_id, new=True, dropped=threading.Event())
+        now = datetime.now(UTC).replace(tzinfo=None)  # as the store writes times
+        new = replace(opening, run_id=run_id, new=True, dropped=threading.Event(), began=now)
         make = asyncio.to_thread(_opened_run, runs, plan, new)
     else:
         new = opening
@@ -425,7 +429,7 @@ def _open_run(runs: Any, plan: RunPlan, opening: _Opening) -> str:
     lineage = make_lineage(plan, dataset)
     record = runs.create(
         plan.config, names, dataset.id, len(plan.rows), {}, name,
-        labels=opening.labels, lineage=lineage,
+        labels=opening.labels, lineage=lineage, began=opening.began,
     )  # fmt: skip
     return str(record.id)
 

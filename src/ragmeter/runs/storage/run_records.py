@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, insert, or_, select, update
@@ -37,9 +38,12 @@ class RunRecords:
         *,
         labels: RunLabels | None = None,
         lineage: dict[str, Any] | None = None,
+        began: datetime | None = None,
     ) -> RunRecord:
         """A pending run keeping the config it runs with (and what its results call the
-        metrics), over a stored dataset, with its name, tags and note and what made it."""
+        metrics), over a stored dataset, with its name, tags and note and what made it.
+        ``began``: when its rows began to be scored, for a run made while they were (its
+        start then keeps that time)."""
         labels = labels or RunLabels()
         record = RunRecord(
             id=run_id or uuid.uuid4().hex,
@@ -57,6 +61,7 @@ class RunRecords:
             done_rows=0,
             resumable=False,
             usage={},
+            started_at=began,
         )
         insert_unique(self.store, record, "run", record.id, kind="id")
         if labels.tags:
