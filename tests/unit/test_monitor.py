@@ -5,6 +5,8 @@ monitor relies on."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -22,7 +24,7 @@ from ragmeter.reports.monitor import (
     drift,
     permutation_test,
 )
-from ragmeter.reports.stats import ANALYTIC_FROM, SMALL_SAMPLE, bootstrap_mean_ci
+from ragmeter.reports.stats import ANALYTIC_FROM, SMALL_SAMPLE, bootstrap_mean_ci, mean_ci
 
 HOUR = BUCKETS["hour"]
 
@@ -209,6 +211,20 @@ def test_the_interval_contains_the_difference(r: list[float], b: list[float]) ->
     delta = float(np.mean(r)) - float(np.mean(b))
     found = difference_ci(np.array(r), np.array(b), resamples=2_000)
     assert found.low - 1e-9 <= delta <= found.high + 1e-9
+
+
+def test_values_that_differ_by_tiny_amounts_have_an_interval() -> None:
+    """Influences near 1e-150: their sum of squares is a float, its power 1.5 is not (the
+    acceleration divided by zero; found by Hypothesis)."""
+    recent = np.array([0.0] * 9 + [1e-148])
+    found = difference_ci(recent, np.zeros(10), resamples=2_000)
+    assert found.low <= 1e-149 <= found.high and math.isfinite(found.high)
+    paired = mean_ci(recent, resamples=2_000)  # a comparison's paired differences alike
+    assert paired.low <= 1e-149 <= paired.high and math.isfinite(paired.high)
+    many = np.zeros(ANALYTIC_FROM)
+    many[-1] = 1e-148
+    analytic = mean_ci(many)  # the ABC interval, from ANALYTIC_FROM pairs
+    assert analytic.method == "abc" and analytic.low <= 1e-151 <= analytic.high
 
 
 # -- drift across metrics -------------------------------------------------------------------

@@ -32,6 +32,7 @@ from ragmeter.reports.stats import (
     Note,
     PMethod,
     Verdict,
+    _acceleration,
     _bca_levels,
     _bca_note,
     _resampled_means,
@@ -198,12 +199,6 @@ def _influence(r: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Each value's influence on mean(r) - mean(b): (r_i - mean r)/n_r and -(b_j - mean b)/n_b;
     their sum of squares is the plug-in variance, their skewness BCa's acceleration."""
     return np.concatenate([(r - r.mean()) / len(r), -(b - b.mean()) / len(b)])
-
-
-def _acceleration(influence: np.ndarray) -> float:
-    square = float(np.einsum("i,i->", influence, influence))
-    cubes = float(np.einsum("i,i,i->", influence, influence, influence))
-    return cubes / (6.0 * square * math.sqrt(square))
 
 
 def _analytic(theta: float, influence: np.ndarray, tails: list[float]) -> Interval:

@@ -179,9 +179,13 @@ def bootstrap_mean_ci(
 
 def _acceleration(centred: np.ndarray) -> float:
     """BCa's acceleration from the jackknife; for a mean the leave-one-out estimates are
-    (n*mean - d_i)/(n - 1), so it reduces to the sample skewness over 6*sqrt(n)."""
-    square = _sum_of_squares(centred)
-    cubes = float(np.einsum("i,i,i->", centred, centred, centred))
+    (n*mean - d_i)/(n - 1), so it reduces to the sample skewness over 6*sqrt(n) (``centred``
+    not all 0). The skewness does not change with the values' scale: they are scaled to a
+    largest magnitude of 1 first, as values differing by about 1e-148 made the denominator
+    underflow to 0 (found by Hypothesis)."""
+    unit = centred / float(np.abs(centred).max())
+    square = _sum_of_squares(unit)
+    cubes = float(np.einsum("i,i,i->", unit, unit, unit))
     return cubes / (6.0 * square * math.sqrt(square))
 
 
