@@ -1,9 +1,10 @@
 """A new stored run is made (its dataset stored, its record written) while its rows are
 scored: the results are kept once it is made, a dataset the store refuses fails the
-evaluation with no run left behind, and a run stopped while it is being made (once, or twice:
-a second Ctrl-C) is left cancelled and resumable, not pending. Another connection holding the store's write lock
-(SQLite) or the datasets table (PostgreSQL) keeps the dataset waiting. Each test runs on
-the default SQLite file and on a PostgreSQL database named in ``ragmeter.toml``."""
+evaluation with no run left behind, and a run stopped while it is being made (once, or
+twice: a second Ctrl-C) is left cancelled and resumable, not pending. Another connection
+holding the store's write lock (SQLite) or the datasets table (PostgreSQL) keeps the dataset
+waiting. Each test runs on the default SQLite file and on a PostgreSQL database named in
+``ragmeter.toml``."""
 
 from __future__ import annotations
 

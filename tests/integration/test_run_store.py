@@ -300,3 +300,47 @@ def test_wide_rows_go_in_batches_their_text_sizes() -> None:
     back = list(runs.iter_dataset_rows("wide"))
     assert record.row_count == 6000 and [r["query"] for r in back] == [f"q{i}" for i in range(6000)]
     assert all(r["text"] == chr(97 + i % 26) * 5000 for i, r in enumerate(back))
+
+
+def test_a_run_made_before_its_stop_and_stopped_twice_is_left_cancelled() -> None:
+    """The other order of a stop while a run is made: the making thread has made the run and
+    found no stop yet, then the evaluation is stopped twice before the loop starts the run.
+    The first stop leaves it cancelled on a thread, which the second does not end."""
+    from ragmeter.runs.execution.executor import MakingStop
+
+    kb = KnowledgeBase()
+    runs = RunStore(kb.store)
+    request = EvaluateServeRequest(
+        scene_key="dataset", evaluate_metrics=["hit_rate"], datasets=ROWS
+    )
+    config = config_from_request(request)
+    plan = build_plan(config, ROWS, kb)
+    stop = MakingStop()
+    checked = asyncio.Event()
+    holding = asyncio.Event()  # never set: the making thread is slow to hand its run over
+
+    def create() -> str:
+        dataset = runs.add_dataset(ROWS)
+        return runs.create(config, ["hit_rate"], dataset.id, len(ROWS), {}, "made").id
+
+    async def make() -> str:
+        run_id = await asyncio.to_thread(create)
+        assert not stop.made()  # not stopped yet: the thread leaves the run to the loop
+        checked.set()
+        await holding.wait()
+        return run_id
+
+    async def stopped_twice() -> None:
+        evaluation = asyncio.ensure_future(
+            execute_run(runs, kb, "made", plan=plan, make=make(), stop=stop)
+        )
+        await checked.wait()
+        evaluation.cancel()
+        await asyncio.sleep(0)  # the first stop hands the run to a thread
+        evaluation.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await evaluation
+
+    asyncio.run(stopped_twice())  # closing, the loop waits for that thread
+    record = runs.get("made")
+    assert (record.state, record.resumable, record.done_rows) == ("cancelled", True, 0)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import io
 import json
-import statistics
 import threading
 import time
 from collections.abc import Iterator
@@ -95,7 +94,6 @@ def test_parallel_downloads_are_bounded_and_other_routes_keep_answering(
             params = {"evaluate_code": run_id}
             answers.append(page.get("/evaluate/evaluation/result/download", params=params))
 
-    began = time.monotonic()
     threads = [threading.Thread(target=download) for _ in range(PARALLEL)]
     for thread in threads:
         thread.start()
@@ -109,21 +107,19 @@ def test_parallel_downloads_are_bounded_and_other_routes_keep_answering(
             time.sleep(0.2)
     for thread in threads:
         thread.join()
-    building = time.monotonic() - began
     grown = _peak(server) - before
     built = [a for a in answers if a.status_code == 200]
     refused = [a for a in answers if a.status_code == 429]
     assert len(built) == 2 and len(refused) == PARALLEL - 2, [a.status_code for a in answers]
     for answer in refused:
         assert "[server] max_exports" in answer.json()["err_msg"]
-    # every answer but one within RESPONSIVE, half of them within a quarter of it; a busy
-    # machine (CI: two builds and another test process on two cores) once slowed a single
-    # answer to 2.7 s, so the slowest may take up to a third of the build (11 s when idle):
-    # a server whose event loop built a workbook would keep it waiting for all of it
+    # every answer but one within RESPONSIVE, and that one within twice it: a busy machine
+    # (CI: two builds and another test process on two cores) once slowed a single answer to
+    # 2.7 s; workbooks built on the server's threads slowed reads to 6 s, and built on its
+    # event loop, an answer would wait for a whole build (11 s when idle)
     waits.sort()
-    assert len(waits) >= 3 and statistics.median(waits) < RESPONSIVE / 4, f"answers: {waits}"
-    assert waits[-2] < RESPONSIVE, f"answers: {waits}"
-    assert waits[-1] < max(RESPONSIVE, building / 3), f"answers: {waits}, built in {building} s"
+    assert len(waits) >= 3 and waits[-2] < RESPONSIVE, f"answers: {waits}"
+    assert waits[-1] < 2 * RESPONSIVE, f"slowest other answer {waits[-1]:.1f} s"
     assert grown < 250_000_000, f"the server grew by {grown / 1e6:.0f} MB"
     pids = _children(server)
     builders = [_peak_of(pid) for pid in pids]  # the pool's, kept for the next

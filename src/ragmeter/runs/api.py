@@ -7,7 +7,6 @@ it, doing only the rows it lacks)."""
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -24,7 +23,14 @@ from ragmeter.judge.plan import PlanKind
 from ragmeter.reports import EvaluationReport
 from ragmeter.reports.html import shared_name
 from ragmeter.runs.execution.choice import executor_for
-from ragmeter.runs.execution.executor import Executor, Progress, execute_plan, execute_run
+from ragmeter.runs.execution.executor import (
+    Executor,
+    MakingStop,
+    Progress,
+    execute_plan,
+    execute_run,
+    leave_cancelled,
+)
 from ragmeter.runs.execution.sinks import MemorySink
 from ragmeter.runs.planning.config import (
     DEFAULT_CONCURRENCY,
@@ -271,15 +277,15 @@ async def run_plan(
 class _Opening:
     """How a stored run is opened: the id to resume or take, what to call it, its dataset;
     ``new``: the run must not exist (its rows are scored already as a new run's);
-    ``dropped``: set when the evaluation was stopped while the run was made, which then
-    leaves it cancelled (resumable) rather than pending; ``began``: when the rows of a run
-    made while they are scored began to be (its start)."""
+    ``stop``: how a stop while the run is made is told (the thread making it then leaves it
+    cancelled and resumable); ``began``: when the rows of a run made while they are scored
+    began to be (its start)."""
 
     run_id: str | None
     labels: RunLabels
     dataset_name: str | None
     new: bool = False
-    dropped: threading.Event | None = None
+    stop: MakingStop | None = None
     began: datetime | None = None
 
 
@@ -299,7 +305,7 @@ async def _stored(
     if _overlaps(plan) and not await asyncio.to_thread(_run_exists, runs, opening.run_id):
         run_id = opening.run_id or uuid.uuid4().hex  # new: scored while its dataset is stored
         now = datetime.now(UTC).replace(tzinfo=None)  # as the store writes times
-        new = replace(opening, run_id=run_id, new=True, dropped=threading.Event(), began=now)
+        new = replace(opening, run_id=run_id, new=True, stop=MakingStop(), began=now)
         make = asyncio.to_thread(_opened_run, runs, plan, new)
     else:
         new = opening
@@ -313,7 +319,7 @@ async def _stored(
         also=kept,
         executor=executor,
         make=make,
-        dropped=new.dropped,
+        stop=new.stop,
     )
     record = await asyncio.to_thread(runs.get, run_id)
     if record.state != "done":
@@ -368,12 +374,12 @@ def _run_exists(runs: Any, run_id: str | None) -> bool:
 def _opened_run(runs: Any, plan: RunPlan, opening: _Opening) -> str:
     """``_open_run``, its dataset's rows (a dict each, by the hundred thousand) made and
     stored with the cycle collector paused. A run made after its evaluation was stopped
-    (``opening.dropped``) is left cancelled and resumable: whoever stopped it may not be
+    (``opening.stop``) is left cancelled and resumable here: whoever stopped it may not be
     waiting any more."""
     with collector_paused():
         run_id = _open_run(runs, plan, opening)
-    if opening.dropped is not None and opening.dropped.is_set() and runs.start(run_id):
-        runs.finish(run_id, "cancelled")
+    if opening.stop is not None and opening.stop.made():
+        leave_cancelled(runs, run_id)
     return run_id
 
 

@@ -52,6 +52,7 @@ from ragmeter.runs.storage.store import RunState, RunStore, add_usage
 
 __all__ = [
     "Executor",
+    "MakingStop",
     "MemorySink",
     "Progress",
     "RunLimits",
@@ -59,6 +60,7 @@ __all__ = [
     "StoreSink",
     "execute_plan",
     "execute_run",
+    "leave_cancelled",
 ]
 
 log = logging.getLogger(__name__)
@@ -540,7 +542,7 @@ async def execute_run(
     also: MemorySink | None = None,
     executor: Executor | None = None,
     make: Awaitable[Any] | None = None,
-    dropped: threading.Event | None = None,
+    stop: MakingStop | None = None,
 ) -> None:
     """Take a pending run to done, failed or cancelled. ``plan`` is the run's plan when the
     caller built it already (the command line: it stays the caller's to close); else it is
@@ -555,14 +557,13 @@ async def execute_run(
     yet awaited; ``plan`` is then required. The rows are scored while it runs (storing a
     dataset mostly waits on the database) and kept once the run is made and started; a
     failure making it is raised and the rows scored meanwhile are dropped; a cancel while it
-    runs waits for it, then leaves the run cancelled and resumable. ``dropped`` is set when
-    that cancel lands: ``make`` then leaves the run it made cancelled itself, so that a second
-    cancel (which stops the wait: a second Ctrl-C) cannot leave it pending."""
+    runs waits for it, then leaves the run cancelled and resumable. With ``stop`` (which
+    ``make`` reads once it has made the run), whichever of the two comes second does that in a
+    thread, so that a second cancel (a second Ctrl-C, which ends the wait) cannot leave the
+    run pending."""
     limits = limits or RunLimits()
     if make is not None:
-        await _execute_making(
-            runs, kb, run_id, make, limits, plan, progress, also, executor, dropped
-        )
+        await _execute_making(runs, kb, run_id, make, limits, plan, progress, also, executor, stop)
         return
     if not await _start(runs, run_id):
         return  # cancelled before a worker got to it
@@ -580,7 +581,7 @@ async def _execute_making(
     progress: Progress | None,
     also: MemorySink | None,
     executor: Executor | None,
-    dropped: threading.Event | None,
+    stop: MakingStop | None,
 ) -> None:
     """``execute_run`` of a run that ``make`` makes: scoring starts now, keeping once the
     run is made and started."""
@@ -598,9 +599,13 @@ async def _execute_making(
         try:
             await asyncio.shield(made)
         except asyncio.CancelledError:  # stopped while the run was being made
-            if dropped is not None:  # it leaves the run cancelled, even if nobody waits
-                dropped.set()
-            await asyncio.wait([made])  # its transaction ends first
+            if stop is not None and stop.stop():  # made already: cancelled in a thread
+                loop = asyncio.get_running_loop()
+                await asyncio.shield(loop.run_in_executor(None, leave_cancelled, runs, run_id))
+                raise
+            await asyncio.wait([made])  # its transaction ends first (with ``stop``, the
+            if stop is not None:  # thread making it leaves it cancelled)
+                raise
             made_ok = not made.cancelled() and made.exception() is None
             if made_ok and await _start(runs, run_id):  # never run: resumable
                 await _finish(runs, run_id, "cancelled")
@@ -617,6 +622,39 @@ async def _execute_making(
             for failed in await asyncio.gather(work, return_exceptions=True):
                 if isinstance(failed, Exception):  # not a cancel: say what it was
                     log.warning("run %s: scoring failed while it was made: %r", run_id, failed)
+
+
+class MakingStop:
+    """A stop of an evaluation while its new run is made (its dataset stored and its record
+    written, in a thread), told between that thread and the event loop: whichever of them
+    comes second leaves the run cancelled and resumable (``leave_cancelled``), on a thread,
+    which a second stop (a second Ctrl-C, ending the loop's wait) does not end."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._made = False
+
+    def made(self) -> bool:
+        """The making thread, its run made: whether the evaluation was stopped meanwhile
+        (the thread then leaves the run cancelled)."""
+        with self._lock:
+            self._made = True
+            return self._stopped
+
+    def stop(self) -> bool:
+        """The event loop, stopped: whether the run was made already (the loop then leaves
+        it cancelled)."""
+        with self._lock:
+            self._stopped = True
+            return self._made
+
+
+def leave_cancelled(runs: RunStore, run_id: str) -> None:
+    """A new run stopped before it ran: started and finished cancelled, so resumable; nothing
+    when it is no longer pending."""
+    if runs.start(run_id):
+        runs.finish(run_id, "cancelled")
 
 
 async def _start(runs: RunStore, run_id: str) -> bool:
