@@ -162,13 +162,20 @@ def test_a_dataset_the_store_refuses_fails_the_evaluation_and_leaves_no_run(
     assert not [t for t in threading.enumerate() if t.name.startswith("ragmeter-dataset-rows")]
 
 
-def test_a_run_stopped_while_it_is_made_is_cancelled_and_resumable(store_home: Path) -> None:
+@pytest.mark.parametrize("stops", [1, 2])
+def test_a_run_stopped_while_it_is_made_is_cancelled_and_resumable(
+    store_home: Path, stops: int
+) -> None:
+    """One stop waits for the run being made, then leaves it cancelled; a second (a second
+    Ctrl-C) ends that wait, and the thread making it leaves it cancelled itself once the
+    dataset is stored (asyncio.run waits for that thread as it closes)."""
     ragmeter.evaluate(ROWS[:1], "mrr", store=True)
     scored = _Scored(len(ROWS) * 2)
+    name = f"stopped-{stops}"
 
     async def stop_it_while_made() -> None:
         evaluation = asyncio.ensure_future(
-            ragmeter.aevaluate(ROWS, METRICS, store="stopped", on_progress=scored)
+            ragmeter.aevaluate(ROWS, METRICS, store=name, on_progress=scored)
         )
         with _store_held(_url(store_home)):
             while not scored.all.is_set():
@@ -177,51 +184,22 @@ def test_a_run_stopped_while_it_is_made_is_cancelled_and_resumable(store_home: P
             evaluation.cancel()
             await asyncio.sleep(0.2)  # the cancel waits for the run being made
             assert not evaluation.done()
+            if stops == 2:
+                evaluation.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await evaluation  # the second stop does not wait
+                with pytest.raises(ragmeter.NotFoundError):
+                    _runs(store_home).get(name)  # still being made
         with pytest.raises(asyncio.CancelledError):
             await evaluation
 
     asyncio.run(asyncio.wait_for(stop_it_while_made(), 120))
     runs = _runs(store_home)
-    record = runs.get("stopped")
+    record = runs.get(name)
     assert record.state == "cancelled" and record.resumable and record.done_rows == 0
-    resumed: Any = ragmeter.evaluate(ROWS, METRICS, store="stopped")
-    assert resumed.run_id == "stopped"
-    assert runs.get("stopped").state == "done" and runs.get("stopped").done_rows == len(ROWS)
-
-
-def test_a_run_stopped_twice_while_it_is_made_is_still_cancelled_and_resumable(
-    store_home: Path,
-) -> None:
-    """A second stop (a second Ctrl-C) ends the wait for the run being made: the thread
-    making it leaves it cancelled itself, once the dataset is stored."""
-    ragmeter.evaluate(ROWS[:1], "mrr", store=True)
-    scored = _Scored(len(ROWS) * 2)
-
-    async def stop_it_twice_while_made() -> None:
-        evaluation = asyncio.ensure_future(
-            ragmeter.aevaluate(ROWS, METRICS, store="twice", on_progress=scored)
-        )
-        with _store_held(_url(store_home)):
-            while not scored.all.is_set():
-                assert not evaluation.done(), evaluation
-                await asyncio.sleep(0.05)
-            evaluation.cancel()
-            await asyncio.sleep(0.2)
-            assert not evaluation.done()  # the first stop waits for the run being made
-            evaluation.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await evaluation  # the second does not
-            with pytest.raises(ragmeter.NotFoundError):
-                _runs(store_home).get("twice")  # still being made
-        # asyncio.run waits for the making thread as it closes
-
-    asyncio.run(asyncio.wait_for(stop_it_twice_while_made(), 120))
-    runs = _runs(store_home)
-    record = runs.get("twice")
-    assert record.state == "cancelled" and record.resumable and record.done_rows == 0
-    resumed: Any = ragmeter.evaluate(ROWS, METRICS, store="twice")
-    assert resumed.run_id == "twice"
-    assert runs.get("twice").state == "done" and runs.get("twice").done_rows == len(ROWS)
+    resumed: Any = ragmeter.evaluate(ROWS, METRICS, store=name)
+    assert resumed.run_id == name
+    assert runs.get(name).state == "done" and runs.get(name).done_rows == len(ROWS)
 
 
 def test_many_new_runs_at_once_are_all_made_and_done(store_home: Path) -> None:
