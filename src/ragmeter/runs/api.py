@@ -305,10 +305,10 @@ async def _stored(
     if _overlaps(plan) and not await asyncio.to_thread(_run_exists, runs, opening.run_id):
         run_id = opening.run_id or uuid.uuid4().hex  # new: scored while its dataset is stored
         now = datetime.now(UTC).replace(tzinfo=None)  # as the store writes times
-        new = replace(opening, run_id=run_id, new=True, stop=MakingStop(), began=now)
-        make = asyncio.to_thread(_opened_run, runs, plan, new)
+        opened = replace(opening, run_id=run_id, new=True, stop=MakingStop(), began=now)
+        make = asyncio.to_thread(_opened_run, runs, plan, opened)
     else:
-        new = opening
+        opened = opening
         run_id = await asyncio.to_thread(_opened_run, runs, plan, opening)
     await execute_run(
         runs,
@@ -319,7 +319,7 @@ async def _stored(
         also=kept,
         executor=executor,
         make=make,
-        stop=new.stop,
+        stop=opened.stop,
     )
     record = await asyncio.to_thread(runs.get, run_id)
     if record.state != "done":

@@ -557,10 +557,10 @@ async def execute_run(
     yet awaited; ``plan`` is then required. The rows are scored while it runs (storing a
     dataset mostly waits on the database) and kept once the run is made and started; a
     failure making it is raised and the rows scored meanwhile are dropped; a cancel while it
-    runs waits for it, then leaves the run cancelled and resumable. With ``stop`` (which
-    ``make`` reads once it has made the run), whichever of the two comes second does that in a
-    thread, so that a second cancel (a second Ctrl-C, which ends the wait) cannot leave the
-    run pending."""
+    runs waits for it, then leaves the run cancelled and resumable. ``stop`` is then required:
+    ``make`` tells it once it has made the run (``MakingStop.made``), and whichever of the two
+    comes second does that in a thread, so that a second cancel (a second Ctrl-C, which ends
+    the wait) cannot leave the run pending."""
     limits = limits or RunLimits()
     if make is not None:
         await _execute_making(runs, kb, run_id, make, limits, plan, progress, also, executor, stop)
@@ -585,10 +585,10 @@ async def _execute_making(
 ) -> None:
     """``execute_run`` of a run that ``make`` makes: scoring starts now, keeping once the
     run is made and started."""
-    if plan is None:
+    if plan is None or stop is None:
         if inspect.iscoroutine(make):
             make.close()
-        raise ValueError("a run being made is executed with its plan")
+        raise ValueError("a run being made is executed with its plan and its stop")
     making = RunMaking()
     work = asyncio.ensure_future(
         _execute(runs, kb, run_id, None, limits, plan, progress, also, executor, making)
@@ -599,16 +599,13 @@ async def _execute_making(
         try:
             await asyncio.shield(made)
         except asyncio.CancelledError:  # stopped while the run was being made
-            if stop is not None and stop.stop():  # made already: cancelled in a thread
+            if stop.stop():  # made already: left cancelled on a thread a new cancel won't end
                 loop = asyncio.get_running_loop()
                 await asyncio.shield(loop.run_in_executor(None, leave_cancelled, runs, run_id))
-                raise
-            await asyncio.wait([made])  # its transaction ends first (with ``stop``, the
-            if stop is not None:  # thread making it leaves it cancelled)
-                raise
-            made_ok = not made.cancelled() and made.exception() is None
-            if made_ok and await _start(runs, run_id):  # never run: resumable
-                await _finish(runs, run_id, "cancelled")
+            else:  # the thread making it leaves it cancelled; its transaction ends first
+                await asyncio.wait([made])
+                if not made.cancelled() and made.exception() is not None:
+                    log.warning("run %s: stopped, then not made: %r", run_id, made.exception())
             raise
         if not await _start(runs, run_id):  # cancelled before it started
             return
@@ -652,9 +649,20 @@ class MakingStop:
 
 def leave_cancelled(runs: RunStore, run_id: str) -> None:
     """A new run stopped before it ran: started and finished cancelled, so resumable; nothing
-    when it is no longer pending."""
-    if runs.start(run_id):
-        runs.finish(run_id, "cancelled")
+    when it is no longer pending. A failure is logged, not raised: whoever stopped the run
+    may not be waiting any more."""
+    try:
+        if runs.start(run_id):
+            runs.finish(run_id, "cancelled")
+    except RagmeterError as exc:
+        log.warning(
+            "run %s was stopped while it was made and could not be left cancelled (%s): "
+            "'ragmeter runs cancel %s' then 'ragmeter runs resume %s' finish it",
+            run_id,
+            exc,
+            run_id,
+            run_id,
+        )
 
 
 async def _start(runs: RunStore, run_id: str) -> bool:
