@@ -278,8 +278,9 @@ def _rest_columns(
     """Each of ``RESULT_COLUMNS`` of one metric's results at the batch's places ``rest``
     (those that are not plain), in ``rest``'s order."""
     picked = np.asarray(rest, dtype=np.int64)
-    id_keys: list[int | None] = keys[0][picked].tolist()
-    for at in np.flatnonzero(keys[0][picked] == 0).tolist():
+    given = keys[0][picked]
+    id_keys: list[int | None] = given.tolist()
+    for at in np.flatnonzero(given == 0).tolist():
         id_keys[at] = None  # no id
     queries = table.column("query")
     data: dict[str, list[Any]] = {
