@@ -460,3 +460,112 @@ def test_0029_hashes_stored_datasets_again_and_their_runs_show_it(store_url: str
         back = connection.execute(text("SELECT content_hash FROM datasets")).scalar()
         assert back == _per_row_hash(stored) != old
     engine.dispose()
+
+
+def _xxh3_key(value: str | int) -> int:
+    """A pairing key from 0030 on: XXH3-64 of a text's UTF-8 bytes, signed; an integer id's
+    of its decimal text with seed 1."""
+    import xxhash
+
+    seed = 0 if isinstance(value, str) else 1
+    found = xxhash.xxh3_64_intdigest(str(value).encode("utf-8", "surrogatepass"), seed)
+    return found - (1 << 64) if found >= 1 << 63 else found
+
+
+def _blake2b_key(value: str | int, *, is_id: bool = False) -> int:
+    """A pairing key before 0030: an 8-byte BLAKE2b digest of a text (of an id's JSON
+    text), big-endian, signed."""
+    import hashlib
+
+    text_ = json.dumps(value) if is_id else str(value)
+    digest = hashlib.blake2b(text_.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def _stored_keys(url: str) -> tuple[dict[int, tuple[Any, Any]], dict[int, tuple[Any, ...]]]:
+    """Every key the store holds: each result's (id key, query key) by result id, and each
+    batch's (rows, id keys, query keys, rows without an id) by batch id."""
+    import numpy as np
+
+    engine = create_engine(url)
+    with engine.connect() as connection:
+        results = connection.execute(text("SELECT id, id_key, query_key FROM results")).all()
+        batches = connection.execute(
+            text("SELECT id, rows, id_keys, query_keys, without_id FROM result_batches")
+        ).all()
+    engine.dispose()
+    return {i: (k, q) for i, k, q in results}, {
+        i: (
+            np.frombuffer(rows, "<i4").tolist(),
+            np.frombuffer(ids, "<i8").tolist(),
+            np.frombuffer(queries, "<i8").tolist(),
+            without,
+        )
+        for i, rows, ids, queries, without in batches
+    }
+
+
+def test_0030_computes_every_pairing_key_again(store_home: Path, store_url: str) -> None:
+    """0030 changes the hash that pairs two runs' rows: going back gives every key of both
+    tables BLAKE2b's, of the row each result is about (its own copy, else its run's dataset
+    row); coming forward again gives the keys the store writes now, so a run stored before
+    pairs with a run stored after."""
+    import ragmeter
+    from ragmeter.reports.record import ResultRecord
+    from ragmeter.runs.planning.config import EvaluationConfig
+
+    ids: list[Any] = [f"r{i}" if i % 3 else i for i in range(60)]
+    ids[5] = None  # a row without an id: its key is 0 in a batch, NULL in results
+    rows = [
+        {
+            **({} if found is None else {"id": found}),
+            "query": f"Which part {i} says \u7248\u672c?",
+            "retrieved_ids": ["a", "b"],
+            "reference_ids": [] if i % 7 == 0 else ["b"],  # no reference: a null, a result row
+        }
+        for i, found in enumerate(ids)
+    ]
+    ragmeter.evaluate(rows, "mrr,hit_rate", store=True)
+    runs = RunStore(Store(url := store_url))
+    (first,), _ = runs.runs()
+    filled = {"query": "filled by the target", "id": "own-copy"}
+    second = runs.create(EvaluationConfig(metrics=("mrr",)), ["mrr"], first.dataset_id, 1, {})
+    own = ResultRecord(
+        row_index=0, metric_name="mrr", score=0.5, passing=None, feedback=None, error=None,
+        prediction=None, contexts=None, prediction_cost=0, query=filled["query"],
+        raw_dataset=filled,
+    )  # fmt: skip
+    runs.commit_rows(second.id, [own], {})
+    runs.store.close()
+    now_results, now_batches = _stored_keys(url)
+    assert now_batches and len(now_results) > 10
+
+    def expected(make: Callable[..., int], **id_: bool) -> tuple[dict[int, Any], dict[int, Any]]:
+        """The keys ``make`` gives each stored result and batch (``id_``: to an id)."""
+        engine = create_engine(url)
+        with engine.connect() as connection:
+            found = connection.execute(text("SELECT id, run_id, row_index FROM results")).all()
+        engine.dispose()
+        results = {}
+        for result_id, run_id, index in found:
+            row = filled if run_id == second.id else rows[index]
+            key = None if row.get("id") is None else make(row["id"], **id_)
+            results[result_id] = (key, make(row["query"]))
+        batches = {}
+        for batch_id, (at, _, _, _) in now_batches.items():
+            id_keys = [0 if ids[i] is None else make(ids[i], **id_) for i in at]
+            queries = [make(rows[i]["query"]) for i in at]
+            batches[batch_id] = (at, id_keys, queries, id_keys.count(0))
+        return results, batches
+
+    assert (now_results, now_batches) == expected(_xxh3_key)
+    engine = create_engine(url)
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0029")
+    engine.dispose()
+    assert _stored_keys(url) == expected(_blake2b_key, is_id=True)
+    Store(url).close()  # migrated to the head on opening
+    assert _stored_keys(url) == (now_results, now_batches)
