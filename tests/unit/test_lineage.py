@@ -102,15 +102,20 @@ def test_a_dataset_hash_is_that_of_its_rows_sorted_json_texts() -> None:
     assert content_hash(rows[:1]) == hashlib.sha256(texts[0].encode()).hexdigest()
 
 
-def test_a_file_key_follows_the_bytes_read_and_only_while_they_stay(tmp_path: Path) -> None:
+@pytest.mark.parametrize("ahead", [False, True], ids=["when-asked", "while-read"])
+def test_a_file_key_follows_the_bytes_read_and_only_while_they_stay(
+    tmp_path: Path, ahead: bool
+) -> None:
+    """The same whether the key is computed when asked or while the rows are read (rows
+    that will be stored): a key computed ahead holds only while the file stays as it was."""
     path = tmp_path / "rows.jsonl"
     rows = [{"query": f"q{i}", "retrieved_ids": ["a"], "reference_ids": ["a"]} for i in range(3)]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    first = load_dataset(path)
+    first = load_dataset(path, key_ahead=ahead)
     assert first.origin is not None
     key = first.origin.key()
     assert key is not None and len(key) == 64
-    assert load_dataset(path).origin.key() == key  # type: ignore[union-attr]
+    assert load_dataset(path, key_ahead=not ahead).origin.key() == key  # type: ignore[union-attr]
     # rows made from the file's rows are not the file's
     assert first.take([0, 1]).origin is None
     assert first.with_columns({"response": ["a", "b", "c"]}).origin is None
@@ -118,14 +123,15 @@ def test_a_file_key_follows_the_bytes_read_and_only_while_they_stay(tmp_path: Pa
     # the file changed after its rows were read: they may not be its rows any more
     path.write_text("".join(json.dumps(r, indent=None) + " \n" for r in rows), encoding="utf-8")
     assert first.origin.key() is None
-    again = load_dataset(path).origin
+    again = load_dataset(path, key_ahead=ahead).origin
     assert again is not None and again.key() not in (None, key)
     stat = path.stat()
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))  # touched: not known the same
     assert again.key() is None
 
 
-def test_a_parquet_files_key_names_the_libraries_that_read_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("ahead", [False, True], ids=["when-asked", "while-read"])
+def test_a_parquet_files_key_names_the_libraries_that_read_it(tmp_path: Path, ahead: bool) -> None:
     """pandas and pyarrow read Parquet: another version of either may read the same bytes
     otherwise, so their versions are part of the key (a JSONL file's key has none)."""
     import pandas as pd
@@ -137,7 +143,7 @@ def test_a_parquet_files_key_names_the_libraries_that_read_it(tmp_path: Path) ->
     read = f"ragmeter {ragmeter_version()} reader {READER_VERSION}"
     libraries = f" pandas {version('pandas')} pyarrow {version('pyarrow')}"
     for path, line in ((parquet, read + libraries), (jsonl, read)):
-        origin = load_dataset(path).origin
+        origin = load_dataset(path, key_ahead=ahead).origin
         assert origin is not None
         expected = hashlib.sha256(f"{line}\n".encode() + path.read_bytes()).hexdigest()
         assert origin.key() == expected, path.name

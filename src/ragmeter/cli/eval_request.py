@@ -70,9 +70,10 @@ JUDGE_HINT = (
 )
 
 
-def load_rows(request: EvalRequest) -> Dataset:
-    """The dataset, which must hold rows: an empty file is an error, not a table of 0 rows."""
-    dataset = load_dataset(request.data)
+def load_rows(request: EvalRequest, *, key_ahead: bool = False) -> Dataset:
+    """The dataset, which must hold rows: an empty file is an error, not a table of 0 rows.
+    ``key_ahead``: the rows will be stored here (their file's key is computed meanwhile)."""
+    dataset = load_dataset(request.data, key_ahead=key_ahead)
     if len(dataset) == 0:
         raise DatasetError("holds no rows; nothing to evaluate", source=str(request.data))
     return dataset

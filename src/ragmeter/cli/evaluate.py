@@ -350,7 +350,7 @@ def _run_local(request: EvalRequest) -> tuple[Reports, list[Disagreement]]:
     from ragmeter.runs.planning.plan import build_plan
 
     _check(request)
-    dataset = load_rows(request)
+    dataset = load_rows(request, key_ahead=not request.no_store)
     held_until_exit()  # the rows live as long as the command
     retrievers: list[str | None] = [None]
     if request.space is not None and request.app is None:

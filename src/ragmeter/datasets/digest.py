@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from concurrent.futures import Future
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -151,12 +153,23 @@ class FileOrigin:
     path: Path
     size: int
     mtime_ns: int
+    #: the key being computed in a thread since the file was first seen (``of``)
+    _ahead: Future[str | None] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def of(cls, path: Path) -> FileOrigin:
-        """The file at ``path`` as it is now."""
+    def of(cls, path: Path, *, key_ahead: bool = False) -> FileOrigin:
+        """The file at ``path`` as it is now. ``key_ahead``: its key is computed meanwhile,
+        in a thread (hashing lets Python's lock go: the rows are read at the same time), for
+        rows that will be stored."""
         found = path.stat()
-        return cls(path, found.st_size, found.st_mtime_ns)
+        origin = cls(path, found.st_size, found.st_mtime_ns)
+        if key_ahead:
+            ahead: Future[str | None] = Future()
+            object.__setattr__(origin, "_ahead", ahead)
+            threading.Thread(
+                target=origin._key_into, args=(ahead,), name="ragmeter-file-key", daemon=True
+            ).start()
+        return origin
 
     def _unchanged(self) -> bool:
         """Whether the file is still there with the same size and modification time."""
@@ -169,13 +182,26 @@ class FileOrigin:
         """SHA-256 of what read the file (ragmeter's and the reader's versions; for Parquet,
         pandas' and pyarrow's too) and the file's bytes: the same key means the same rows.
         None when the file changed (or went) since its rows were read, as its bytes may no
-        longer be theirs."""
+        longer be theirs. A key computed ahead is waited for, and holds only while the file
+        is still as it was."""
+        if self._ahead is not None:
+            found = self._ahead.result()
+            return found if self._unchanged() else None
+        return self._key()
+
+    def _key_into(self, ahead: Future[str | None]) -> None:
+        try:
+            ahead.set_result(self._key())
+        except BaseException as exc:  # (reported by key(), in the thread that asks)
+            ahead.set_exception(exc)
+
+    def _key(self) -> str | None:
         if not self._unchanged():
             return None
         digest = hashlib.sha256(_versions(self.path).encode())
         try:
             with self.path.open("rb") as handle:
-                while chunk := handle.read(1 << 24):
+                while chunk := handle.read(1 << 20):
                     digest.update(chunk)
         except OSError:
             return None

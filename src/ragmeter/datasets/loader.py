@@ -103,21 +103,27 @@ _SUFFIXES = {
 
 
 def load_dataset(
-    source: Any, *, name: str | None = None, limits: DatasetLimits | None = None
+    source: Any,
+    *,
+    name: str | None = None,
+    limits: DatasetLimits | None = None,
+    key_ahead: bool = False,
 ) -> Dataset:
     """Load and validate every row before any work; a bad row raises ``DatasetError``.
     ``name`` is how errors and ``Dataset.source`` call the rows (default: the path, or
-    ``<rows>`` for a list); ``limits`` caps depth and row count (see ``DatasetLimits``)."""
+    ``<rows>`` for a list); ``limits`` caps depth and row count (see ``DatasetLimits``).
+    ``key_ahead``: rows read from a file will be stored, so its key (``FileOrigin.key``) is
+    computed while they are read."""
     limits = limits or DatasetLimits()
     if isinstance(source, Dataset):
         return source
     with collector_paused():  # dicts by the hundred thousand, in no cycle
-        return _load(source, name, limits)
+        return _load(source, name, limits, key_ahead)
 
 
-def _load(source: Any, name: str | None, limits: DatasetLimits) -> Dataset:
+def _load(source: Any, name: str | None, limits: DatasetLimits, key_ahead: bool) -> Dataset:
     if isinstance(source, str | os.PathLike):
-        return _load_path(Path(source), name or str(source), limits)
+        return _load_path(Path(source), name or str(source), limits, key_ahead)
     if _is_dataframe(source):
         return _from_records(_dataframe_records(source), name or "<DataFrame>", limits)
     if isinstance(source, Mapping):
@@ -245,12 +251,12 @@ def _check_items(dataset: Dataset, cap: int, limits: DatasetLimits) -> None:
             )
 
 
-def _load_path(path: Path, name: str, limits: DatasetLimits) -> Dataset:
+def _load_path(path: Path, name: str, limits: DatasetLimits, key_ahead: bool) -> Dataset:
     """The rows of file ``path``, knowing it as their origin when it did not change while
     they were read."""
     kind = _SUFFIXES.get(path.suffix.lower())
     if kind is not None and path.is_file():
-        origin = FileOrigin.of(path)
+        origin = FileOrigin.of(path, key_ahead=key_ahead)
         dataset = _read_path(path, name, limits)
         if FileOrigin.of(path) == origin:
             dataset.origin = origin

@@ -202,8 +202,8 @@ async def aevaluate(
     (default: the file's name; unnamed for rows given in Python) holding exactly them.
     """
     config, given = config_from_options(metrics, options)
-    dataset = load_dataset(rows)
     store = options.get("store") or False
+    dataset = load_dataset(rows, key_ahead=bool(store))
     progress = Progress(options.get("on_target_progress"), options.get("on_progress"))
     kb = None
     if store:
