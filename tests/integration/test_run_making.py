@@ -202,6 +202,62 @@ def test_a_run_stopped_while_it_is_made_is_cancelled_and_resumable(
     assert runs.get(name).state == "done" and runs.get(name).done_rows == len(ROWS)
 
 
+@contextmanager
+def _runs_held(url: str) -> Iterator[None]:
+    """Another connection holding what starting a run writes (SQLite's write lock,
+    PostgreSQL's runs table), until the end."""
+    if url.startswith("sqlite"):
+        with _store_held(url):
+            yield
+        return
+    engine = create_engine(url)
+    try:
+        with engine.connect() as other:
+            other.execute(text("LOCK TABLE runs IN EXCLUSIVE MODE"))  # reads go on
+            try:
+                yield
+            finally:
+                other.rollback()
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("stops", [1, 2])
+def test_a_run_stopped_while_it_is_started_is_left_cancelled(store_home: Path, stops: int) -> None:
+    """A stop while a pending run is being started (its state written in a thread, held up
+    here by another connection) does not wait for the start, nor does a second stop: the
+    starting thread finds the stop and leaves the run cancelled and resumable (asyncio.run
+    waits for that thread as it closes), never running with no one running it."""
+    from ragmeter.knowledge.spaces import KnowledgeBase
+    from ragmeter.runs.execution.executor import execute_run
+    from ragmeter.runs.planning.config import EvaluationConfig
+
+    ragmeter.evaluate(ROWS[:1], "mrr", store=True)  # the store exists
+    kb = KnowledgeBase()
+    runs = RunStore(kb.store)
+    dataset = runs.add_dataset(ROWS[:20])
+    run_id = runs.create(EvaluationConfig(metrics=("mrr",)), ["mrr"], dataset.id, 20, {}).id
+
+    async def stop_it_while_started() -> None:
+        with _runs_held(_url(store_home)):
+            evaluation = asyncio.ensure_future(execute_run(runs, kb, run_id))
+            await asyncio.sleep(0.5)  # the start waits for the other connection
+            assert not evaluation.done()
+            for _ in range(stops):
+                evaluation.cancel()
+                await asyncio.sleep(0)
+            with pytest.raises(asyncio.CancelledError):
+                await evaluation  # at once: the start is still held up
+        # the other connection gone, the thread starts the run, then leaves it cancelled
+
+    asyncio.run(asyncio.wait_for(stop_it_while_started(), 120))
+    record = runs.get(run_id)
+    assert (record.state, record.resumable, record.done_rows) == ("cancelled", True, 0)
+    runs.reopen(run_id)
+    asyncio.run(execute_run(runs, kb, run_id))
+    assert runs.get(run_id).state == "done" and runs.get(run_id).done_rows == 20
+
+
 def test_many_new_runs_at_once_are_all_made_and_done(store_home: Path) -> None:
     """Eight new stored runs in one event loop with two worker threads: no thread waits for
     a run to be made (each is made while its rows are scored), and every one ends done."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import logging
 import threading
@@ -625,7 +626,8 @@ class MakingStop:
     """A stop of an evaluation while its new run is made (its dataset stored and its record
     written, in a thread), told between that thread and the event loop: whichever of them
     comes second leaves the run cancelled and resumable (``leave_cancelled``), on a thread,
-    which a second stop (a second Ctrl-C, ending the loop's wait) does not end."""
+    which a second stop (a second Ctrl-C, ending the loop's wait) does not end. A run being
+    started (``_start``) is told the same way."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -647,16 +649,16 @@ class MakingStop:
             return self._made
 
 
-def leave_cancelled(runs: RunStore, run_id: str) -> None:
-    """A new run stopped before it ran: started and finished cancelled, so resumable; nothing
-    when it is no longer pending. A failure is logged, not raised: whoever stopped the run
-    may not be waiting any more."""
+def leave_cancelled(runs: RunStore, run_id: str, *, started: bool = False) -> None:
+    """A new run stopped before it ran: started (unless it was, ``started``) and finished
+    cancelled, so resumable; nothing when it is no longer pending. A failure is logged, not
+    raised: whoever stopped the run may not be waiting any more."""
     try:
-        if runs.start(run_id):
+        if started or runs.start(run_id):
             runs.finish(run_id, "cancelled")
     except RagmeterError as exc:
         log.warning(
-            "run %s was stopped while it was made and could not be left cancelled (%s): "
+            "run %s was stopped before it ran and could not be left cancelled (%s): "
             "'ragmeter runs cancel %s' then 'ragmeter runs resume %s' finish it",
             run_id,
             exc,
@@ -666,15 +668,29 @@ def leave_cancelled(runs: RunStore, run_id: str) -> None:
 
 
 async def _start(runs: RunStore, run_id: str) -> bool:
-    """``runs.start`` off the event loop; a cancel meanwhile waits for it, and a run it
-    started is left cancelled (resumable), never running with no one running it."""
-    task = asyncio.ensure_future(asyncio.to_thread(runs.start, run_id))
+    """``runs.start`` off the event loop. A cancel meanwhile does not wait for it: whichever
+    of the starting thread and the cancel comes second (``MakingStop``) finishes a run it
+    started cancelled (resumable), on a thread, which a second cancel does not end; never
+    running with no one running it."""
+    stop = MakingStop()
+    started: list[bool] = []
+
+    def start() -> bool:
+        try:
+            started.append(runs.start(run_id))
+        finally:
+            if stop.made() and started and started[0]:  # cancelled meanwhile: left here
+                leave_cancelled(runs, run_id, started=True)
+        return started[0]
+
+    task = asyncio.ensure_future(asyncio.to_thread(start))
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
-        await asyncio.wait([task])
-        if not task.cancelled() and task.exception() is None and task.result():
-            await _finish(runs, run_id, "cancelled")
+        if stop.stop() and started and started[0]:  # started already: left on a thread
+            loop = asyncio.get_running_loop()
+            run = functools.partial(leave_cancelled, runs, run_id, started=True)
+            await asyncio.shield(loop.run_in_executor(None, run))
         raise
 
 
