@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 from ragmeter._specs import split_specs
@@ -298,14 +298,14 @@ async def _stored(
     executor: Executor | None = None,
 ) -> EvaluationReport:
     from ragmeter.runs.storage.store import RunStore
+    from ragmeter.store.models import utc_now
 
     runs = RunStore(kb.store)
     kept = MemorySink()  # what this execution stores, for the report
     make = None
     if _overlaps(plan) and not await asyncio.to_thread(_run_exists, runs, opening.run_id):
         run_id = opening.run_id or uuid.uuid4().hex  # new: scored while its dataset is stored
-        now = datetime.now(UTC).replace(tzinfo=None)  # as the store writes times
-        opened = replace(opening, run_id=run_id, new=True, stop=MakingStop(), began=now)
+        opened = replace(opening, run_id=run_id, new=True, stop=MakingStop(), began=utc_now())
         make = asyncio.to_thread(_opened_run, runs, plan, opened)
     else:
         opened = opening

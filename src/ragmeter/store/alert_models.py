@@ -11,7 +11,7 @@ from sqlalchemy import Boolean, DateTime, Float, ForeignKey, Index, Integer, Str
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ragmeter.store.actor import current_actor
-from ragmeter.store.models import Base, _utc_now
+from ragmeter.store.models import Base, utc_now
 
 __all__ = ["AlertEventRecord", "AlertRuleRecord"]
 
@@ -34,7 +34,7 @@ class AlertRuleRecord(Base):
         String(200), nullable=True, default=current_actor
     )
     created_at: Mapped[datetime] = mapped_column(
-        DateTime, server_default=func.now(), default=_utc_now
+        DateTime, server_default=func.now(), default=utc_now
     )
 
 

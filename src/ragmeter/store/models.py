@@ -49,10 +49,11 @@ __all__ = [
     "RunTag",
     "SpaceRecord",
     "UserRecord",
+    "utc_now",
 ]
 
 
-def _utc_now() -> datetime:
+def utc_now() -> datetime:
     """Now in UTC without a zone, as SQL's CURRENT_TIMESTAMP gives it."""
     return datetime.now(UTC).replace(tzinfo=None)
 
@@ -295,7 +296,7 @@ class RunRecord(Base):
     usage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     #: to the microsecond (SQLite's own clock has seconds), so "newest first" is an order
     created_at: Mapped[datetime] = mapped_column(
-        DateTime, server_default=func.now(), default=_utc_now
+        DateTime, server_default=func.now(), default=utc_now
     )
     started_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
@@ -415,10 +416,10 @@ class LabelRecord(Base):
         ForeignKey("runs.id", ondelete="SET NULL"), nullable=True
     )
     created_at: Mapped[datetime] = mapped_column(
-        DateTime, server_default=func.now(), default=_utc_now
+        DateTime, server_default=func.now(), default=utc_now
     )
     updated_at: Mapped[datetime] = mapped_column(
-        DateTime, server_default=func.now(), default=_utc_now, onupdate=_utc_now
+        DateTime, server_default=func.now(), default=utc_now, onupdate=utc_now
     )
 
 
@@ -437,7 +438,7 @@ class ReviewQueueRecord(Base):
     eligible: Mapped[int] = mapped_column(Integer)
     created_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
     created_at: Mapped[datetime] = mapped_column(
-        DateTime, server_default=func.now(), default=_utc_now
+        DateTime, server_default=func.now(), default=utc_now
     )
 
 
@@ -482,7 +483,7 @@ class TestsetJobRecord(Base):
     lease_until: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     cancel_asked: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(
-        DateTime, server_default=func.now(), default=_utc_now
+        DateTime, server_default=func.now(), default=utc_now
     )
 
 
@@ -500,7 +501,7 @@ class UserRecord(Base):
     key_hash: Mapped[str] = mapped_column(String(64))
     disabled: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(
-        DateTime, server_default=func.now(), default=_utc_now
+        DateTime, server_default=func.now(), default=utc_now
     )
 
 
@@ -512,7 +513,7 @@ class AuditRecord(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     at: Mapped[datetime] = mapped_column(
-        DateTime, server_default=func.now(), default=_utc_now, index=True
+        DateTime, server_default=func.now(), default=utc_now, index=True
     )
     user_name: Mapped[str] = mapped_column(String(200), index=True)
     action: Mapped[str] = mapped_column(String(300))
@@ -567,7 +568,7 @@ class JudgeCardRecord(Base):
     suite: Mapped[str] = mapped_column(String(300))
     suite_hash: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(
-        DateTime, server_default=func.now(), default=_utc_now
+        DateTime, server_default=func.now(), default=utc_now
     )
     created_by: Mapped[str | None] = mapped_column(
         String(200), nullable=True, default=current_actor

@@ -6,7 +6,7 @@ one sends the webhook."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
@@ -14,15 +14,12 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from ragmeter.errors import ConflictError, NotFoundError, StoreError, clip
 from ragmeter.store.alert_models import AlertEventRecord, AlertRuleRecord
 from ragmeter.store.db import Store
+from ragmeter.store.models import utc_now
 
 __all__ = ["AlertEvent", "AlertStore", "StoredRule"]
 
 #: the longest delivery outcome kept
 _DELIVERY_CHARS = 500
-
-
-def _now() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
 
 
 @dataclass(frozen=True)
@@ -159,7 +156,7 @@ class AlertStore:
     def claim_fire(self, rule_id: int, value: float, n: int) -> int | None:
         """Open an episode of the rule: its id, or None when one is open already (another
         replica opened it first)."""
-        record = AlertEventRecord(rule_id=rule_id, fired_at=_now(), value=value, n=n)
+        record = AlertEventRecord(rule_id=rule_id, fired_at=utc_now(), value=value, n=n)
         try:
             with self.store.session() as session:
                 session.add(record)
@@ -176,7 +173,7 @@ class AlertStore:
             changed = session.execute(
                 update(AlertEventRecord)
                 .where(AlertEventRecord.id == event_id, AlertEventRecord.resolved_at.is_(None))
-                .values(resolved_at=_now(), resolved_value=value, resolved_n=n)
+                .values(resolved_at=utc_now(), resolved_value=value, resolved_n=n)
             )
             session.commit()
         return bool(changed.rowcount)  # type: ignore[attr-defined]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select
@@ -26,6 +26,7 @@ from ragmeter.store.models import (
     ReviewItemRecord,
     ReviewQueueRecord,
     RunRecord,
+    utc_now,
 )
 
 __all__ = [
@@ -144,10 +145,6 @@ def _filtered(query: Any, dataset_id: int, metric: str | None, reviewer: str | N
     return query
 
 
-def _now() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
-
-
 class LabelStore:
     """The labels of one store."""
 
@@ -203,7 +200,7 @@ class LabelStore:
                     record.value = float(label.value)
                     record.comment = label.comment
                     record.run_id = run_id
-                    record.updated_at = _now()
+                    record.updated_at = utc_now()
                 session.commit()
         except SQLAlchemyError as exc:
             raise StoreError(f"cannot keep labels of dataset {dataset_id}: {exc}") from exc

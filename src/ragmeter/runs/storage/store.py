@@ -5,7 +5,7 @@ is made of its parts: the datasets (``runs.storage.dataset_store``), the run rec
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, or_, select, update
@@ -16,7 +16,7 @@ from ragmeter.errors import ConflictError, StoreError
 from ragmeter.runs.storage._owner import alive, this_process
 from ragmeter.runs.storage.dataset_store import DatasetStore
 from ragmeter.runs.storage.result_store import ResultStore, forget_upstream_failures
-from ragmeter.store.models import RunRecord
+from ragmeter.store.models import RunRecord, utc_now
 from ragmeter.wire.runs import RunState
 
 __all__ = ["RunState", "RunStore", "add_usage", "metric_names"]
@@ -29,10 +29,6 @@ INTERRUPTED = (
 def add_usage(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float]:
     """Two usage dicts summed key by key."""
     return {k: round(float(a.get(k, 0)) + float(b.get(k, 0)), 3) for k in {*a, *b}}
-
-
-def _now() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
 
 
 def _mine() -> Any:
@@ -52,7 +48,7 @@ class RunStore(DatasetStore, ResultStore):
     def _lease(self) -> datetime | None:
         if self.lease_seconds is None:
             return None
-        return _now() + timedelta(seconds=self.lease_seconds)
+        return utc_now() + timedelta(seconds=self.lease_seconds)
 
     def _set(self, run_id: str, *conditions: Any, **values: Any) -> bool:
         """One conditional UPDATE; whether it applied (the run was in the expected state)."""
@@ -77,7 +73,7 @@ class RunStore(DatasetStore, ResultStore):
             owner=this_process(),
             lease_until=self._lease(),
             resumable=False,
-            started_at=func.coalesce(RunRecord.started_at, _now()),
+            started_at=func.coalesce(RunRecord.started_at, utc_now()),
         )
 
     def renew(self, run_id: str) -> bool:
@@ -96,7 +92,7 @@ class RunStore(DatasetStore, ResultStore):
         same; which ones, for this server to execute (only their missing rows)."""
         if self.lease_seconds is None:
             return []
-        now = _now()
+        now = utc_now()
         passed = (RunRecord.state == "running", RunRecord.lease_until < now)
         with self.store.session() as session:
             found = session.scalars(select(RunRecord.id).where(*passed)).all()
@@ -123,7 +119,7 @@ class RunStore(DatasetStore, ResultStore):
             error=None if error is None else public_text(error),
             error_kind=kind,
             resumable=_rows_left(),
-            finished_at=_now(),
+            finished_at=utc_now(),
         )
 
     def request_cancel(self, run_id: str) -> RunRecord:
@@ -133,7 +129,7 @@ class RunStore(DatasetStore, ResultStore):
             RunRecord.state.in_(("pending", "running")),
             state="cancelled",
             resumable=_rows_left(),
-            finished_at=_now(),
+            finished_at=utc_now(),
         )
         record = self.get(run_id)
         if not applied:
@@ -183,7 +179,7 @@ class RunStore(DatasetStore, ResultStore):
             error=INTERRUPTED,
             error_kind="interrupted",
             resumable=True,
-            finished_at=_now(),
+            finished_at=utc_now(),
         )
 
     def runs(self, *args: Any, **kwargs: Any) -> tuple[list[RunRecord], int]:

@@ -5,7 +5,7 @@ failed, its rows kept so far staying in its dataset."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
@@ -15,7 +15,7 @@ from ragmeter.errors import ConflictError, LimitError, NotFoundError, StoreError
 from ragmeter.runs.storage._owner import this_process
 from ragmeter.store.db import Store
 from ragmeter.store.locks import write_lock
-from ragmeter.store.models import TestsetJobRecord
+from ragmeter.store.models import TestsetJobRecord, utc_now
 from ragmeter.wire.testsets import TestsetJob
 
 __all__ = ["TestsetJobStore"]
@@ -25,10 +25,6 @@ KEEP = 200
 STOPPED = (
     "the server generating it stopped (its lease passed); the rows kept so far stay in its dataset"
 )
-
-
-def _now() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
 
 
 #: what a generation's record keeps in columns of their own, not in ``data``
@@ -50,13 +46,13 @@ class TestsetJobStore:
         self.lease_seconds = lease_seconds
 
     def _lease(self) -> datetime:
-        return _now() + timedelta(seconds=self.lease_seconds)
+        return utc_now() + timedelta(seconds=self.lease_seconds)
 
     def _expire(self, session: Any, job_id: str | None = None) -> None:
         """Running generations (``job_id`` alone, if given) whose lease passed end failed
         (their server is gone). Only when there is one: a read takes no write lock."""
         table = TestsetJobRecord
-        passed = [table.state == "running", table.lease_until < _now()]
+        passed = [table.state == "running", table.lease_until < utc_now()]
         if job_id is not None:
             passed.append(table.id == job_id)
         if session.scalar(select(table.id).where(*passed).limit(1)) is not None:

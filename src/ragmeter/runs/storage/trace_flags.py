@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
@@ -16,6 +16,7 @@ from ragmeter.errors import ConfigError, NotFoundError, StoreError, clip
 from ragmeter.runs.storage._trace_rows import chunks
 from ragmeter.store.db import Store
 from ragmeter.store.flag_models import TraceFlagRow
+from ragmeter.store.models import utc_now
 from ragmeter.store.trace_models import TraceRow
 from ragmeter.wire.traces import FLAG_LABELS, MAX_FLAG_NOTE
 
@@ -46,7 +47,7 @@ class TraceFlagStore:
         """Keep ``user``'s flag on the trace (replacing theirs): NotFoundError for a trace not
         kept, ConfigError for a label not in ``FLAG_LABELS`` or a note past ``MAX_FLAG_NOTE``
         characters."""
-        flag = TraceFlag(trace_id, user, label, note or None, _now())
+        flag = TraceFlag(trace_id, user, label, note or None, utc_now())
         _check(flag)
         try:
             try:
@@ -121,7 +122,3 @@ def _check(flag: TraceFlag) -> None:
         raise ConfigError(
             f"note: {len(flag.note)} characters; a flag's note holds at most {MAX_FLAG_NOTE}"
         )
-
-
-def _now() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)

@@ -10,7 +10,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 import numpy as np
@@ -35,7 +35,7 @@ from ragmeter.runs.storage.dataset_store import DatasetStore
 from ragmeter.store.db import Store, insert_plain, plain_rows
 from ragmeter.store.flag_models import TraceFlagRow
 from ragmeter.store.locks import write_lock
-from ragmeter.store.models import DatasetRecord
+from ragmeter.store.models import DatasetRecord, utc_now
 from ragmeter.store.trace_models import SpanRow, TraceRow, TraceScoreRow
 from ragmeter.traces.records import SpanRecord, TraceRecord, TraceScore
 
@@ -49,10 +49,6 @@ _IN_LIST = 500
 _PURGE_BATCH = 1000
 #: the lock writers of traces take turns through (``seq`` grows in commit order)
 _LOCK = "ragmeter-traces"
-
-
-def _now() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
 
 
 def summarise(spans: Sequence[SpanRecord]) -> TraceRecord:
@@ -160,7 +156,7 @@ class TraceStore:
         for some in chunks(ids, _IN_LIST):
             query = select(TraceRow).where(TraceRow.trace_id.in_(some))
             existing.update({row.trace_id: row for row in session.scalars(query)})
-        now = _now()
+        now = utc_now()
         for record in records:
             seq += 1
             row = existing.get(record.trace_id)
