@@ -30,7 +30,7 @@ function when(text) {
 
 function duration(run) {
   const start = stamp(run.started_at);
-  if (!start) return "–";
+  if (!start || run.state === "pending") return "–"; // a run made while scored: not started yet
   const end = stamp(run.finished_at) || new Date();
   const seconds = Math.max((end - start) / 1000, 0);
   if (seconds < 60) return t("run.seconds", { n: seconds.toFixed(1) });
