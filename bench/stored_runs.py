@@ -4,12 +4,16 @@ store that holds the same file's dataset already, as a user's next run of a test
 same with ``--no-store``, and ``evaluate()`` from a Python script, each a fresh subprocess, over
 retrieval rows (``retrieved_ids``, ``reference_ids``, an ``id``; every 50th row has no
 relevant id, so its scores are null with a reason). Wall time from start to exit and the
-child's peak resident memory (``getrusage`` of the process). The three commands alternate,
-``--repeat`` times each, and each figure is the median. Goal: a stored run within 1.5x the
+child's peak resident memory (``getrusage`` of the process). The commands alternate,
+``--repeat`` times each, and each figure is the median. A ratio is the median of each
+round's ratio (a stored command over the no-store command of the same round, seconds
+apart), so that load on a shared machine, which comes and goes, falls on both sides of
+each ratio; its range over the rounds is shown too. Goal: a stored run within 1.5x the
 unstored run's time and memory.
 
 ``--baseline SRC`` runs another checkout's ``src`` folder the same way in the same run (the
-code before a change), at the sizes of ``--baseline-rows`` (the old store writes slowly).
+code before a change), at the sizes of ``--baseline-rows``, its rounds alternating with the
+code's own.
 
 Run: ``.venv/bin/python bench/stored_runs.py [--baseline /path/to/old/src]``; it rewrites
 its section of ``docs/benchmarks.md`` unless ``--no-write``.
@@ -72,10 +76,13 @@ def timed(command: list[str], src: Path, home: Path) -> tuple[float, float]:
     return seconds, usage.ru_maxrss / 1024  # KB on Linux
 
 
-def measure(src: Path, data: Path, repeat: int) -> dict[str, tuple[float, float]]:
-    """(median seconds, median peak MB) of each way to evaluate ``data`` with ``src``."""
+#: each command's (seconds, peak MB), one per round
+Runs = dict[str, list[tuple[float, float]]]
+
+
+def _commands(data: Path) -> dict[str, list[str]]:
     stored = [sys.executable, "-m", "ragmeter", "eval", str(data), "-m", METRICS]
-    commands = {
+    return {
         "stored": stored,
         "stored, store exists": stored,
         "stored, same file stored before": stored,
@@ -84,20 +91,29 @@ def measure(src: Path, data: Path, repeat: int) -> dict[str, tuple[float, float]
         ],
         "evaluate()": [sys.executable, "-c", EVALUATE, str(data), METRICS],
     }  # fmt: skip
-    found: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
-    for _ in range(repeat):
-        for name, command in commands.items():
-            with tempfile.TemporaryDirectory(prefix="ragmeter-bench-home-") as home:
-                if name == "stored, store exists":  # the store made by an earlier run
-                    timed(_one_row(command, Path(home)), src, Path(home))
-                if name == "stored, same file stored before":  # a user's next run of the file
-                    timed(command, src, Path(home))
-                found[name].append(timed(command, src, Path(home)))
-            print(f"  {name}: {found[name][-1][0]:.2f} s, {found[name][-1][1]:.0f} MB")
-    return {
-        name: (statistics.median(s for s, _ in runs), statistics.median(m for _, m in runs))
-        for name, runs in found.items()
-    }
+
+
+def _round(src: Path, data: Path, found: Runs) -> None:
+    """Each way to evaluate ``data`` with ``src`` once, in order, into ``found``."""
+    for name, command in _commands(data).items():
+        with tempfile.TemporaryDirectory(prefix="ragmeter-bench-home-") as home:
+            if name == "stored, store exists":  # the store made by an earlier run
+                timed(_one_row(command, Path(home)), src, Path(home))
+            if name == "stored, same file stored before":  # a user's next run of the file
+                timed(command, src, Path(home))
+            found.setdefault(name, []).append(timed(command, src, Path(home)))
+        print(f"  {name}: {found[name][-1][0]:.2f} s, {found[name][-1][1]:.0f} MB")
+
+
+def measure(codes: dict[str, Path], data: Path, repeat: int) -> dict[str, Runs]:
+    """Every round of each code (``src`` folders by label), the codes alternating round by
+    round."""
+    found: dict[str, Runs] = {code: {} for code in codes}
+    for at in range(repeat):
+        for code, src in codes.items():
+            print(f"  round {at + 1} of {repeat}, {code}")
+            _round(src, data, found[code])
+    return found
 
 
 def _one_row(command: list[str], home: Path) -> list[str]:
@@ -109,16 +125,27 @@ def _one_row(command: list[str], home: Path) -> list[str]:
     return [*command[:4], str(one), *command[5:]]
 
 
-def rows_of(rows: int, figures: dict[str, tuple[float, float]], code: str) -> list[str]:
-    plain = figures["no-store"]
+def _ratio(runs: Runs, name: str, at: int) -> tuple[str, bool]:
+    """The median and range of ``name``'s round-by-round ratios to the no-store command
+    (field ``at``: 0 seconds, 1 memory), and whether the median is within the goal."""
+    ratios = [a[at] / b[at] for a, b in zip(runs[name], runs["no-store"], strict=True)]
+    middle = statistics.median(ratios)
+    return f"{middle:.2f}x ({min(ratios):.2f}-{max(ratios):.2f})", middle <= GOAL
+
+
+def rows_of(rows: int, runs: Runs, code: str) -> list[str]:
     out = []
-    for name in figures:
-        seconds, megabytes = figures[name]
+    for name, found in runs.items():
+        seconds = statistics.median(s for s, _ in found)
+        megabytes = statistics.median(m for _, m in found)
         verdict = ""
         if name.startswith("stored"):
-            time_ratio, memory_ratio = seconds / plain[0], megabytes / plain[1]
-            met = "met" if time_ratio <= GOAL and memory_ratio <= GOAL else "NOT met"
-            verdict = f"{time_ratio:.2f}x / {memory_ratio:.2f}x: {met}"
+            (time_text, time_ok), (memory_text, memory_ok) = (
+                _ratio(runs, name, 0),
+                _ratio(runs, name, 1),
+            )
+            met = "met" if time_ok and memory_ok else "NOT met"
+            verdict = f"{time_text} / {memory_text}: {met}"
         out.append(f"| {rows:,} | {code} | {name} | {seconds:.2f} | {megabytes:.0f} | {verdict} |")
     return out
 
@@ -126,7 +153,7 @@ def rows_of(rows: int, figures: dict[str, tuple[float, float]], code: str) -> li
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[50_000, 200_000])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--baseline", type=Path, help="a src folder of the code to compare with")
     parser.add_argument("--baseline-rows", type=int, nargs="+", default=[50_000])
     parser.add_argument(
@@ -138,18 +165,21 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     lines = [
-        "| rows | code | command | wall s | peak MB | stored vs no-store (time / memory) |",
+        "| rows | code | command | wall s | peak MB | stored vs no-store: time / memory "
+        "(median of the rounds' ratios, their range) |",
         "|---:|---|---|---:|---:|---|",
     ]
     with tempfile.TemporaryDirectory(prefix="ragmeter-bench-data-") as tmp:
         for rows in args.rows:
             data = Path(tmp) / f"rows-{rows}.jsonl"
             write_rows(data, rows)
+            codes = {"now": SRC}
             if args.baseline is not None and rows in args.baseline_rows:
-                print(f"{rows:,} rows, before")
-                lines += rows_of(rows, measure(args.baseline, data, args.repeat), "before")
+                codes = {"before": args.baseline, "now": SRC}
             print(f"{rows:,} rows")
-            lines += rows_of(rows, measure(SRC, data, args.repeat), "now")
+            found = measure(codes, data, args.repeat)
+            for code in codes:
+                lines += rows_of(rows, found[code], code)
     body = (
         f"`ragmeter eval FILE -m {METRICS}` stored (a fresh store each time: the dataset and "
         'every result written; "store exists": into a store an earlier one-row run made; '
@@ -159,11 +189,14 @@ def main() -> None:
         "`ragmeter.evaluate(FILE, ...)` in a Python script; retrieval rows with an id, "
         "ranked ids and relevant ids. Each "
         "command is a fresh process; wall time from start to exit, peak resident memory of "
-        f"the process (getrusage); median of {args.repeat} alternating runs. Goal: stored "
-        f"within {GOAL}x of `--no-store` in time and memory."
+        f"the process (getrusage); median of {args.repeat} rounds, in each of which every "
+        "command runs once (and the code before, when shown, alternates round by round with "
+        "the code now). A ratio is the median of the rounds' own ratios (a stored command "
+        "over the no-store command of the same round, seconds apart), with their range: load "
+        f"that comes and goes falls on both sides of each. Goal: stored within {GOAL}x of "
+        "`--no-store` in time and memory."
         + (f' "before" is {args.baseline_note}.' if args.baseline is not None else "")
-        + " The machine may be shared with other work while this runs; the commands "
-        "alternate so that load falls on each alike.\n\n"
+        + " The machine may be shared with other work while this runs.\n\n"
         + "\n".join(lines)
         + "\n\n"
         + machine_line("SQLAlchemy", "orjson")
