@@ -9,13 +9,12 @@ Revises: 0007
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
-
-from ragmeter.store.pairing import row_keys
 
 revision = "0008"
 down_revision = "0007"
@@ -31,6 +30,21 @@ _RESULTS = sa.table(
     sa.column("id_key", sa.BigInteger()),
     sa.column("query_key", sa.BigInteger()),
 )
+
+
+def _key(text: str) -> int:
+    """0008's key: an 8-byte BLAKE2b digest of the text's UTF-8 bytes, big-endian, signed
+    (written out here: ``store.pairing`` changed it later, with migration 0030)."""
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def row_keys(query: str, row: Any) -> tuple[int | None, int]:
+    """(id key, query key): the key of the row's id's JSON text (a string or an integer,
+    not a boolean; None without one) and of its query."""
+    found = row.get("id") if isinstance(row, dict) else None
+    is_id = isinstance(found, str | int) and not isinstance(found, bool)
+    return (_key(json.dumps(found)) if is_id else None), _key(query)
 
 
 def _row(text: Any) -> Any:

@@ -149,20 +149,40 @@ def _results(connection: Any, make: Hash, make_id: IdHash) -> None:
         last = found[-1][0]
 
 
-def _dataset_rows(connection: Any, run_id: str, first: int, last: int) -> dict[int, Any]:
-    """The rows ``first`` to ``last`` of a run's dataset, by position."""
-    found = connection.execute(
+def _dataset_rows(connection: Any, run_id: str, positions: list[int]) -> dict[int, Any]:
+    """The rows at ``positions`` (ascending) of a run's dataset, by position, each decoded
+    once: read as one range when they are dense, else by lists of positions (a resumed
+    run's batch may hold rows far apart)."""
+    if not positions:
+        return {}
+    first, last = positions[0], positions[-1]
+    query = (
         sa.select(_ROWS.c.position, _ROWS.c.data)
         .select_from(_ROWS.join(_RUNS, _RUNS.c.dataset_id == _ROWS.c.dataset_id))
-        .where(_RUNS.c.id == run_id, _ROWS.c.position.between(first, last))
-    ).all()
-    return {position: _row(data) for position, data in found}
+        .where(_RUNS.c.id == run_id)
+    )
+    if last - first < 2 * len(positions):
+        parts = [query.where(_ROWS.c.position.between(first, last))]
+    else:
+        parts = [
+            query.where(_ROWS.c.position.in_(positions[at : at + _BATCH]))
+            for at in range(0, len(positions), _BATCH)
+        ]
+    wanted = set(positions)
+    found: dict[int, Any] = {}
+    for part in parts:
+        for position, data in connection.execute(part):
+            if position in wanted:
+                found[position] = _row(data)
+    return found
 
 
 def _batches(connection: Any, make: Hash, make_id: IdHash) -> None:
     """Keys for every batch of ``result_batches`` (little-endian int64 arrays, an id key of
-    0 for a row without an id), one batch at a time in id order."""
+    0 for a row without an id), one batch at a time in id order; the batches of a run's
+    other metrics over the same rows (stored one after the other) reuse its rows."""
     last = 0
+    kept: tuple[tuple[str, bytes], dict[int, Any]] | None = None
     while True:
         found = connection.execute(
             sa.select(_BATCHES.c.id, _BATCHES.c.run_id, _BATCHES.c.rows)
@@ -173,8 +193,11 @@ def _batches(connection: Any, make: Hash, make_id: IdHash) -> None:
         if found is None:
             return
         batch_id, run_id, rows = found
+        rows = bytes(rows)  # (PostgreSQL's driver gives a memoryview)
         positions = np.frombuffer(rows, dtype="<i4").tolist()
-        data = _dataset_rows(connection, run_id, positions[0], positions[-1]) if positions else {}
+        if kept is None or kept[0] != (run_id, rows):
+            kept = ((run_id, rows), _dataset_rows(connection, run_id, positions))
+        data = kept[1]
         id_keys = []
         query_keys = []
         for position in positions:
