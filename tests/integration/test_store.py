@@ -172,6 +172,13 @@ def test_datasets_stored_as_arrays_move_to_one_row_per_row(store_url: str) -> No
     store.close()
 
 
+def _where(index: dict[str, Any]) -> str:
+    """A partial index's condition, as the database reports it (empty for a whole one)."""
+    options = index.get("dialect_options", {})
+    found = options.get("sqlite_where", options.get("postgresql_where"))
+    return "" if found is None else " ".join(str(found).split())
+
+
 def _schema(url: str) -> dict[str, object]:
     """Tables with their columns, keys, indexes and constraints, as the database reports them."""
     engine = create_engine(url)
@@ -182,7 +189,7 @@ def _schema(url: str) -> dict[str, object]:
             sorted((c["name"], str(c["type"]), c["nullable"], c.get("default"))
                    for c in found.get_columns(table)),  # a column added later comes last
             found.get_pk_constraint(table)["constrained_columns"],
-            sorted((i["name"], tuple(i["column_names"]), bool(i["unique"]))
+            sorted((i["name"], tuple(i["column_names"]), bool(i["unique"]), _where(i))
                    for i in found.get_indexes(table)),
             sorted((tuple(u["column_names"]),) for u in found.get_unique_constraints(table)),
             sorted((tuple(f["constrained_columns"]), f["referred_table"],
@@ -513,6 +520,8 @@ def test_0030_computes_every_pairing_key_again(store_home: Path, store_url: str)
     import ragmeter
     from ragmeter.reports.record import ResultRecord
     from ragmeter.runs.planning.config import EvaluationConfig
+    from ragmeter.runs.storage.result_batches import batch_values, insert_batches
+    from ragmeter.store.pairing import keys_of
 
     ids: list[Any] = [f"r{i}" if i % 3 else i for i in range(60)]
     ids[5] = None  # a row without an id: its key is 0 in a batch, NULL in results
@@ -536,6 +545,13 @@ def test_0030_computes_every_pairing_key_again(store_home: Path, store_url: str)
         raw_dataset=filled,
     )  # fmt: skip
     runs.commit_rows(second.id, [own], {})
+    sparse = [1, 30, 59]  # a resumed run's batch: rows far apart, read by position
+    id_keys, query_keys = keys_of([rows[i]["query"] for i in sparse], [ids[i] for i in sparse])
+    with runs.store.session() as session:
+        insert_batches(
+            session, [batch_values(second.id, "mrr", sparse, [1.0] * 3, id_keys, query_keys)]
+        )
+        session.commit()
     runs.store.close()
     now_results, now_batches = _stored_keys(url)
     assert now_batches and len(now_results) > 10

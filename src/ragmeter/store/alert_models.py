@@ -25,7 +25,10 @@ from sqlalchemy.orm import Mapped, mapped_column
 from ragmeter.store.actor import current_actor
 from ragmeter.store.models import Base, utc_now
 
-__all__ = ["AlertEventRecord", "AlertRuleRecord"]
+__all__ = ["OPEN_EPISODE_INDEX", "AlertEventRecord", "AlertRuleRecord"]
+
+#: the partial unique index of open episodes, made as SQL (below), not by the metadata
+OPEN_EPISODE_INDEX = "uq_alert_events_open"
 
 
 class AlertRuleRecord(Base):
@@ -73,7 +76,7 @@ class AlertEventRecord(Base):
 #: second of the first run into a new SQLite store.
 def _open_episode_index(_table: Any, connection: Connection, **_kw: Any) -> None:
     connection.exec_driver_sql(
-        "CREATE UNIQUE INDEX uq_alert_events_open ON alert_events (rule_id) "
+        f"CREATE UNIQUE INDEX {OPEN_EPISODE_INDEX} ON alert_events (rule_id) "
         "WHERE resolved_at IS NULL"
     )
 
