@@ -5,6 +5,7 @@ were read from, which finds them again without hashing each row."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
@@ -165,11 +166,18 @@ class FileOrigin:
         origin = cls(path, found.st_size, found.st_mtime_ns)
         if key_ahead:
             ahead: Future[str | None] = Future()
-            object.__setattr__(origin, "_ahead", ahead)
-            threading.Thread(
+            thread = threading.Thread(
                 target=origin._key_into, args=(ahead,), name="ragmeter-file-key", daemon=True
-            ).start()
+            )
+            with contextlib.suppress(RuntimeError):  # no thread to be had: hashed when asked
+                thread.start()
+                object.__setattr__(origin, "_ahead", ahead)
         return origin
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (or copied) as the file it names: a key computed ahead stays behind, and
+        is computed again when asked."""
+        return (FileOrigin, (self.path, self.size, self.mtime_ns))
 
     def _unchanged(self) -> bool:
         """Whether the file is still there with the same size and modification time."""
