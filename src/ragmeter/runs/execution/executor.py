@@ -671,7 +671,8 @@ async def _start(runs: RunStore, run_id: str) -> bool:
     """``runs.start`` off the event loop. A cancel meanwhile does not wait for it: whichever
     of the starting thread and the cancel comes second (``MakingStop``) finishes a run it
     started cancelled (resumable), on a thread, which a second cancel does not end; never
-    running with no one running it."""
+    running with no one running it. (A start still queued for a thread when the event loop
+    closes is dropped with it, and the run stays pending, as before any start.)"""
     stop = MakingStop()
     started: list[bool] = []
 
@@ -687,11 +688,19 @@ async def _start(runs: RunStore, run_id: str) -> bool:
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
+        task.add_done_callback(functools.partial(_start_failed, run_id))
         if stop.stop() and started and started[0]:  # started already: left on a thread
             loop = asyncio.get_running_loop()
             run = functools.partial(leave_cancelled, runs, run_id, started=True)
             await asyncio.shield(loop.run_in_executor(None, run))
         raise
+
+
+def _start_failed(run_id: str, task: asyncio.Future[bool]) -> None:
+    """A start nobody waits for any more (its evaluation was stopped) that failed: said in
+    the log, as the run stays pending."""
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("run %s: stopped, and its start failed: %r", run_id, task.exception())
 
 
 async def _settled(runs: RunStore, run_id: str, work: Awaitable[None]) -> None:
