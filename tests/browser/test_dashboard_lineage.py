@@ -115,6 +115,19 @@ def _open(page: Page, world: World, route: str, lang: str = "en") -> None:
     page.reload()  # the language is read when the page loads
 
 
+def _actions_in_view(page: Page) -> None:
+    """Each run's actions (its Compare box, Manage) are inside the table's visible frame, not
+    past its right edge where only a sideways scroll reaches them."""
+    frame = page.locator(".table-wrap").bounding_box()
+    assert frame is not None
+    for box in page.locator("input.pick-run").all():
+        found = box.bounding_box()
+        assert found is not None and found["x"] + found["width"] <= frame["x"] + frame["width"], (
+            found,
+            frame,
+        )
+
+
 def test_the_runs_view_shows_names_tags_labels_and_dataset_versions(
     page: Page, world: World, shoot: Shoot
 ) -> None:
@@ -138,6 +151,7 @@ def test_the_runs_view_shows_names_tags_labels_and_dataset_versions(
     expect(inline.locator("th a.unnamed")).to_have_text("given answers")
     expect(inline.locator("td.dataset")).to_have_text("inline rows")
     expect(page.locator("main")).not_to_contain_text("dataset:")  # no "scene: value" left
+    _actions_in_view(page)
     shoot(page, "dashboard-lineage-runs-en")
     # a chip filters by its tag, kept in the URL across a reload
     base.locator('button.chip[data-tag="v1"]').click()
@@ -160,6 +174,7 @@ def test_the_runs_view_shows_names_tags_labels_and_dataset_versions(
     expect(page.locator("thead th").nth(1)).to_have_text("标签")
     expect(inline.locator("td.dataset")).to_have_text("内联数据")
     expect(page.get_by_label("已归档")).to_have_value("no")
+    _actions_in_view(page)
     shoot(page, "dashboard-lineage-runs-zh")
     assert errors == []
 
