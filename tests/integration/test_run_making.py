@@ -54,8 +54,9 @@ def _datasets(runs: RunStore) -> int:
 
 
 @contextmanager
-def _store_held(url: str) -> Iterator[None]:
-    """Another connection holding what storing a dataset needs, until the end."""
+def _store_held(url: str, table: str = "datasets") -> Iterator[None]:
+    """Another connection holding what storing a dataset needs (or writing to ``table``):
+    SQLite's write lock, or PostgreSQL's ``table``, until the end."""
     if url.startswith("sqlite"):
         other = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None)
         other.execute("BEGIN IMMEDIATE")  # the write lock: readers go on, writers wait
@@ -68,7 +69,7 @@ def _store_held(url: str) -> Iterator[None]:
     engine = create_engine(url)
     try:
         with engine.connect() as other:
-            other.execute(text("LOCK TABLE datasets IN EXCLUSIVE MODE"))  # reads go on
+            other.execute(text(f"LOCK TABLE {table} IN EXCLUSIVE MODE"))  # reads go on
             try:
                 yield
             finally:
@@ -202,26 +203,6 @@ def test_a_run_stopped_while_it_is_made_is_cancelled_and_resumable(
     assert runs.get(name).state == "done" and runs.get(name).done_rows == len(ROWS)
 
 
-@contextmanager
-def _runs_held(url: str) -> Iterator[None]:
-    """Another connection holding what starting a run writes (SQLite's write lock,
-    PostgreSQL's runs table), until the end."""
-    if url.startswith("sqlite"):
-        with _store_held(url):
-            yield
-        return
-    engine = create_engine(url)
-    try:
-        with engine.connect() as other:
-            other.execute(text("LOCK TABLE runs IN EXCLUSIVE MODE"))  # reads go on
-            try:
-                yield
-            finally:
-                other.rollback()
-    finally:
-        engine.dispose()
-
-
 @pytest.mark.parametrize("stops", [1, 2])
 def test_a_run_stopped_while_it_is_started_is_left_cancelled(store_home: Path, stops: int) -> None:
     """A stop while a pending run is being started (its state written in a thread, held up
@@ -239,7 +220,7 @@ def test_a_run_stopped_while_it_is_started_is_left_cancelled(store_home: Path, s
     run_id = runs.create(EvaluationConfig(metrics=("mrr",)), ["mrr"], dataset.id, 20, {}).id
 
     async def stop_it_while_started() -> None:
-        with _runs_held(_url(store_home)):
+        with _store_held(_url(store_home), "runs"):
             evaluation = asyncio.ensure_future(execute_run(runs, kb, run_id))
             await asyncio.sleep(0.5)  # the start waits for the other connection
             assert not evaluation.done()

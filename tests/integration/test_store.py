@@ -41,6 +41,18 @@ def _follow_ids(connection: Any, table: str) -> None:
         )
 
 
+def _migrate(url: str, step: Callable[[Config, str], None], revision: str) -> None:
+    """alembic's ``step`` (``command.upgrade`` or ``downgrade``) to ``revision`` on the
+    database at ``url``, in one transaction."""
+    engine = create_engine(url)
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        step(config, revision)
+    engine.dispose()
+
+
 def test_a_new_sqlite_store_has_16_kib_pages_in_wal_mode(tmp_path: Path) -> None:
     """A new store's file gets 16 KiB pages before its first table (bulk writes of results
     are faster with them), then WAL."""
@@ -210,13 +222,7 @@ def test_a_new_store_gets_the_schema_the_migrations_make(
     """A new database is given the newest schema at once (no alembic): the same tables,
     columns, keys, indexes and revision as running every migration from an empty database."""
     migrated = more_urls("migrated")
-    engine = create_engine(migrated)
-    config = Config()
-    config.set_main_option("script_location", str(_MIGRATIONS))
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, "head")
-    engine.dispose()
+    _migrate(migrated, command.upgrade, "head")
     created = store_url
     Store(created).close()
     assert _schema(created) == _schema(migrated)
@@ -575,13 +581,7 @@ def test_0030_computes_every_pairing_key_again(store_home: Path, store_url: str)
         return results, batches
 
     assert (now_results, now_batches) == expected(_xxh3_key)
-    engine = create_engine(url)
-    config = Config()
-    config.set_main_option("script_location", str(_MIGRATIONS))
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.downgrade(config, "0029")
-    engine.dispose()
+    _migrate(url, command.downgrade, "0029")
     assert _stored_keys(url) == expected(_blake2b_key, is_id=True)
     Store(url).close()  # migrated to the head on opening
     assert _stored_keys(url) == (now_results, now_batches)
