@@ -36,11 +36,9 @@ def key_hash(text: str, seed: int = 0) -> int:
 def _id_key(found: Any) -> int | None:
     """The key of an ``id`` value: a string's hash, an integer's decimal text's hash with
     another seed; None for anything else (no id)."""
-    if isinstance(found, str):
-        return key_hash(found)
-    if isinstance(found, int) and not isinstance(found, bool):
-        return key_hash(str(int(found)), _INTEGER_SEED)
-    return None
+    if not is_row_id(found):
+        return None
+    return key_hash(found) if isinstance(found, str) else key_hash(str(int(found)), _INTEGER_SEED)
 
 
 def row_keys(query: str, row: Any) -> tuple[int | None, int]:
